@@ -1,0 +1,60 @@
+# perfwatch: the commands a developer types. The build itself is CMake.
+#   make         build everything into build/
+#   make test    unit tests under ASan+UBSan, then integration tests on the dev stack
+#   make demo    start the dev stack and run the job end to end
+#   make bench   benchmarks (not part of CI)
+#   make deps    apt-get install the Debian packages the project needs
+#   make stack-start / stack-stop / stack-status   the dev stack alone
+
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+JOBS       ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all build asan deps deps-check test unit-test integration-test demo bench \
+        stack-start stack-stop stack-status clean
+
+all: build
+
+deps:
+	@deploy/dev/deps.sh
+
+# Installs what is missing, silently when nothing is.
+deps-check:
+	@deploy/dev/deps.sh --check >/dev/null 2>&1 || deploy/dev/deps.sh
+
+build: deps-check
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+asan: deps-check
+	@cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DPW_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD_ASAN) -j $(JOBS)
+
+unit-test: asan
+	@cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest -L unit --output-on-failure
+
+integration-test: build
+	@tests/integration/run.sh $(BUILD)
+
+test: unit-test integration-test
+
+demo: build
+	@tools/demo.sh $(BUILD)
+
+bench: build
+	@bench/run.sh $(BUILD)
+
+stack-start: build
+	@deploy/dev/stack.sh start $(BUILD)
+
+stack-stop:
+	@deploy/dev/stack.sh stop
+
+stack-status:
+	@deploy/dev/stack.sh status
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

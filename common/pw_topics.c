@@ -1,0 +1,34 @@
+/*
+ * pw_topics.c: the topic table. Partition counts follow the traffic: runs and
+ * points carry every sample of the fleet; the fleet-change feed has one
+ * partition so that every consumer sees changes in one total order.
+ */
+#include "pw_topics.h"
+
+#include <string.h>
+
+const pw_topic_spec pw_topics[] = {
+	{PW_TOPIC_RUNS, 12, 3, false, "perfwatch.v1.RunResult"},
+	{PW_TOPIC_POINTS, 12, 3, false, "perfwatch.v1.SeriesPoint"},
+	{PW_TOPIC_DLQ, 3, 3, false, "perfwatch.v1.DeadLetter"},
+	{PW_TOPIC_FLEET_CHANGES, 1, 3, false, "perfwatch.v1.FleetChangeEvent"},
+	{PW_TOPIC_BASELINES, 12, 3, true, "perfwatch.v1.Baseline"},
+	{PW_TOPIC_GATE_REQUESTS, 3, 3, false, "perfwatch.v1.GateRequest"},
+	{PW_TOPIC_GATE_VERDICTS, 3, 3, false, "perfwatch.v1.GateVerdict"},
+	{PW_TOPIC_CHANGEPOINTS, 6, 3, false, "perfwatch.v1.Changepoint"},
+	{PW_TOPIC_ALERTS, 6, 3, false, "perfwatch.v1.Alert"},
+	{PW_TOPIC_BISECT_JOBS, 3, 3, false, "perfwatch.v1.BisectJob"},
+	{PW_TOPIC_BISECTIONS, 3, 3, false, "perfwatch.v1.Bisection"},
+	{PW_TOPIC_ATTRIBUTIONS, 3, 3, false, "perfwatch.v1.Attribution"},
+	{PW_TOPIC_PAGES, 3, 3, false, "perfwatch.v1.Page"},
+	{PW_TOPIC_TRIAGE, 3, 3, false, "perfwatch.v1.TriageVerdict"},
+};
+const size_t pw_topics_count = sizeof pw_topics / sizeof pw_topics[0];
+
+const pw_topic_spec *pw_topic_find(const char *name)
+{
+	for (size_t i = 0; i < pw_topics_count; i++)
+		if (strcmp(pw_topics[i].name, name) == 0)
+			return &pw_topics[i];
+	return NULL;
+}

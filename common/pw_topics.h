@@ -1,0 +1,45 @@
+/*
+ * pw_topics.h: the Kafka topics of the architecture, in one table.
+ *
+ * The dev broker creates exactly these topics with these partition counts;
+ * services name topics through the PW_TOPIC_* constants so that a rename is
+ * one edit. Message keys: series id on points and baselines, release id on
+ * gate traffic, job id on bisection traffic (docs/architecture.md).
+ */
+#ifndef PW_TOPICS_H
+#define PW_TOPICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PW_TOPIC_RUNS          "perf.runs.v1"
+#define PW_TOPIC_POINTS        "perf.points.v1"
+#define PW_TOPIC_DLQ           "perf.dlq.v1"
+#define PW_TOPIC_FLEET_CHANGES "perf.fleet-changes.v1"
+#define PW_TOPIC_BASELINES     "perf.baselines.v1"
+#define PW_TOPIC_GATE_REQUESTS "perf.gate.requests.v1"
+#define PW_TOPIC_GATE_VERDICTS "perf.gate.verdicts.v1"
+#define PW_TOPIC_CHANGEPOINTS  "perf.changepoints.v1"
+#define PW_TOPIC_ALERTS        "perf.alerts.v1"
+#define PW_TOPIC_BISECT_JOBS   "perf.bisect.jobs.v1"
+#define PW_TOPIC_BISECTIONS    "perf.bisections.v1"
+#define PW_TOPIC_ATTRIBUTIONS  "perf.attributions.v1"
+#define PW_TOPIC_PAGES         "perf.pages.v1"
+#define PW_TOPIC_TRIAGE        "perf.triage.v1"
+
+typedef struct pw_topic_spec {
+	const char *name;
+	int partitions;
+	int replication;     /* 3 in production; the dev broker has 3 brokers too */
+	bool compacted;      /* cleanup.policy=compact in production */
+	const char *payload; /* protobuf message type carried, for docs and kcat decoding */
+} pw_topic_spec;
+
+/* The table, and its length. */
+extern const pw_topic_spec pw_topics[];
+extern const size_t pw_topics_count;
+
+/* The spec of a topic by name, or NULL. */
+const pw_topic_spec *pw_topic_find(const char *name);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * cli.h: the perfwatch command-line tool's command table and the helpers its
+ * commands share (reading number files, writing JSON).
+ *
+ * Each command lives in its own cmd_*.c file and is listed in main.c. A
+ * command returns the process exit code: 0 on success whatever the verdict,
+ * 2 on bad usage or bad input (with one line on stderr), 1 on other failure.
+ */
+#ifndef PW_CLI_H
+#define PW_CLI_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#define PW_CLI_EXIT_OK 0
+#define PW_CLI_EXIT_FAIL 1
+#define PW_CLI_EXIT_USAGE 2
+
+typedef struct pw_cli_command {
+	const char *name;   /* first word, e.g. "compare" */
+	const char *usage;  /* one line: arguments */
+	const char *help;   /* one line: what it does */
+	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+} pw_cli_command;
+
+int pw_cmd_compare(int argc, char **argv);
+int pw_cmd_changepoints(int argc, char **argv);
+int pw_cmd_classify(int argc, char **argv);
+
+/* An array of doubles that grows; owned by the caller, freed with pw_cli_vec_release. */
+typedef struct pw_cli_vec {
+	double *v;
+	size_t n, cap;
+} pw_cli_vec;
+
+void pw_cli_vec_release(pw_cli_vec *vec);
+
+/*
+ * Reads a file of one number a line ("-" for stdin). Blank lines and lines
+ * starting with '#' are skipped. On a non-number, NaN, ±inf or an empty file,
+ * prints "perfwatch: FILE:LINE: reason" to stderr and returns -1; else 0.
+ */
+int pw_cli_read_numbers(const char *path, pw_cli_vec *out);
+
+/*
+ * Reads a file of one run a line, its samples separated by spaces or tabs.
+ * runs receives one pw_cli_vec per run (caller frees each and the array).
+ * Errors as for pw_cli_read_numbers.
+ */
+int pw_cli_read_runs(const char *path, pw_cli_vec **runs, size_t *nruns);
+
+/* Prints a double as JSON: a number, or null when not finite. */
+void pw_cli_json_number(FILE *out, double x);
+
+/*
+ * Parses --direction lower|higher. Returns 1 for higher-is-better, 0 for
+ * lower-is-better, -1 (after a message) for anything else.
+ */
+int pw_cli_parse_direction(const char *s);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * main.c: the perfwatch command-line tool. Dispatches the first word to a
+ * command of the table below; every command runs exactly the library code the
+ * services run, so that what an operator sees here is what the services decide.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const pw_cli_command commands[] = {
+	{"compare", "[--direction lower|higher] [--mde PCT] BASE CAND",
+	 "two-sample verdict of CAND against BASE (one number a line each)", pw_cmd_compare},
+	{"changepoints", "[--direction lower|higher] SERIES",
+	 "level shifts of a series (one number a line, oldest first)", pw_cmd_changepoints},
+	{"classify", "[--direction lower|higher] RUNS",
+	 "is the newest run regressed against its history (one run a line)", pw_cmd_classify},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: perfwatch COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(out, "  %s %s\n      %s\n", commands[i].name, commands[i].usage,
+		        commands[i].help);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return PW_CLI_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return PW_CLI_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "perfwatch: unknown command \"%s\"\n", argv[1]);
+	usage(stderr);
+	return PW_CLI_EXIT_USAGE;
+}
