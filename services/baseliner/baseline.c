@@ -1,0 +1,239 @@
+/*
+ * baseline.c: the per-series window rules, quarantine and freeze state machine
+ * of the baseliner. See baseline.h; the statistics are pw_stats's.
+ */
+#include "baseline.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pw_stats.h"
+
+#define US_PER_DAY (86400.0 * 1e6)
+
+/* σ below this fraction of the platform norm is taken as the norm's fraction:
+ * a series whose window happens to be near-constant must not turn every later
+ * wiggle into a "10σ outlier". */
+#define SIGMA_FLOOR_FRACTION 0.25
+
+const char *pw_baseline_state_name(pw_baseline_state st)
+{
+	switch (st) {
+	case PW_BASELINE_BASELINING: return "baselining";
+	case PW_BASELINE_ACTIVE: return "active";
+	case PW_BASELINE_FROZEN: return "frozen";
+	case PW_BASELINE_QUARANTINED: return "quarantined";
+	}
+	return "unknown";
+}
+
+void pw_baseline_params_default(pw_baseline_params *p, bool gpu_class)
+{
+	p->min_runs = 30;
+	p->min_days = 5.0;
+	p->min_chipsets = 3;
+	p->max_window = 120;
+	p->platform_sigma = gpu_class ? 0.02 : 0.004;
+	p->quarantine_factor = 2.0;
+	p->outlier_k = 5.0;
+	p->band_k = PW_NOISE_BAND_K;
+}
+
+pw_status pw_baseline_series_init(pw_baseline_series *s, const pw_baseline_params *p)
+{
+	memset(s, 0, sizeof *s);
+	if (!p || p->max_window < 1 || p->min_runs > p->max_window || p->min_runs < 1)
+		return PW_ERR_INVALID;
+	s->params = *p;
+	s->state = PW_BASELINE_BASELINING;
+	s->ring = calloc(p->max_window, sizeof *s->ring);
+	s->work = calloc(2 * p->max_window, sizeof *s->work);
+	if (!s->ring || !s->work) {
+		pw_baseline_series_release(s);
+		return PW_ERR_NOMEM;
+	}
+	return PW_OK;
+}
+
+void pw_baseline_series_release(pw_baseline_series *s)
+{
+	if (!s)
+		return;
+	free(s->ring);
+	free(s->work);
+	s->ring = NULL;
+	s->work = NULL;
+	s->ring_len = s->ring_head = 0;
+}
+
+size_t pw_baseline_series_window_len(const pw_baseline_series *s)
+{
+	return s->ring_len;
+}
+
+static const pw_baseline_point *ring_at(const pw_baseline_series *s, size_t i)
+{
+	/* i = 0 is the oldest point */
+	size_t cap = s->params.max_window;
+	size_t start = (s->ring_head + cap - s->ring_len) % cap;
+	return &s->ring[(start + i) % cap];
+}
+
+static void ring_push(pw_baseline_series *s, const pw_baseline_point *pt)
+{
+	s->ring[s->ring_head] = *pt;
+	s->ring_head = (s->ring_head + 1) % s->params.max_window;
+	if (s->ring_len < s->params.max_window)
+		s->ring_len++;
+}
+
+/* Distinct chip-sets in the window: small windows, so a quadratic scan over
+ * the already-seen prefix is cheaper than a hash set. */
+static size_t window_chipsets(const pw_baseline_series *s)
+{
+	size_t distinct = 0;
+	for (size_t i = 0; i < s->ring_len; i++) {
+		uint64_t c = ring_at(s, i)->chipset;
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = ring_at(s, j)->chipset == c;
+		if (!seen)
+			distinct++;
+	}
+	return distinct;
+}
+
+static double window_days(const pw_baseline_series *s)
+{
+	if (s->ring_len < 2)
+		return 0.0;
+	int64_t lo = ring_at(s, 0)->ts_us, hi = lo;
+	for (size_t i = 1; i < s->ring_len; i++) {
+		int64_t t = ring_at(s, i)->ts_us;
+		lo = t < lo ? t : lo;
+		hi = t > hi ? t : hi;
+	}
+	return (double)(hi - lo) / US_PER_DAY;
+}
+
+static bool window_complete(const pw_baseline_series *s, size_t *nchip)
+{
+	*nchip = window_chipsets(s);
+	return s->ring_len >= s->params.min_runs && window_days(s) >= s->params.min_days &&
+	       *nchip >= s->params.min_chipsets;
+}
+
+void pw_baseline_series_describe_need(const pw_baseline_series *s, char *buf, size_t len)
+{
+	size_t nchip = window_chipsets(s);
+	double days = window_days(s);
+	size_t need_runs = s->ring_len >= s->params.min_runs ? 0 : s->params.min_runs - s->ring_len;
+	size_t need_chip = nchip >= s->params.min_chipsets ? 0 : s->params.min_chipsets - nchip;
+	double need_days = days >= s->params.min_days ? 0.0 : s->params.min_days - days;
+	if (need_runs == 0 && need_chip == 0 && need_days <= 0.0)
+		snprintf(buf, len, "window complete: %zu runs over %.1f days on %zu chip-sets",
+		         s->ring_len, days, nchip);
+	else
+		snprintf(buf, len,
+		         "window has %zu runs over %.1f days on %zu chip-sets; needs %zu more runs, "
+		         "%.1f more days, %zu more chip-sets",
+		         s->ring_len, days, nchip, need_runs, need_days, need_chip);
+}
+
+/* Median, MAD_n and the band over the whole window into out. */
+static pw_status compute_baseline(pw_baseline_series *s, size_t nchip, pw_baseline_value *out)
+{
+	double *vals = s->work + s->params.max_window;
+	int64_t lo = 0, hi = 0;
+	for (size_t i = 0; i < s->ring_len; i++) {
+		const pw_baseline_point *p = ring_at(s, i);
+		vals[i] = p->value;
+		if (i == 0 || p->ts_us < lo)
+			lo = p->ts_us;
+		if (i == 0 || p->ts_us > hi)
+			hi = p->ts_us;
+	}
+	double med, mad;
+	pw_status st = pw_stats_median_mad(vals, s->ring_len, s->work, &med, &mad);
+	if (st != PW_OK)
+		return st;
+	out->version = s->current.version + 1;
+	out->median = med;
+	out->mad_n = mad;
+	out->band_lo = med - s->params.band_k * mad;
+	out->band_hi = med + s->params.band_k * mad;
+	out->sigma_rel = med != 0.0 ? mad / fabs(med) : INFINITY;
+	out->n = s->ring_len;
+	out->n_chipsets = nchip;
+	out->window_start_us = lo;
+	out->window_end_us = hi;
+	return PW_OK;
+}
+
+/* The σ the outlier rule measures against, floored (see SIGMA_FLOOR_FRACTION). */
+static double outlier_sigma(const pw_baseline_series *s)
+{
+	double floor = SIGMA_FLOOR_FRACTION * s->params.platform_sigma * fabs(s->current.median);
+	return s->current.mad_n > floor ? s->current.mad_n : floor;
+}
+
+pw_status pw_baseline_series_add(pw_baseline_series *s, const pw_baseline_point *pt,
+                                 pw_baseline_event *ev, size_t *nev)
+{
+	*nev = 0;
+	if (!isfinite(pt->value))
+		return PW_ERR_INVALID;
+
+	if (s->has_baseline) {
+		double sigma = outlier_sigma(s);
+		double z = sigma > 0.0 ? (pt->value - s->current.median) / sigma : 0.0;
+		if (fabs(z) > s->params.outlier_k) {
+			ev[(*nev)++] = (pw_baseline_event){PW_BASELINE_EV_OUTLIER, z};
+			return PW_OK;
+		}
+	}
+	ring_push(s, pt);
+
+	size_t nchip;
+	if (!window_complete(s, &nchip))
+		return PW_OK;
+
+	pw_baseline_value v;
+	pw_status st = compute_baseline(s, nchip, &v);
+	if (st != PW_OK)
+		return st;
+
+	bool noisy = v.sigma_rel > s->params.quarantine_factor * s->params.platform_sigma;
+	pw_baseline_state was = s->state;
+	s->current = v;
+	s->has_baseline = true;
+	if (noisy) {
+		s->state = PW_BASELINE_QUARANTINED;
+		if (was != PW_BASELINE_QUARANTINED)
+			ev[(*nev)++] = (pw_baseline_event){PW_BASELINE_EV_QUARANTINED, 0.0};
+		return PW_OK;
+	}
+	s->state = PW_BASELINE_ACTIVE;
+	if (was == PW_BASELINE_FROZEN) {
+		ev[(*nev)++] = (pw_baseline_event){PW_BASELINE_EV_UNFROZEN, 0.0};
+		s->freeze_reason[0] = '\0';
+		s->freeze_event[0] = '\0';
+	}
+	ev[(*nev)++] = (pw_baseline_event){PW_BASELINE_EV_UPDATED, 0.0};
+	return PW_OK;
+}
+
+bool pw_baseline_series_freeze(pw_baseline_series *s, const char *event_id, const char *reason)
+{
+	if (s->state == PW_BASELINE_FROZEN && strcmp(s->freeze_event, event_id) == 0)
+		return false;
+	s->state = PW_BASELINE_FROZEN;
+	s->has_baseline = false;
+	s->ring_len = 0;
+	s->ring_head = 0;
+	snprintf(s->freeze_event, sizeof s->freeze_event, "%s", event_id);
+	snprintf(s->freeze_reason, sizeof s->freeze_reason, "%s", reason);
+	return true;
+}

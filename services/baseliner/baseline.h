@@ -1,0 +1,127 @@
+/*
+ * baseline.h: the baseliner's decisions for one series, as pure functions.
+ *
+ * A series (model, HLO fingerprint, platform, config, metric) keeps the null
+ * window of §4.2 of the design: the most recent points since the last reset.
+ * Once the window holds at least min_runs points over at least min_days days
+ * on at least min_chipsets chip-sets, the baseline is its median, normalised
+ * MAD and noise band. The state machine:
+ *
+ *   BASELINING --window complete, σ ok--> ACTIVE
+ *   BASELINING/ACTIVE --window complete, σ > 2× platform norm--> QUARANTINED
+ *   QUARANTINED --a later window with σ ok--> ACTIVE
+ *   any --fleet change selecting the series--> FROZEN (window cleared)
+ *   FROZEN --re-baseline from the points after the change completes--> ACTIVE
+ *
+ * A point beyond outlier_k·σ of an existing baseline raises an infra-health
+ * event and is kept out of the window (§4 "why MAD": outliers get their own
+ * alert instead of widening the band). main.c feeds points and fleet changes
+ * in and turns the events out into PostgreSQL rows, Redis entries and Kafka
+ * messages; nothing here touches a server.
+ */
+#ifndef PW_BASELINE_H
+#define PW_BASELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pw_status.h"
+
+typedef enum pw_baseline_state {
+	PW_BASELINE_BASELINING = 0, /* collecting the first null window */
+	PW_BASELINE_ACTIVE,         /* a baseline exists and the series is gated */
+	PW_BASELINE_FROZEN,         /* a fleet change invalidated it; re-baselining */
+	PW_BASELINE_QUARANTINED,    /* σ above 2× the platform norm: a harness defect */
+} pw_baseline_state;
+
+const char *pw_baseline_state_name(pw_baseline_state st);
+
+/* The window rules and thresholds; pw_baseline_params_default() gives §4.2's. */
+typedef struct pw_baseline_params {
+	size_t min_runs;        /* points in the window before a baseline exists (30) */
+	double min_days;        /* span of the window in days (5) */
+	size_t min_chipsets;    /* distinct chip-sets in the window (3) */
+	size_t max_window;      /* points kept; older ones slide out (120) */
+	double platform_sigma;  /* the platform's relative σ norm: 0.004 TPU, 0.02 GPU */
+	double quarantine_factor; /* quarantine when σ_rel > factor × platform_sigma (2) */
+	double outlier_k;       /* a point beyond k·σ of the baseline is an infra outlier (5) */
+	double band_k;          /* noise band half-width in MAD_n (3) */
+} pw_baseline_params;
+
+void pw_baseline_params_default(pw_baseline_params *p, bool gpu_class);
+
+/* One point of a series as the baseliner sees it. */
+typedef struct pw_baseline_point {
+	double value;        /* in the series' unit */
+	int64_t ts_us;       /* unix microseconds of the run */
+	uint64_t chipset;    /* a hash of the chip-set name; only equality matters */
+} pw_baseline_point;
+
+/* A computed baseline: what is stored, cached and published. */
+typedef struct pw_baseline_value {
+	uint64_t version;    /* 1, 2, …; increases with every new baseline of the series */
+	double median;
+	double mad_n;        /* normalised MAD, series unit */
+	double band_lo, band_hi; /* median ∓ band_k·mad_n */
+	double sigma_rel;    /* mad_n / |median|: the series' relative noise */
+	size_t n;            /* points it was computed from */
+	size_t n_chipsets;
+	int64_t window_start_us, window_end_us;
+} pw_baseline_value;
+
+/* What one input did; main.c persists and publishes each. */
+typedef enum pw_baseline_event_kind {
+	PW_BASELINE_EV_NONE = 0,
+	PW_BASELINE_EV_UPDATED,      /* a new baseline version (state ACTIVE) */
+	PW_BASELINE_EV_QUARANTINED,  /* σ too high: infra-health alert */
+	PW_BASELINE_EV_OUTLIER,      /* a 5–10σ point: infra-health alert, kept out */
+	PW_BASELINE_EV_FROZEN,       /* a fleet change froze the series */
+	PW_BASELINE_EV_UNFROZEN,     /* the re-baseline after a freeze completed */
+} pw_baseline_event_kind;
+
+typedef struct pw_baseline_event {
+	pw_baseline_event_kind kind;
+	double z;            /* for OUTLIER: (value − median) / mad_n */
+} pw_baseline_event;
+
+/*
+ * The state of one series. Caller-owned; pw_baseline_series_init allocates
+ * the window (max_window points) once, pw_baseline_series_release frees it.
+ */
+typedef struct pw_baseline_series {
+	pw_baseline_params params;
+	pw_baseline_state state;
+	pw_baseline_value current;   /* valid when has_baseline */
+	bool has_baseline;
+	char freeze_reason[128];
+	char freeze_event[64];
+	/* the window, a ring of the most recent points */
+	pw_baseline_point *ring;
+	size_t ring_head, ring_len;
+	double *work;                /* 2 × max_window doubles for median/MAD */
+} pw_baseline_series;
+
+pw_status pw_baseline_series_init(pw_baseline_series *s, const pw_baseline_params *p);
+void pw_baseline_series_release(pw_baseline_series *s);
+
+/*
+ * Feeds one point. Writes at most two events into ev (caller provides room
+ * for 2) and their count into nev. Non-finite values are PW_ERR_INVALID.
+ */
+pw_status pw_baseline_series_add(pw_baseline_series *s, const pw_baseline_point *pt,
+                                 pw_baseline_event *ev, size_t *nev);
+
+/*
+ * A fleet change selected this series: freeze it, drop the stored baseline
+ * and the window so that the re-baseline uses only later points. event_id and
+ * reason are copied (truncated to their fields). Returns true when the series
+ * was not already frozen by the same event (so the caller publishes once).
+ */
+bool pw_baseline_series_freeze(pw_baseline_series *s, const char *event_id, const char *reason);
+
+/* Points in the window now, and what the window still lacks (for `series show`). */
+size_t pw_baseline_series_window_len(const pw_baseline_series *s);
+void pw_baseline_series_describe_need(const pw_baseline_series *s, char *buf, size_t len);
+
+#endif

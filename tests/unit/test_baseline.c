@@ -1,0 +1,241 @@
+/*
+ * test_baseline.c: the baseliner's window rules, quarantine, outlier and
+ * freeze state machine (services/baseliner/baseline.c), without any server.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "baseline.h"
+
+#define DAY_US (86400LL * 1000000LL)
+
+/* Deterministic noise: a small LCG mapped to roughly N(0,1) by summing 12 uniforms. */
+static double noise(uint64_t *state)
+{
+	double sum = 0.0;
+	for (int i = 0; i < 12; i++) {
+		*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+		sum += (double)(*state >> 11) / 9007199254740992.0;
+	}
+	return sum - 6.0;
+}
+
+typedef struct feed {
+	pw_baseline_series s;
+	uint64_t rng;
+	int64_t t;
+	size_t i;
+	size_t updated, quarantined, outliers, frozen, unfrozen;
+} feed;
+
+static void feed_init(feed *f, const pw_baseline_params *p)
+{
+	memset(f, 0, sizeof *f);
+	cr_assert_eq(pw_baseline_series_init(&f->s, p), PW_OK);
+	f->rng = 42;
+	f->t = 1750000000LL * 1000000LL;
+}
+
+/* One point at level*(1+sigma*noise); 8 points a day, chip-sets rotating over nchip. */
+static void feed_point(feed *f, double level, double sigma, size_t nchip)
+{
+	pw_baseline_point pt = {
+		.value = level * (1.0 + sigma * noise(&f->rng)),
+		.ts_us = f->t,
+		.chipset = 1000 + f->i % nchip,
+	};
+	f->t += DAY_US / 8;
+	f->i++;
+	pw_baseline_event ev[2];
+	size_t nev = 0;
+	cr_assert_eq(pw_baseline_series_add(&f->s, &pt, ev, &nev), PW_OK);
+	for (size_t k = 0; k < nev; k++) {
+		switch (ev[k].kind) {
+		case PW_BASELINE_EV_UPDATED: f->updated++; break;
+		case PW_BASELINE_EV_QUARANTINED: f->quarantined++; break;
+		case PW_BASELINE_EV_OUTLIER: f->outliers++; break;
+		case PW_BASELINE_EV_FROZEN: f->frozen++; break;
+		case PW_BASELINE_EV_UNFROZEN: f->unfrozen++; break;
+		default: break;
+		}
+	}
+}
+
+Test(baseline, window_needs_runs_days_and_chipsets)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	feed f;
+	feed_init(&f, &p);
+	/* 29 runs: not enough runs, whatever the days */
+	for (int i = 0; i < 29; i++)
+		feed_point(&f, 3.90, 0.004, 3);
+	cr_assert_eq(f.s.state, PW_BASELINE_BASELINING);
+	cr_assert_eq(f.updated, 0);
+	/* run 30 lands at 29/8 = 3.6 days: still short of 5 days */
+	feed_point(&f, 3.90, 0.004, 3);
+	cr_assert_eq(f.s.state, PW_BASELINE_BASELINING);
+	char need[256];
+	pw_baseline_series_describe_need(&f.s, need, sizeof need);
+	cr_assert(strstr(need, "more days") != NULL, "%s", need);
+	/* 5 days = 40 runs at 8 a day (first at day 0, run 41 at day 5.0) */
+	while (f.s.state == PW_BASELINE_BASELINING)
+		feed_point(&f, 3.90, 0.004, 3);
+	cr_assert_eq(f.i, 41);
+	cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+	cr_assert_eq(f.updated, 1);
+	cr_assert_eq(f.s.current.version, 1);
+	cr_assert_eq(f.s.current.n, 41);
+	cr_assert_eq(f.s.current.n_chipsets, 3);
+	cr_assert_float_eq(f.s.current.median, 3.90, 0.02);
+	cr_assert_float_eq(f.s.current.band_hi - f.s.current.median, 3.0 * f.s.current.mad_n, 1e-12);
+	pw_baseline_series_release(&f.s);
+}
+
+Test(baseline, two_chipsets_never_complete)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	feed f;
+	feed_init(&f, &p);
+	for (int i = 0; i < 100; i++)
+		feed_point(&f, 3.90, 0.004, 2);
+	cr_assert_eq(f.s.state, PW_BASELINE_BASELINING);
+	cr_assert_eq(f.updated, 0);
+	pw_baseline_series_release(&f.s);
+}
+
+Test(baseline, noisy_series_is_quarantined_once_and_recovers)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	p.max_window = 60;
+	feed f;
+	feed_init(&f, &p);
+	/* σ 1.2% on a TPU-class platform: 3× the 0.4% norm, above the 2× limit */
+	for (int i = 0; i < 60; i++)
+		feed_point(&f, 3.90, 0.012, 3);
+	cr_assert_eq(f.s.state, PW_BASELINE_QUARANTINED);
+	cr_assert_eq(f.quarantined, 1, "one alert, not one per point");
+	cr_assert_eq(f.updated, 0);
+	/* the harness is fixed: a full window of quiet points brings it back */
+	for (int i = 0; i < 60; i++)
+		feed_point(&f, 3.90, 0.003, 3);
+	cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+	cr_assert_eq(f.quarantined, 1);
+	cr_assert_gt(f.updated, 0);
+	pw_baseline_series_release(&f.s);
+}
+
+Test(baseline, gpu_norm_tolerates_two_percent)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, true);
+	feed f;
+	feed_init(&f, &p);
+	for (int i = 0; i < 80; i++)
+		feed_point(&f, 12.0, 0.02, 4);
+	cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+	cr_assert_eq(f.quarantined, 0);
+	pw_baseline_series_release(&f.s);
+}
+
+Test(baseline, outlier_alerts_and_does_not_widen_band)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	feed f;
+	feed_init(&f, &p);
+	for (int i = 0; i < 50; i++)
+		feed_point(&f, 3.90, 0.004, 3);
+	cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+	double mad_before = f.s.current.mad_n;
+	size_t len_before = pw_baseline_series_window_len(&f.s);
+	/* an 8σ infra hiccup */
+	pw_baseline_point spike = {3.90 * (1 + 8 * 0.004), f.t, 1000};
+	pw_baseline_event ev[2];
+	size_t nev;
+	cr_assert_eq(pw_baseline_series_add(&f.s, &spike, ev, &nev), PW_OK);
+	cr_assert_eq(nev, 1);
+	cr_assert_eq(ev[0].kind, PW_BASELINE_EV_OUTLIER);
+	cr_assert_gt(ev[0].z, 5.0);
+	cr_assert_eq(pw_baseline_series_window_len(&f.s), len_before, "kept out of the window");
+	cr_assert_float_eq(f.s.current.mad_n, mad_before, 1e-15);
+	pw_baseline_series_release(&f.s);
+}
+
+Test(baseline, freeze_rebaselines_from_later_points_only)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	feed f;
+	feed_init(&f, &p);
+	for (int i = 0; i < 60; i++)
+		feed_point(&f, 3.90, 0.004, 3);
+	cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+	double old_median = f.s.current.median;
+	uint64_t old_version = f.s.current.version;
+
+	cr_assert(pw_baseline_series_freeze(&f.s, "fc-1", "recabling cell mtv5-c12"));
+	cr_assert_not(pw_baseline_series_freeze(&f.s, "fc-1", "recabling cell mtv5-c12"),
+	              "the same event freezes once");
+	cr_assert_eq(f.s.state, PW_BASELINE_FROZEN);
+	cr_assert_not(f.s.has_baseline);
+	cr_assert_eq(pw_baseline_series_window_len(&f.s), 0);
+	cr_assert_str_eq(f.s.freeze_event, "fc-1");
+
+	/* after recabling the level is +0.7%; a 0.7% step is ~1.75σ, not an outlier,
+	 * and there is no baseline to compare with while frozen anyway */
+	size_t updated_before = f.updated;
+	while (f.s.state == PW_BASELINE_FROZEN)
+		feed_point(&f, 3.90 * 1.007, 0.004, 3);
+	cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+	cr_assert_eq(f.unfrozen, 1);
+	cr_assert_eq(f.updated, updated_before + 1);
+	cr_assert_gt(f.s.current.version, old_version);
+	cr_assert_eq(f.s.current.n, 41, "re-baseline used only post-change points");
+	double shift = f.s.current.median / old_median - 1.0;
+	cr_assert_float_eq(shift, 0.007, 0.002, "new baseline +%.3f%% from old", 100 * shift);
+	cr_assert_str_eq(f.s.freeze_event, "");
+	pw_baseline_series_release(&f.s);
+}
+
+Test(baseline, rejects_non_finite_and_bad_params)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	pw_baseline_series s;
+	cr_assert_eq(pw_baseline_series_init(&s, &p), PW_OK);
+	pw_baseline_point pt = {NAN, 0, 1};
+	pw_baseline_event ev[2];
+	size_t nev;
+	cr_assert_eq(pw_baseline_series_add(&s, &pt, ev, &nev), PW_ERR_INVALID);
+	pt.value = INFINITY;
+	cr_assert_eq(pw_baseline_series_add(&s, &pt, ev, &nev), PW_ERR_INVALID);
+	cr_assert_eq(pw_baseline_series_window_len(&s), 0);
+	pw_baseline_series_release(&s);
+	pw_baseline_series_release(NULL);
+
+	p.min_runs = p.max_window + 1;
+	cr_assert_eq(pw_baseline_series_init(&s, &p), PW_ERR_INVALID);
+}
+
+Test(baseline, sliding_window_keeps_max_window)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	p.max_window = 40;
+	p.min_runs = 30;
+	p.min_days = 1.0;
+	feed f;
+	feed_init(&f, &p);
+	for (int i = 0; i < 200; i++)
+		feed_point(&f, 3.90, 0.004, 3);
+	cr_assert_eq(pw_baseline_series_window_len(&f.s), 40);
+	cr_assert_eq(f.s.current.n, 40);
+	/* every point after the window filled produced a new version */
+	cr_assert_eq(f.s.current.version, f.updated);
+	pw_baseline_series_release(&f.s);
+}
