@@ -1,0 +1,446 @@
+#!/usr/bin/env bash
+# stack.sh: starts, stops and reports the development stack — a throwaway
+# PostgreSQL 15 cluster, a Redis server and the dev Kafka broker (pw-devbroker).
+#
+# Its neighbours: the Makefile's stack-start/stack-stop/stack-status targets,
+# tests/integration/run.sh and tools/demo.sh call it; pw-devbroker.c is the
+# broker it runs; tools/pw-migrate applies migrations/ once PostgreSQL is up.
+# Everything listens on 127.0.0.1 on ports away from the usual 5432/6379/9092
+# and keeps its data under one git-ignored run folder, run/ in the checkout.
+# What services and tests need is written to run/stack.env; the services only
+# ever get a bootstrap list and never know the broker is a dev one.
+# docs/operations.md describes the stack for operators.
+#
+#   stack.sh start BUILD_DIR [--fresh]  start what is not running (idempotent);
+#                                       --fresh first deletes the stopped stack's data
+#   stack.sh stop                       stop every server of the stack (TERM, then KILL)
+#   stack.sh status                     what runs where; exit 0 only if all three run
+#   stack.sh env                        print the env file
+#   stack.sh clean                      stop, then delete the stack's data
+#
+# Environment: PW_RUN_DIR (default <checkout>/run), PW_DEV_PG_PORT (25432),
+# PW_DEV_REDIS_PORT (26379), PW_DEV_KAFKA_BROKERS (3), PW_PG_BIN
+# (/usr/lib/postgresql/15/bin).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+run_dir=${PW_RUN_DIR:-$repo/run}
+case $run_dir in /*) ;; *) run_dir=$PWD/$run_dir ;; esac
+pg_port=${PW_DEV_PG_PORT:-25432}
+redis_port=${PW_DEV_REDIS_PORT:-26379}
+kafka_brokers=${PW_DEV_KAFKA_BROKERS:-3}
+pg_bin=${PW_PG_BIN:-/usr/lib/postgresql/15/bin}
+
+pg_dir=$run_dir/pg
+pg_data=$pg_dir/data
+pg_sock=$pg_dir/socket
+pg_log=$pg_dir/postgres.log
+redis_dir=$run_dir/redis
+redis_pidfile=$redis_dir/redis.pid
+redis_log=$redis_dir/redis.log
+kafka_dir=$run_dir/kafka
+kafka_bootstrap=$kafka_dir/bootstrap
+kafka_pidfile=$kafka_dir/devbroker.pid
+kafka_log=$kafka_dir/devbroker.log
+env_file=$run_dir/stack.env
+migrate_log=$run_dir/migrate.log
+
+die() { echo "stack: $*" >&2; exit 1; }
+say() { echo "stack: $*"; }
+
+usage() {
+  echo "usage:" >&2
+  sed -n '/^#   stack.sh start/,/^#   stack.sh clean/p' "$0" | sed 's/^#  //' >&2
+  exit 2
+}
+
+for v in pg_port redis_port kafka_brokers; do
+  [[ ${!v} =~ ^[0-9]+$ ]] || die "invalid $v \"${!v}\": expected a number"
+done
+case $run_dir in *"'"* | *$'\n'*) die "run folder \"$run_dir\" must not contain quotes or newlines" ;; esac
+
+now() { echo "${EPOCHREALTIME/,/.}"; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# alive PID: the process exists and is not a zombie waiting for its reaper
+# (in some containers pid 1 reaps only now and then).
+alive() {
+  local st
+  { read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
+  st=${st##*) }
+  [ -n "$st" ] && [ "${st%% *}" != Z ]
+}
+
+# pid_of PIDFILE COMM: the pid in PIDFILE if that process is alive and is COMM.
+pid_of() {
+  local f=$1 comm=$2 pid
+  [ -f "$f" ] || return 1
+  pid=$(head -n 1 "$f" 2>/dev/null | tr -dc 0-9)
+  [ -n "$pid" ] || return 1
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$comm" ] || return 1
+  alive "$pid" || return 1
+  echo "$pid"
+}
+pg_pid() { pid_of "$pg_data/postmaster.pid" postgres; }
+redis_pid() { pid_of "$redis_pidfile" redis-server; }
+kafka_pid() { pid_of "$kafka_pidfile" pw-devbroker; }
+
+# Addresses of running servers, read from the servers themselves so that the
+# env file is right even if the configured port changed since they started.
+pg_addr() { echo "127.0.0.1:$(sed -n 4p "$pg_data/postmaster.pid")"; }
+redis_addr() {
+  local a
+  a=$(tr '\0' ' ' <"/proc/$1/cmdline" | grep -o '127\.0\.0\.1:[0-9]*' | head -n 1) || true
+  echo "${a:-127.0.0.1:$redis_port}"
+}
+kafka_addr() { cat "$kafka_bootstrap" 2>/dev/null || true; }
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Runs a PostgreSQL program as the postgres user when we are root (initdb and
+# the server refuse to run as root), from a folder that user can enter.
+as_pg() {
+  if [ "$(id -u)" -eq 0 ]; then
+    (cd "$pg_dir" && runuser -u postgres -- "$@")
+  else
+    (cd "$pg_dir" && "$@")
+  fi
+}
+
+# As root, the postgres user must be able to reach the run folder: CI clones
+# into arbitrary folders, /root is usually mode 700.
+check_pg_reachable() {
+  [ "$(id -u)" -eq 0 ] || return 0
+  id -u postgres >/dev/null 2>&1 || die "postgres: no \"postgres\" user; install postgresql-15 (make deps)"
+  runuser -u postgres -- test -x "$run_dir" && return 0
+  local d=$run_dir
+  local blocked=$d
+  while [ "$d" != / ]; do
+    runuser -u postgres -- test -x "$d" 2>/dev/null || blocked=$d
+    d=$(dirname "$d")
+  done
+  die "postgres: the postgres user cannot enter \"$blocked\" ($(stat -c '%A %U' "$blocked")), a parent of the run folder
+detail: allow it with \"chmod o+x $blocked\", or set PW_RUN_DIR to a folder it can reach, e.g. /tmp/pwrun"
+}
+
+# Keeps one previous log, so the tail after a failure shows this start only.
+rotate_log() { [ ! -s "$1" ] || mv -f "$1" "$1.1"; }
+
+tail_log() {
+  if [ -s "$1" ]; then
+    echo "--- last lines of $1:" >&2
+    tail -n "${2:-20}" "$1" >&2
+    echo "---" >&2
+  fi
+}
+
+# Servers this invocation started; a failed start stops them again.
+started=()
+fail_start() {
+  local server=$1 reason=$2 log=${3:-}
+  echo "stack: start failed: $server: $reason" >&2
+  [ -z "$log" ] || tail_log "$log"
+  if [ ${#started[@]} -gt 0 ]; then
+    echo "stack: stopping what this start brought up: ${started[*]}" >&2
+    stop_servers "${started[@]}" >&2 || true
+  fi
+  exit 1
+}
+
+start_pg() {
+  local pid
+  if pid=$(pg_pid); then
+    local a
+    a=$(pg_addr)
+    pg_isready -q -h 127.0.0.1 -p "${a##*:}" -t 5 ||
+      fail_start postgres "already running (pid $pid) but not answering on $a" "$pg_log"
+    say "postgres already running (pid $pid, $a)"
+    return 0
+  fi
+  [ -x "$pg_bin/initdb" ] || fail_start postgres "no $pg_bin/initdb; install postgresql-15 (make deps)"
+  check_pg_reachable
+  local sockfile=$pg_sock/.s.PGSQL.$pg_port
+  [ ${#sockfile} -lt 100 ] || fail_start postgres "unix socket path \"$sockfile\" is too long; set PW_RUN_DIR to a shorter folder"
+  port_in_use "$pg_port" && fail_start postgres "127.0.0.1:$pg_port is already in use by another process; set PW_DEV_PG_PORT"
+  mkdir -p "$pg_sock"
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres:postgres "$pg_dir" "$pg_sock"
+    [ ! -e "$pg_data" ] || chown -R postgres:postgres "$pg_data"
+  fi
+  chmod 755 "$pg_dir" "$pg_sock"
+  if [ ! -f "$pg_data/PG_VERSION" ]; then
+    # Trust auth and no fsync: a throwaway development cluster, never production.
+    as_pg "$pg_bin/initdb" -D "$pg_data" -U postgres --auth=trust --encoding=UTF8 \
+      --locale=C --no-sync --no-instructions >"$pg_dir/initdb.log" 2>&1 ||
+      fail_start postgres "initdb failed" "$pg_dir/initdb.log"
+    echo "include_if_exists = 'perfwatch-dev.conf'" >>"$pg_data/postgresql.conf"
+  fi
+  # Rewritten on every start so that a changed port takes effect.
+  cat >"$pg_data/perfwatch-dev.conf" <<EOF
+# perfwatch-dev.conf: written by deploy/dev/stack.sh on every start. DEV ONLY:
+# fsync and synchronous commit are off for speed; a crash of this machine can
+# lose or corrupt this cluster. Never use these settings in production.
+listen_addresses = '127.0.0.1'
+port = $pg_port
+unix_socket_directories = '$pg_sock'
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_connections = 200
+log_line_prefix = '%m [%p] %u@%d '
+EOF
+  [ "$(id -u)" -ne 0 ] || chown postgres:postgres "$pg_data/perfwatch-dev.conf"
+  rotate_log "$pg_log"
+  touch "$pg_log"
+  [ "$(id -u)" -ne 0 ] || chown postgres:postgres "$pg_log"
+  started+=(postgres)
+  as_pg "$pg_bin/pg_ctl" -D "$pg_data" -l "$pg_log" -w -t 20 start >/dev/null 2>>"$pg_log" 9>&- ||
+    fail_start postgres "pg_ctl start did not finish" "$pg_log"
+  pg_isready -q -h 127.0.0.1 -p "$pg_port" -t 5 ||
+    fail_start postgres "pg_isready on 127.0.0.1:$pg_port did not answer" "$pg_log"
+  # The role and database the services use; owner of its database, not a superuser.
+  psql -X -q -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -v ON_ERROR_STOP=1 \
+    >>"$pg_log" 2>&1 <<'EOF' || fail_start postgres "could not create role and database \"perfwatch\"" "$pg_log"
+SELECT 'CREATE ROLE perfwatch LOGIN' WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'perfwatch')
+\gexec
+SELECT 'CREATE DATABASE perfwatch OWNER perfwatch' WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'perfwatch')
+\gexec
+EOF
+  say "postgres up (pid $(pg_pid), 127.0.0.1:$pg_port)"
+}
+
+start_redis() {
+  local pid
+  if pid=$(redis_pid); then
+    local a
+    a=$(redis_addr "$pid")
+    [ "$(redis-cli -h 127.0.0.1 -p "${a##*:}" ping 2>/dev/null)" = PONG ] ||
+      fail_start redis "already running (pid $pid) but no PONG from $a" "$redis_log"
+    say "redis already running (pid $pid, $a)"
+    return 0
+  fi
+  command -v redis-server >/dev/null || fail_start redis "redis-server not installed (make deps)"
+  port_in_use "$redis_port" && fail_start redis "127.0.0.1:$redis_port is already in use by another process; set PW_DEV_REDIS_PORT"
+  mkdir -p "$redis_dir/data"
+  rm -f "$redis_pidfile"
+  rotate_log "$redis_log"
+  started+=(redis)
+  # A cache only (PostgreSQL is the source of truth): no snapshots, no AOF.
+  redis-server --bind 127.0.0.1 --port "$redis_port" --protected-mode yes \
+    --dir "$redis_dir/data" --save '' --appendonly no \
+    --daemonize yes --pidfile "$redis_pidfile" --logfile "$redis_log" \
+    </dev/null >>"$redis_log" 2>&1 9>&- || fail_start redis "redis-server exited with an error" "$redis_log"
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [ "$(redis-cli -h 127.0.0.1 -p "$redis_port" ping 2>/dev/null)" = PONG ] && break
+    sleep 0.1
+  done
+  [ $i -lt 100 ] || fail_start redis "no PONG from 127.0.0.1:$redis_port within 10 s" "$redis_log"
+  redis_pid >/dev/null || fail_start redis "no live redis-server behind $redis_pidfile" "$redis_log"
+  say "redis up (pid $(redis_pid), 127.0.0.1:$redis_port)"
+}
+
+start_kafka() {
+  local bin=$1 pid
+  if pid=$(kafka_pid); then
+    local a
+    a=$(kafka_addr)
+    [ -n "$a" ] || fail_start devbroker "already running (pid $pid) but $kafka_bootstrap is gone; run stack.sh stop"
+    timeout 10 kcat -L -b "$a" -t perf.runs.v1 -m 5 >/dev/null 2>&1 ||
+      fail_start devbroker "already running (pid $pid) but no metadata from $a" "$kafka_log"
+    say "devbroker already running (pid $pid, $a)"
+    return 0
+  fi
+  command -v kcat >/dev/null || fail_start devbroker "kcat not installed (make deps); it checks that the broker answers"
+  mkdir -p "$kafka_dir"
+  rm -f "$kafka_bootstrap" "$kafka_pidfile"
+  rotate_log "$kafka_log"
+  # setsid: its own session, so a closing terminal does not take it along. The
+  # child of & is never a process-group leader, so setsid execs in place and
+  # $! is the broker's pid.
+  setsid "$bin" --bootstrap-file "$kafka_bootstrap" --pidfile "$kafka_pidfile" \
+    --brokers "$kafka_brokers" </dev/null >>"$kafka_log" 2>&1 9>&- &
+  local launched=$!
+  started+=(devbroker)
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [ -s "$kafka_bootstrap" ] && break
+    alive "$launched" || [ -f "$kafka_pidfile" ] ||
+      fail_start devbroker "pw-devbroker exited during start-up" "$kafka_log"
+    sleep 0.1
+  done
+  [ -s "$kafka_bootstrap" ] || fail_start devbroker "no bootstrap file $kafka_bootstrap within 10 s" "$kafka_log"
+  local bs out
+  bs=$(kafka_addr)
+  out=$(timeout 10 kcat -L -b "$bs" -t perf.runs.v1 -m 5 2>&1) ||
+    fail_start devbroker "metadata request to $bs failed: $(echo "$out" | tail -n 1)" "$kafka_log"
+  say "devbroker up (pid $(kafka_pid), $bs)"
+}
+
+run_migrations() {
+  local migrate=$1 dsn=$2
+  "$migrate" --dsn "$dsn" --dir "$repo/migrations" >"$migrate_log" 2>&1 ||
+    fail_start migrations "$migrate failed" "$migrate_log"
+  say "migrations applied from $repo/migrations (log: $migrate_log)"
+}
+
+write_env() {
+  local pg redis kafka tmp=$env_file.tmp.$$
+  pg=$(pg_addr)
+  redis=$(redis_addr "$(redis_pid)")
+  kafka=$(kafka_addr)
+  cat >"$tmp" <<EOF
+# stack.env: written by deploy/dev/stack.sh start for the running dev stack.
+# Shell syntax; load with: set -a; . $env_file; set +a
+PW_PG_DSN='host=127.0.0.1 port=${pg##*:} dbname=perfwatch user=perfwatch'
+PW_REDIS_ADDR='$redis'
+PW_KAFKA_BOOTSTRAP_SERVERS='$kafka'
+PW_RUN_DIR='$run_dir'
+EOF
+  mv -f "$tmp" "$env_file"
+}
+
+cmd_start() {
+  local build=${1:-} fresh=${2:-}
+  [ -n "$build" ] || usage
+  [ -z "$fresh" ] || [ "$fresh" = --fresh ] || usage
+  case $build in /*) ;; *) build=$PWD/$build ;; esac
+  local broker_bin=$build/deploy/dev/pw-devbroker migrate_bin=$build/tools/pw-migrate
+  # Missing binaries fail before anything starts.
+  [ -x "$broker_bin" ] || die "pw-devbroker not found at $broker_bin; build it first (make build)"
+  [ -x "$migrate_bin" ] || die "pw-migrate not found at $migrate_bin; build it first (make build): start needs it to apply migrations/"
+  local t0
+  t0=$(now)
+  mkdir -p "$run_dir"
+  chmod a+rx "$run_dir" 2>/dev/null || true
+  exec 9>"$run_dir/.stack.lock"
+  flock -w 60 9 || die "another stack.sh holds $run_dir/.stack.lock"
+  if [ -n "$fresh" ]; then
+    if pg_pid >/dev/null || redis_pid >/dev/null || kafka_pid >/dev/null; then
+      die "--fresh needs a stopped stack; run \"stack.sh stop\" first"
+    fi
+    rm -rf "$pg_dir" "$redis_dir" "$kafka_dir" "$env_file" "$migrate_log"
+    say "deleted the previous stack's data under $run_dir"
+  fi
+  start_pg
+  start_redis
+  start_kafka "$broker_bin"
+  local pg
+  pg=$(pg_addr)
+  run_migrations "$migrate_bin" "host=127.0.0.1 port=${pg##*:} dbname=perfwatch user=perfwatch"
+  write_env
+  say "ready in $(elapsed "$t0") s; env: $env_file (stop with: $repo/deploy/dev/stack.sh stop)"
+}
+
+# stop_servers NAME...: TERM (postgres: SIGINT, its fast shutdown), wait up to
+# 3 s, then KILL whatever is left, postgres children included; verifies.
+stop_servers() {
+  local -A pids=()
+  local name pid
+  for name in "$@"; do
+    case $name in
+      postgres) pid=$(pg_pid) || continue ;;
+      redis) pid=$(redis_pid) || continue ;;
+      devbroker) pid=$(kafka_pid) || continue ;;
+    esac
+    pids[$name]=$pid
+  done
+  if [ ${#pids[@]} -eq 0 ]; then
+    say "nothing running"
+    return 0
+  fi
+  local pg_children=""
+  [ -z "${pids[postgres]:-}" ] || pg_children=$(pgrep -P "${pids[postgres]}" | tr '\n' ' ' || true)
+  for name in "${!pids[@]}"; do
+    if [ "$name" = postgres ]; then kill -INT "${pids[$name]}" 2>/dev/null || true
+    else kill -TERM "${pids[$name]}" 2>/dev/null || true; fi
+  done
+  local i left
+  for ((i = 0; i < 30; i++)); do
+    left=""
+    for name in "${!pids[@]}"; do
+      ! alive "${pids[$name]}" || left+="$name "
+    done
+    [ -n "$left" ] || break
+    sleep 0.1
+  done
+  for name in "${!pids[@]}"; do
+    if alive "${pids[$name]}"; then
+      echo "stack: $name (pid ${pids[$name]}) ignored TERM; sending KILL" >&2
+      kill -KILL "${pids[$name]}" 2>/dev/null || true
+    fi
+  done
+  # Postgres backends normally exit with the postmaster; make sure.
+  for pid in $pg_children; do
+    ! alive "$pid" || kill -KILL "$pid" 2>/dev/null || true
+  done
+  sleep 0.1
+  local still=""
+  for name in "${!pids[@]}"; do
+    ! alive "${pids[$name]}" || still+="$name(${pids[$name]}) "
+  done
+  for pid in $pg_children; do
+    ! alive "$pid" || still+="postgres-child($pid) "
+  done
+  [ -z "$still" ] || die "still alive after KILL: $still"
+  # A KILLed devbroker or redis leaves its files behind.
+  [ -z "${pids[devbroker]:-}" ] || rm -f "$kafka_bootstrap" "$kafka_pidfile"
+  [ -z "${pids[redis]:-}" ] || rm -f "$redis_pidfile"
+  for name in "${!pids[@]}"; do say "$name stopped (pid ${pids[$name]})"; done
+}
+
+cmd_stop() {
+  local t0
+  t0=$(now)
+  [ -d "$run_dir" ] || { say "nothing running (no $run_dir)"; return 0; }
+  exec 9>"$run_dir/.stack.lock"
+  flock -w 60 9 || die "another stack.sh holds $run_dir/.stack.lock"
+  stop_servers devbroker redis postgres
+  rm -f "$env_file"
+  say "stopped in $(elapsed "$t0") s"
+}
+
+cmd_status() {
+  local up=0 pid
+  if pid=$(pg_pid); then
+    up=$((up + 1))
+    printf '%-10s %-8s pid=%-7s addr=%s  data=%s  log=%s\n' postgres running "$pid" "$(pg_addr)" "$pg_data" "$pg_log"
+  else
+    printf '%-10s %-8s\n' postgres stopped
+  fi
+  if pid=$(redis_pid); then
+    up=$((up + 1))
+    printf '%-10s %-8s pid=%-7s addr=%s  data=%s  log=%s\n' redis running "$pid" "$(redis_addr "$pid")" "$redis_dir/data" "$redis_log"
+  else
+    printf '%-10s %-8s\n' redis stopped
+  fi
+  if pid=$(kafka_pid); then
+    up=$((up + 1))
+    printf '%-10s %-8s pid=%-7s addr=%s  data=%s  log=%s\n' devbroker running "$pid" "$(kafka_addr)" "(memory only)" "$kafka_log"
+  else
+    printf '%-10s %-8s\n' devbroker stopped
+  fi
+  echo "run folder: $run_dir"
+  [ ! -f "$env_file" ] || echo "env file: $env_file"
+  [ $up -eq 3 ]
+}
+
+cmd_env() {
+  [ -f "$env_file" ] || die "no $env_file: the stack is not running (stack.sh start BUILD_DIR)"
+  cat "$env_file"
+}
+
+cmd_clean() {
+  cmd_stop
+  rm -rf "$pg_dir" "$redis_dir" "$kafka_dir" "$env_file" "$migrate_log" "$run_dir/.stack.lock"
+  say "deleted the stack's data under $run_dir"
+}
+
+case ${1:-} in
+  start) shift; cmd_start "$@" ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  env) cmd_env ;;
+  clean) cmd_clean ;;
+  *) usage ;;
+esac
