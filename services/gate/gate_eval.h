@@ -1,0 +1,132 @@
+/*
+ * gate_eval.h: the release gate's decision for one release, as a pure
+ * function of its inputs (§4.3a, §4.4 and §8 of the design).
+ *
+ * For every gated series the candidate's samples are compared with the
+ * baseline's by pw_stats_compare — the same code as `perfwatch compare` —
+ * and Benjamini–Hochberg runs once over every test of the release, not per
+ * family. A series fires only when its q-value is below the FDR level and its
+ * effect passes max(MDE_tier, 2σ). A registered expected win is tested as
+ * observed − expected against zero. Families then get the §8 verdicts, with
+ * thresholds from pw_gate_policy. services/gate/main.c gathers the inputs
+ * from PostgreSQL and the baseliner, calls pw_gate_evaluate, and stores and
+ * publishes what it returns.
+ */
+#ifndef PW_GATE_EVAL_H
+#define PW_GATE_EVAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pw_stats.h"
+#include "pw_status.h"
+
+typedef enum pw_gate_tier {
+	PW_GATE_TIER_TOP = 0, /* the top-20 models by spend: MDE 1% */
+	PW_GATE_TIER_TAIL,    /* the rest: MDE 3% */
+} pw_gate_tier;
+
+/* What the baseliner says of the series. */
+typedef enum pw_gate_series_state {
+	PW_GATE_STATE_ACTIVE = 0,
+	PW_GATE_STATE_FROZEN,      /* a fleet change: not gated */
+	PW_GATE_STATE_QUARANTINED, /* too noisy: not gated */
+	PW_GATE_STATE_BASELINING,  /* no complete null window yet: not gated */
+} pw_gate_series_state;
+
+typedef enum pw_gate_series_verdict {
+	PW_GATE_SERIES_WITHIN_NOISE = 0, /* nothing significant */
+	PW_GATE_SERIES_TREND,            /* significant but below the effect filter: trend queue */
+	PW_GATE_SERIES_REGRESSED,        /* significant and above the filter, the worse way */
+	PW_GATE_SERIES_INVESTIGATE,      /* an unregistered improvement above the filter (§9) */
+	PW_GATE_SERIES_VALIDATED_WIN,    /* a registered win that arrived as registered */
+	PW_GATE_SERIES_WIN_SHORTFALL,    /* a registered win that fell short of its registration */
+	PW_GATE_SERIES_FROZEN,
+	PW_GATE_SERIES_QUARANTINED,
+	PW_GATE_SERIES_BASELINING,
+	PW_GATE_SERIES_INSUFFICIENT_DATA, /* fewer candidate or baseline runs than required */
+} pw_gate_series_verdict;
+
+typedef enum pw_gate_family_verdict {
+	PW_GATE_FAMILY_PASS = 0,
+	PW_GATE_FAMILY_VALIDATED_WIN,
+	PW_GATE_FAMILY_WAIVED,            /* would not pass; a live waiver lets it, recorded */
+	PW_GATE_FAMILY_FROZEN,            /* every series frozen or quarantined: nothing gated */
+	PW_GATE_FAMILY_INSUFFICIENT_DATA,
+	PW_GATE_FAMILY_P1,
+	PW_GATE_FAMILY_BLOCKING,
+} pw_gate_family_verdict;
+
+const char *pw_gate_series_verdict_name(pw_gate_series_verdict v);
+const char *pw_gate_family_verdict_name(pw_gate_family_verdict v);
+
+/* The §8 thresholds; pw_gate_policy_default() gives the design's. */
+typedef struct pw_gate_policy {
+	double fdr_q;              /* BH level over the release (0.05) */
+	double mde_top_pct;        /* 1.0 */
+	double mde_tail_pct;       /* 3.0 */
+	double blocking_top_pct;   /* a top-tier regression this large blocks (3.0) */
+	double blocking_aggregate_pct; /* spend-weighted fleet impact that blocks (1.0) */
+	size_t min_candidate_n;    /* candidate runs a series needs (5) */
+	size_t min_baseline_n;     /* baseline runs a series needs (5) */
+} pw_gate_policy;
+
+void pw_gate_policy_default(pw_gate_policy *p);
+
+/* One gated series. Arrays are borrowed for the duration of the call. */
+typedef struct pw_gate_series_input {
+	const char *series;        /* series key, for messages */
+	size_t family;             /* index into the families array */
+	pw_gate_tier tier;
+	pw_compare_direction direction;
+	pw_gate_series_state state;
+	const double *base;
+	size_t n_base;
+	const double *cand;
+	size_t n_cand;
+	bool has_expected;         /* a registered expected win */
+	double expected_pct;       /* its signed Δ, percent, as (new − old)/old */
+} pw_gate_series_input;
+
+typedef struct pw_gate_family_input {
+	const char *name;          /* the model family, e.g. "chat-8b" */
+	double spend_share;        /* fraction of fleet spend, 0..1 */
+	bool waived;               /* a waiver that has not expired at evaluation time */
+} pw_gate_family_input;
+
+typedef struct pw_gate_series_result {
+	pw_gate_series_verdict verdict;
+	bool tested;               /* part of the BH family */
+	pw_compare_result cmp;     /* raw candidate against baseline */
+	double q;                  /* BH q-value of the series' test (NaN when untested) */
+	double worse_pct;          /* Δ in the worse direction: > 0 is a regression */
+	double excess_pct;         /* registered series: observed − expected, percent */
+} pw_gate_series_result;
+
+typedef struct pw_gate_family_result {
+	pw_gate_family_verdict verdict;
+	pw_gate_family_verdict unwaived; /* what it would be without its waiver */
+	size_t n_series, n_tested, n_regressed, n_blocking, n_wins, n_investigate,
+	       n_untested, n_insufficient;
+	double impact_pct;         /* spend-weighted fleet impact, percent of fleet */
+} pw_gate_family_result;
+
+typedef struct pw_gate_release_result {
+	pw_gate_family_verdict verdict; /* the worst family verdict */
+	size_t n_tests;            /* the BH family size */
+	double aggregate_impact_pct; /* Σ family impacts, percent of fleet */
+} pw_gate_release_result;
+
+/*
+ * Evaluates one release. series_out has n_series entries and family_out
+ * n_families, both caller-owned. Allocates its working memory once per call.
+ * PW_ERR_INVALID on a family index out of range or non-finite samples.
+ */
+pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_input *families,
+                           size_t n_families, const pw_gate_series_input *series,
+                           size_t n_series, pw_gate_series_result *series_out,
+                           pw_gate_family_result *family_out, pw_gate_release_result *release,
+                           char *errbuf, size_t errlen);
+
+#endif
