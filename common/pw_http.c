@@ -1,0 +1,444 @@
+/*
+ * pw_http.c: the probe and metrics server on its own libevent thread.
+ *
+ * Implements pw_http.h. The event_base and evhttp are created and bound in
+ * the caller's thread, then used only by the server thread until it has been
+ * joined, so libevent needs no locking (no evthread_use_pthreads). The one
+ * cross-thread signal, "stop", is a byte written to a socket pair whose read
+ * end the loop watches. Responses are built per request from pw_metrics.c's
+ * renderer or the service's handlers and freed with the request.
+ */
+#include "pw_http.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/util.h>
+
+#define PW_HTTP_MAX_HEADERS_SIZE 16384
+#define PW_HTTP_MAX_BODY_SIZE 4096 /* nothing here takes a body */
+#define PW_HTTP_TIMEOUT_S 10
+#define PW_HTTP_REASON_MAX 512
+
+typedef struct handler {
+	char *path;
+	pw_http_handler_fn fn;
+	void *arg;
+} handler;
+
+struct pw_http {
+	struct event_base *base;
+	struct evhttp *http;
+	struct event *wake_ev;
+	evutil_socket_t wake[2];
+	pthread_t thread;
+	bool started, joined;
+	int port;
+	pw_metrics *metrics;
+	pw_http_ready_fn ready;
+	void *ready_arg;
+	handler handlers[PW_HTTP_MAX_HANDLERS];
+	size_t nhandlers;
+};
+
+static const char *reason_phrase(int code)
+{
+	switch (code) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 204: return "No Content";
+	case 400: return "Bad Request";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	default: return code < 400 ? "OK" : "Error";
+	}
+}
+
+static void reply_text(struct evhttp_request *req, int code, const char *content_type,
+                       const char *body, size_t len)
+{
+	struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
+	evhttp_add_header(hdr, "Content-Type", content_type);
+	evhttp_add_header(hdr, "Cache-Control", "no-store");
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+		/* evhttp would send the body after all: announce its size only */
+		char clen[32];
+		snprintf(clen, sizeof clen, "%zu", len);
+		evhttp_add_header(hdr, "Content-Length", clen);
+		len = 0;
+	}
+	struct evbuffer *buf = evhttp_request_get_output_buffer(req);
+	if (len > 0 && evbuffer_add(buf, body, len) != 0) {
+		evhttp_send_error(req, 500, "Internal Server Error");
+		return;
+	}
+	evhttp_send_reply(req, code, reason_phrase(code), NULL);
+}
+
+static void reply_plain(struct evhttp_request *req, int code, const char *body)
+{
+	reply_text(req, code, "text/plain; charset=utf-8", body, strlen(body));
+}
+
+static void serve_readyz(pw_http *h, struct evhttp_request *req)
+{
+	char reason[PW_HTTP_REASON_MAX] = "";
+	if (!h->ready || h->ready(h->ready_arg, reason, sizeof reason)) {
+		reply_plain(req, 200, "ready\n");
+		return;
+	}
+	reason[sizeof reason - 1] = '\0';
+	char body[PW_HTTP_REASON_MAX + 32];
+	snprintf(body, sizeof body, "not ready: %s\n", reason[0] ? reason : "(no reason given)");
+	reply_plain(req, 503, body);
+}
+
+static void serve_metrics(pw_http *h, struct evhttp_request *req)
+{
+	char *text = NULL;
+	size_t len = 0;
+	if (pw_metrics_render(h->metrics, &text, &len) != PW_OK) {
+		reply_plain(req, 500, "could not render metrics\n");
+		return;
+	}
+	reply_text(req, 200, "text/plain; version=0.0.4", text, len);
+	free(text);
+}
+
+static void serve_handler(const handler *hd, struct evhttp_request *req, const char *path,
+                          const char *query)
+{
+	char *body = NULL;
+	size_t len = 0;
+	pw_http_reply reply = {.status = 200, .content_type = "application/json"};
+	reply.body = open_memstream(&body, &len);
+	if (!reply.body) {
+		reply_plain(req, 500, "out of memory\n");
+		return;
+	}
+	hd->fn(hd->arg, path, query, &reply);
+	if (fclose(reply.body) != 0) {
+		free(body);
+		reply_plain(req, 500, "out of memory\n");
+		return;
+	}
+	int code = reply.status >= 100 && reply.status <= 599 ? reply.status : 500;
+	reply_text(req, code, reply.content_type ? reply.content_type : "application/json", body,
+	           len);
+	free(body);
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	pw_http *h = arg;
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+	const char *query = uri ? evhttp_uri_get_query(uri) : NULL;
+	if (!path || !*path)
+		path = "/";
+	enum evhttp_cmd_type method = evhttp_request_get_command(req);
+	if (method != EVHTTP_REQ_GET && method != EVHTTP_REQ_HEAD) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
+		reply_plain(req, 405, "method not allowed\n");
+		return;
+	}
+
+	if (strcmp(path, "/healthz") == 0) {
+		reply_plain(req, 200, "ok\n");
+		return;
+	}
+	if (strcmp(path, "/readyz") == 0) {
+		serve_readyz(h, req);
+		return;
+	}
+	if (strcmp(path, "/metrics") == 0 && h->metrics) {
+		serve_metrics(h, req);
+		return;
+	}
+	for (size_t i = 0; i < h->nhandlers; i++) {
+		if (strcmp(path, h->handlers[i].path) == 0) {
+			serve_handler(&h->handlers[i], req, path, query);
+			return;
+		}
+	}
+	reply_plain(req, 404, "not found\n");
+}
+
+static void on_wake(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	pw_http *h = arg;
+	char buf[16];
+	while (recv(fd, buf, sizeof buf, 0) > 0)
+		;
+	event_base_loopbreak(h->base);
+}
+
+static void *server_main(void *arg)
+{
+	pw_http *h = arg;
+	event_base_dispatch(h->base);
+	return NULL;
+}
+
+pw_status pw_http_new(const pw_http_opts *opts, pw_http **out, char *errbuf, size_t errlen)
+{
+	pw_status st;
+	*out = NULL;
+	const char *host = opts->host ? opts->host : "127.0.0.1";
+	if (opts->port < 0 || opts->port > 65535)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "invalid HTTP port %d", opts->port);
+
+	pw_http *h = calloc(1, sizeof *h);
+	if (!h)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	h->wake[0] = h->wake[1] = -1;
+	h->metrics = opts->metrics;
+	h->ready = opts->ready;
+	h->ready_arg = opts->ready_arg;
+
+	h->base = event_base_new();
+	if (!h->base) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "could not create an event base");
+		goto fail;
+	}
+	if (evutil_socketpair(AF_UNIX, SOCK_STREAM, 0, h->wake) != 0 ||
+	    evutil_make_socket_nonblocking(h->wake[0]) != 0 ||
+	    evutil_make_socket_nonblocking(h->wake[1]) != 0 ||
+	    evutil_make_socket_closeonexec(h->wake[0]) != 0 ||
+	    evutil_make_socket_closeonexec(h->wake[1]) != 0) {
+		st = pw_fail(PW_ERR_IO, errbuf, errlen, "could not create the HTTP wake-up socket: %s",
+		             evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+		goto fail;
+	}
+	h->wake_ev = event_new(h->base, h->wake[0], EV_READ | EV_PERSIST, on_wake, h);
+	if (!h->wake_ev || event_add(h->wake_ev, NULL) != 0) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "could not add the HTTP wake-up event");
+		goto fail;
+	}
+	h->http = evhttp_new(h->base);
+	if (!h->http) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "could not create the HTTP server");
+		goto fail;
+	}
+	/* other methods reach on_request only to be answered 405 (evhttp itself says 501) */
+	evhttp_set_allowed_methods(h->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
+	                                        EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+	                                        EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+	evhttp_set_max_headers_size(h->http, PW_HTTP_MAX_HEADERS_SIZE);
+	evhttp_set_max_body_size(h->http, PW_HTTP_MAX_BODY_SIZE);
+	evhttp_set_timeout(h->http, PW_HTTP_TIMEOUT_S);
+	evhttp_set_gencb(h->http, on_request, h);
+
+	errno = 0;
+	struct evhttp_bound_socket *sock =
+		evhttp_bind_socket_with_handle(h->http, host, (ev_uint16_t)opts->port);
+	if (!sock) {
+		int e = errno;
+		st = pw_fail(PW_ERR_IO, errbuf, errlen, "could not listen on \"%s\" port %d: %s", host,
+		             opts->port, e ? strerror(e) : "address not usable");
+		goto fail;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sslen = sizeof ss;
+	if (getsockname(evhttp_bound_socket_get_fd(sock), (struct sockaddr *)&ss, &sslen) != 0) {
+		st = pw_fail(PW_ERR_IO, errbuf, errlen, "could not read the bound HTTP port: %s",
+		             strerror(errno));
+		goto fail;
+	}
+	if (ss.ss_family == AF_INET6)
+		h->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	else
+		h->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	*out = h;
+	return PW_OK;
+
+fail:
+	pw_http_free(h);
+	return st;
+}
+
+pw_status pw_http_handle(pw_http *h, const char *path, pw_http_handler_fn fn, void *arg,
+                         char *errbuf, size_t errlen)
+{
+	if (h->started)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "cannot add HTTP handler \"%s\": server already started", path);
+	if (!path || path[0] != '/' || !fn)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "invalid HTTP handler path \"%s\"",
+		               path ? path : "(null)");
+	if (strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0 ||
+	    (strcmp(path, "/metrics") == 0 && h->metrics))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "HTTP path \"%s\" is built in", path);
+	for (size_t i = 0; i < h->nhandlers; i++)
+		if (strcmp(h->handlers[i].path, path) == 0)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "HTTP path \"%s\" already has a handler", path);
+	if (h->nhandlers == PW_HTTP_MAX_HANDLERS)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "more than %d HTTP handlers",
+		               PW_HTTP_MAX_HANDLERS);
+	char *copy = strdup(path);
+	if (!copy)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	h->handlers[h->nhandlers++] = (handler){.path = copy, .fn = fn, .arg = arg};
+	return PW_OK;
+}
+
+pw_status pw_http_start(pw_http *h, char *errbuf, size_t errlen)
+{
+	if (h->started)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "HTTP server already started");
+	/*
+	 * The server thread takes no signals: they are main()'s to handle, and a
+	 * blocked SIGPIPE makes a write to a client that hung up fail with EPIPE
+	 * instead of ending the process.
+	 */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&h->thread, NULL, server_main, h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return pw_fail(PW_ERR_IO, errbuf, errlen, "could not start the HTTP thread: %s",
+		               strerror(rc));
+	h->started = true;
+	return PW_OK;
+}
+
+int pw_http_port(const pw_http *h)
+{
+	return h->port;
+}
+
+void pw_http_stop(pw_http *h)
+{
+	if (!h || !h->started || h->joined)
+		return;
+	/* the loop drains the socket; retry only if it is momentarily full */
+	while (send(h->wake[1], "x", 1, MSG_NOSIGNAL) < 0 && (errno == EINTR || errno == EAGAIN))
+		;
+	pthread_join(h->thread, NULL);
+	h->joined = true;
+}
+
+void pw_http_free(pw_http *h)
+{
+	if (!h)
+		return;
+	pw_http_stop(h);
+	if (h->http)
+		evhttp_free(h->http);
+	if (h->wake_ev)
+		event_free(h->wake_ev);
+	for (int i = 0; i < 2; i++)
+		if (h->wake[i] >= 0)
+			evutil_closesocket(h->wake[i]);
+	if (h->base)
+		event_base_free(h->base);
+	for (size_t i = 0; i < h->nhandlers; i++)
+		free(h->handlers[i].path);
+	free(h);
+}
+
+/* Parses a decimal port 0..65535 that fills s entirely. */
+static bool parse_port(const char *s, int *port)
+{
+	if (!*s)
+		return false;
+	long v = 0;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		v = v * 10 + (*p - '0');
+		if (v > 65535)
+			return false;
+	}
+	*port = (int)v;
+	return true;
+}
+
+pw_status pw_http_listen_from_config(const pw_config *cfg, char *host, size_t hostlen,
+                                     int *port, char *errbuf, size_t errlen)
+{
+	const char *listen = pw_config_get_str(cfg, "http.listen");
+	if (!listen || !*listen)
+		listen = "127.0.0.1";
+	*port = (int)pw_config_get_int(cfg, "http.port");
+	const char *h = listen, *portpart = NULL;
+	size_t hlen;
+	if (listen[0] == '[') {
+		const char *close = strchr(listen, ']');
+		if (!close || (close[1] != '\0' && close[1] != ':'))
+			goto malformed;
+		h = listen + 1;
+		hlen = (size_t)(close - h);
+		if (close[1] == ':')
+			portpart = close + 2;
+	} else {
+		const char *colon = strchr(listen, ':');
+		if (colon && !strchr(colon + 1, ':')) {
+			hlen = (size_t)(colon - listen);
+			portpart = colon + 1;
+		} else {
+			hlen = strlen(listen); /* a name, an IPv4 address or a bare IPv6 address */
+		}
+	}
+	if (hlen == 0)
+		goto malformed;
+	if (portpart && !parse_port(portpart, port))
+		goto malformed;
+	if (hlen >= hostlen)
+		return pw_fail(PW_ERR_CONFIG, errbuf, errlen, "http.listen host \"%s\" is too long",
+		               listen);
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	return PW_OK;
+
+malformed:
+	return pw_fail(PW_ERR_CONFIG, errbuf, errlen,
+	               "invalid value for configuration key \"http.listen\" (%s): \"%s\" is not "
+	               "host, host:port or [v6addr]:port",
+	               pw_config_source(cfg, "http.listen"), listen);
+}
+
+pw_status pw_http_query_get(const char *query, const char *name, char *out, size_t outlen)
+{
+	if (!query)
+		return PW_ERR_NOT_FOUND;
+	struct evkeyvalq q;
+	q.tqh_first = NULL;
+	q.tqh_last = &q.tqh_first;
+	if (evhttp_parse_query_str(query, &q) != 0) {
+		evhttp_clear_headers(&q);
+		return PW_ERR_INVALID;
+	}
+	pw_status st = PW_ERR_NOT_FOUND;
+	/* evhttp_find_header() ignores case; query names are case-sensitive */
+	for (struct evkeyval *kv = q.tqh_first; kv; kv = kv->next.tqe_next) {
+		if (strcmp(kv->key, name) != 0)
+			continue;
+		size_t n = strlen(kv->value);
+		if (n >= outlen) {
+			st = PW_ERR_INVALID;
+		} else {
+			memcpy(out, kv->value, n + 1);
+			st = PW_OK;
+		}
+		break;
+	}
+	evhttp_clear_headers(&q);
+	return st;
+}

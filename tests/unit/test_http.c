@@ -1,0 +1,400 @@
+/*
+ * test_http.c: unit tests of the probe and metrics server (common/pw_http.c).
+ *
+ * Each test starts a server on an ephemeral 127.0.0.1 port and talks to it
+ * with a tiny blocking HTTP/1.0 client over a raw socket: /healthz, /readyz
+ * in both states, /metrics against the registry's own rendering, 404, 405,
+ * an extra handler with a query string, oversized requests, clients that
+ * reset the connection in the middle of a large response, and the clean
+ * stop and free that ASan checks for leaks. Also the http.listen parsing of
+ * pw_http_listen_from_config() and pw_http_query_get().
+ */
+#include <criterion/criterion.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "pw_config.h"
+#include "pw_http.h"
+#include "pw_metrics.h"
+
+typedef struct response {
+	int status;
+	char *head; /* status line and headers, each ending "\r\n"; malloc'd */
+	char *body; /* malloc'd */
+	size_t body_len;
+} response;
+
+static void response_release(response *r)
+{
+	free(r->head);
+	free(r->body);
+}
+
+/* A socket connected to 127.0.0.1:port whose reads give up after 5 s. */
+static int connect_local(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert(fd >= 0);
+	struct timeval tv = {.tv_sec = 5};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	return fd;
+}
+
+/* Sends raw (a whole request) to 127.0.0.1:port and reads until the server closes. */
+static response roundtrip(int port, const char *raw, size_t rawlen)
+{
+	response r = {0};
+	int fd = connect_local(port);
+	for (size_t off = 0; off < rawlen;) {
+		ssize_t n = send(fd, raw + off, rawlen - off, MSG_NOSIGNAL);
+		if (n <= 0)
+			break; /* the server may close early on an oversized request */
+		off += (size_t)n;
+	}
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	for (;;) {
+		if (len + 1024 > cap)
+			buf = realloc(buf, cap *= 2);
+		ssize_t n = recv(fd, buf + len, cap - len - 1, 0);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	char *sep = strstr(buf, "\r\n\r\n");
+	cr_assert_not_null(sep, "no complete response: \"%s\"", buf);
+	sep[2] = '\0'; /* the head keeps the line end of its last header */
+	r.head = strdup(buf);
+	r.body_len = len - (size_t)(sep + 4 - buf);
+	r.body = malloc(r.body_len + 1);
+	memcpy(r.body, sep + 4, r.body_len);
+	r.body[r.body_len] = '\0';
+	cr_assert_eq(sscanf(r.head, "HTTP/1.%*d %d", &r.status), 1, "%s", r.head);
+	free(buf);
+	return r;
+}
+
+static response get(int port, const char *method, const char *path)
+{
+	char req[1024];
+	int n = snprintf(req, sizeof req, "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", method, path);
+	return roundtrip(port, req, (size_t)n);
+}
+
+/* Requests path and checks the status and, unless body is NULL, the whole body. */
+static void expect(int port, const char *method, const char *path, int status, const char *body)
+{
+	response r = get(port, method, path);
+	cr_assert_eq(r.status, status, "%s %s: %s", method, path, r.head);
+	if (body)
+		cr_assert_str_eq(r.body, body, "%s %s", method, path);
+	response_release(&r);
+}
+
+typedef struct readiness {
+	atomic_bool ready;
+} readiness;
+
+static bool ready_cb(void *arg, char *reason, size_t len)
+{
+	readiness *r = arg;
+	if (atomic_load(&r->ready))
+		return true;
+	snprintf(reason, len, "kafka: no partitions assigned yet");
+	return false;
+}
+
+static void echo_handler(void *arg, const char *path, const char *query, pw_http_reply *reply)
+{
+	int *calls = arg;
+	(*calls)++;
+	char name[64];
+	pw_status st = pw_http_query_get(query, "name", name, sizeof name);
+	if (st != PW_OK) {
+		reply->status = 400;
+		fprintf(reply->body, "{\"error\":\"missing name\"}");
+		return;
+	}
+	fprintf(reply->body, "{\"path\":\"%s\",\"name\":\"%s\"}", path, name);
+}
+
+typedef struct fixture {
+	pw_metrics *reg;
+	pw_metric *counter;
+	readiness rd;
+	int calls;
+	pw_http *http;
+	int port;
+} fixture;
+
+static void fixture_start(fixture *f)
+{
+	char err[256] = "";
+	memset(f, 0, sizeof *f);
+	atomic_init(&f->rd.ready, false);
+	f->reg = pw_metrics_new();
+	cr_assert_not_null(f->reg);
+	cr_assert_eq(pw_metrics_counter(f->reg, "pw_http_test_total", "Test counter.",
+	                                (const char *[]){"kind", NULL}, &f->counter, err, sizeof err),
+	             PW_OK, "%s", err);
+	pw_metric_inc(f->counter, (const char *[]){"a"});
+	pw_http_opts opts = {.port = 0, .metrics = f->reg, .ready = ready_cb, .ready_arg = &f->rd};
+	cr_assert_eq(pw_http_new(&opts, &f->http, err, sizeof err), PW_OK, "%s", err);
+	cr_assert_eq(pw_http_handle(f->http, "/api/echo", echo_handler, &f->calls, err, sizeof err),
+	             PW_OK, "%s", err);
+	cr_assert_eq(pw_http_start(f->http, err, sizeof err), PW_OK, "%s", err);
+	f->port = pw_http_port(f->http);
+	cr_assert(f->port > 0 && f->port <= 65535);
+}
+
+static void fixture_stop(fixture *f)
+{
+	pw_http_stop(f->http);
+	pw_http_free(f->http);
+	pw_metrics_free(f->reg);
+}
+
+Test(http, probes_and_metrics)
+{
+	fixture f;
+	fixture_start(&f);
+
+	expect(f.port, "GET", "/healthz", 200, "ok\n");
+	expect(f.port, "GET", "/readyz", 503, "not ready: kafka: no partitions assigned yet\n");
+	atomic_store(&f.rd.ready, true);
+	expect(f.port, "GET", "/readyz", 200, "ready\n");
+
+	pw_metric_inc(f.counter, (const char *[]){"b"});
+	response r = get(f.port, "GET", "/metrics");
+	cr_assert_eq(r.status, 200);
+	cr_assert_not_null(strstr(r.head, "\r\nContent-Type: text/plain; version=0.0.4\r\n"), "%s",
+	                   r.head);
+	char *want = NULL;
+	cr_assert_eq(pw_metrics_render(f.reg, &want, NULL), PW_OK);
+	cr_assert_str_eq(r.body, want);
+	cr_assert_not_null(strstr(r.body, "pw_http_test_total{kind=\"b\"} 1\n"));
+	free(want);
+	response_release(&r);
+
+	expect(f.port, "GET", "/metrics?debug=1", 200, NULL);
+	expect(f.port, "GET", "/nope", 404, "not found\n");
+	expect(f.port, "GET", "/healthz/", 404, NULL);
+	expect(f.port, "POST", "/healthz", 405, "method not allowed\n");
+
+	r = get(f.port, "HEAD", "/healthz");
+	cr_assert_eq(r.status, 200);
+	cr_assert_eq(r.body_len, 0);
+	cr_assert_not_null(strstr(r.head, "\r\nContent-Length: 3\r\n"), "%s", r.head);
+	response_release(&r);
+
+	fixture_stop(&f);
+}
+
+Test(http, extra_handler)
+{
+	fixture f;
+	fixture_start(&f);
+	response r = get(f.port, "GET", "/api/echo?name=x%20y&other=1");
+	cr_assert_eq(r.status, 200);
+	cr_assert_not_null(strstr(r.head, "\r\nContent-Type: application/json\r\n"), "%s", r.head);
+	cr_assert_str_eq(r.body, "{\"path\":\"/api/echo\",\"name\":\"x y\"}");
+	response_release(&r);
+	expect(f.port, "GET", "/api/echo", 400, "{\"error\":\"missing name\"}");
+	cr_assert_eq(f.calls, 2);
+
+	char err[256];
+	cr_assert_eq(pw_http_handle(f.http, "/api/late", echo_handler, &f.calls, err, sizeof err),
+	             PW_ERR_INVALID);
+	cr_assert_str_eq(err, "cannot add HTTP handler \"/api/late\": server already started");
+	cr_assert_eq(pw_http_start(f.http, err, sizeof err), PW_ERR_INVALID);
+	fixture_stop(&f);
+}
+
+Test(http, oversized_request_is_refused)
+{
+	fixture f;
+	fixture_start(&f);
+	size_t n = 64 * 1024;
+	char *req = malloc(n + 128);
+	int k = snprintf(req, n + 128, "GET /healthz HTTP/1.0\r\nX-Big: ");
+	memset(req + k, 'a', n);
+	memcpy(req + k + n, "\r\n\r\n", 5);
+	int fd = connect_local(f.port);
+	(void)!send(fd, req, (size_t)k + n + 4, MSG_NOSIGNAL);
+	char buf[256] = "";
+	ssize_t got = recv(fd, buf, sizeof buf - 1, 0);
+	close(fd);
+	free(req);
+	/* either an error status or a closed connection, never a 200 */
+	if (got > 0)
+		cr_assert(strncmp(buf, "HTTP/1.1 200", 12) != 0 && strncmp(buf, "HTTP/1.0 200", 12) != 0,
+		          "%s", buf);
+	expect(f.port, "GET", "/healthz", 200, "ok\n"); /* the server still answers */
+	fixture_stop(&f);
+}
+
+Test(http, lifecycle_and_errors)
+{
+	char err[256];
+	pw_http *h = NULL;
+	pw_http_opts opts = {.host = "127.0.0.1", .port = 0};
+	cr_assert_eq(pw_http_new(&opts, &h, err, sizeof err), PW_OK, "%s", err);
+	int port = pw_http_port(h);
+
+	/* the port is taken while h lives */
+	pw_http *h2 = (pw_http *)&h2;
+	pw_http_opts same = {.port = port};
+	cr_assert_eq(pw_http_new(&same, &h2, err, sizeof err), PW_ERR_IO);
+	cr_assert_null(h2);
+	char want[128];
+	snprintf(want, sizeof want, "could not listen on \"127.0.0.1\" port %d: ", port);
+	cr_assert(strncmp(err, want, strlen(want)) == 0, "%s", err);
+
+	pw_http_opts bad = {.port = 70000};
+	cr_assert_eq(pw_http_new(&bad, &h2, err, sizeof err), PW_ERR_INVALID);
+
+	cr_assert_eq(pw_http_handle(h, "nope", echo_handler, NULL, err, sizeof err), PW_ERR_INVALID);
+	cr_assert_eq(pw_http_handle(h, "/healthz", echo_handler, NULL, err, sizeof err),
+	             PW_ERR_INVALID);
+	cr_assert_eq(pw_http_handle(h, "/x", echo_handler, NULL, err, sizeof err), PW_OK);
+	cr_assert_eq(pw_http_handle(h, "/x", echo_handler, NULL, err, sizeof err), PW_ERR_INVALID);
+	/* without a registry, /metrics is an ordinary path */
+	cr_assert_eq(pw_http_handle(h, "/metrics", echo_handler, NULL, err, sizeof err), PW_OK);
+
+	/* never started: free alone is clean */
+	pw_http_free(h);
+	pw_http_free(NULL);
+
+	/* started, no readiness callback: always ready; free stops it */
+	cr_assert_eq(pw_http_new(&opts, &h, err, sizeof err), PW_OK, "%s", err);
+	cr_assert_eq(pw_http_start(h, err, sizeof err), PW_OK, "%s", err);
+	expect(pw_http_port(h), "GET", "/readyz", 200, "ready\n");
+	expect(pw_http_port(h), "GET", "/metrics", 404, NULL);
+	pw_http_stop(h);
+	pw_http_stop(h); /* twice is harmless */
+	pw_http_free(h);
+}
+
+Test(http, stop_with_idle_connection_open)
+{
+	fixture f;
+	fixture_start(&f);
+	int fd = connect_local(f.port);
+	(void)!send(fd, "GET /hea", 8, MSG_NOSIGNAL); /* a request left half-sent */
+	usleep(50 * 1000);
+	fixture_stop(&f);
+	close(fd);
+}
+
+Test(http, client_resetting_mid_response)
+{
+	fixture f;
+	fixture_start(&f);
+	/* a /metrics body of some MB, so the server is still writing when the client resets */
+	pw_metric *big;
+	pw_metric_def def = {.name = "pw_http_test_big", .help = "Big.",
+	                     .labels = (const char *[]){"v", NULL}, .max_series = 4000};
+	cr_assert_eq(pw_metrics_register(f.reg, PW_METRIC_GAUGE, &def, &big, NULL, 0), PW_OK);
+	char value[PW_METRICS_MAX_VALUE + 1];
+	memset(value, 'v', PW_METRICS_MAX_VALUE);
+	value[PW_METRICS_MAX_VALUE] = '\0';
+	for (int i = 0; i < 4000; i++) {
+		snprintf(value, 8, "%07d", i);
+		value[7] = 'v';
+		pw_metric_set(big, (const char *[]){value}, i);
+	}
+	for (int i = 0; i < 5; i++) {
+		int fd = connect_local(f.port);
+		static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+		(void)!send(fd, req, sizeof req - 1, MSG_NOSIGNAL);
+		char first[1024];
+		(void)!recv(fd, first, sizeof first, 0); /* the server has begun to write */
+		struct linger lg = {.l_onoff = 1, .l_linger = 0}; /* close with a reset */
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+		close(fd);
+	}
+	expect(f.port, "GET", "/healthz", 200, "ok\n");
+	fixture_stop(&f);
+}
+
+static pw_config *config_with(const char *listen, const char *port)
+{
+	char err[256];
+	pw_config *cfg = pw_config_new("t", NULL, 0, err, sizeof err);
+	cr_assert_not_null(cfg, "%s", err);
+	if (listen)
+		cr_assert_eq(pw_config_set(cfg, "http.listen", listen, "test", err, sizeof err), PW_OK);
+	if (port)
+		cr_assert_eq(pw_config_set(cfg, "http.port", port, "test", err, sizeof err), PW_OK);
+	return cfg;
+}
+
+Test(http, listen_from_config)
+{
+	static const struct {
+		const char *listen, *port;
+		pw_status st;
+		const char *host;
+		int want_port;
+	} cases[] = {
+		{NULL, "9105", PW_OK, "127.0.0.1", 9105},
+		{"0.0.0.0:8080", "9105", PW_OK, "0.0.0.0", 8080},
+		{"localhost", NULL, PW_OK, "localhost", 0},
+		{"[::1]:9000", NULL, PW_OK, "::1", 9000},
+		{"[::1]", "7", PW_OK, "::1", 7},
+		{"::1", "7", PW_OK, "::1", 7},
+		{"host:", NULL, PW_ERR_CONFIG, NULL, 0},
+		{":80", NULL, PW_ERR_CONFIG, NULL, 0},
+		{"h:99999", NULL, PW_ERR_CONFIG, NULL, 0},
+		{"[::1", NULL, PW_ERR_CONFIG, NULL, 0},
+		{"[::1]x", NULL, PW_ERR_CONFIG, NULL, 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		pw_config *cfg = config_with(cases[i].listen, cases[i].port);
+		char host[64] = "", err[256] = "";
+		int port = -1;
+		pw_status st = pw_http_listen_from_config(cfg, host, sizeof host, &port, err, sizeof err);
+		cr_expect_eq(st, cases[i].st, "case %zu: %s", i, err);
+		if (st == PW_OK && cases[i].st == PW_OK) {
+			cr_expect_str_eq(host, cases[i].host, "case %zu", i);
+			cr_expect_eq(port, cases[i].want_port, "case %zu", i);
+		}
+		pw_config_free(cfg);
+	}
+	pw_config *cfg = config_with("nohost:1", NULL);
+	char host[4], err[256];
+	int port;
+	cr_assert_eq(pw_http_listen_from_config(cfg, host, sizeof host, &port, err, sizeof err),
+	             PW_ERR_CONFIG);
+	pw_config_free(cfg);
+	cfg = config_with("h:x", NULL);
+	cr_assert_eq(pw_http_listen_from_config(cfg, host, sizeof host, &port, err, sizeof err),
+	             PW_ERR_CONFIG);
+	cr_assert_str_eq(err, "invalid value for configuration key \"http.listen\" (test): \"h:x\" "
+	                      "is not host, host:port or [v6addr]:port");
+	pw_config_free(cfg);
+}
+
+Test(http, query_get)
+{
+	char v[8];
+	cr_assert_eq(pw_http_query_get("a=1&b=x%2By", "b", v, sizeof v), PW_OK);
+	cr_assert_str_eq(v, "x+y");
+	cr_assert_eq(pw_http_query_get("a=1&B=2", "b", v, sizeof v), PW_ERR_NOT_FOUND);
+	cr_assert_eq(pw_http_query_get(NULL, "b", v, sizeof v), PW_ERR_NOT_FOUND);
+	cr_assert_eq(pw_http_query_get("b=12345678", "b", v, sizeof v), PW_ERR_INVALID);
+	cr_assert_eq(pw_http_query_get("a=1", "a", v, sizeof v), PW_OK);
+	cr_assert_str_eq(v, "1");
+}
