@@ -1,0 +1,111 @@
+/*
+ * watch.h: the changepoint watcher's decisions for one nightly series, as
+ * plain functions (§4.3b and §4.4's trend family).
+ *
+ * Each series keeps a pw_cp_stream (common/pw_changepoint.h) over its last
+ * max_points nightly points and, beside it, the build each point came from.
+ * Appending a point costs the stream's amortised O(pruned set), not a
+ * re-scan. When the stream reports a level shift that has not been emitted
+ * before, the series localises it — the last clean and first shifted builds
+ * and their CLs bound the range the bisector will search — annotates it
+ * (infra when a fleet change that selected the series took effect between
+ * those two points; frozen when the series was frozen), and routes it (page
+ * for a regression on a top-tier series, queue for the rest, none for infra).
+ *
+ * "Emitted before" is decided by build, not by index: the first shifted
+ * build is the changepoint's natural key, so a restarted watcher that reloads
+ * the keys it stored (pw_watch_series_mark_emitted) never emits one twice,
+ * and a shift whose estimated position moves by a point or two as nightlies
+ * arrive is still recognised as the same shift. services/watcher/main.c feeds
+ * points and fleet changes in and turns the events into rows and messages.
+ */
+#ifndef PW_WATCH_H
+#define PW_WATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pw_changepoint.h"
+#include "pw_status.h"
+
+#define PW_WATCH_BUILD_LEN 64
+#define PW_WATCH_EVENT_LEN 64
+
+/* Where a point came from. */
+typedef struct pw_watch_build {
+	char build_id[PW_WATCH_BUILD_LEN]; /* e.g. "xla-nightly-2026-06-17" */
+	char cl[PW_WATCH_BUILD_LEN];       /* head CL, e.g. "cl/7841923" */
+	int64_t cl_number;
+	int64_t ts_us;                     /* unix microseconds the run finished */
+} pw_watch_build;
+
+typedef enum pw_watch_annotation {
+	PW_WATCH_ANNOTATION_NONE = 0, /* a software shift */
+	PW_WATCH_ANNOTATION_INFRA,    /* coincides with a fleet change on this series */
+	PW_WATCH_ANNOTATION_FROZEN,   /* the series was frozen at the time */
+} pw_watch_annotation;
+
+typedef enum pw_watch_routing {
+	PW_WATCH_ROUTE_NONE = 0, /* recorded only */
+	PW_WATCH_ROUTE_QUEUE,    /* the trend queue; pages nobody */
+	PW_WATCH_ROUTE_PAGE,     /* page on-call */
+} pw_watch_routing;
+
+const char *pw_watch_annotation_name(pw_watch_annotation a);
+const char *pw_watch_routing_name(pw_watch_routing r);
+
+/* One level shift ready to be stored and published. */
+typedef struct pw_watch_event {
+	pw_changepoint cp;           /* index absolute since the stream's first point */
+	bool regression;             /* worse by the metric's direction; else an improvement */
+	pw_watch_build last_clean;   /* the point before the shift */
+	pw_watch_build first_shifted;/* the first point of the new level */
+	pw_watch_annotation annotation;
+	char fleet_event_id[PW_WATCH_EVENT_LEN]; /* the change behind INFRA or FROZEN */
+	pw_watch_routing routing;
+} pw_watch_event;
+
+typedef struct pw_watch_params {
+	pw_cp_params cp;        /* the detector; pw_cp_params_default's robust PELT */
+	size_t max_points;      /* points kept per series (400: more than a year of nightlies) */
+	size_t same_shift_slack;/* a shift within this many points of an emitted build is that shift (3) */
+	size_t max_emitted;     /* emitted builds remembered per series (16) */
+	size_t max_fleet_marks; /* fleet changes remembered per series (8) */
+} pw_watch_params;
+
+void pw_watch_params_default(pw_watch_params *p);
+
+typedef struct pw_watch_series pw_watch_series;
+
+/*
+ * A series. lower_is_better decides which way is a regression; top_tier
+ * whether a regression pages. params is copied. NULL on bad params or no
+ * memory (errbuf says which).
+ */
+pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_is_better,
+                                     bool top_tier, char *errbuf, size_t errlen);
+void pw_watch_series_free(pw_watch_series *s);
+
+/* Records that a fleet change selecting this series took effect at ts_us. */
+void pw_watch_series_fleet_change(pw_watch_series *s, const char *event_id, int64_t ts_us);
+
+/* The series' frozen state as the baseliner last published it. */
+void pw_watch_series_set_frozen(pw_watch_series *s, bool frozen, const char *event_id);
+
+/* Records that the shift first seen at build_id was emitted (e.g. reloaded after restart). */
+void pw_watch_series_mark_emitted(pw_watch_series *s, const char *build_id);
+
+/*
+ * Appends one point. New shifts found are written to out[0..cap) and counted
+ * in *nout, and marked emitted. PW_ERR_INVALID on a non-finite value (nothing
+ * appended).
+ */
+pw_status pw_watch_series_append(pw_watch_series *s, double value, const pw_watch_build *build,
+                                 pw_watch_event *out, size_t cap, size_t *nout, char *errbuf,
+                                 size_t errlen);
+
+/* Points appended since the series was created. */
+size_t pw_watch_series_points(const pw_watch_series *s);
+
+#endif

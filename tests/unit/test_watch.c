@@ -1,0 +1,196 @@
+/*
+ * test_watch.c: the watcher's per-series logic (services/watcher/watch.c):
+ * the worked example's nightly shift localised to its builds and CLs,
+ * routing by direction and tier, infra annotation, and no shift emitted
+ * twice, across a restart included.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "watch.h"
+
+#define DAY_US (86400LL * 1000000LL)
+#define T0_US (1746057600LL * 1000000LL) /* 2025-05-01 */
+
+static double noise(uint64_t *state)
+{
+	double sum = 0.0;
+	for (int i = 0; i < 12; i++) {
+		*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+		sum += (double)(*state >> 11) / 9007199254740992.0;
+	}
+	return sum - 6.0;
+}
+
+/* Nightly k: build "nightly-k", head CL 7841885 + 38·(k − shift_at + 1) around the
+ * shift, so that the last clean nightly heads cl/7841885 and the first shifted
+ * cl/7841923, as in §7 artifact 3. */
+static pw_watch_build nightly(int k, int shift_at)
+{
+	pw_watch_build b;
+	memset(&b, 0, sizeof b);
+	snprintf(b.build_id, sizeof b.build_id, "nightly-%03d", k);
+	b.cl_number = 7841885 + 38LL * (k - (shift_at - 1));
+	snprintf(b.cl, sizeof b.cl, "cl/%lld", (long long)b.cl_number);
+	b.ts_us = T0_US + (int64_t)k * DAY_US;
+	return b;
+}
+
+typedef struct run {
+	pw_watch_event ev[8];
+	size_t nev;
+	int first_event_at; /* nightly at which the first event came */
+} run;
+
+static void replay(pw_watch_series *s, int n, int shift_at, double before, double after,
+                   double sigma, uint64_t seed, run *r)
+{
+	uint64_t rng = seed;
+	r->nev = 0;
+	r->first_event_at = -1;
+	for (int k = 0; k < n; k++) {
+		double level = k >= shift_at ? after : before;
+		pw_watch_build b = nightly(k, shift_at);
+		pw_watch_event ev[4];
+		size_t nev;
+		char err[256];
+		cr_assert_eq(pw_watch_series_append(s, level * (1 + sigma * noise(&rng)), &b, ev, 4,
+		                                    &nev, err, sizeof err),
+		             PW_OK, "%s", err);
+		for (size_t j = 0; j < nev && r->nev < 8; j++)
+			r->ev[r->nev++] = ev[j];
+		if (nev && r->first_event_at < 0)
+			r->first_event_at = k;
+	}
+}
+
+static pw_watch_series *series(bool lower_is_better, bool top)
+{
+	pw_watch_params p;
+	pw_watch_params_default(&p);
+	char err[256];
+	pw_watch_series *s = pw_watch_series_new(&p, lower_is_better, top, err, sizeof err);
+	cr_assert_not_null(s, "%s", err);
+	return s;
+}
+
+Test(watch, worked_example_shift_is_pinned_to_its_nightly_and_cl_range)
+{
+	pw_watch_series *s = series(true, true);
+	run r;
+	replay(s, 90, 60, 3.90, 4.22, 0.004, 11, &r);
+	cr_assert_eq(r.nev, 1, "exactly one shift in 90 nightlies, got %zu", r.nev);
+	pw_watch_event *e = &r.ev[0];
+	cr_assert_eq(e->cp.index, 60);
+	cr_assert_str_eq(e->last_clean.build_id, "nightly-059");
+	cr_assert_str_eq(e->first_shifted.build_id, "nightly-060");
+	cr_assert_str_eq(e->last_clean.cl, "cl/7841885");
+	cr_assert_str_eq(e->first_shifted.cl, "cl/7841923");
+	cr_assert(e->regression);
+	cr_assert_float_eq(e->cp.rel_change, 0.082, 0.01);
+	cr_assert_eq(e->annotation, PW_WATCH_ANNOTATION_NONE);
+	cr_assert_eq(e->routing, PW_WATCH_ROUTE_PAGE);
+	/* found within a week of nightlies, not at the end of the replay */
+	cr_assert_lt(r.first_event_at, 60 + 8, "found at nightly %d", r.first_event_at);
+	pw_watch_series_free(s);
+}
+
+Test(watch, improvement_is_emitted_and_queued)
+{
+	pw_watch_series *s = series(true, true);
+	run r;
+	replay(s, 80, 50, 3.90, 3.70, 0.004, 12, &r);
+	cr_assert_eq(r.nev, 1);
+	cr_assert_not(r.ev[0].regression);
+	cr_assert_eq(r.ev[0].routing, PW_WATCH_ROUTE_QUEUE);
+	pw_watch_series_free(s);
+}
+
+Test(watch, higher_is_better_drop_is_a_regression)
+{
+	pw_watch_series *s = series(false, true);
+	run r;
+	replay(s, 80, 50, 1200.0, 1100.0, 0.004, 13, &r);
+	cr_assert_eq(r.nev, 1);
+	cr_assert(r.ev[0].regression);
+	cr_assert_eq(r.ev[0].routing, PW_WATCH_ROUTE_PAGE);
+	pw_watch_series_free(s);
+}
+
+Test(watch, tail_tier_regression_goes_to_the_queue)
+{
+	pw_watch_series *s = series(true, false);
+	run r;
+	replay(s, 80, 50, 3.90, 4.22, 0.004, 14, &r);
+	cr_assert_eq(r.nev, 1);
+	cr_assert(r.ev[0].regression);
+	cr_assert_eq(r.ev[0].routing, PW_WATCH_ROUTE_QUEUE);
+	pw_watch_series_free(s);
+}
+
+Test(watch, step_at_a_fleet_change_is_infra_and_pages_nobody)
+{
+	pw_watch_series *s = series(true, true);
+	/* recabling took effect between nightly 49 and 50: +0.7% on the cell (σ 0.1%
+	 * here so that a 0.7% step is unmistakable) */
+	pw_watch_series_fleet_change(s, "fc-recable-1", T0_US + 49 * DAY_US + DAY_US / 2);
+	run r;
+	replay(s, 80, 50, 3.90, 3.90 * 1.007, 0.001, 15, &r);
+	cr_assert_eq(r.nev, 1);
+	cr_assert_eq(r.ev[0].annotation, PW_WATCH_ANNOTATION_INFRA);
+	cr_assert_str_eq(r.ev[0].fleet_event_id, "fc-recable-1");
+	cr_assert_eq(r.ev[0].routing, PW_WATCH_ROUTE_NONE);
+	pw_watch_series_free(s);
+}
+
+Test(watch, flat_noisy_year_emits_nothing)
+{
+	pw_watch_series *s = series(true, true);
+	run r;
+	replay(s, 365, 1000, 3.90, 3.90, 0.004, 16, &r);
+	cr_assert_eq(r.nev, 0, "a flat year raised %zu shifts", r.nev);
+	pw_watch_series_free(s);
+}
+
+Test(watch, restart_with_reloaded_keys_emits_nothing_twice)
+{
+	pw_watch_series *s = series(true, true);
+	run r;
+	replay(s, 90, 60, 3.90, 4.22, 0.004, 11, &r);
+	cr_assert_eq(r.nev, 1);
+	char key[PW_WATCH_BUILD_LEN];
+	snprintf(key, sizeof key, "%s", r.ev[0].first_shifted.build_id);
+	pw_watch_series_free(s);
+
+	/* the restarted watcher reloads what it stored and replays the same history */
+	s = series(true, true);
+	pw_watch_series_mark_emitted(s, key);
+	replay(s, 90, 60, 3.90, 4.22, 0.004, 11, &r);
+	cr_assert_eq(r.nev, 0);
+	pw_watch_series_free(s);
+}
+
+Test(watch, rejects_non_finite_and_bad_params)
+{
+	pw_watch_series *s = series(true, true);
+	pw_watch_build b = nightly(0, 10);
+	pw_watch_event ev[2];
+	size_t nev;
+	char err[256];
+	cr_assert_eq(pw_watch_series_append(s, NAN, &b, ev, 2, &nev, err, sizeof err),
+	             PW_ERR_INVALID);
+	cr_assert_eq(pw_watch_series_append(s, INFINITY, &b, ev, 2, &nev, err, sizeof err),
+	             PW_ERR_INVALID);
+	cr_assert_eq(pw_watch_series_points(s), 0);
+	pw_watch_series_free(s);
+	pw_watch_series_free(NULL);
+
+	pw_watch_params p;
+	pw_watch_params_default(&p);
+	p.max_points = 3;
+	cr_assert_null(pw_watch_series_new(&p, true, true, err, sizeof err));
+	cr_assert(strstr(err, "max_points") != NULL, "%s", err);
+}
