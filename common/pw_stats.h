@@ -81,10 +81,35 @@ typedef struct pw_mwu_result {
  * scipy.stats.mannwhitneyu(x, y, alternative=..., method=...) with
  * use_continuity=True. work has room for 2·(n1+n2) doubles, or is NULL to
  * allocate internally. n1, n2 >= 1.
+ *
+ * Our PW_MWU_AUTO is not scipy's 'auto' (scipy goes exact only when one sample
+ * has <= 8 points): exact is cheap up to 50 × 50, so we use it there.
+ * PW_MWU_EXACT with ties, or with n1·n2 > PW_MWU_EXACT_MAX², fails with
+ * PW_ERR_INVALID (the exact null distribution assumes no ties). When every
+ * value is tied the variance of U is zero: z is 0 and p is 1 (scipy: z = −inf).
+ * The exact distribution needs a table of 2·(min(n1,n2)+1)·(n1·n2/2+1) doubles
+ * beyond work; it lives on the stack when small (up to 2,048 doubles: 30 × 5
+ * needs 912) and is otherwise one allocation per call;
+ * pw_stats_mann_whitney_w avoids even that.
  */
 pw_status pw_stats_mann_whitney(const double *x, size_t n1, const double *y, size_t n2,
                                 pw_alternative alt, pw_mwu_method method, double *work,
                                 pw_mwu_result *out);
+
+/*
+ * Doubles of work pw_stats_mann_whitney_w needs for n1, n2 (ranking plus exact
+ * table). Monotone: a work sized for (n1, n2) serves all smaller sizes.
+ */
+size_t pw_stats_mann_whitney_work_len(size_t n1, size_t n2);
+
+/*
+ * As pw_stats_mann_whitney, with a work of work_len doubles that also holds the
+ * exact table, so that nothing allocates: work_len >=
+ * pw_stats_mann_whitney_work_len(n1, n2), else PW_ERR_INVALID.
+ */
+pw_status pw_stats_mann_whitney_w(const double *x, size_t n1, const double *y, size_t n2,
+                                  pw_alternative alt, pw_mwu_method method, double *work,
+                                  size_t work_len, pw_mwu_result *out);
 
 typedef struct pw_welch_result {
 	double t;   /* (mean(x) − mean(y)) / sqrt(s1²/n1 + s2²/n2) */
@@ -92,7 +117,11 @@ typedef struct pw_welch_result {
 	double p;   /* p-value for the alternative asked, from GSL's t distribution */
 } pw_welch_result;
 
-/* Welch's unequal-variance t test; matches scipy.stats.ttest_ind(equal_var=False). n1, n2 >= 2. */
+/*
+ * Welch's unequal-variance t test; matches scipy.stats.ttest_ind(equal_var=False).
+ * n1, n2 >= 2. When both samples are constant the standard error is zero and
+ * there is nothing to test: PW_ERR_INSUFFICIENT (scipy returns NaN or ±inf).
+ */
 pw_status pw_stats_welch(const double *x, size_t n1, const double *y, size_t n2,
                          pw_alternative alt, pw_welch_result *out);
 
@@ -105,6 +134,11 @@ typedef struct pw_hl_result {
 /*
  * Hodges–Lehmann shift of y relative to x with a Moses confidence interval at
  * `level` (e.g. 0.95). work has room for n1·n2 doubles, or NULL to allocate.
+ * The interval is [D_(k), D_(N+1−k)] of the N = n1·n2 sorted differences, k
+ * from the exact null distribution of U when n1·n2 <= PW_MWU_EXACT_MAX² (table
+ * as for pw_stats_mann_whitney), else from its normal approximation. When even
+ * k = 1 cannot reach `level` (tiny samples) the interval is [min, max] and
+ * `level` reports what it achieves. n1, n2 >= 1; 0 < level < 1.
  */
 pw_status pw_stats_hodges_lehmann(const double *x, size_t n1, const double *y, size_t n2,
                                   double level, double *work, pw_hl_result *out);
@@ -125,12 +159,106 @@ pw_status pw_stats_bh_qvalues(const double *p, size_t n, size_t *work, double *q
  * the given power; sigma and delta in the same unit (or both relative).
  * `exact` uses the noncentral-t search for the two-sample t test instead of
  * the normal formula. Returns n as a real number (the caller rounds up).
+ *
+ * Exact: power(n) = P(|T'| > t_{1−α/2, 2n−2}) with T' noncentral t of 2n − 2
+ * degrees of freedom and noncentrality Δ/(σ·sqrt(2/n)), computed by
+ * integrating the normal tails over the chi distribution of sqrt(χ²) with a
+ * 256-point Gauss–Legendre rule from GSL (GSL has no noncentral t); n is the
+ * root of power(n) = power found by GSL's Brent solver, at least 2 (a t test
+ * needs two points an arm). Requires sigma > 0, delta > 0, 0 < alpha < 1,
+ * alpha/2 < power < 1; else PW_ERR_INVALID. GSL's process-wide error handler
+ * is not touched: inputs are checked so that GSL is never asked anything it
+ * reports as an error (it still aborts on out-of-memory, as GSL does).
  */
 pw_status pw_stats_power_n(double sigma, double delta, double alpha, double power, bool exact,
                            double *n_per_arm);
 
-/* The minimum detectable effect for n per arm (the inverse of the above). */
+/*
+ * The minimum detectable effect for n per arm (the inverse of the above), in
+ * sigma's unit. n_per_arm >= 1 (normal) or >= 2 (exact), else PW_ERR_INSUFFICIENT.
+ */
 pw_status pw_stats_power_mde(double sigma, size_t n_per_arm, double alpha, double power,
                              bool exact, double *mde);
+
+/* The power of the two-sided two-sample t test (noncentral t, as above) at n per arm. */
+pw_status pw_stats_power_t(double sigma, double delta, double n_per_arm, double alpha,
+                           double *power);
+
+/* ---- The two-sample verdict ------------------------------------------------ */
+
+/*
+ * pw_stats_compare is the decision of §4.3(a) for one series: baseline runs
+ * against candidate runs. `perfwatch compare` and the release gate call it, so
+ * that both decide alike. It fires (REGRESSED or IMPROVED) only when
+ *   p < alpha                      (Mann–Whitney two-sided, PW_MWU_AUTO), and
+ *   |Δ| > max(MDE, 2σ)             (the minimum-effect filter),
+ * where Δ = (median_cand − median_base)/|median_base| × 100 and σ, the
+ * baseline's relative noise, is MAD_n(base)/|median_base| × 100, both in
+ * percent. The sign of Δ and the direction decide which of the two it is.
+ * alpha is the caller's: the gate passes its Benjamini–Hochberg-adjusted level
+ * (or compares q-values itself, using the p it gets back).
+ */
+typedef enum pw_compare_direction {
+	PW_COMPARE_LOWER_IS_BETTER = 0, /* latency, step time: positive Δ is a regression */
+	PW_COMPARE_HIGHER_IS_BETTER,    /* throughput: negative Δ is a regression */
+} pw_compare_direction;
+
+typedef enum pw_compare_verdict {
+	PW_COMPARE_UNCHANGED = 0,
+	PW_COMPARE_REGRESSED,
+	PW_COMPARE_IMPROVED,
+} pw_compare_verdict;
+
+typedef struct pw_compare_opts {
+	pw_compare_direction direction;
+	double mde_pct;  /* minimum effect of interest, percent (default 1) */
+	double alpha;    /* significance level (default 0.05) */
+	double hl_level; /* confidence level of the Hodges–Lehmann interval (default 0.95) */
+} pw_compare_opts;
+
+/* Fills opts with the defaults above. */
+void pw_compare_opts_init(pw_compare_opts *opts);
+
+typedef struct pw_compare_result {
+	pw_compare_verdict verdict;
+	size_t n_base, n_cand;
+	double median_base, median_cand;
+	double mad_base;       /* normalised MAD of the baseline, in the data's unit */
+	double mad_cand;       /* normalised MAD of the candidate (reported, not used) */
+	double delta_pct;      /* signed relative change of the median, percent */
+	double sigma_pct;      /* baseline relative noise MAD_n/|median|, percent */
+	double two_sigma_pct;  /* 2 × sigma_pct */
+	double threshold_pct;  /* max(mde_pct, two_sigma_pct) */
+	bool effect_filter_passed; /* |delta_pct| > threshold_pct */
+	double p;              /* the p-value the verdict used (= mwu.p) */
+	pw_mwu_result mwu;     /* two-sided Mann–Whitney of cand against base */
+	bool welch_ok;         /* false when Welch could not run (n < 2 or zero variance) */
+	pw_welch_result welch; /* Welch t of cand against base (NaN when !welch_ok) */
+	pw_hl_result hl;       /* HL shift of cand relative to base, data's unit */
+	double mde_pct, alpha; /* the options used */
+} pw_compare_result;
+
+/*
+ * Doubles of work pw_stats_compare needs for n_base and n_cand. Monotone: a
+ * work sized for the largest samples of a release serves every smaller pair
+ * (the exact table's size peaks at 50 × 50, so this is not just the table for
+ * the sizes given).
+ */
+size_t pw_stats_compare_work_len(size_t n_base, size_t n_cand);
+
+/*
+ * Compares cand (n_cand >= 1) with base (n_base >= 1): PW_ERR_INVALID on
+ * non-finite input, bad opts or a zero baseline median (relative change
+ * undefined), PW_ERR_INSUFFICIENT on an empty sample. opts NULL means the
+ * defaults. work has pw_stats_compare_work_len() doubles, or is NULL to
+ * allocate once; it grows as n_base·n_cand (the Hodges–Lehmann differences),
+ * about 9 KiB at the gate's 30 × 5.
+ */
+pw_status pw_stats_compare(const double *base, size_t n_base, const double *cand,
+                           size_t n_cand, const pw_compare_opts *opts, double *work,
+                           pw_compare_result *out);
+
+/* "REGRESSED", "IMPROVED" or "UNCHANGED". */
+const char *pw_compare_verdict_name(pw_compare_verdict v);
 
 #endif
