@@ -1,0 +1,187 @@
+/*
+ * test_classify.c: unit behaviour and edges of pw_classify: no runs, empty
+ * runs, non-finite samples, too little history, constant histories, the two
+ * directions, the confirmation rule for sparse runs, bimodal histories and
+ * the minimum effect. The labeled patterns are in test_labeled_suite.c.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "pw_classify.h"
+
+#define MAXR 64
+
+typedef struct runs_buf {
+	double v[MAXR][8];
+	pw_cls_run r[MAXR];
+	size_t n;
+} runs_buf;
+
+static void add_run(runs_buf *b, const double *v, size_t n)
+{
+	cr_assert_lt(b->n, MAXR);
+	memcpy(b->v[b->n], v, n * sizeof *v);
+	b->r[b->n].v = b->v[b->n];
+	b->r[b->n].n = n;
+	b->n++;
+}
+
+static void add1(runs_buf *b, double x)
+{
+	add_run(b, &x, 1);
+}
+
+/* A deterministic wiggle of ±amp around level, period 5. */
+static double wiggle(size_t i, double level, double amp)
+{
+	static const double w[5] = {0.0, 0.6, -0.8, 0.3, -0.4};
+	return level + amp * w[i % 5];
+}
+
+static pw_cls_result classify(const runs_buf *b, bool higher)
+{
+	pw_cls_params p;
+	pw_cls_params_default(&p);
+	p.higher_is_better = higher;
+	pw_cls_result r;
+	char err[256];
+	cr_assert_eq(pw_classify(&p, b->r, b->n, &r, err, sizeof err), PW_OK, "%s", err);
+	cr_assert(strlen(r.reason) > 0, "a reason is always given");
+	return r;
+}
+
+Test(classify, bad_input)
+{
+	pw_cls_result r;
+	char err[256];
+	cr_assert_eq(pw_classify(NULL, NULL, 0, &r, err, sizeof err), PW_ERR_INSUFFICIENT);
+	runs_buf b = {0};
+	add1(&b, 1.0);
+	b.r[0].n = 0;
+	cr_assert_eq(pw_classify(NULL, b.r, 1, &r, err, sizeof err), PW_ERR_INVALID);
+	const double bad[] = {NAN, INFINITY, -INFINITY};
+	for (size_t k = 0; k < 3; k++) {
+		runs_buf c = {0};
+		for (size_t i = 0; i < 10; i++)
+			add1(&c, 1.0);
+		c.v[4][0] = bad[k];
+		cr_assert_eq(pw_classify(NULL, c.r, c.n, &r, err, sizeof err), PW_ERR_INVALID);
+	}
+	pw_cls_params p;
+	pw_cls_params_default(&p);
+	p.min_history = 0;
+	cr_assert_eq(pw_classify(&p, b.r, 1, &r, err, sizeof err), PW_ERR_INVALID);
+}
+
+Test(classify, too_little_history_is_unchanged)
+{
+	runs_buf b = {0};
+	add1(&b, 100.0);
+	pw_cls_result r = classify(&b, false);
+	cr_assert_eq(r.verdict, PW_CLS_UNCHANGED);
+	cr_assert(strstr(r.reason, "insufficient history") != NULL);
+	add1(&b, 200.0);
+	add1(&b, 200.0);
+	cr_assert_eq(classify(&b, false).verdict, PW_CLS_UNCHANGED);
+}
+
+Test(classify, constant_history)
+{
+	runs_buf b = {0};
+	for (size_t i = 0; i < 15; i++)
+		add1(&b, 50.0);
+	cr_assert_eq(classify(&b, false).verdict, PW_CLS_UNCHANGED, "all ties");
+	add1(&b, 51.0);
+	pw_cls_result r = classify(&b, false);
+	cr_assert_eq(r.verdict, PW_CLS_UNCHANGED, "one run is not confirmed");
+	add1(&b, 51.0);
+	r = classify(&b, false);
+	cr_assert_eq(r.verdict, PW_CLS_REGRESSED, "%s", r.reason);
+	cr_assert_float_eq(r.delta_pct, 2.0, 1e-9);
+	cr_assert_eq(classify(&b, true).verdict, PW_CLS_IMPROVED, "higher is better flips it");
+}
+
+Test(classify, multi_sample_run_fires_alone)
+{
+	runs_buf b = {0};
+	for (size_t i = 0; i < 20; i++) {
+		double v[5];
+		for (size_t j = 0; j < 5; j++)
+			v[j] = wiggle(i * 5 + j, 100.0, 0.5);
+		add_run(&b, v, 5);
+	}
+	cr_assert_eq(classify(&b, false).verdict, PW_CLS_UNCHANGED);
+	double hi[5] = {97.1, 97.0, 96.8, 97.3, 96.9};
+	add_run(&b, hi, 5);
+	pw_cls_result r = classify(&b, false);
+	cr_assert_eq(r.verdict, PW_CLS_IMPROVED, "%s", r.reason);
+	cr_assert(r.delta_pct < -2.5 && r.delta_pct > -3.5);
+	cr_assert(r.p < 0.01);
+	cr_assert_eq(classify(&b, true).verdict, PW_CLS_REGRESSED);
+}
+
+Test(classify, one_outlier_sample_does_not_fire)
+{
+	runs_buf b = {0};
+	for (size_t i = 0; i < 20; i++) {
+		double v[4];
+		for (size_t j = 0; j < 4; j++)
+			v[j] = wiggle(i * 4 + j, 100.0, 0.5);
+		add_run(&b, v, 4);
+	}
+	double odd[4] = {100.1, 150.0, 99.9, 100.2};
+	add_run(&b, odd, 4);
+	cr_assert_eq(classify(&b, false).verdict, PW_CLS_UNCHANGED);
+}
+
+Test(classify, bimodal_history_absorbs_either_mode)
+{
+	runs_buf b = {0};
+	for (size_t i = 0; i < 20; i++)
+		add1(&b, wiggle(i, (i % 3 == 0) ? 105.0 : 100.0, 0.3));
+	add1(&b, 105.1);
+	add1(&b, 104.9);
+	pw_cls_result r = classify(&b, false);
+	cr_assert_eq(r.verdict, PW_CLS_UNCHANGED, "%s", r.reason);
+	/* beyond both modes it is news */
+	add1(&b, 112.0);
+	add1(&b, 112.2);
+	r = classify(&b, false);
+	cr_assert_eq(r.verdict, PW_CLS_REGRESSED, "%s", r.reason);
+}
+
+Test(classify, below_minimum_effect)
+{
+	runs_buf b = {0};
+	for (size_t i = 0; i < 20; i++)
+		add1(&b, wiggle(i, 100.0, 0.05));
+	add1(&b, 100.6);
+	add1(&b, 100.6);
+	pw_cls_result r = classify(&b, false);
+	cr_assert_eq(r.verdict, PW_CLS_UNCHANGED);
+	cr_assert(strstr(r.reason, "minimum effect") != NULL, "%s", r.reason);
+}
+
+Test(classify, zero_median_history)
+{
+	runs_buf b = {0};
+	for (size_t i = 0; i < 10; i++)
+		add1(&b, 0.0);
+	add1(&b, 1.0);
+	add1(&b, 1.0);
+	pw_cls_result r = classify(&b, false);
+	cr_assert_eq(r.verdict, PW_CLS_UNCHANGED);
+	cr_assert(isnan(r.delta_pct));
+}
+
+Test(classify, lookback_forgets_old_levels)
+{
+	runs_buf b = {0};
+	for (size_t i = 0; i < 30; i++)
+		add1(&b, wiggle(i, 120.0, 0.3));
+	for (size_t i = 0; i < 25; i++)
+		add1(&b, wiggle(i, 100.0, 0.3));
+	/* the 120s are out of the 20-run window: the newest run at 100 is not news */
+	cr_assert_eq(classify(&b, false).verdict, PW_CLS_UNCHANGED);
+}

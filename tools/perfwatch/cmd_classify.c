@@ -1,0 +1,109 @@
+/*
+ * cmd_classify.c: `perfwatch classify [--direction lower|higher] RUNS`, the
+ * verdict on the newest run of a series against its recent history.
+ *
+ * Reads one run a line (samples separated by spaces) with input.c's reader and
+ * calls pw_classify with its defaults, the same call the services make;
+ * prints one JSON object: verdict, delta_pct, reason and the model it used.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pw_classify.h"
+
+static int usage_error(const char *msg)
+{
+	fprintf(stderr, "perfwatch: classify: %s\n", msg);
+	fprintf(stderr, "usage: perfwatch classify [--direction lower|higher] RUNS\n");
+	return PW_CLI_EXIT_USAGE;
+}
+
+/* Writes s as a JSON string (quotes, backslashes and control characters escaped). */
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+int pw_cmd_classify(int argc, char **argv)
+{
+	int higher = 0;
+	const char *path = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--direction") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("--direction needs a value");
+			higher = pw_cli_parse_direction(argv[++i]);
+			if (higher < 0)
+				return PW_CLI_EXIT_USAGE;
+		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			printf("usage: perfwatch classify [--direction lower|higher] RUNS\n");
+			return PW_CLI_EXIT_OK;
+		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			return usage_error("unknown option");
+		} else if (path) {
+			return usage_error("one RUNS file only");
+		} else {
+			path = argv[i];
+		}
+	}
+	if (!path)
+		return usage_error("missing RUNS");
+
+	pw_cli_vec *vecs = NULL;
+	size_t nruns = 0;
+	if (pw_cli_read_runs(path, &vecs, &nruns) != 0)
+		return PW_CLI_EXIT_USAGE;
+
+	int rc = PW_CLI_EXIT_FAIL;
+	pw_cls_run *runs = calloc(nruns, sizeof *runs);
+	if (!runs) {
+		fprintf(stderr, "perfwatch: classify: out of memory\n");
+		goto out_vecs;
+	}
+	for (size_t r = 0; r < nruns; r++) {
+		runs[r].v = vecs[r].v;
+		runs[r].n = vecs[r].n;
+	}
+	pw_cls_params p;
+	pw_cls_params_default(&p);
+	p.higher_is_better = higher == 1;
+	pw_cls_result res;
+	char err[256];
+	pw_status st = pw_classify(&p, runs, nruns, &res, err, sizeof err);
+	if (st != PW_OK) {
+		fprintf(stderr, "perfwatch: %s: %s\n", path, err);
+		rc = st == PW_ERR_NOMEM ? PW_CLI_EXIT_FAIL : PW_CLI_EXIT_USAGE;
+		goto out_runs;
+	}
+	printf("{\"verdict\":\"%s\",\"delta_pct\":", pw_cls_verdict_name(res.verdict));
+	pw_cli_json_number(stdout, res.delta_pct);
+	printf(",\"reason\":");
+	json_string(stdout, res.reason);
+	printf(",\"p\":");
+	pw_cli_json_number(stdout, res.p);
+	printf(",\"history_runs\":%zu,\"history_median\":", res.hist_runs);
+	pw_cli_json_number(stdout, res.hist_median);
+	printf(",\"history_noise\":");
+	pw_cli_json_number(stdout, res.hist_noise);
+	printf("}\n");
+	rc = PW_CLI_EXIT_OK;
+out_runs:
+	free(runs);
+out_vecs:
+	for (size_t r = 0; r < nruns; r++)
+		pw_cli_vec_release(&vecs[r]);
+	free(vecs);
+	return rc;
+}
