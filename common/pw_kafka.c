@@ -1,0 +1,748 @@
+/*
+ * pw_kafka.c: the idempotent producer and the commit-after-work consumer loop.
+ *
+ * Both wrap one rd_kafka_t. The producer counts delivery reports in its
+ * dr_msg_cb so that pw_producer_flush can tell the caller whether everything
+ * arrived; the consumer keeps the messages of the current batch (destroyed
+ * after the batch, so memory is bounded by batch_max_msgs) and a table of
+ * per-partition spans (pw_partition_spans_add, a pure function the unit tests
+ * check) from which it builds both the commit list and the seek-back list.
+ * librdkafka's own log lines are forwarded to the caller's pw_log so that a
+ * service's stderr stays JSON lines. See pw_kafka.h for the contract.
+ */
+#include "pw_kafka.h"
+
+#include "pw_backoff.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ----------------------------------------------------------------- shared */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int64_t ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* librdkafka's logs, forwarded. The opaque of every handle here is a struct
+ * whose first member is the logger pointer, so the opaque converts to a
+ * pointer to that member (C11 6.7.2.1p15). */
+static const pw_log *opaque_log(const void *opaque)
+{
+	return opaque ? *(const pw_log *const *)opaque : NULL;
+}
+
+static void forward_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+	const pw_log *lg = opaque_log(rd_kafka_opaque(rk));
+	if (!lg)
+		return;
+	pw_log_level l = level <= 3 ? PW_LOG_ERROR : level == 4 ? PW_LOG_WARN
+	                 : level <= 6 ? PW_LOG_INFO : PW_LOG_DEBUG;
+	pw_log_write(lg, l, (const char *[]){"client", rd_kafka_name(rk), "facility", fac, NULL},
+	             "librdkafka: %s", buf);
+}
+
+static void forward_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+	const pw_log *lg = opaque_log(opaque);
+	char fatal[256] = "";
+	if (err == RD_KAFKA_RESP_ERR__FATAL)
+		rd_kafka_fatal_error(rk, fatal, sizeof fatal);
+	/* Transport errors and all-brokers-down are transient: librdkafka retries. */
+	bool transient = err == RD_KAFKA_RESP_ERR__TRANSPORT ||
+	                 err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
+	                 err == RD_KAFKA_RESP_ERR__RESOLVE;
+	if (!lg)
+		return;
+	pw_log_write(lg, transient ? PW_LOG_WARN : PW_LOG_ERROR,
+	             (const char *[]){"client", rd_kafka_name(rk), "code", rd_kafka_err2name(err), NULL},
+	             "kafka client error: %s%s%s", reason, fatal[0] ? ": " : "", fatal);
+}
+
+static pw_status conf_set(rd_kafka_conf_t *conf, const char *key, const char *value,
+                          char *errbuf, size_t errlen)
+{
+	char why[256];
+	if (!key || !value)
+		return pw_fail(PW_ERR_CONFIG, errbuf, errlen, "kafka property with no %s",
+		               key ? "value" : "name");
+	if (rd_kafka_conf_set(conf, key, value, why, sizeof why) != RD_KAFKA_CONF_OK)
+		return pw_fail(PW_ERR_CONFIG, errbuf, errlen, "kafka property \"%s\": %s", key, why);
+	return PW_OK;
+}
+
+/* Warns when the caller asked for a value we must override. */
+static void warn_overridden(const pw_log *lg, const pw_kv *props, size_t nprops, const char *key,
+                            const char *value)
+{
+	for (size_t i = 0; i < nprops; i++)
+		if (props[i].key && strcmp(props[i].key, key) == 0 && props[i].value &&
+		    strcmp(props[i].value, value) != 0)
+			pw_log_warn(lg, "kafka property \"%s\"=\"%s\" overridden with \"%s\" (delivery rules)",
+			            key, props[i].value, value);
+}
+
+/* Builds a conf: brokers, then props in order, then the enforced pairs. */
+static pw_status conf_build(rd_kafka_conf_t **out, const char *brokers, const pw_kv *props,
+                            size_t nprops, const pw_kv *defaults, size_t ndefaults,
+                            const pw_kv *enforced, size_t nenforced, const pw_log *lg,
+                            char *errbuf, size_t errlen)
+{
+	pw_status st = PW_OK;
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	if (!conf)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for kafka configuration");
+	for (size_t i = 0; i < ndefaults && st == PW_OK; i++)
+		st = conf_set(conf, defaults[i].key, defaults[i].value, errbuf, errlen);
+	if (st == PW_OK && brokers)
+		st = conf_set(conf, "bootstrap.servers", brokers, errbuf, errlen);
+	for (size_t i = 0; i < nprops && st == PW_OK; i++)
+		st = conf_set(conf, props[i].key, props[i].value, errbuf, errlen);
+	for (size_t i = 0; i < nenforced && st == PW_OK; i++) {
+		warn_overridden(lg, props, nprops, enforced[i].key, enforced[i].value);
+		st = conf_set(conf, enforced[i].key, enforced[i].value, errbuf, errlen);
+	}
+	if (st != PW_OK) {
+		rd_kafka_conf_destroy(conf);
+		return st;
+	}
+	rd_kafka_conf_set_log_cb(conf, forward_log);
+	rd_kafka_conf_set_error_cb(conf, forward_error);
+	*out = conf;
+	return PW_OK;
+}
+
+/* ---------------------------------------------------------------- producer */
+
+struct producer_topic {
+	char *name;
+	rd_kafka_topic_t *rkt;
+};
+
+struct pw_producer {
+	const pw_log *lg; /* first: see opaque_log */
+	rd_kafka_t *rk;
+	pw_producer_counts counts;
+	uint64_t failed_window;     /* failures since the last flush */
+	char last_error[256];
+	struct producer_topic *topics;
+	size_t ntopics, cap_topics;
+};
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	(void)rk;
+	pw_producer *p = opaque;
+	if (!m->err) {
+		p->counts.delivered++;
+		return;
+	}
+	p->counts.failed++;
+	p->failed_window++;
+	snprintf(p->last_error, sizeof p->last_error, "%s", rd_kafka_err2str(m->err));
+	/* Every failure is counted and surfaces in pw_producer_flush; the log
+	 * shows the first of a run and then one in 10000, to stay readable when a
+	 * whole queue fails at once. */
+	if (p->failed_window == 1 || p->failed_window % 10000 == 0) {
+		char part[16], n[24];
+		snprintf(part, sizeof part, "%d", (int)m->partition);
+		snprintf(n, sizeof n, "%llu", (unsigned long long)p->failed_window);
+		pw_log_write(p->lg, PW_LOG_WARN,
+		             (const char *[]){"topic", m->rkt ? rd_kafka_topic_name(m->rkt) : "",
+		                              "partition", part, "failed_since_flush", n, NULL},
+		             "kafka delivery failed: %s", p->last_error);
+	}
+}
+
+pw_status pw_producer_new(pw_producer **out, const char *brokers, const pw_kv *props,
+                          size_t nprops, const pw_log *lg, char *errbuf, size_t errlen)
+{
+	static const pw_kv enforced[] = {
+		{"enable.idempotence", "true"},
+		{"acks", "all"},
+	};
+	char why[512];
+	rd_kafka_conf_t *conf = NULL;
+	pw_status st;
+
+	*out = NULL;
+	pw_producer *p = calloc(1, sizeof *p);
+	if (!p)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for kafka producer");
+	p->lg = lg;
+	st = conf_build(&conf, brokers, props, nprops, NULL, 0, enforced,
+	                sizeof enforced / sizeof enforced[0], lg, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail_free;
+	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+	rd_kafka_conf_set_opaque(conf, p);
+	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof why);
+	if (!p->rk) {
+		/* rd_kafka_new takes conf only on success */
+		rd_kafka_conf_destroy(conf);
+		st = pw_fail(PW_ERR_KAFKA, errbuf, errlen, "cannot create kafka producer: %s", why);
+		goto fail_free;
+	}
+	*out = p;
+	return PW_OK;
+
+fail_free:
+	free(p);
+	return st;
+}
+
+static rd_kafka_topic_t *producer_topic(pw_producer *p, const char *topic, char *errbuf,
+                                        size_t errlen, pw_status *st)
+{
+	for (size_t i = 0; i < p->ntopics; i++)
+		if (strcmp(p->topics[i].name, topic) == 0)
+			return p->topics[i].rkt;
+	if (p->ntopics == p->cap_topics) {
+		size_t cap = p->cap_topics ? 2 * p->cap_topics : 4;
+		struct producer_topic *t = realloc(p->topics, cap * sizeof *t);
+		if (!t)
+			goto nomem;
+		p->topics = t;
+		p->cap_topics = cap;
+	}
+	char *name = strdup(topic);
+	if (!name)
+		goto nomem;
+	rd_kafka_topic_t *rkt = rd_kafka_topic_new(p->rk, topic, NULL);
+	if (!rkt) {
+		free(name);
+		*st = pw_fail(PW_ERR_KAFKA, errbuf, errlen, "cannot create topic handle \"%s\": %s",
+		              topic, rd_kafka_err2str(rd_kafka_last_error()));
+		return NULL;
+	}
+	p->topics[p->ntopics].name = name;
+	p->topics[p->ntopics].rkt = rkt;
+	p->ntopics++;
+	return rkt;
+
+nomem:
+	*st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for topic \"%s\"", topic);
+	return NULL;
+}
+
+pw_status pw_producer_produce(pw_producer *p, const char *topic, const void *key, size_t keylen,
+                              const void *payload, size_t len, int queue_wait_ms,
+                              char *errbuf, size_t errlen)
+{
+	pw_status st = PW_OK;
+	if (!topic || (!payload && len > 0))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "produce without topic or payload");
+	rd_kafka_topic_t *rkt = producer_topic(p, topic, errbuf, errlen, &st);
+	if (!rkt)
+		return st;
+
+	int64_t deadline = 0;
+	for (;;) {
+		if (rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)payload,
+		                     len, key, keylen, NULL) == 0) {
+			p->counts.produced++;
+			return PW_OK;
+		}
+		rd_kafka_resp_err_t err = rd_kafka_last_error();
+		if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+			int64_t now = now_ms();
+			if (deadline == 0)
+				deadline = now + (queue_wait_ms > 0 ? queue_wait_ms : 0);
+			if (now >= deadline)
+				return pw_fail(PW_ERR_TIMEOUT, errbuf, errlen,
+				               "cannot produce to \"%s\": local queue full (%d undelivered)",
+				               topic, rd_kafka_outq_len(p->rk));
+			/* serve delivery reports: that is what frees queue space */
+			rd_kafka_poll(p->rk, (int)(deadline - now < 10 ? deadline - now : 10));
+			continue;
+		}
+		if (err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "cannot produce to \"%s\": message of %zu bytes too large", topic, len);
+		if (err == RD_KAFKA_RESP_ERR__FATAL) {
+			char why[256];
+			rd_kafka_fatal_error(p->rk, why, sizeof why);
+			return pw_fail(PW_ERR_KAFKA, errbuf, errlen,
+			               "cannot produce to \"%s\": producer failed fatally: %s", topic, why);
+		}
+		return pw_fail(PW_ERR_KAFKA, errbuf, errlen, "cannot produce to \"%s\": %s", topic,
+		               rd_kafka_err2str(err));
+	}
+}
+
+int pw_producer_poll(pw_producer *p, int timeout_ms)
+{
+	return rd_kafka_poll(p->rk, timeout_ms);
+}
+
+static uint64_t outstanding(const pw_producer *p)
+{
+	return p->counts.produced - p->counts.delivered - p->counts.failed;
+}
+
+pw_status pw_producer_flush(pw_producer *p, int timeout_ms, char *errbuf, size_t errlen)
+{
+	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	rd_kafka_flush(p->rk, timeout_ms > 0 ? timeout_ms : 0);
+	/* flush returns when the queue is empty; the last reports may still be
+	 * waiting on the main queue */
+	while (outstanding(p) > 0) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			break;
+		rd_kafka_poll(p->rk, (int)(left < 50 ? left : 50));
+	}
+	if (p->failed_window > 0) {
+		uint64_t n = p->failed_window;
+		p->failed_window = 0;
+		return pw_fail(PW_ERR_KAFKA, errbuf, errlen,
+		               "%llu kafka message(s) not delivered; last error: %s",
+		               (unsigned long long)n, p->last_error);
+	}
+	if (outstanding(p) > 0)
+		return pw_fail(PW_ERR_TIMEOUT, errbuf, errlen,
+		               "%llu kafka message(s) still undelivered after %d ms",
+		               (unsigned long long)outstanding(p), timeout_ms);
+	return PW_OK;
+}
+
+void pw_producer_counts_get(const pw_producer *p, pw_producer_counts *out)
+{
+	*out = p->counts;
+}
+
+void pw_producer_free(pw_producer *p)
+{
+	if (!p)
+		return;
+	if (p->rk) {
+		rd_kafka_flush(p->rk, 10000);
+		rd_kafka_poll(p->rk, 0);
+		if (outstanding(p) > 0 || p->failed_window > 0)
+			pw_log_error(p->lg,
+			             "kafka producer closed with %llu undelivered and %llu failed message(s)",
+			             (unsigned long long)outstanding(p),
+			             (unsigned long long)p->failed_window);
+	}
+	for (size_t i = 0; i < p->ntopics; i++) {
+		rd_kafka_topic_destroy(p->topics[i].rkt);
+		free(p->topics[i].name);
+	}
+	free(p->topics);
+	if (p->rk)
+		rd_kafka_destroy(p->rk);
+	free(p);
+}
+
+/* ------------------------------------------------------ batch bookkeeping */
+
+pw_status pw_partition_spans_add(pw_partition_span *spans, size_t *n, size_t cap,
+                                 const char *topic, int32_t partition, int64_t offset)
+{
+	if (offset < 0 || !topic)
+		return PW_ERR_INVALID;
+	for (size_t i = 0; i < *n; i++) {
+		pw_partition_span *s = &spans[i];
+		if (s->partition != partition || (s->topic != topic && strcmp(s->topic, topic) != 0))
+			continue;
+		if (offset < s->first)
+			s->first = offset;
+		if (offset + 1 > s->next)
+			s->next = offset + 1;
+		return PW_OK;
+	}
+	if (*n >= cap)
+		return PW_ERR_NOMEM;
+	spans[*n] = (pw_partition_span){topic, partition, offset, offset + 1};
+	(*n)++;
+	return PW_OK;
+}
+
+/* --------------------------------------------------------------- consumer */
+
+struct pw_consumer {
+	const pw_log *lg; /* first: see opaque_log */
+	rd_kafka_t *rk;
+	size_t batch_max;
+	int batch_ms;
+	uint32_t backoff_base, backoff_cap;
+	rd_kafka_message_t **msgs; /* the current batch, owned */
+	size_t n;
+	pw_partition_span *spans;  /* spans of msgs, topics borrowed from them */
+	size_t nspans;
+	bool ran, closed;
+	pw_consumer_counts counts;
+};
+
+static void batch_clear(pw_consumer *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		rd_kafka_message_destroy(c->msgs[i]);
+	c->n = 0;
+	c->nspans = 0;
+}
+
+static bool in_list(const rd_kafka_topic_partition_list_t *l, const char *topic, int32_t part)
+{
+	for (int i = 0; i < l->cnt; i++)
+		if (l->elems[i].partition == part && strcmp(l->elems[i].topic, topic) == 0)
+			return true;
+	return false;
+}
+
+/* Drops the batch's messages of revoked partitions; keeps the rest in order. */
+static void batch_drop_revoked(pw_consumer *c, const rd_kafka_topic_partition_list_t *revoked)
+{
+	size_t kept = 0, dropped = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		rd_kafka_message_t *m = c->msgs[i];
+		if (in_list(revoked, rd_kafka_topic_name(m->rkt), m->partition)) {
+			rd_kafka_message_destroy(m);
+			dropped++;
+		} else {
+			c->msgs[kept++] = m;
+		}
+	}
+	c->n = kept;
+	c->nspans = 0;
+	for (size_t i = 0; i < c->n; i++)
+		pw_partition_spans_add(c->spans, &c->nspans, c->batch_max,
+		                       rd_kafka_topic_name(c->msgs[i]->rkt), c->msgs[i]->partition,
+		                       c->msgs[i]->offset);
+	if (dropped > 0) {
+		c->counts.dropped_batches++;
+		pw_log_info(c->lg, "dropped %zu uncommitted message(s) of revoked partitions", dropped);
+	}
+}
+
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                         rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+	pw_consumer *c = opaque;
+	bool coop = strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+	char cnt[16];
+	snprintf(cnt, sizeof cnt, "%d", parts ? parts->cnt : 0);
+	rd_kafka_error_t *e = NULL;
+	rd_kafka_resp_err_t ae = RD_KAFKA_RESP_ERR_NO_ERROR;
+
+	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+		c->counts.assignments++;
+		pw_log_write(c->lg, PW_LOG_INFO, (const char *[]){"partitions", cnt, NULL},
+		             "kafka partitions assigned");
+		if (coop)
+			e = rd_kafka_incremental_assign(rk, parts);
+		else
+			ae = rd_kafka_assign(rk, parts);
+	} else {
+		if (err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS)
+			pw_log_error(c->lg, "kafka rebalance failed: %s", rd_kafka_err2str(err));
+		else
+			pw_log_write(c->lg, PW_LOG_INFO, (const char *[]){"partitions", cnt, NULL},
+			             "kafka partitions revoked");
+		c->counts.revocations++;
+		if (parts)
+			batch_drop_revoked(c, parts);
+		if (coop)
+			e = rd_kafka_incremental_unassign(rk, parts);
+		else
+			ae = rd_kafka_assign(rk, NULL);
+	}
+	if (e) {
+		pw_log_error(c->lg, "kafka %s failed: %s", coop ? "incremental assign" : "assign",
+		             rd_kafka_error_string(e));
+		rd_kafka_error_destroy(e);
+	}
+	if (ae)
+		pw_log_error(c->lg, "kafka assign failed: %s", rd_kafka_err2str(ae));
+}
+
+pw_status pw_consumer_new(pw_consumer **out, const pw_consumer_opts *o, const pw_log *lg,
+                          char *errbuf, size_t errlen)
+{
+	static const pw_kv defaults[] = {
+		{"auto.offset.reset", "earliest"},
+	};
+	static const pw_kv enforced[] = {
+		{"enable.auto.commit", "false"},
+		{"enable.auto.offset.store", "false"},
+	};
+	char why[512];
+	pw_status st;
+	rd_kafka_conf_t *conf = NULL;
+	rd_kafka_topic_partition_list_t *subs = NULL;
+
+	*out = NULL;
+	if (!o || !o->group_id || !o->group_id[0] || !o->topics || o->ntopics == 0)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "kafka consumer needs a group id and at least one topic");
+	pw_consumer *c = calloc(1, sizeof *c);
+	if (!c)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for kafka consumer");
+	c->lg = lg;
+	c->batch_max = o->batch_max_msgs ? o->batch_max_msgs : 1000;
+	c->batch_ms = o->batch_max_ms > 0 ? o->batch_max_ms : 500;
+	c->backoff_base = o->retry_backoff_ms ? o->retry_backoff_ms : 200;
+	c->backoff_cap = o->retry_backoff_max_ms ? o->retry_backoff_max_ms : 30000;
+	c->msgs = calloc(c->batch_max, sizeof *c->msgs);
+	c->spans = calloc(c->batch_max, sizeof *c->spans);
+	if (!c->msgs || !c->spans) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a batch of %zu",
+		             c->batch_max);
+		goto fail_free;
+	}
+
+	st = conf_build(&conf, o->brokers, o->props, o->nprops, defaults,
+	                sizeof defaults / sizeof defaults[0], enforced,
+	                sizeof enforced / sizeof enforced[0], lg, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail_free;
+	st = conf_set(conf, "group.id", o->group_id, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail_conf;
+	rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
+	rd_kafka_conf_set_opaque(conf, c);
+	c->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof why);
+	if (!c->rk) {
+		st = pw_fail(PW_ERR_KAFKA, errbuf, errlen, "cannot create kafka consumer: %s", why);
+		goto fail_conf;
+	}
+	conf = NULL; /* owned by c->rk now */
+	rd_kafka_poll_set_consumer(c->rk);
+
+	subs = rd_kafka_topic_partition_list_new((int)o->ntopics);
+	for (size_t i = 0; i < o->ntopics; i++)
+		rd_kafka_topic_partition_list_add(subs, o->topics[i], RD_KAFKA_PARTITION_UA);
+	rd_kafka_resp_err_t err = rd_kafka_subscribe(c->rk, subs);
+	rd_kafka_topic_partition_list_destroy(subs);
+	if (err) {
+		st = pw_fail(PW_ERR_KAFKA, errbuf, errlen, "cannot subscribe group \"%s\": %s",
+		             o->group_id, rd_kafka_err2str(err));
+		goto fail_rk;
+	}
+	*out = c;
+	return PW_OK;
+
+fail_rk:
+	rd_kafka_destroy(c->rk);
+fail_conf:
+	if (conf)
+		rd_kafka_conf_destroy(conf);
+fail_free:
+	free(c->spans);
+	free(c->msgs);
+	free(c);
+	return st;
+}
+
+static rd_kafka_topic_partition_list_t *spans_list(const pw_consumer *c, bool next)
+{
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)c->nspans);
+	for (size_t i = 0; i < c->nspans; i++)
+		rd_kafka_topic_partition_list_add(l, c->spans[i].topic, c->spans[i].partition)->offset =
+			next ? c->spans[i].next : c->spans[i].first;
+	return l;
+}
+
+/* Commits the batch's next offsets synchronously. Failure is logged and
+ * counted, not fatal: the work is durable and idempotent, so the worst case
+ * is a redelivery. */
+static void batch_commit(pw_consumer *c)
+{
+	rd_kafka_topic_partition_list_t *l = spans_list(c, true);
+	rd_kafka_resp_err_t err = rd_kafka_commit(c->rk, l, 0);
+	if (!err) {
+		for (int i = 0; i < l->cnt && !err; i++)
+			err = l->elems[i].err;
+	}
+	rd_kafka_topic_partition_list_destroy(l);
+	if (err) {
+		c->counts.commit_errors++;
+		pw_log_warn(c->lg, "kafka offset commit failed (batch will be redelivered): %s",
+		            rd_kafka_err2str(err));
+		return;
+	}
+	c->counts.batches++;
+	c->counts.messages += c->n;
+}
+
+/* Rewinds every partition of the batch to its first offset. A failure here
+ * would skip messages, so it is fatal for the loop. */
+static pw_status batch_rewind(pw_consumer *c, char *errbuf, size_t errlen)
+{
+	pw_status st = PW_OK;
+	rd_kafka_topic_partition_list_t *l = spans_list(c, false);
+	rd_kafka_error_t *e = rd_kafka_seek_partitions(c->rk, l, 10000);
+	if (e) {
+		st = pw_fail(PW_ERR_KAFKA, errbuf, errlen, "cannot rewind failed batch: %s",
+		             rd_kafka_error_string(e));
+		rd_kafka_error_destroy(e);
+	}
+	for (int i = 0; i < l->cnt && st == PW_OK; i++)
+		if (l->elems[i].err)
+			st = pw_fail(PW_ERR_KAFKA, errbuf, errlen,
+			             "cannot rewind \"%s\" [%d] to offset %lld: %s", l->elems[i].topic,
+			             (int)l->elems[i].partition, (long long)l->elems[i].offset,
+			             rd_kafka_err2str(l->elems[i].err));
+	rd_kafka_topic_partition_list_destroy(l);
+	return st;
+}
+
+/* Waits ms milliseconds in slices, returning early when *stop is set. */
+static void wait_or_stop(int64_t ms, volatile sig_atomic_t *stop)
+{
+	int64_t end = now_ms() + ms;
+	for (int64_t left = ms; left > 0 && !*stop; left = end - now_ms())
+		sleep_ms(left < 100 ? left : 100);
+}
+
+static pw_status consumer_close(pw_consumer *c, char *errbuf, size_t errlen)
+{
+	if (c->closed)
+		return PW_OK;
+	c->closed = true;
+	batch_clear(c);
+	rd_kafka_resp_err_t err = rd_kafka_consumer_close(c->rk);
+	if (err)
+		return pw_fail(PW_ERR_KAFKA, errbuf, errlen, "kafka consumer close failed: %s",
+		               rd_kafka_err2str(err));
+	return PW_OK;
+}
+
+pw_status pw_consumer_run(pw_consumer *c, pw_batch_fn fn, void *ctx,
+                          volatile sig_atomic_t *stop, char *errbuf, size_t errlen)
+{
+	pw_status st = PW_OK;
+	char cberr[512];
+	pw_backoff bo;
+	int64_t deadline = 0;
+
+	if (c->ran || c->closed)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "kafka consumer loop already ran");
+	c->ran = true;
+	pw_backoff_init(&bo, c->backoff_base, c->backoff_cap,
+	                (uint64_t)now_ms() ^ (uint64_t)(uintptr_t)c);
+
+	while (!*stop) {
+		/* gather */
+		int timeout = 100;
+		if (c->n > 0) {
+			int64_t left = deadline - now_ms();
+			timeout = left <= 0 ? 0 : left < 100 ? (int)left : 100;
+		}
+		rd_kafka_message_t *m = (c->n > 0 && timeout == 0) ? NULL
+		                        : rd_kafka_consumer_poll(c->rk, timeout);
+		if (m && m->err) {
+			if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+				pw_log_debug(c->lg, "kafka partition EOF");
+			} else {
+				char part[16], off[24];
+				snprintf(part, sizeof part, "%d", (int)m->partition);
+				snprintf(off, sizeof off, "%lld", (long long)m->offset);
+				c->counts.error_events++;
+				pw_log_write(c->lg, PW_LOG_WARN,
+				             (const char *[]){"topic", m->rkt ? rd_kafka_topic_name(m->rkt) : "",
+				                              "partition", part, "offset", off, NULL},
+				             "kafka consumer error: %s", rd_kafka_message_errstr(m));
+			}
+			bool fatal = m->err == RD_KAFKA_RESP_ERR__FATAL;
+			rd_kafka_message_destroy(m);
+			if (fatal) {
+				char why[256];
+				rd_kafka_fatal_error(c->rk, why, sizeof why);
+				st = pw_fail(PW_ERR_KAFKA, errbuf, errlen, "kafka consumer failed fatally: %s",
+				             why);
+				goto close;
+			}
+			continue;
+		}
+		if (m) {
+			if (c->n == 0)
+				deadline = now_ms() + c->batch_ms;
+			/* cannot fail: there are at most batch_max spans and c->n < batch_max */
+			pw_partition_spans_add(c->spans, &c->nspans, c->batch_max,
+			                       rd_kafka_topic_name(m->rkt), m->partition, m->offset);
+			c->msgs[c->n++] = m;
+		}
+		if (c->n == 0 || (c->n < c->batch_max && now_ms() < deadline))
+			continue;
+
+		/* work, then commit or rewind */
+		cberr[0] = '\0';
+		pw_status cst = fn(ctx, c->msgs, c->n, cberr, sizeof cberr);
+		if (cst == PW_OK) {
+			batch_commit(c);
+			batch_clear(c);
+			pw_backoff_reset(&bo);
+			continue;
+		}
+		c->counts.failed_batches++;
+		uint32_t wait = pw_backoff_next(&bo);
+		char nmsg[24], wms[16];
+		snprintf(nmsg, sizeof nmsg, "%zu", c->n);
+		snprintf(wms, sizeof wms, "%u", wait);
+		pw_log_write(c->lg, PW_LOG_WARN,
+		             (const char *[]){"messages", nmsg, "status", pw_strerror(cst),
+		                              "retry_in_ms", wms, NULL},
+		             "batch failed, not committed: %s", cberr[0] ? cberr : pw_strerror(cst));
+		st = batch_rewind(c, errbuf, errlen);
+		batch_clear(c);
+		if (st != PW_OK)
+			goto close;
+		wait_or_stop(wait, stop);
+	}
+
+	/* stop requested: hand a gathered batch over once more */
+	if (c->n > 0) {
+		cberr[0] = '\0';
+		if (fn(ctx, c->msgs, c->n, cberr, sizeof cberr) == PW_OK) {
+			batch_commit(c);
+		} else {
+			c->counts.dropped_batches++;
+			pw_log_warn(c->lg, "batch of %zu abandoned at shutdown, not committed: %s", c->n,
+			            cberr);
+		}
+		batch_clear(c);
+	}
+
+close:;
+	pw_status cs = consumer_close(c, st == PW_OK ? errbuf : NULL, errlen);
+	return st != PW_OK ? st : cs;
+}
+
+void pw_consumer_counts_get(const pw_consumer *c, pw_consumer_counts *out)
+{
+	*out = c->counts;
+}
+
+rd_kafka_t *pw_consumer_handle(pw_consumer *c)
+{
+	return c->rk;
+}
+
+void pw_consumer_free(pw_consumer *c)
+{
+	if (!c)
+		return;
+	if (c->rk) {
+		consumer_close(c, NULL, 0);
+		rd_kafka_destroy(c->rk);
+	}
+	batch_clear(c);
+	free(c->spans);
+	free(c->msgs);
+	free(c);
+}

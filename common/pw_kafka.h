@@ -1,0 +1,207 @@
+/*
+ * pw_kafka.h: the Kafka producer and the commit-after-work consumer loop every
+ * service uses, on top of librdkafka.
+ *
+ * The delivery rules of docs/architecture.md live here so that no service has
+ * to get them right on its own: the producer is idempotent (acks=all) and
+ * counts every delivery report, so a caller can learn that everything it
+ * produced reached the broker before it commits its own input; the consumer
+ * hands batches to a callback that does the work (typically one PostgreSQL
+ * transaction, see pw_pg.h) and commits the batch's offsets only after the
+ * callback returned PW_OK, otherwise it rewinds and retries after a backoff
+ * (pw_backoff.h). Configuration arrives as librdkafka property pairs (pw_kv,
+ * the "kafka.*" pass-through of pw_config.h); the topic names are in
+ * pw_topics.h. Logging goes to the caller's pw_log; nothing here is global.
+ *
+ * Threading: a pw_producer may be used from one thread at a time; a
+ * pw_consumer is driven by the one thread that calls pw_consumer_run.
+ */
+#ifndef PW_KAFKA_H
+#define PW_KAFKA_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "pw_config.h" /* pw_kv: the "kafka.*" pass-through pairs */
+#include "pw_log.h"
+#include "pw_status.h"
+
+/* ---------------------------------------------------------------- producer */
+
+typedef struct pw_producer pw_producer;
+
+/* Delivery accounting since the producer was created. */
+typedef struct pw_producer_counts {
+	uint64_t produced;  /* accepted into the local queue */
+	uint64_t delivered; /* delivery report without error */
+	uint64_t failed;    /* delivery report with an error (message lost unless re-produced) */
+} pw_producer_counts;
+
+/*
+ * Creates an idempotent producer. brokers (bootstrap.servers) may be NULL when
+ * props carry "bootstrap.servers". props (nprops pairs, may be NULL) are
+ * applied in order; enable.idempotence=true and acks=all are then enforced
+ * (a conflicting caller value is overridden with a warning). lg is borrowed
+ * and must outlive the producer. Returns PW_OK and *out, or PW_ERR_CONFIG for
+ * an unknown property or bad value, PW_ERR_KAFKA when librdkafka refuses, and
+ * PW_ERR_NOMEM; *out is NULL on failure.
+ */
+pw_status pw_producer_new(pw_producer **out, const char *brokers, const pw_kv *props,
+                          size_t nprops, const pw_log *lg, char *errbuf, size_t errlen);
+
+/*
+ * Enqueues one message. key (keylen bytes, may be NULL) and payload (len
+ * bytes) are copied; the caller keeps ownership of both. The topic handle is
+ * created on first use and cached. When the local queue is full, delivery
+ * reports are served (pw_producer_poll) and the enqueue retried for up to
+ * queue_wait_ms (0 = do not wait); still full after that returns
+ * PW_ERR_TIMEOUT ("local queue full") and the message is NOT enqueued — the
+ * caller decides, nothing is dropped silently. PW_ERR_INVALID for a payload
+ * over message.max.bytes, PW_ERR_KAFKA for a fatal (idempotence) error or any
+ * other refusal.
+ */
+pw_status pw_producer_produce(pw_producer *p, const char *topic, const void *key, size_t keylen,
+                              const void *payload, size_t len, int queue_wait_ms,
+                              char *errbuf, size_t errlen);
+
+/*
+ * Serves delivery reports and error events for up to timeout_ms (0 = only
+ * what is ready). Call it regularly (e.g. every few hundred produces); returns
+ * the number of events served.
+ */
+int pw_producer_poll(pw_producer *p, int timeout_ms);
+
+/*
+ * Waits up to timeout_ms until every message produced so far has a delivery
+ * report. Returns PW_OK only when nothing is outstanding AND no delivery
+ * failed since the previous pw_producer_flush (the window then restarts);
+ * PW_ERR_KAFKA naming the count and last error when some failed (the caller
+ * must not commit its input: re-process it); PW_ERR_TIMEOUT when reports are
+ * still outstanding (the failure window is kept for the next flush).
+ */
+pw_status pw_producer_flush(pw_producer *p, int timeout_ms, char *errbuf, size_t errlen);
+
+/* Copies the counters into *out. */
+void pw_producer_counts_get(const pw_producer *p, pw_producer_counts *out);
+
+/*
+ * Flushes for up to 10 s (logging what remains undelivered), then destroys
+ * the producer. Accepts NULL.
+ */
+void pw_producer_free(pw_producer *p);
+
+/* ------------------------------------------------------ batch bookkeeping */
+
+/*
+ * The span of one partition in a batch: the offset of its first message (where
+ * to seek back to for a retry) and the offset after its last message (what to
+ * commit). topic is borrowed from the messages of the batch.
+ */
+typedef struct pw_partition_span {
+	const char *topic;
+	int32_t partition;
+	int64_t first;
+	int64_t next;
+} pw_partition_span;
+
+/*
+ * Adds the position of one message to the span table spans[0..*n) of capacity
+ * cap: widens the (topic, partition) span, or appends a new span. Pure; topics
+ * are compared by content. Returns PW_OK, PW_ERR_INVALID for a negative
+ * offset, or PW_ERR_NOMEM when a new span would exceed cap (*n unchanged).
+ */
+pw_status pw_partition_spans_add(pw_partition_span *spans, size_t *n, size_t cap,
+                                 const char *topic, int32_t partition, int64_t offset);
+
+/* --------------------------------------------------------------- consumer */
+
+typedef struct pw_consumer pw_consumer;
+
+/*
+ * The work to do for one batch. msgs[0..n) are the batch's messages in
+ * arrival order (offsets increase within each partition), none of them an
+ * error event; they are owned by the loop, valid until the callback returns,
+ * and the callback must NOT destroy them. Return PW_OK only when the effect of
+ * every message is durable (e.g. the PostgreSQL transaction committed); any
+ * other code leaves the batch uncommitted, and the same messages are handed
+ * to the callback again after a backoff. Bad input must therefore be handled
+ * (dead-lettered) inside the callback and still return PW_OK. errbuf
+ * (errlen bytes) is where the callback says why it failed.
+ */
+typedef pw_status (*pw_batch_fn)(void *ctx, rd_kafka_message_t *const *msgs, size_t n,
+                                 char *errbuf, size_t errlen);
+
+typedef struct pw_consumer_opts {
+	const char *brokers;          /* bootstrap.servers; NULL when in props */
+	const char *group_id;         /* group.id; required */
+	const char *const *topics;    /* topics to subscribe */
+	size_t ntopics;               /* at least 1 */
+	const pw_kv *props;           /* librdkafka pass-through, may be NULL */
+	size_t nprops;
+	size_t batch_max_msgs;        /* 0 = 1000 */
+	int batch_max_ms;             /* 0 = 500: a batch is handed over this long after its first message */
+	uint32_t retry_backoff_ms;    /* 0 = 200: first wait after a failed batch */
+	uint32_t retry_backoff_max_ms;/* 0 = 30000: cap of the wait */
+} pw_consumer_opts;
+
+/* What the loop has done so far. */
+typedef struct pw_consumer_counts {
+	uint64_t batches;        /* batches committed */
+	uint64_t messages;       /* messages in committed batches */
+	uint64_t failed_batches; /* callback returned an error (batch retried) */
+	uint64_t dropped_batches;/* abandoned on revoke or shutdown, uncommitted */
+	uint64_t commit_errors;  /* offset commit failed after the work was done */
+	uint64_t error_events;   /* consumer error events logged */
+	uint64_t assignments;    /* partition assignments received (1 + one per rebalance) */
+	uint64_t revocations;    /* partition revocations (rebalances and the final close) */
+} pw_consumer_counts;
+
+/*
+ * Creates a consumer in group o->group_id subscribed to o->topics, with
+ * enable.auto.commit=false, enable.auto.offset.store=false and (unless props
+ * say otherwise) auto.offset.reset=earliest. o and the strings it points to
+ * are read during the call only; lg is borrowed and must outlive the
+ * consumer. Returns PW_OK and *out, PW_ERR_INVALID for missing options,
+ * PW_ERR_CONFIG for a bad property, PW_ERR_KAFKA or PW_ERR_NOMEM; *out is
+ * NULL on failure.
+ */
+pw_status pw_consumer_new(pw_consumer **out, const pw_consumer_opts *o, const pw_log *lg,
+                          char *errbuf, size_t errlen);
+
+/*
+ * Runs the loop until *stop becomes non-zero (a flag the caller owns and its
+ * SIGTERM handler sets). Gathers up to batch_max_msgs messages or for
+ * batch_max_ms after the first one, calls fn(ctx, ...), and on PW_OK commits
+ * the batch's next offsets per partition synchronously. On an error return it
+ * seeks every partition of the batch back to its first offset, waits a
+ * capped, jittered backoff (checking *stop) and reads the batch again. A
+ * rebalance revoke drops the uncommitted batch (the next owner re-reads it).
+ * Partition EOF and transient broker errors are logged, not fatal. On stop:
+ * a gathered batch is handed over once more (committed on PW_OK), a batch in
+ * retry is abandoned; then the consumer leaves the group
+ * (rd_kafka_consumer_close). Returns PW_OK after a requested stop, PW_ERR_KAFKA
+ * on a fatal client error (the consumer is closed too), PW_ERR_NOMEM.
+ * The loop can be run once per consumer.
+ */
+pw_status pw_consumer_run(pw_consumer *c, pw_batch_fn fn, void *ctx,
+                          volatile sig_atomic_t *stop, char *errbuf, size_t errlen);
+
+/* Copies the counters into *out. */
+void pw_consumer_counts_get(const pw_consumer *c, pw_consumer_counts *out);
+
+/*
+ * The librdkafka handle, borrowed, e.g. for rd_kafka_committed() in tests.
+ * Do not poll it or destroy it.
+ */
+rd_kafka_t *pw_consumer_handle(pw_consumer *c);
+
+/*
+ * Closes the consumer if pw_consumer_run did not (leaving the group without
+ * committing anything), destroys it and frees c. Accepts NULL.
+ */
+void pw_consumer_free(pw_consumer *c);
+
+#endif

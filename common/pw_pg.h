@@ -1,0 +1,133 @@
+/*
+ * pw_pg.h: one PostgreSQL connection (libpq) that survives server restarts.
+ *
+ * PostgreSQL is the source of truth (docs/architecture.md): a consumer's
+ * batch callback (pw_kafka.h) opens a transaction here, writes idempotently,
+ * commits, and only then lets the loop commit the Kafka offsets. This module
+ * therefore separates the two ways a statement can fail: the server went
+ * away or asked to be retried (PW_ERR_UNAVAILABLE / PW_ERR_TIMEOUT, both
+ * pw_status_retriable: do the whole transaction again later) and the
+ * statement itself is wrong for the data (PW_ERR_PG: retrying the same input
+ * fails the same way). A lost connection is re-established on the next call,
+ * with capped, jittered exponential backoff (pw_backoff.h) between attempts;
+ * while the server is down each call returns PW_ERR_UNAVAILABLE at once.
+ * One pw_pg is used by one thread at a time.
+ */
+#ifndef PW_PG_H
+#define PW_PG_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+#include "pw_log.h"
+#include "pw_status.h"
+
+typedef struct pw_pg pw_pg;
+
+typedef struct pw_pg_opts {
+	int connect_timeout_s;   /* 0 = 5; libpq connect_timeout unless the DSN sets one */
+	uint32_t backoff_ms;     /* 0 = 100: first wait after a failed connect */
+	uint32_t backoff_max_ms; /* 0 = 10000: cap of the wait */
+} pw_pg_opts;
+
+/*
+ * Creates the handle and makes a first connection attempt. dsn is a libpq
+ * connection string or URI, copied. o may be NULL for the defaults. lg is
+ * borrowed and must outlive the handle. A server that is down is not an
+ * error here (it is logged; the first call returns PW_ERR_UNAVAILABLE and
+ * reconnects later, see pw_pg_wait_connected). Returns PW_OK and *out,
+ * PW_ERR_CONFIG for a DSN libpq cannot parse, PW_ERR_NOMEM; *out is NULL on
+ * failure.
+ */
+pw_status pw_pg_new(pw_pg **out, const char *dsn, const pw_pg_opts *o, const pw_log *lg,
+                    char *errbuf, size_t errlen);
+
+/*
+ * Makes sure the connection is up, reconnecting when it is down and the
+ * backoff allows. Returns PW_OK, or PW_ERR_UNAVAILABLE immediately while the
+ * server is unreachable (with the last connection error).
+ */
+pw_status pw_pg_ensure(pw_pg *pg, char *errbuf, size_t errlen);
+
+/*
+ * Retries pw_pg_ensure, sleeping out the backoff, until connected, timeout_ms
+ * passed (PW_ERR_UNAVAILABLE) or *stop is set (PW_ERR_SHUTDOWN; stop may be
+ * NULL). For start-up.
+ */
+pw_status pw_pg_wait_connected(pw_pg *pg, int timeout_ms, volatile sig_atomic_t *stop,
+                               char *errbuf, size_t errlen);
+
+/*
+ * Runs one statement with nparams text parameters (params[i] NULL is SQL
+ * NULL), see pw_pg_execv. res may be NULL when the result is not needed.
+ */
+pw_status pw_pg_exec(pw_pg *pg, const char *sql, int nparams, const char *const *params,
+                     PGresult **res, char *errbuf, size_t errlen);
+
+/*
+ * Runs one statement through PQexecParams: values/lengths/formats as libpq
+ * takes them (lengths and formats may be NULL for all-text), result_format 0
+ * text, 1 binary. On PW_OK *res (when res is not NULL) is the result,
+ * PGRES_COMMAND_OK or PGRES_TUPLES_OK, which the caller must PQclear. On
+ * failure *res is NULL and errbuf holds the server's message, its detail and
+ * the SQLSTATE; the code is pw_pg_classify's. Outside a transaction the
+ * connection is (re)established first; inside one a lost connection returns
+ * PW_ERR_UNAVAILABLE and ends the transaction (its effects are gone).
+ */
+pw_status pw_pg_execv(pw_pg *pg, const char *sql, int nparams, const char *const *values,
+                      const int *lengths, const int *formats, int result_format,
+                      PGresult **res, char *errbuf, size_t errlen);
+
+/*
+ * BEGIN / COMMIT / ROLLBACK. After any failure inside a transaction the
+ * caller calls pw_pg_rollback (which returns PW_OK when the connection is
+ * already gone: the server dropped the transaction). pw_pg_commit returns
+ * PW_ERR_PG when the server rolled the transaction back instead (an earlier
+ * statement failed), and PW_ERR_UNAVAILABLE when the connection broke during
+ * COMMIT: the outcome is then unknown, which is why every write is
+ * idempotent and redoing the transaction is safe.
+ */
+pw_status pw_pg_begin(pw_pg *pg, char *errbuf, size_t errlen);
+pw_status pw_pg_commit(pw_pg *pg, char *errbuf, size_t errlen);
+pw_status pw_pg_rollback(pw_pg *pg, char *errbuf, size_t errlen);
+
+/* True between a successful pw_pg_begin and its commit or rollback. */
+bool pw_pg_in_transaction(const pw_pg *pg);
+
+/*
+ * COPY ... FROM STDIN: pw_pg_copy_begin runs the COPY statement; then
+ * pw_pg_copy_put sends buffers (len bytes each, copied by libpq; rows in the
+ * COPY's format); pw_pg_copy_end finishes and reports the server's verdict,
+ * with the row count in *rows (may be NULL); pw_pg_copy_abort makes the server
+ * fail the COPY (reason is logged server-side). After copy_begin succeeded,
+ * exactly one of copy_end or copy_abort must follow.
+ */
+pw_status pw_pg_copy_begin(pw_pg *pg, const char *copy_sql, char *errbuf, size_t errlen);
+pw_status pw_pg_copy_put(pw_pg *pg, const void *buf, size_t len, char *errbuf, size_t errlen);
+pw_status pw_pg_copy_end(pw_pg *pg, uint64_t *rows, char *errbuf, size_t errlen);
+void pw_pg_copy_abort(pw_pg *pg, const char *reason);
+
+/*
+ * The libpq connection, borrowed (e.g. for PQescapeLiteral), or NULL while
+ * disconnected. Do not close it or run statements on it behind pw_pg's back.
+ */
+PGconn *pw_pg_conn(pw_pg *pg);
+
+/*
+ * How a failure should be treated, from the SQLSTATE (may be NULL) and
+ * whether the connection is gone. Pure. PW_ERR_UNAVAILABLE: connection gone,
+ * class 08 (connection exception), 53 (insufficient resources), 57P01-57P03
+ * (server shutting down or starting), 40001 and 40P01 (serialization failure,
+ * deadlock: redo the transaction); PW_ERR_TIMEOUT: 57014 (statement timeout or
+ * cancel) and 55P03 (lock not available); PW_ERR_PG: everything else.
+ */
+pw_status pw_pg_classify(const char *sqlstate, bool connection_bad);
+
+/* Closes the connection and frees pg. Accepts NULL. */
+void pw_pg_free(pw_pg *pg);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * pw_redis.h: one Redis connection (hiredis, synchronous) for the hot-baseline
+ * cache.
+ *
+ * Redis only caches (docs/architecture.md): losing it loses nothing, and every
+ * reader falls back to PostgreSQL (pw_pg.h). So this module never makes a
+ * caller wait for a server that is gone: connects and commands have short
+ * timeouts, a lost connection is retried with capped, jittered exponential
+ * backoff (pw_backoff.h), and between attempts every call returns
+ * PW_ERR_UNAVAILABLE at once. Values are binary-safe. A versioned value
+ * (pw_redis_set_versioned) is only replaced by a higher version, so that a
+ * slow writer cannot put an older baseline back over a newer one. One
+ * pw_redis is used by one thread at a time.
+ */
+#ifndef PW_REDIS_H
+#define PW_REDIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pw_log.h"
+#include "pw_status.h"
+
+typedef struct pw_redis pw_redis;
+
+typedef struct pw_redis_opts {
+	int connect_timeout_ms;  /* 0 = 500 */
+	int command_timeout_ms;  /* 0 = 500 */
+	uint32_t backoff_ms;     /* 0 = 100: first wait after a failed connect */
+	uint32_t backoff_max_ms; /* 0 = 5000: cap of the wait */
+} pw_redis_opts;
+
+/*
+ * Creates the handle for addr "host:port" (copied) and makes a first
+ * connection attempt. o may be NULL for the defaults; lg is borrowed and must
+ * outlive the handle. A server that is down is not an error here (the first
+ * call returns PW_ERR_UNAVAILABLE). Returns PW_OK and *out, PW_ERR_CONFIG for
+ * a malformed address, PW_ERR_NOMEM; *out is NULL on failure.
+ */
+pw_status pw_redis_new(pw_redis **out, const char *addr, const pw_redis_opts *o,
+                       const pw_log *lg, char *errbuf, size_t errlen);
+
+/*
+ * Every command below first (re)connects when needed. Common failures:
+ * PW_ERR_UNAVAILABLE when the server is down, timed out or the connection
+ * broke (the connection is dropped and retried later with backoff), and
+ * PW_ERR_REDIS when the server answered with an error.
+ */
+
+/* PING; PW_OK on PONG. */
+pw_status pw_redis_ping(pw_redis *r, char *errbuf, size_t errlen);
+
+/*
+ * GET key. On PW_OK *val is a malloc'd copy of the value with a terminating
+ * NUL added (not counted in *len), which the caller frees. PW_ERR_NOT_FOUND
+ * when the key does not exist (*val NULL).
+ */
+pw_status pw_redis_get(pw_redis *r, const char *key, char **val, size_t *len, char *errbuf,
+                       size_t errlen);
+
+/* SET key to len bytes of val (copied); ttl_s > 0 sets an expiry. */
+pw_status pw_redis_set(pw_redis *r, const char *key, const void *val, size_t len, int ttl_s,
+                       char *errbuf, size_t errlen);
+
+/* DEL key; PW_OK whether or not it existed. */
+pw_status pw_redis_del(pw_redis *r, const char *key, char *errbuf, size_t errlen);
+
+/*
+ * Stores val (len bytes) under key with version, atomically (one Lua script),
+ * only when the stored version is lower or the key is absent; ttl_s > 0 sets
+ * an expiry. *stored (may be NULL) tells whether it was written. Versions are
+ * compared as Lua numbers: exact up to 2^53. The key holds a hash (fields v,
+ * d); read it with pw_redis_get_versioned only.
+ */
+pw_status pw_redis_set_versioned(pw_redis *r, const char *key, uint64_t version,
+                                 const void *val, size_t len, int ttl_s, bool *stored,
+                                 char *errbuf, size_t errlen);
+
+/*
+ * Reads a versioned value: *version and a malloc'd, NUL-terminated copy in
+ * *val / *len, which the caller frees. PW_ERR_NOT_FOUND when absent.
+ */
+pw_status pw_redis_get_versioned(pw_redis *r, const char *key, uint64_t *version, char **val,
+                                 size_t *len, char *errbuf, size_t errlen);
+
+/* True while a connection is established (no I/O). */
+bool pw_redis_connected(const pw_redis *r);
+
+/* Closes the connection and frees r. Accepts NULL. */
+void pw_redis_free(pw_redis *r);
+
+#endif

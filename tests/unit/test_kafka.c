@@ -1,0 +1,500 @@
+/*
+ * test_kafka.c: unit tests of common/pw_kafka.c and common/pw_backoff.h.
+ *
+ * The pure parts (per-partition batch spans, the backoff sequence) are
+ * checked directly; the producer and the commit-after-work consumer loop run
+ * against librdkafka's mock cluster created inside this test process (the
+ * integration tests in tests/integration/ use the dev broker in its own
+ * process instead). No external server is needed.
+ */
+#include <criterion/criterion.h>
+
+#include "pw_backoff.h"
+#include "pw_kafka.h"
+
+#include <librdkafka/rdkafka_mock.h>
+
+#include <pthread.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------ spans */
+
+Test(kafka_spans, first_and_next_per_partition)
+{
+	pw_partition_span s[4];
+	size_t n = 0;
+	char topic_copy[] = "perf.runs.v1"; /* same content, different pointer */
+	cr_assert_eq(pw_partition_spans_add(s, &n, 4, "perf.runs.v1", 0, 10), PW_OK);
+	cr_assert_eq(pw_partition_spans_add(s, &n, 4, "perf.runs.v1", 1, 5), PW_OK);
+	cr_assert_eq(pw_partition_spans_add(s, &n, 4, topic_copy, 0, 11), PW_OK);
+	cr_assert_eq(pw_partition_spans_add(s, &n, 4, "perf.points.v1", 0, 7), PW_OK);
+	cr_assert_eq(pw_partition_spans_add(s, &n, 4, "perf.runs.v1", 0, 14), PW_OK);
+	cr_assert_eq(n, 3);
+	cr_assert_str_eq(s[0].topic, "perf.runs.v1");
+	cr_assert_eq(s[0].partition, 0);
+	cr_assert_eq(s[0].first, 10);
+	cr_assert_eq(s[0].next, 15, "commit offset is last offset + 1");
+	cr_assert_eq(s[1].partition, 1);
+	cr_assert_eq(s[1].first, 5);
+	cr_assert_eq(s[1].next, 6);
+	cr_assert_str_eq(s[2].topic, "perf.points.v1");
+	cr_assert_eq(s[2].first, 7);
+	cr_assert_eq(s[2].next, 8);
+}
+
+Test(kafka_spans, out_of_order_offsets_widen_both_ends)
+{
+	pw_partition_span s[1];
+	size_t n = 0;
+	cr_assert_eq(pw_partition_spans_add(s, &n, 1, "t", 3, 20), PW_OK);
+	cr_assert_eq(pw_partition_spans_add(s, &n, 1, "t", 3, 18), PW_OK);
+	cr_assert_eq(pw_partition_spans_add(s, &n, 1, "t", 3, 19), PW_OK);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(s[0].first, 18);
+	cr_assert_eq(s[0].next, 21);
+}
+
+Test(kafka_spans, capacity_and_bad_offsets)
+{
+	pw_partition_span s[2];
+	size_t n = 0;
+	cr_assert_eq(pw_partition_spans_add(s, &n, 2, "t", 0, 0), PW_OK);
+	cr_assert_eq(pw_partition_spans_add(s, &n, 2, "t", 1, 0), PW_OK);
+	cr_assert_eq(pw_partition_spans_add(s, &n, 2, "t", 2, 0), PW_ERR_NOMEM);
+	cr_assert_eq(n, 2, "a refused span leaves the table unchanged");
+	cr_assert_eq(pw_partition_spans_add(s, &n, 2, "t", 1, 9), PW_OK, "existing span still grows");
+	cr_assert_eq(pw_partition_spans_add(s, &n, 2, "t", 0, -1), PW_ERR_INVALID);
+	cr_assert_eq(pw_partition_spans_add(s, &n, 2, NULL, 0, 1), PW_ERR_INVALID);
+	cr_assert_eq(s[1].next, 10);
+}
+
+/* ---------------------------------------------------------------- backoff */
+
+Test(backoff, ceilings_double_up_to_the_cap)
+{
+	cr_assert_eq(pw_backoff_ceiling(100, 5000, 0), 100);
+	cr_assert_eq(pw_backoff_ceiling(100, 5000, 1), 200);
+	cr_assert_eq(pw_backoff_ceiling(100, 5000, 5), 3200);
+	cr_assert_eq(pw_backoff_ceiling(100, 5000, 6), 5000);
+	cr_assert_eq(pw_backoff_ceiling(100, 5000, 4000000000u), 5000, "no overflow");
+	cr_assert_eq(pw_backoff_ceiling(0, 0, 3), 0, "degenerate inputs do not loop");
+}
+
+Test(backoff, delays_stay_in_the_upper_half_of_each_step)
+{
+	pw_backoff b;
+	pw_backoff_init(&b, 100, 2000, 42);
+	for (uint32_t i = 0; i < 40; i++) {
+		uint32_t ceil = pw_backoff_ceiling(100, 2000, i);
+		uint32_t d = pw_backoff_next(&b);
+		cr_assert(d >= ceil / 2 && d <= ceil, "step %u: %u not in [%u, %u]", i, d, ceil / 2, ceil);
+		cr_assert(d <= 2000);
+	}
+	pw_backoff_reset(&b);
+	cr_assert_leq(pw_backoff_next(&b), 100, "reset starts over");
+}
+
+Test(backoff, jitter_differs_between_seeds_and_repeats_for_one)
+{
+	pw_backoff a, b, c;
+	pw_backoff_init(&a, 1000, 60000, 1);
+	pw_backoff_init(&b, 1000, 60000, 1);
+	pw_backoff_init(&c, 1000, 60000, 2);
+	int differ = 0;
+	for (int i = 0; i < 10; i++) {
+		uint32_t x = pw_backoff_next(&a), y = pw_backoff_next(&b), z = pw_backoff_next(&c);
+		cr_assert_eq(x, y);
+		differ += x != z;
+	}
+	cr_assert_gt(differ, 0);
+}
+
+Test(backoff, zero_base_and_low_cap_are_sane)
+{
+	pw_backoff b;
+	pw_backoff_init(&b, 0, 0, 0);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(pw_backoff_next(&b), 1);
+}
+
+/* ------------------------------------------------- against the mock cluster */
+
+#define TOPIC "pw.test.roundtrip"
+#define NMSG 200
+#define NPART 4
+
+typedef struct mock {
+	rd_kafka_t *rk; /* the handle that owns the cluster */
+	rd_kafka_mock_cluster_t *mc;
+	char bootstraps[256];
+	pw_log lg;
+} mock;
+
+static void mock_start(mock *m)
+{
+	char why[256];
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	cr_assert_eq(rd_kafka_conf_set(conf, "log_level", "3", why, sizeof why), RD_KAFKA_CONF_OK);
+	m->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof why);
+	cr_assert_not_null(m->rk, "%s", why);
+	m->mc = rd_kafka_mock_cluster_new(m->rk, 3);
+	cr_assert_not_null(m->mc);
+	snprintf(m->bootstraps, sizeof m->bootstraps, "%s", rd_kafka_mock_cluster_bootstraps(m->mc));
+	cr_assert_eq(rd_kafka_mock_topic_create(m->mc, TOPIC, NPART, 3), RD_KAFKA_RESP_ERR_NO_ERROR);
+	pw_log_init(&m->lg, "test_kafka", getenv("PW_TEST_VERBOSE") ? PW_LOG_INFO : PW_LOG_WARN);
+}
+
+static void mock_stop(mock *m)
+{
+	rd_kafka_mock_cluster_destroy(m->mc);
+	rd_kafka_destroy(m->rk);
+}
+
+static void produce_n(mock *m, int n)
+{
+	char err[512];
+	pw_producer *p = NULL;
+	cr_assert_eq(pw_producer_new(&p, m->bootstraps, NULL, 0, &m->lg, err, sizeof err), PW_OK,
+	             "%s", err);
+	for (int i = 0; i < n; i++) {
+		char key[16], val[32];
+		snprintf(key, sizeof key, "k%d", i % 17);
+		int len = snprintf(val, sizeof val, "%d", i);
+		cr_assert_eq(pw_producer_produce(p, TOPIC, key, strlen(key), val, (size_t)len, 1000, err,
+		                                 sizeof err),
+		             PW_OK, "%s", err);
+		if (i % 50 == 0)
+			pw_producer_poll(p, 0);
+	}
+	cr_assert_eq(pw_producer_flush(p, 20000, err, sizeof err), PW_OK, "%s", err);
+	pw_producer_counts pc;
+	pw_producer_counts_get(p, &pc);
+	cr_assert_eq(pc.produced, (uint64_t)n);
+	cr_assert_eq(pc.delivered, (uint64_t)n);
+	cr_assert_eq(pc.failed, 0);
+	pw_producer_free(p);
+}
+
+typedef struct seen {
+	int count[NMSG];         /* times each payload was handed to a callback */
+	int committed[NMSG];     /* times it was in a batch the callback accepted */
+	int calls;
+	int fail_first;          /* fail this many calls before accepting */
+	int failed_payload[NMSG];/* payloads of the failed batch(es) */
+	int distinct_committed;
+	volatile sig_atomic_t stop;
+} seen;
+
+static pw_status on_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
+                          size_t errlen)
+{
+	seen *s = ctx;
+	bool fail = s->calls++ < s->fail_first;
+	for (size_t i = 0; i < n; i++) {
+		char buf[32];
+		size_t l = msgs[i]->len < sizeof buf - 1 ? msgs[i]->len : sizeof buf - 1;
+		memcpy(buf, msgs[i]->payload, l);
+		buf[l] = '\0';
+		int v = atoi(buf);
+		cr_assert(v >= 0 && v < NMSG);
+		s->count[v]++;
+		if (fail) {
+			s->failed_payload[v] = 1;
+		} else {
+			if (s->committed[v]++ == 0)
+				s->distinct_committed++;
+		}
+	}
+	if (fail)
+		return pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen, "simulated database outage");
+	if (s->distinct_committed == NMSG)
+		s->stop = 1;
+	return PW_OK;
+}
+
+static int64_t committed_total(mock *m, const char *group)
+{
+	char err[512];
+	const char *topics[] = {TOPIC};
+	pw_consumer_opts o = {.brokers = m->bootstraps, .group_id = group, .topics = topics,
+	                      .ntopics = 1};
+	pw_consumer *c = NULL;
+	cr_assert_eq(pw_consumer_new(&c, &o, &m->lg, err, sizeof err), PW_OK, "%s", err);
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(NPART);
+	for (int p = 0; p < NPART; p++)
+		rd_kafka_topic_partition_list_add(l, TOPIC, p);
+	cr_assert_eq(rd_kafka_committed(pw_consumer_handle(c), l, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+	int64_t total = 0;
+	for (int p = 0; p < NPART; p++)
+		if (l->elems[p].offset > 0)
+			total += l->elems[p].offset;
+	rd_kafka_topic_partition_list_destroy(l);
+	pw_consumer_free(c);
+	return total;
+}
+
+Test(kafka_mock, produce_consume_commit_after_work_and_retry)
+{
+	mock m;
+	mock_start(&m);
+	produce_n(&m, NMSG);
+
+	char err[512];
+	const char *topics[] = {TOPIC};
+	const pw_kv props[] = {{"topic.metadata.refresh.interval.ms", "1000"}};
+	pw_consumer_opts o = {.brokers = m.bootstraps, .group_id = "pw-test-g1", .topics = topics,
+	                      .ntopics = 1, .props = props, .nprops = 1, .batch_max_msgs = 64,
+	                      .batch_max_ms = 200, .retry_backoff_ms = 50,
+	                      .retry_backoff_max_ms = 200};
+	pw_consumer *c = NULL;
+	cr_assert_eq(pw_consumer_new(&c, &o, &m.lg, err, sizeof err), PW_OK, "%s", err);
+
+	seen *s = calloc(1, sizeof *s);
+	s->fail_first = 1;
+	cr_assert_eq(pw_consumer_run(c, on_batch, s, &s->stop, err, sizeof err), PW_OK, "%s", err);
+
+	pw_consumer_counts cc;
+	pw_consumer_counts_get(c, &cc);
+	cr_assert_eq(cc.failed_batches, 1);
+	cr_assert_eq(cc.messages, NMSG, "every message committed exactly once: %llu",
+	             (unsigned long long)cc.messages);
+	cr_assert_eq(cc.commit_errors, 0);
+	int nfailed = 0;
+	for (int i = 0; i < NMSG; i++) {
+		cr_assert_eq(s->committed[i], 1, "payload %d accepted %d times", i, s->committed[i]);
+		if (s->failed_payload[i]) {
+			nfailed++;
+			cr_assert_eq(s->count[i], 2, "failed payload %d redelivered once", i);
+		}
+	}
+	cr_assert_gt(nfailed, 0, "the failed batch had messages");
+	pw_consumer_free(c);
+
+	cr_assert_eq(committed_total(&m, "pw-test-g1"), NMSG,
+	             "the group's committed offsets cover every message");
+	cr_assert_eq(committed_total(&m, "pw-test-unused"), 0, "no offsets without work");
+	free(s);
+	mock_stop(&m);
+}
+
+static pw_status never_ok(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
+                          size_t errlen)
+{
+	(void)msgs;
+	(void)n;
+	seen *s = ctx;
+	if (++s->calls >= 3)
+		s->stop = 1;
+	return pw_fail(PW_ERR_PG, errbuf, errlen, "always failing");
+}
+
+Test(kafka_mock, failing_callback_commits_nothing)
+{
+	mock m;
+	mock_start(&m);
+	produce_n(&m, 20);
+
+	char err[512];
+	const char *topics[] = {TOPIC};
+	pw_consumer_opts o = {.brokers = m.bootstraps, .group_id = "pw-test-g2", .topics = topics,
+	                      .ntopics = 1, .batch_max_msgs = 100, .batch_max_ms = 300,
+	                      .retry_backoff_ms = 20, .retry_backoff_max_ms = 50};
+	pw_consumer *c = NULL;
+	cr_assert_eq(pw_consumer_new(&c, &o, &m.lg, err, sizeof err), PW_OK, "%s", err);
+	seen *s = calloc(1, sizeof *s);
+	cr_assert_eq(pw_consumer_run(c, never_ok, s, &s->stop, err, sizeof err), PW_OK, "%s", err);
+	pw_consumer_counts cc;
+	pw_consumer_counts_get(c, &cc);
+	cr_assert_eq(cc.batches, 0);
+	cr_assert_eq(cc.messages, 0);
+	cr_assert_geq(cc.failed_batches, 2);
+	pw_consumer_free(c);
+	cr_assert_eq(committed_total(&m, "pw-test-g2"), 0);
+	free(s);
+	mock_stop(&m);
+}
+
+Test(kafka_mock, stop_flag_set_before_run_closes_cleanly)
+{
+	mock m;
+	mock_start(&m);
+	char err[512];
+	const char *topics[] = {TOPIC};
+	pw_consumer_opts o = {.brokers = m.bootstraps, .group_id = "pw-test-g3", .topics = topics,
+	                      .ntopics = 1};
+	pw_consumer *c = NULL;
+	cr_assert_eq(pw_consumer_new(&c, &o, &m.lg, err, sizeof err), PW_OK, "%s", err);
+	volatile sig_atomic_t stop = 1;
+	cr_assert_eq(pw_consumer_run(c, never_ok, NULL, &stop, err, sizeof err), PW_OK, "%s", err);
+	cr_assert_eq(pw_consumer_run(c, never_ok, NULL, &stop, err, sizeof err), PW_ERR_INVALID,
+	             "the loop runs once");
+	pw_consumer_free(c);
+	mock_stop(&m);
+}
+
+/* ------------------------------------------------------ producer failures */
+
+Test(kafka_producer, queue_full_is_a_clear_error_and_failures_are_counted)
+{
+	char err[512];
+	pw_log lg;
+	pw_log_init(&lg, "test_kafka", PW_LOG_ERROR);
+	/* nothing listens on port 1: messages can only time out */
+	const pw_kv props[] = {{"queue.buffering.max.messages", "5"},
+	                       {"message.timeout.ms", "300"},
+	                       {"log_level", "0"}};
+	pw_producer *p = NULL;
+	cr_assert_eq(pw_producer_new(&p, "127.0.0.1:1", props, 3, &lg, err, sizeof err), PW_OK,
+	             "%s", err);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(pw_producer_produce(p, "t", NULL, 0, "x", 1, 0, err, sizeof err), PW_OK,
+		             "%s", err);
+	cr_assert_eq(pw_producer_produce(p, "t", NULL, 0, "x", 1, 50, err, sizeof err),
+	             PW_ERR_TIMEOUT);
+	cr_assert(strstr(err, "queue full") != NULL, "%s", err);
+	cr_assert_eq(pw_producer_flush(p, 10000, err, sizeof err), PW_ERR_KAFKA);
+	cr_assert(strstr(err, "5 kafka message(s) not delivered") != NULL, "%s", err);
+	pw_producer_counts pc;
+	pw_producer_counts_get(p, &pc);
+	cr_assert_eq(pc.produced, 5);
+	cr_assert_eq(pc.failed, 5);
+	cr_assert_eq(pc.delivered, 0);
+	cr_assert_eq(pw_producer_flush(p, 100, err, sizeof err), PW_OK,
+	             "the failure window restarts after it was reported");
+	pw_producer_free(p);
+}
+
+Test(kafka_producer, bad_property_is_a_config_error)
+{
+	char err[512];
+	pw_log lg;
+	pw_log_init(&lg, "test_kafka", PW_LOG_ERROR);
+	const pw_kv props[] = {{"no.such.property", "1"}};
+	pw_producer *p = (pw_producer *)&lg; /* must be reset to NULL */
+	cr_assert_eq(pw_producer_new(&p, "127.0.0.1:1", props, 1, &lg, err, sizeof err),
+	             PW_ERR_CONFIG);
+	cr_assert_null(p);
+	cr_assert(strstr(err, "no.such.property") != NULL, "%s", err);
+	pw_producer_free(NULL);
+
+	pw_consumer *c = NULL;
+	pw_consumer_opts o = {.brokers = "127.0.0.1:1", .group_id = "", .topics = NULL};
+	cr_assert_eq(pw_consumer_new(&c, &o, &lg, err, sizeof err), PW_ERR_INVALID);
+	cr_assert_null(c);
+	pw_consumer_free(NULL);
+}
+
+/* ------------------------------------------------------------- rebalance */
+
+typedef struct shared {
+	pthread_mutex_t mu;
+	int accepted[NMSG];
+	int distinct;
+	volatile sig_atomic_t stop;
+} shared;
+
+typedef struct member {
+	shared *sh;
+	mock *m;
+	pw_consumer *c;
+	int calls;
+	int messages;
+	pw_status st;
+	char err[512];
+} member;
+
+static pw_status slow_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
+                            size_t errlen)
+{
+	(void)errbuf;
+	(void)errlen;
+	member *mb = ctx;
+	struct timespec ts = {0, 150 * 1000000};
+	nanosleep(&ts, NULL);
+	pthread_mutex_lock(&mb->sh->mu);
+	for (size_t i = 0; i < n; i++) {
+		char buf[32];
+		size_t l = msgs[i]->len < sizeof buf - 1 ? msgs[i]->len : sizeof buf - 1;
+		memcpy(buf, msgs[i]->payload, l);
+		buf[l] = '\0';
+		int v = atoi(buf);
+		if (v >= 0 && v < NMSG && mb->sh->accepted[v]++ == 0)
+			mb->sh->distinct++;
+	}
+	mb->calls++;
+	mb->messages += (int)n;
+	if (mb->sh->distinct == NMSG)
+		mb->sh->stop = 1;
+	pthread_mutex_unlock(&mb->sh->mu);
+	return PW_OK;
+}
+
+static void *member_run(void *arg)
+{
+	member *mb = arg;
+	mb->st = pw_consumer_run(mb->c, slow_batch, mb, &mb->sh->stop, mb->err, sizeof mb->err);
+	return NULL;
+}
+
+static void member_new(member *mb, mock *m, shared *sh)
+{
+	char err[512];
+	const char *topics[] = {TOPIC};
+	const pw_kv props[] = {{"heartbeat.interval.ms", "300"}, {"session.timeout.ms", "6000"}};
+	pw_consumer_opts o = {.brokers = m->bootstraps, .group_id = "pw-test-rebalance",
+	                      .topics = topics, .ntopics = 1, .props = props, .nprops = 2,
+	                      .batch_max_msgs = 5, .batch_max_ms = 50};
+	memset(mb, 0, sizeof *mb);
+	mb->sh = sh;
+	mb->m = m;
+	cr_assert_eq(pw_consumer_new(&mb->c, &o, &m->lg, err, sizeof err), PW_OK, "%s", err);
+}
+
+Test(kafka_mock, rebalance_moves_partitions_and_loses_nothing)
+{
+	mock m;
+	mock_start(&m);
+	produce_n(&m, NMSG);
+	shared *sh = calloc(1, sizeof *sh);
+	pthread_mutex_init(&sh->mu, NULL);
+	member *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+	member_new(a, &m, sh);
+	pthread_t ta, tb;
+	cr_assert_eq(pthread_create(&ta, NULL, member_run, a), 0);
+	/* the second member joins (is even created: a subscribed consumer joins
+	 * its group from librdkafka's threads) once the first is working */
+	for (int i = 0; i < 300; i++) {
+		pthread_mutex_lock(&sh->mu);
+		int calls = a->calls;
+		pthread_mutex_unlock(&sh->mu);
+		if (calls > 0)
+			break;
+		struct timespec ts = {0, 50 * 1000000};
+		nanosleep(&ts, NULL);
+	}
+	member_new(b, &m, sh);
+	cr_assert_eq(pthread_create(&tb, NULL, member_run, b), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	cr_assert_eq(a->st, PW_OK, "%s", a->err);
+	cr_assert_eq(b->st, PW_OK, "%s", b->err);
+	cr_assert_eq(sh->distinct, NMSG, "every message was processed");
+	cr_assert_gt(b->messages, 0, "the joining member got partitions");
+	pw_consumer_counts ca;
+	pw_consumer_counts_get(a->c, &ca);
+	cr_assert_geq(ca.assignments, 2, "the first member was re-assigned after the join (%llu assignments, %llu revocations, %d msgs; second %d msgs)", (unsigned long long)ca.assignments, (unsigned long long)ca.revocations, a->messages, b->messages);
+	cr_assert_geq(ca.revocations, 2, "revoked at the rebalance and at close");
+	pw_consumer_free(a->c);
+	pw_consumer_free(b->c);
+	cr_assert_eq(committed_total(&m, "pw-test-rebalance"), NMSG,
+	             "the committed offsets of both members cover every message");
+	pthread_mutex_destroy(&sh->mu);
+	free(a);
+	free(b);
+	free(sh);
+	mock_stop(&m);
+}
