@@ -41,7 +41,7 @@ failed=0
 for b in "${benches[@]}"; do
   echo "== $(basename "$b")"
   case "$b" in
-    *.sh) (cd "$repo" && bash "$b") || { echo "bench: $(basename "$b") failed" >&2; failed=1; } ;;
+    *.sh) (cd "$repo" && bash "$b" "$build") || { echo "bench: $(basename "$b") failed" >&2; failed=1; } ;;
     *) (cd "$repo" && "$b") || { echo "bench: $(basename "$b") failed" >&2; failed=1; } ;;
   esac
 done
