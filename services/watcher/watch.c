@@ -203,18 +203,36 @@ static void describe(pw_watch_series *s, const pw_changepoint *cp, pw_watch_even
 		ev->routing = PW_WATCH_ROUTE_QUEUE;
 }
 
-pw_status pw_watch_series_append(pw_watch_series *s, double value, const pw_watch_build *build,
-                                 pw_watch_event *out, size_t cap, size_t *nout, char *errbuf,
-                                 size_t errlen)
+pw_status pw_watch_series_load(pw_watch_series *s, double value, const pw_watch_build *build,
+                               char *errbuf, size_t errlen)
 {
-	*nout = 0;
 	pw_status st = pw_cp_stream_append(s->stream, value, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	s->builds[s->total % s->params.max_points] = *build;
 	s->frozen_at[s->total % s->params.max_points] = s->frozen;
 	s->total++;
+	return PW_OK;
+}
 
+pw_status pw_watch_series_append(pw_watch_series *s, double value, const pw_watch_build *build,
+                                 pw_watch_event *out, size_t cap, size_t *nout, char *errbuf,
+                                 size_t errlen)
+{
+	*nout = 0;
+	pw_status st = pw_watch_series_load(s, value, build, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	return pw_watch_series_scan(s, out, cap, nout, errbuf, errlen);
+}
+
+pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
+                               size_t *nout, char *errbuf, size_t errlen)
+{
+	*nout = 0;
+	if (s->total == 0)
+		return PW_OK;
+	pw_status st;
 	size_t count = 0;
 	st = pw_cp_stream_changepoints(s->stream, s->cps, s->cps_cap, &count, errbuf, errlen);
 	if (st != PW_OK)
@@ -222,16 +240,28 @@ pw_status pw_watch_series_append(pw_watch_series *s, double value, const pw_watc
 	if (count > s->cps_cap)
 		count = s->cps_cap;
 	for (size_t k = 0; k < count; k++) {
-		const pw_changepoint *cp = &s->cps[k];
-		if (cp->index == 0 || !in_ring(s, cp->index - 1) || !in_ring(s, cp->index))
+		pw_changepoint cp = s->cps[k];
+		/* a split inside one build's repeats moves to the build's first point */
+		while (cp.index > 0 && in_ring(s, cp.index - 1) && in_ring(s, cp.index) &&
+		       strcmp(build_at(s, cp.index - 1)->build_id,
+		              build_at(s, cp.index)->build_id) == 0)
+			cp.index--;
+		if (cp.index == 0 || !in_ring(s, cp.index - 1) || !in_ring(s, cp.index))
 			continue;
-		if (same_as_emitted(s, cp->index))
+		if (same_as_emitted(s, cp.index))
 			continue;
 		if (*nout == cap) /* not marked: the next append reports it */
 			break;
-		describe(s, cp, &out[*nout]);
+		describe(s, &cp, &out[*nout]);
 		(*nout)++;
-		pw_watch_series_mark_emitted(s, build_at(s, cp->index)->build_id);
+		pw_watch_series_mark_emitted(s, build_at(s, cp.index)->build_id);
 	}
 	return PW_OK;
+}
+
+void pw_watch_event_set_infra(pw_watch_event *ev, const char *event_id)
+{
+	ev->annotation = PW_WATCH_ANNOTATION_INFRA;
+	snprintf(ev->fleet_event_id, sizeof ev->fleet_event_id, "%s", event_id ? event_id : "");
+	ev->routing = PW_WATCH_ROUTE_NONE;
 }

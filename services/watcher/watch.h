@@ -98,12 +98,39 @@ void pw_watch_series_mark_emitted(pw_watch_series *s, const char *build_id);
 
 /*
  * Appends one point. New shifts found are written to out[0..cap) and counted
- * in *nout, and marked emitted. PW_ERR_INVALID on a non-finite value (nothing
- * appended).
+ * in *nout, and marked emitted. When a build has several points (repeats), a
+ * split the detector places among them moves to the build's first point, so
+ * that last clean and first shifted are always two different builds.
+ * PW_ERR_INVALID on a non-finite value (nothing appended).
  */
 pw_status pw_watch_series_append(pw_watch_series *s, double value, const pw_watch_build *build,
                                  pw_watch_event *out, size_t cap, size_t *nout, char *errbuf,
                                  size_t errlen);
+
+/*
+ * Re-annotates ev as an infra step of the fleet change event_id (routing
+ * none): for a fleet change the series' own marks did not hold, e.g. one the
+ * caller found in perfwatch.fleet_changes for the shift's interval.
+ */
+void pw_watch_event_set_infra(pw_watch_event *ev, const char *event_id);
+
+/*
+ * Appends one point without looking for shifts, for replaying a series'
+ * stored history after a restart: load every point, then call
+ * pw_watch_series_scan once — one detection over the window instead of one
+ * per point. Shifts that only a prefix of the history showed are then not
+ * reported (the full window no longer supports them). PW_ERR_INVALID on a
+ * non-finite value (nothing appended).
+ */
+pw_status pw_watch_series_load(pw_watch_series *s, double value, const pw_watch_build *build,
+                               char *errbuf, size_t errlen);
+
+/*
+ * Looks for shifts in the current window that were not emitted yet; out,
+ * cap and *nout as for pw_watch_series_append (which is load + scan).
+ */
+pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
+                               size_t *nout, char *errbuf, size_t errlen);
 
 /* Points appended since the series was created. */
 size_t pw_watch_series_points(const pw_watch_series *s);

@@ -1,0 +1,366 @@
+/*
+ * watch_store.c: the watcher's SQL — series, points, stored changepoints and fleet
+ * changes read on first sight of a series; changepoints, alerts and the
+ * outbox written per event. See store.h; tables in migrations/0001-0006 and
+ * 0015; timestamps cross as bigint unix microseconds.
+ */
+#include "watch_store.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TS_IN(n) "('epoch'::timestamptz + (" n ")::bigint * interval '1 microsecond')"
+#define TS_OUT(c) "(extract(epoch from " c ") * 1000000)::bigint"
+
+static void copy_field(char *dst, size_t dstlen, const char *src)
+{
+	snprintf(dst, dstlen, "%s", src ? src : "");
+}
+
+pw_status pw_watch_store_series(pw_pg *pg, const char *series_key, pw_watch_series_row *out,
+                                char *errbuf, size_t errlen)
+{
+	static const char sql[] =
+		"SELECT s.series_id, s.model, s.unit, s.direction, coalesce(w.tier, 'tail'),"
+		"       coalesce(b.state, ''), coalesce(b.freeze_event_id, '')"
+		"  FROM perfwatch.series s"
+		"  LEFT JOIN perfwatch.spend_weights w ON w.model = s.model"
+		"  LEFT JOIN LATERAL (SELECT state, freeze_event_id FROM perfwatch.baselines"
+		"                      WHERE series_id = s.series_id ORDER BY version DESC LIMIT 1) b ON true"
+		" WHERE s.series_key = $1";
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(pg, sql, 1, (const char *const[]){series_key}, &res, errbuf,
+	                          errlen);
+	if (st != PW_OK)
+		return st;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return pw_fail(PW_ERR_NOT_FOUND, errbuf, errlen, "series \"%s\" is not in perfwatch.series",
+		               series_key);
+	}
+	memset(out, 0, sizeof *out);
+	out->series_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	copy_field(out->model, sizeof out->model, PQgetvalue(res, 0, 1));
+	copy_field(out->unit, sizeof out->unit, PQgetvalue(res, 0, 2));
+	out->lower_is_better = strcmp(PQgetvalue(res, 0, 3), "lower_is_better") == 0;
+	out->top_tier = strcmp(PQgetvalue(res, 0, 4), "top") == 0;
+	out->frozen = strcmp(PQgetvalue(res, 0, 5), "frozen") == 0;
+	copy_field(out->freeze_event_id, sizeof out->freeze_event_id, PQgetvalue(res, 0, 6));
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status pw_watch_store_points(pw_pg *pg, int64_t series_id, size_t max,
+                                pw_watch_stored_point **out, size_t *n, char *errbuf,
+                                size_t errlen)
+{
+	static const char sql[] =
+		"SELECT s.value, s.build_id, r.compiler_cl, s.compiler_cl_number, " TS_OUT("s.measured_at") ","
+		"       s.run_id, s.repeat_index, r.platform, r.chip_set, r.cell, r.firmware, r.harness_version"
+		"  FROM (SELECT * FROM perfwatch.samples"
+		"         WHERE series_id = $1 AND build_kind = 'nightly'"
+		"         ORDER BY measured_at DESC, run_id COLLATE \"C\" DESC, repeat_index DESC"
+		"         LIMIT $2) s"
+		"  JOIN perfwatch.runs r USING (run_id, repeat_index)"
+		" ORDER BY s.measured_at, s.run_id COLLATE \"C\", s.repeat_index";
+	char id[32], lim[32];
+	snprintf(id, sizeof id, "%" PRId64, series_id);
+	snprintf(lim, sizeof lim, "%zu", max);
+	*out = NULL;
+	*n = 0;
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(pg, sql, 2, (const char *const[]){id, lim}, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	size_t rows = (size_t)PQntuples(res);
+	if (rows == 0)
+		goto done;
+	pw_watch_stored_point *p = calloc(rows, sizeof *p);
+	if (!p) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory reloading %zu points", rows);
+		goto done;
+	}
+	for (size_t i = 0; i < rows; i++) {
+		int r = (int)i;
+		p[i].value = strtod(PQgetvalue(res, r, 0), NULL);
+		copy_field(p[i].build.build_id, sizeof p[i].build.build_id, PQgetvalue(res, r, 1));
+		copy_field(p[i].build.cl, sizeof p[i].build.cl, PQgetvalue(res, r, 2));
+		p[i].build.cl_number = strtoll(PQgetvalue(res, r, 3), NULL, 10);
+		p[i].build.ts_us = strtoll(PQgetvalue(res, r, 4), NULL, 10);
+		p[i].key.ts_us = p[i].build.ts_us;
+		copy_field(p[i].key.run_id, sizeof p[i].key.run_id, PQgetvalue(res, r, 5));
+		p[i].key.repeat_index = (uint32_t)strtoul(PQgetvalue(res, r, 6), NULL, 10);
+		copy_field(p[i].env.platform, sizeof p[i].env.platform, PQgetvalue(res, r, 7));
+		copy_field(p[i].env.chip_set, sizeof p[i].env.chip_set, PQgetvalue(res, r, 8));
+		copy_field(p[i].env.cell, sizeof p[i].env.cell, PQgetvalue(res, r, 9));
+		copy_field(p[i].env.firmware, sizeof p[i].env.firmware, PQgetvalue(res, r, 10));
+		copy_field(p[i].env.harness, sizeof p[i].env.harness, PQgetvalue(res, r, 11));
+	}
+	*out = p;
+	*n = rows;
+done:
+	PQclear(res);
+	return st;
+}
+
+pw_status pw_watch_store_emitted(pw_pg *pg, int64_t series_id, int64_t since_us, size_t max,
+                                 char (*builds)[PW_WATCH_BUILD_LEN], size_t *n, char *errbuf,
+                                 size_t errlen)
+{
+	static const char sql[] =
+		"SELECT first_shifted_build_id FROM ("
+		"  SELECT first_shifted_build_id, shift_at FROM perfwatch.changepoints"
+		"   WHERE series_id = $1 AND shift_at >= " TS_IN("$2")
+		"   ORDER BY shift_at DESC LIMIT $3) c ORDER BY shift_at";
+	char id[32], since[32], lim[32];
+	snprintf(id, sizeof id, "%" PRId64, series_id);
+	snprintf(since, sizeof since, "%" PRId64, since_us);
+	snprintf(lim, sizeof lim, "%zu", max);
+	*n = 0;
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(pg, sql, 3, (const char *const[]){id, since, lim}, &res, errbuf,
+	                          errlen);
+	if (st != PW_OK)
+		return st;
+	for (int r = 0; r < PQntuples(res) && *n < max; r++)
+		copy_field(builds[(*n)++], PW_WATCH_BUILD_LEN, PQgetvalue(res, r, 0));
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status pw_watch_store_fleet_marks(pw_pg *pg, const pw_watch_env *env, int64_t after_us,
+                                     int64_t until_us, size_t max, pw_watch_fleet_mark *out,
+                                     size_t *n, char *errbuf, size_t errlen)
+{
+	static const char sql[] =
+		"SELECT event_id, ts FROM ("
+		"  SELECT event_id, occurred_at, " TS_OUT("occurred_at") " AS ts FROM perfwatch.fleet_changes"
+		"   WHERE occurred_at > " TS_IN("$1") " AND occurred_at <= " TS_IN("$2")
+		"     AND (cardinality(platforms) = 0 OR $3 = ANY (platforms))"
+		"     AND (cardinality(chip_sets) = 0 OR $4 = ANY (chip_sets))"
+		"     AND (cardinality(cells) = 0 OR $5 = ANY (cells))"
+		"     AND (cardinality(firmware) = 0 OR $6 = ANY (firmware))"
+		"     AND (cardinality(harness_versions) = 0 OR $7 = ANY (harness_versions))"
+		"   ORDER BY occurred_at DESC LIMIT $8) f ORDER BY occurred_at";
+	char a[32], u[32], lim[32];
+	snprintf(a, sizeof a, "%" PRId64, after_us);
+	snprintf(u, sizeof u, "%" PRId64, until_us);
+	snprintf(lim, sizeof lim, "%zu", max);
+	*n = 0;
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(pg, sql, 8,
+	                          (const char *const[]){a, u, env->platform, env->chip_set, env->cell,
+	                                                env->firmware, env->harness, lim},
+	                          &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int r = 0; r < PQntuples(res) && *n < max; r++) {
+		copy_field(out[*n].event_id, sizeof out[*n].event_id, PQgetvalue(res, r, 0));
+		out[*n].ts_us = strtoll(PQgetvalue(res, r, 1), NULL, 10);
+		(*n)++;
+	}
+	PQclear(res);
+	return PW_OK;
+}
+
+/* A PostgreSQL text[] literal of list[0..n) into a malloc'd string (NULL: no memory). */
+static char *text_array(char *const *list, size_t n)
+{
+	size_t len = 3;
+	for (size_t i = 0; i < n; i++)
+		len += 2 * strlen(list[i] ? list[i] : "") + 3;
+	char *s = malloc(len), *w = s;
+	if (!s)
+		return NULL;
+	*w++ = '{';
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			*w++ = ',';
+		*w++ = '"';
+		for (const char *c = list[i] ? list[i] : ""; *c; c++) {
+			if (*c == '"' || *c == '\\')
+				*w++ = '\\';
+			*w++ = *c;
+		}
+		*w++ = '"';
+	}
+	*w++ = '}';
+	*w = '\0';
+	return s;
+}
+
+static const char *fleet_kind_name(Perfwatch__V1__FleetChangeKind k)
+{
+	switch (k) {
+	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_RECABLING: return "recabling";
+	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_FIRMWARE: return "firmware";
+	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_HARNESS: return "harness";
+	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_CHIP_SET: return "chip_set";
+	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_HOST: return "host";
+	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_RUNTIME: return "runtime";
+	default: return "other";
+	}
+}
+
+pw_status pw_watch_store_fleet_change(pw_pg *pg, const Perfwatch__V1__FleetChangeEvent *fc,
+                                      char *errbuf, size_t errlen)
+{
+	static const char sql[] =
+		"INSERT INTO perfwatch.fleet_changes (event_id, occurred_at, kind, reason, source,"
+		"  platforms, chip_sets, cells, firmware, harness_versions, from_version, to_version)"
+		" VALUES ($1, " TS_IN("$2") ", $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+		" ON CONFLICT (event_id) DO NOTHING";
+	char ts[32];
+	snprintf(ts, sizeof ts, "%" PRId64, fc->occurred_unix_us);
+	char *arr[5] = {
+		text_array(fc->platforms, fc->n_platforms), text_array(fc->chip_sets, fc->n_chip_sets),
+		text_array(fc->cells, fc->n_cells), text_array(fc->firmware, fc->n_firmware),
+		text_array(fc->harness_versions, fc->n_harness_versions)};
+	pw_status st;
+	for (int i = 0; i < 5; i++)
+		if (!arr[i]) {
+			st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory storing a fleet change");
+			goto out;
+		}
+	st = pw_pg_exec(pg, sql, 12,
+	                (const char *const[]){fc->event_id, ts, fleet_kind_name(fc->kind), fc->reason,
+	                                      fc->source, arr[0], arr[1], arr[2], arr[3], arr[4],
+	                                      fc->from_version, fc->to_version},
+	                NULL, errbuf, errlen);
+out:
+	for (int i = 0; i < 5; i++)
+		free(arr[i]);
+	return st;
+}
+
+static void fmt_double(char *buf, size_t len, double x)
+{
+	if (isnan(x))
+		snprintf(buf, len, "NaN");
+	else if (isinf(x))
+		snprintf(buf, len, "%s", x > 0 ? "Infinity" : "-Infinity");
+	else
+		snprintf(buf, len, "%.17g", x);
+}
+
+pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch_event *ev,
+                               const uint8_t *cp_pb, size_t cp_len, const uint8_t *alert_pb,
+                               size_t alert_len, bool *inserted, char *errbuf, size_t errlen)
+{
+	static const char cp_sql[] =
+		"INSERT INTO perfwatch.changepoints (series_id, first_shifted_build_id, changepoint_id,"
+		"  position, day, shift_at, last_clean_build_id, last_clean_cl, last_clean_cl_number,"
+		"  first_shifted_cl, first_shifted_cl_number, n_cls, level_before, level_after, unit,"
+		"  delta_pct, p, direction, method, annotation, fleet_event_id, routing, detected_at)"
+		" VALUES ($1, $2, $3, $4, $5::date, " TS_IN("$6") ", $7, $8, $9, $10, $11, $12, $13, $14,"
+		"  $15, $16, $17, $18, 'pelt', $19, $20, $21, " TS_IN("$22") ")"
+		" ON CONFLICT DO NOTHING RETURNING 1";
+	static const char alert_sql[] =
+		"INSERT INTO perfwatch.alerts (alert_id, revision, kind, source, created_at, series_id,"
+		"  series_key, baseline_median, baseline_mad, observed_median, observed_release,"
+		"  delta_abs, delta_abs_unit, delta_pct, z_robust, fdr_q, changepoint_id, cp_nightly,"
+		"  cl_range_lo, cl_range_hi, n_cls, verdict, page_route, routing, fleet_event_id, summary)"
+		" VALUES ($1, 1, $2, 'watcher', " TS_IN("$3") ", $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+		"  $13, $14, $15, $16::date, $17, $18, $19, $20, $21, $22, $23, $24)"
+		" ON CONFLICT (alert_id) DO NOTHING";
+	static const char outbox_sql[] =
+		"INSERT INTO perfwatch.watcher_outbox (changepoint_id, series_key, changepoint_pb,"
+		"  alert_id, alert_pb) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
+	const Perfwatch__V1__Changepoint *cp = &m->cp;
+	const Perfwatch__V1__Alert *a = &m->alert;
+	char sid[32], pos[32], shift[32], lc_num[32], fs_num[32], ncls[32], before[40], after[40],
+		pct[40], p[40], det[32], mad[40], abs_[40], z[40];
+	snprintf(sid, sizeof sid, "%" PRId64, cp->series_id);
+	snprintf(pos, sizeof pos, "%" PRIu32, cp->position);
+	snprintf(shift, sizeof shift, "%" PRId64, cp->shift_unix_us);
+	snprintf(lc_num, sizeof lc_num, "%" PRId64, cp->last_clean_cl_number);
+	snprintf(fs_num, sizeof fs_num, "%" PRId64, cp->first_shifted_cl_number);
+	snprintf(ncls, sizeof ncls, "%" PRIu32, cp->n_cls);
+	fmt_double(before, sizeof before, cp->level_before);
+	fmt_double(after, sizeof after, cp->level_after);
+	fmt_double(pct, sizeof pct, cp->delta_pct);
+	fmt_double(p, sizeof p, cp->p);
+	fmt_double(mad, sizeof mad, a->baseline->mad);
+	fmt_double(abs_, sizeof abs_, a->delta->abs);
+	fmt_double(z, sizeof z, a->delta->z_robust);
+	snprintf(det, sizeof det, "%" PRId64, cp->detected_unix_us);
+	bool p_ok = isfinite(cp->p) && cp->p >= 0.0 && cp->p <= 1.0;
+	const char *dir = ev->regression ? "regression" : "improvement";
+	const char *routing = pw_watch_routing_name(ev->routing);
+
+	*inserted = false;
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(
+		pg, cp_sql, 22,
+		(const char *const[]){sid, cp->first_shifted_build_id, cp->changepoint_id, pos, cp->day,
+		                      shift, cp->last_clean_build_id, cp->last_clean_cl, lc_num,
+		                      cp->first_shifted_cl, fs_num, ncls, before, after, cp->unit, pct,
+		                      p_ok ? p : NULL, dir, pw_watch_annotation_name(ev->annotation),
+		                      cp->fleet_event_id, routing, det},
+		&res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	bool fresh = PQntuples(res) == 1;
+	PQclear(res);
+	if (!fresh)
+		return PW_OK;
+
+	st = pw_pg_exec(pg, alert_sql, 24,
+	                (const char *const[]){a->alert_id, pw_watch_alert_kind_name(a->kind), det, sid,
+	                                      a->series_key, before, mad, after, a->observed->release,
+	                                      abs_, a->delta->abs_unit, pct, z, p_ok ? p : NULL,
+	                                      cp->changepoint_id, cp->day, a->changepoint->cl_range_lo,
+	                                      a->changepoint->cl_range_hi, ncls,
+	                                      pw_watch_verdict_name(a->verdict), a->page, routing,
+	                                      a->fleet_event_id, a->summary},
+	                NULL, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	const char *vals[5] = {cp->changepoint_id, cp->series_key, (const char *)cp_pb, a->alert_id,
+	                       (const char *)alert_pb};
+	int lens[5] = {0, 0, (int)cp_len, 0, (int)alert_len};
+	int fmts[5] = {0, 0, 1, 0, 1};
+	st = pw_pg_execv(pg, outbox_sql, 5, vals, lens, fmts, 0, NULL, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	*inserted = true;
+	return PW_OK;
+}
+
+pw_status pw_watch_store_outbox_pending(pw_pg *pg, size_t max, pw_watch_outbox_fn fn, void *ctx,
+                                        size_t *n, char *errbuf, size_t errlen)
+{
+	static const char sql[] =
+		"SELECT changepoint_id, series_key, changepoint_pb, alert_pb FROM perfwatch.watcher_outbox"
+		" WHERE published_at IS NULL ORDER BY created_at, changepoint_id LIMIT $1";
+	char lim[32];
+	snprintf(lim, sizeof lim, "%zu", max);
+	*n = 0;
+	PGresult *res = NULL;
+	/* binary results: bytea arrives as raw bytes, text as its characters */
+	pw_status st = pw_pg_execv(pg, sql, 1, (const char *const[]){lim}, NULL, NULL, 1, &res,
+	                           errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int r = 0; r < PQntuples(res); r++) {
+		st = fn(ctx, PQgetvalue(res, r, 0), PQgetvalue(res, r, 1),
+		        (const uint8_t *)PQgetvalue(res, r, 2), (size_t)PQgetlength(res, r, 2),
+		        (const uint8_t *)PQgetvalue(res, r, 3), (size_t)PQgetlength(res, r, 3));
+		if (st != PW_OK)
+			break;
+		(*n)++;
+	}
+	PQclear(res);
+	return st;
+}
+
+pw_status pw_watch_store_outbox_mark(pw_pg *pg, const char *changepoint_id, char *errbuf,
+                                     size_t errlen)
+{
+	static const char sql[] = "UPDATE perfwatch.watcher_outbox SET published_at = now()"
+	                          " WHERE changepoint_id = $1 AND published_at IS NULL";
+	return pw_pg_exec(pg, sql, 1, (const char *const[]){changepoint_id}, NULL, errbuf, errlen);
+}

@@ -1,0 +1,113 @@
+/*
+ * watch_store.h: the watcher's PostgreSQL reads and writes.
+ *
+ * PostgreSQL is the watcher's memory across restarts (docs/watcher.md): on
+ * the first point of a series, main.c reads the series row and its spend
+ * tier and frozen state, its recent nightly points (perfwatch.samples with
+ * the run's environment from perfwatch.runs), the changepoints already
+ * stored for it and the fleet changes that selected it, and replays them into
+ * a fresh pw_watch_series (watch.h). On an event it stores the changepoints
+ * row, its alerts row and the outbox row with the packed messages (0015) in
+ * the batch's transaction; after the commit it publishes the outbox and marks
+ * it. Every write is idempotent on its natural key. All calls go through one
+ * pw_pg (pw_pg.h); errors are its codes, with the reason in errbuf.
+ */
+#ifndef PW_WATCH_STORE_H
+#define PW_WATCH_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "watch_emit.h"
+#include "perfwatch/v1/fleet.pb-c.h"
+#include "pw_pg.h"
+#include "pw_status.h"
+#include "watch.h"
+
+/* A series as perfwatch.series, spend_weights and latest_baselines know it. */
+typedef struct pw_watch_series_row {
+	int64_t series_id;
+	char model[PW_WATCH_FIELD_LEN];
+	char unit[32];
+	bool lower_is_better;
+	bool top_tier;                          /* spend_weights.tier = 'top' */
+	bool frozen;                            /* latest baseline state 'frozen' */
+	char freeze_event_id[PW_WATCH_EVENT_LEN];
+} pw_watch_series_row;
+
+/* The row of series_key; PW_ERR_NOT_FOUND when perfwatch.series has none. */
+pw_status pw_watch_store_series(pw_pg *pg, const char *series_key, pw_watch_series_row *out,
+                                char *errbuf, size_t errlen);
+
+/* One stored nightly point with its build and where it ran. */
+typedef struct pw_watch_stored_point {
+	double value;
+	pw_watch_build build;
+	pw_watch_point_key key;
+	pw_watch_env env;
+} pw_watch_stored_point;
+
+/*
+ * The newest max nightly points of the series, oldest first, into a malloc'd
+ * array *out (caller frees; NULL when *n is 0).
+ */
+pw_status pw_watch_store_points(pw_pg *pg, int64_t series_id, size_t max,
+                                pw_watch_stored_point **out, size_t *n, char *errbuf,
+                                size_t errlen);
+
+/*
+ * The first shifted builds of the series' stored changepoints shifting at or
+ * after since_us, newest max of them, oldest first, into builds[0..*n).
+ */
+pw_status pw_watch_store_emitted(pw_pg *pg, int64_t series_id, int64_t since_us, size_t max,
+                                 char (*builds)[PW_WATCH_BUILD_LEN], size_t *n, char *errbuf,
+                                 size_t errlen);
+
+/* 9999-12-31T23:59:59Z: an upper bound for "until now and later" that PostgreSQL can hold. */
+#define PW_WATCH_END_OF_TIME_US INT64_C(253402300799000000)
+
+/* A fleet change that selected a series. */
+typedef struct pw_watch_fleet_mark {
+	char event_id[PW_WATCH_EVENT_LEN];
+	int64_t ts_us;
+} pw_watch_fleet_mark;
+
+/*
+ * The fleet changes of perfwatch.fleet_changes that took effect in
+ * (after_us, until_us] and whose selectors match env (the SQL twin of
+ * pw_watch_selectors_match), newest max of them, oldest first.
+ */
+pw_status pw_watch_store_fleet_marks(pw_pg *pg, const pw_watch_env *env, int64_t after_us,
+                                     int64_t until_us, size_t max, pw_watch_fleet_mark *out,
+                                     size_t *n, char *errbuf, size_t errlen);
+
+/* Stores a FleetChangeEvent (ON CONFLICT (event_id) DO NOTHING). */
+pw_status pw_watch_store_fleet_change(pw_pg *pg, const Perfwatch__V1__FleetChangeEvent *fc,
+                                      char *errbuf, size_t errlen);
+
+/*
+ * Stores one event: the changepoints row, and when that row is new, its
+ * alerts row and the outbox row holding the packed messages (cp_pb, alert_pb,
+ * borrowed). *inserted says whether the changepoint was new. Inside the
+ * caller's transaction.
+ */
+pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch_event *ev,
+                               const uint8_t *cp_pb, size_t cp_len, const uint8_t *alert_pb,
+                               size_t alert_len, bool *inserted, char *errbuf, size_t errlen);
+
+/* Called for each unpublished outbox row, oldest first; non-PW_OK stops the walk. */
+typedef pw_status (*pw_watch_outbox_fn)(void *ctx, const char *changepoint_id,
+                                        const char *series_key, const uint8_t *cp_pb,
+                                        size_t cp_len, const uint8_t *alert_pb,
+                                        size_t alert_len);
+
+/* Walks up to max unpublished outbox rows; *n receives how many were walked. */
+pw_status pw_watch_store_outbox_pending(pw_pg *pg, size_t max, pw_watch_outbox_fn fn, void *ctx,
+                                        size_t *n, char *errbuf, size_t errlen);
+
+/* Marks one outbox row published. */
+pw_status pw_watch_store_outbox_mark(pw_pg *pg, const char *changepoint_id, char *errbuf,
+                                     size_t errlen);
+
+#endif

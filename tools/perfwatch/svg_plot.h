@@ -1,0 +1,72 @@
+/*
+ * svg_plot.h: one series drawn as an SVG picture — its points, its noise
+ * band, its changepoints and its fleet-change marks — for on-call, who would
+ * rather look than read.
+ *
+ * `perfwatch series plot` (cmd_plot.c) reads the series from PostgreSQL into
+ * a pw_plot_series and calls pw_plot_svg; the function is pure (a FILE in,
+ * nothing else touched), so tests/unit/test_svg_plot.c checks the structure
+ * of what it writes. Time runs left to right in UTC days; the value axis is
+ * labelled with the series' unit. Every element has a class (point, band,
+ * median, changepoint, fleet-change, axis, tick, label) so that a stylesheet
+ * or a test can find it. Everything is borrowed for the call only.
+ */
+#ifndef PW_SVG_PLOT_H
+#define PW_SVG_PLOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pw_status.h"
+
+typedef struct pw_plot_point {
+	int64_t ts_us; /* unix microseconds the run finished */
+	double value;  /* in the series' unit */
+} pw_plot_point;
+
+/*
+ * A level shift: a vertical line between the last clean and the first shifted
+ * point (at the first shifted one when the last clean is unknown, 0),
+ * labelled with its CL range.
+ */
+typedef struct pw_plot_changepoint {
+	int64_t ts_us;           /* the first shifted point */
+	int64_t last_clean_us;   /* the last clean point, or 0 */
+	const char *cl_lo;       /* last clean CL, e.g. "cl/7841885" */
+	const char *cl_hi;       /* first shifted CL, e.g. "cl/7841923" */
+	double delta_pct;        /* percent */
+	bool regression;
+	const char *annotation;  /* "none", "infra" or "frozen" */
+} pw_plot_changepoint;
+
+/* A fleet change that selected the series: a dashed vertical line. */
+typedef struct pw_plot_mark {
+	int64_t ts_us;
+	const char *event_id;
+} pw_plot_mark;
+
+typedef struct pw_plot_series {
+	const char *title;   /* the series key */
+	const char *unit;    /* e.g. "ms" */
+	const pw_plot_point *points;
+	size_t npoints;
+	bool has_band;       /* the latest baseline: median ± 3·MAD_n */
+	double band_lo, band_hi, median;
+	const pw_plot_changepoint *changepoints;
+	size_t nchangepoints;
+	const pw_plot_mark *marks;
+	size_t nmarks;
+} pw_plot_series;
+
+/*
+ * Writes a complete SVG document (width × height pixels, each at least 320 ×
+ * 200) to out. PW_ERR_INSUFFICIENT when there are no points, PW_ERR_INVALID
+ * for a non-finite value or band, or too small a picture, PW_ERR_IO when
+ * writing fails; the reason in errbuf.
+ */
+pw_status pw_plot_svg(FILE *out, const pw_plot_series *s, int width, int height, char *errbuf,
+                      size_t errlen);
+
+#endif
