@@ -38,7 +38,7 @@ typedef struct pw_cp_params {
 	size_t calibration;    /* points at the start from which the noise scale is taken; 30 */
 	double clip_k;         /* robust cost: clip at running median ± clip_k·scale; 3 */
 	size_t clip_halfwidth; /* robust cost: running-median half window; 5 */
-	double alpha;          /* post-filter: Mann–Whitney two-sided p must be <= alpha; 0.001 */
+	double alpha;          /* post-filter: Mann–Whitney two-sided p must be <= alpha; 1e-5 */
 	double min_effect;     /* post-filter: |after−before|/|before| >= this; 0.005 */
 	double min_noise_effect; /* post-filter: |after−before| >= this × segment MAD_n; 0.5 */
 	double perm_alpha;     /* E-divisive: permutation p must be <= this; 0.01 */
