@@ -207,10 +207,18 @@ pw_status pw_baseline_series_add(pw_baseline_series *s, const pw_baseline_point 
 
 	bool noisy = v.sigma_rel > s->params.quarantine_factor * s->params.platform_sigma;
 	pw_baseline_state was = s->state;
+	if (noisy && was == PW_BASELINE_QUARANTINED)
+		return PW_OK; /* still noisy: the quarantined version stands, nothing new to store */
 	s->current = v;
 	s->has_baseline = true;
 	if (noisy) {
 		s->state = PW_BASELINE_QUARANTINED;
+		if (was == PW_BASELINE_FROZEN) {
+			/* the re-baseline completed, noisy: the freeze ends in quarantine */
+			ev[(*nev)++] = (pw_baseline_event){PW_BASELINE_EV_UNFROZEN, 0.0};
+			s->freeze_reason[0] = '\0';
+			s->freeze_event[0] = '\0';
+		}
 		if (was != PW_BASELINE_QUARANTINED)
 			ev[(*nev)++] = (pw_baseline_event){PW_BASELINE_EV_QUARANTINED, 0.0};
 		return PW_OK;
@@ -236,4 +244,9 @@ bool pw_baseline_series_freeze(pw_baseline_series *s, const char *event_id, cons
 	snprintf(s->freeze_event, sizeof s->freeze_event, "%s", event_id);
 	snprintf(s->freeze_reason, sizeof s->freeze_reason, "%s", reason);
 	return true;
+}
+
+void pw_baseline_series_push_quiet(pw_baseline_series *s, const pw_baseline_point *pt)
+{
+	ring_push(s, pt);
 }

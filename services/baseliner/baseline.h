@@ -9,9 +9,11 @@
  *
  *   BASELINING --window complete, σ ok--> ACTIVE
  *   BASELINING/ACTIVE --window complete, σ > 2× platform norm--> QUARANTINED
- *   QUARANTINED --a later window with σ ok--> ACTIVE
+ *   QUARANTINED --a later window with σ ok--> ACTIVE (a new version; while
+ *                 still noisy the quarantined version and its values stand)
  *   any --fleet change selecting the series--> FROZEN (window cleared)
  *   FROZEN --re-baseline from the points after the change completes--> ACTIVE
+ *          (or QUARANTINED when the new window is noisy; UNFROZEN either way)
  *
  * A point beyond outlier_k·σ of an existing baseline raises an infra-health
  * event and is kept out of the window (§4 "why MAD": outliers get their own
@@ -119,6 +121,14 @@ pw_status pw_baseline_series_add(pw_baseline_series *s, const pw_baseline_point 
  * was not already frozen by the same event (so the caller publishes once).
  */
 bool pw_baseline_series_freeze(pw_baseline_series *s, const char *event_id, const char *reason);
+
+/*
+ * Appends pt to the window without deciding anything: no baseline is
+ * computed, no event raised, the state is untouched. For the restart path,
+ * which re-fills the window from stored samples and restores state and
+ * current from the stored baseline itself.
+ */
+void pw_baseline_series_push_quiet(pw_baseline_series *s, const pw_baseline_point *pt);
 
 /* Points in the window now, and what the window still lacks (for `series show`). */
 size_t pw_baseline_series_window_len(const pw_baseline_series *s);

@@ -239,3 +239,69 @@ Test(baseline, sliding_window_keeps_max_window)
 	cr_assert_eq(f.s.current.version, f.updated);
 	pw_baseline_series_release(&f.s);
 }
+
+Test(baseline, quarantined_version_and_values_stand_while_noisy)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	p.max_window = 60;
+	feed f;
+	feed_init(&f, &p);
+	while (f.s.state != PW_BASELINE_QUARANTINED && f.i < 200)
+		feed_point(&f, 3.90, 0.012, 3);
+	cr_assert_eq(f.s.state, PW_BASELINE_QUARANTINED);
+	pw_baseline_value q = f.s.current;
+	for (int i = 0; i < 30; i++)
+		feed_point(&f, 3.90, 0.012, 3);
+	cr_assert_eq(f.s.state, PW_BASELINE_QUARANTINED);
+	/* what was stored and published at the quarantine is still what the series holds */
+	cr_assert_eq(f.s.current.version, q.version);
+	cr_assert_float_eq(f.s.current.median, q.median, 0.0);
+	cr_assert_eq(f.s.current.window_end_us, q.window_end_us);
+	pw_baseline_series_release(&f.s);
+}
+
+Test(baseline, noisy_rebaseline_ends_the_freeze_in_quarantine)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	feed f;
+	feed_init(&f, &p);
+	for (int i = 0; i < 60; i++)
+		feed_point(&f, 3.90, 0.003, 3);
+	cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+	cr_assert(pw_baseline_series_freeze(&f.s, "fc-2", "harness perfbench-2.32"));
+	while (f.s.state == PW_BASELINE_FROZEN && f.i < 400)
+		feed_point(&f, 3.90, 0.015, 3);
+	cr_assert_eq(f.s.state, PW_BASELINE_QUARANTINED);
+	cr_assert_eq(f.unfrozen, 1, "the re-baseline completed: the freeze ends");
+	cr_assert_eq(f.quarantined, 1);
+	cr_assert_str_eq(f.s.freeze_event, "");
+	pw_baseline_series_release(&f.s);
+}
+
+Test(baseline, push_quiet_refills_without_deciding)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	p.max_window = 40;
+	pw_baseline_series s;
+	cr_assert_eq(pw_baseline_series_init(&s, &p), PW_OK);
+	for (int i = 0; i < 50; i++) {
+		pw_baseline_point pt = {3.9, 1750000000LL * 1000000LL + i * DAY_US / 4, 1000 + (uint64_t)(i % 3)};
+		pw_baseline_series_push_quiet(&s, &pt);
+	}
+	cr_assert_eq(pw_baseline_series_window_len(&s), 40, "the ring still slides");
+	cr_assert_eq(s.state, PW_BASELINE_BASELINING);
+	cr_assert_not(s.has_baseline);
+	cr_assert_eq(s.current.version, 0);
+	/* the next real point decides on the whole re-filled window */
+	pw_baseline_point pt = {3.9, 1750000000LL * 1000000LL + 50 * DAY_US / 4, 1000};
+	pw_baseline_event ev[2];
+	size_t nev = 0;
+	cr_assert_eq(pw_baseline_series_add(&s, &pt, ev, &nev), PW_OK);
+	cr_assert_eq(nev, 1);
+	cr_assert_eq(ev[0].kind, PW_BASELINE_EV_UPDATED);
+	cr_assert_eq(s.current.n, 40);
+	pw_baseline_series_release(&s);
+}

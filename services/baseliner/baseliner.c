@@ -1,0 +1,787 @@
+/*
+ * baseliner.c: one batch of the baseliner service. See baseliner.h; the
+ * decisions are baseline.c's, the table series_table.c's, the I/O
+ * baseliner_store.c's.
+ */
+#include "baseliner.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "perfwatch/v1/dlq.pb-c.h"
+#include "perfwatch/v1/fleet.pb-c.h"
+#include "perfwatch/v1/series.pb-c.h"
+#include "pw_topics.h"
+
+int64_t pw_baseliner_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void m_inc(pw_metric *m, const char *label)
+{
+	if (!m)
+		return;
+	if (label)
+		pw_metric_inc(m, (const char *[]){label});
+	else
+		pw_metric_inc(m, NULL);
+}
+
+pw_status pw_baseliner_metrics_register(pw_metrics *reg, pw_baseliner_metrics *m,
+                                        char *errbuf, size_t errlen)
+{
+	static const char *const outcome[] = {"outcome", NULL};
+	static const char *const path[] = {"path", NULL};
+	static const double buckets[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+	pw_status st;
+	memset(m, 0, sizeof *m);
+#define REG(call)                    \
+	do {                             \
+		st = (call);                 \
+		if (st != PW_OK)             \
+			return st;               \
+	} while (0)
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_points_total",
+	                       "series points consumed, by what became of them", outcome, &m->points,
+	                       errbuf, errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_fleet_changes_total",
+	                       "fleet-change events consumed", NULL, &m->fleet_changes, errbuf, errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_baseline_updates_total",
+	                       "new baseline versions stored and published", NULL, &m->updates, errbuf,
+	                       errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_freezes_total",
+	                       "series frozen by a fleet change", NULL, &m->freezes, errbuf, errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_unfreezes_total",
+	                       "freezes ended by a completed re-baseline", NULL, &m->unfreezes, errbuf,
+	                       errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_quarantines_total",
+	                       "series quarantined (sigma above 2x the platform norm)", NULL,
+	                       &m->quarantines, errbuf, errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_outliers_total",
+	                       "points beyond outlier_k sigma, raised as infra-health alerts", NULL,
+	                       &m->outliers, errbuf, errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_redis_fallbacks_total",
+	                       "Redis failures answered from or deferred to PostgreSQL", path,
+	                       &m->redis_fallbacks, errbuf, errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_dead_letters_total",
+	                       "messages sent to perf.dlq.v1", NULL, &m->dead_letters, errbuf, errlen));
+	REG(pw_metrics_histogram(reg, "perfwatch_baseliner_batch_seconds",
+	                         "time to process, store, publish and commit one batch", NULL,
+	                         buckets, sizeof buckets / sizeof buckets[0], &m->batch_seconds,
+	                         errbuf, errlen));
+	REG(pw_metrics_gauge(reg, "perfwatch_baseliner_series", "series held in memory", NULL,
+	                     &m->series, errbuf, errlen));
+#undef REG
+	return PW_OK;
+}
+
+void pw_baseliner_init(pw_baseliner *b)
+{
+	memset(&b->sc, 0, sizeof b->sc);
+	b->need_known = true;
+	b->dirty = 0;
+	b->redis_lost = false;
+	b->batches = b->points = b->updates = b->freezes = b->unfreezes = 0;
+	b->quarantines = b->outliers = 0;
+}
+
+void pw_baseliner_release(pw_baseliner *b)
+{
+	if (!b)
+		return;
+	free(b->sc.rec);
+	free(b->sc.rec_store);
+	free(b->sc.alerts);
+	memset(&b->sc, 0, sizeof b->sc);
+}
+
+/* ------------------------------------------------------------- scratch */
+
+static pw_baseline_record *push_rec(pw_baseliner *b, bool store)
+{
+	pw_baseliner_scratch *sc = &b->sc;
+	if (sc->nrec == sc->caprec) {
+		size_t cap = sc->caprec ? 2 * sc->caprec : 256;
+		pw_baseline_record *r = realloc(sc->rec, cap * sizeof *r);
+		if (!r)
+			return NULL;
+		sc->rec = r;
+		bool *s = realloc(sc->rec_store, cap * sizeof *s);
+		if (!s)
+			return NULL;
+		sc->rec_store = s;
+		sc->caprec = cap;
+	}
+	sc->rec_store[sc->nrec] = store;
+	return &sc->rec[sc->nrec++];
+}
+
+static pw_bstore_alert *push_alert(pw_baseliner *b)
+{
+	pw_baseliner_scratch *sc = &b->sc;
+	if (sc->nalerts == sc->capalerts) {
+		size_t cap = sc->capalerts ? 2 * sc->capalerts : 32;
+		pw_bstore_alert *a = realloc(sc->alerts, cap * sizeof *a);
+		if (!a)
+			return NULL;
+		sc->alerts = a;
+		sc->capalerts = cap;
+	}
+	pw_bstore_alert *a = &sc->alerts[sc->nalerts++];
+	memset(a, 0, sizeof *a);
+	return a;
+}
+
+/* ------------------------------------------------------------ messages */
+
+static pw_status dead_letter(pw_baseliner *b, const rd_kafka_message_t *msg,
+                             Perfwatch__V1__DlqReason reason, const char *payload_type,
+                             const char *detail, char *errbuf, size_t errlen)
+{
+	Perfwatch__V1__DeadLetter dl = PERFWATCH__V1__DEAD_LETTER__INIT;
+	dl.reason = reason;
+	dl.detail = (char *)detail;
+	dl.source_topic = (char *)rd_kafka_topic_name(msg->rkt);
+	dl.partition = msg->partition;
+	dl.offset = msg->offset;
+	dl.original_key.data = msg->key;
+	dl.original_key.len = msg->key ? msg->key_len : 0;
+	dl.original_payload.data = msg->payload;
+	dl.original_payload.len = msg->payload ? msg->len : 0;
+	dl.failed_unix_us = pw_baseliner_now_us();
+	dl.service = (char *)"baseliner";
+	dl.payload_type = (char *)payload_type;
+	size_t n = perfwatch__v1__dead_letter__get_packed_size(&dl);
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	perfwatch__v1__dead_letter__pack(&dl, buf);
+	pw_status st = pw_producer_produce(b->prod, PW_TOPIC_DLQ, msg->key, msg->key ? msg->key_len : 0,
+	                                   buf, n, 1000, errbuf, errlen);
+	free(buf);
+	if (st == PW_OK) {
+		m_inc(b->m ? b->m->dead_letters : NULL, NULL);
+		pw_log_warn(b->lg, "dead-lettered %s message at %s[%d]@%" PRId64 ": %s", payload_type,
+		            rd_kafka_topic_name(msg->rkt), (int)msg->partition, msg->offset, detail);
+	}
+	return st;
+}
+
+static void key_platform(const char *key, char *out, size_t len)
+{
+	/* model/hlo/platform/... : the third component */
+	const char *p = key;
+	for (int i = 0; i < 2 && p; i++) {
+		p = strchr(p, '/');
+		if (p)
+			p++;
+	}
+	out[0] = '\0';
+	if (!p)
+		return;
+	const char *end = strchr(p, '/');
+	size_t n = end ? (size_t)(end - p) : strlen(p);
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+/* The entry of a series, loaded from PostgreSQL when it is not yet. */
+static pw_status entry_ready(pw_baseliner *b, const char *key, int64_t series_id,
+                             pw_series_entry **out, char *errbuf, size_t errlen)
+{
+	char platform[PW_ST_ENV_MAX];
+	key_platform(key, platform, sizeof platform);
+	bool created = false;
+	pw_status st = pw_series_table_get(b->table, key,
+	                                   pw_series_platform_is_gpu(platform, b->gpu_prefixes), out,
+	                                   &created);
+	if (st != PW_OK)
+		return pw_fail(st, errbuf, errlen, "series table: cannot hold series \"%s\": %s", key,
+		               pw_strerror(st));
+	if (series_id > 0)
+		(*out)->series_id = series_id;
+	if (!(*out)->loaded) {
+		st = pw_bstore_load_series(b->pg, *out, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			return st;
+	}
+	return PW_OK;
+}
+
+static void quarantine_reason(const pw_series_entry *e, const pw_baseline_record *r, char *buf,
+                              size_t len)
+{
+	snprintf(buf, len, "quarantined: sigma %.3g%% exceeds %.3g x the platform norm %.3g%%",
+	         r->sigma_pct, e->bs.params.quarantine_factor, r->platform_norm_sigma_pct);
+}
+
+static void fill_alert_common(pw_bstore_alert *a, const pw_series_entry *e, int64_t now)
+{
+	a->created_us = now;
+	a->series_id = e->series_id;
+	snprintf(a->series_key, sizeof a->series_key, "%s", e->key);
+}
+
+/*
+ * Freezes e for event_id (its freezes row, its stored latest version frozen
+ * in place through the staged records, the FROZEN message). *did says whether
+ * it was a new freeze (false: already frozen by this event).
+ */
+static pw_status freeze_entry(pw_baseliner *b, pw_series_entry *e, const char *event_id,
+                              const char *reason, int64_t since_us, int64_t now, bool *did,
+                              char *errbuf, size_t errlen)
+{
+	*did = pw_series_entry_freeze(e, event_id, reason, since_us);
+	if (!*did)
+		return PW_OK;
+	pw_bstore_freeze fr = {.series_id = e->series_id, .frozen_version = (uint32_t)e->frozen_version};
+	snprintf(fr.event_id, sizeof fr.event_id, "%s", event_id);
+	snprintf(fr.reason, sizeof fr.reason, "%s", reason);
+	pw_status st = pw_bstore_put_freeze(b->pg, &fr, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	/* the stored latest version turns frozen in place (or, for a series with
+	 * no baseline yet, only the published message says so) */
+	pw_baseline_record *r = push_rec(b, e->bs.current.version > 0);
+	if (!r)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	pw_baseline_record_from_entry(r, e, PW_BASELINE_FROZEN, now);
+	b->freezes++;
+	m_inc(b->m ? b->m->freezes : NULL, NULL);
+	return PW_OK;
+}
+
+static void fleet_reason(char *buf, size_t len, const char *kind, const char *reason,
+                         const char *event_id)
+{
+	snprintf(buf, len, "%s: %s", kind, reason && *reason ? reason : event_id);
+}
+
+static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
+                              char *errbuf, size_t errlen)
+{
+	pw_baseliner_metrics *m = b->m;
+	Perfwatch__V1__SeriesPoint *sp =
+		perfwatch__v1__series_point__unpack(NULL, msg->len, (const uint8_t *)msg->payload);
+	if (!sp) {
+		m_inc(m ? m->points : NULL, "invalid");
+		return dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
+		                   "perfwatch.v1.SeriesPoint", "payload is not a SeriesPoint", errbuf,
+		                   errlen);
+	}
+	pw_status st = PW_OK;
+	if (!sp->series_key || !*sp->series_key || sp->series_id <= 0 || !isfinite(sp->value) ||
+	    strlen(sp->series_key) >= PW_ST_KEY_MAX) {
+		m_inc(m ? m->points : NULL, "invalid");
+		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
+		                 "perfwatch.v1.SeriesPoint",
+		                 "point needs a series_key, a series_id and a finite value", errbuf, errlen);
+		goto out;
+	}
+	Perfwatch__V1__BuildKind kind =
+		sp->build ? sp->build->kind : PERFWATCH__V1__BUILD_KIND__BUILD_KIND_UNSPECIFIED;
+	if (kind != PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY &&
+	    kind != PERFWATCH__V1__BUILD_KIND__BUILD_KIND_RELEASE) {
+		m_inc(m ? m->points : NULL, "skipped_build");
+		goto out;
+	}
+	pw_series_entry *e = NULL;
+	st = entry_ready(b, sp->series_key, sp->series_id, &e, errbuf, errlen);
+	if (st == PW_ERR_INSUFFICIENT) {
+		/* the table is full (baseliner.max_series): retrying cannot help */
+		char detail[512];
+		snprintf(detail, sizeof detail, "%s", errbuf);
+		m_inc(m ? m->points : NULL, "invalid");
+		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
+		                 "perfwatch.v1.SeriesPoint", detail, errbuf, errlen);
+		goto out;
+	}
+	if (st != PW_OK)
+		goto out;
+	if (sp->unit && *sp->unit)
+		snprintf(e->unit, sizeof e->unit, "%s", sp->unit);
+
+	pw_point_env env;
+	memset(&env, 0, sizeof env);
+	snprintf(env.platform, sizeof env.platform, "%s", sp->key && sp->key->platform ? sp->key->platform : "");
+	if (!env.platform[0])
+		key_platform(sp->series_key, env.platform, sizeof env.platform);
+	snprintf(env.chip_set, sizeof env.chip_set, "%s", sp->chip_set ? sp->chip_set : "");
+	snprintf(env.cell, sizeof env.cell, "%s", sp->cell ? sp->cell : "");
+	snprintf(env.firmware, sizeof env.firmware, "%s", sp->firmware ? sp->firmware : "");
+	snprintf(env.harness_version, sizeof env.harness_version, "%s",
+	         sp->harness_version ? sp->harness_version : "");
+
+	pw_baseline_point pt = {
+		.value = sp->value,
+		.ts_us = sp->measured_unix_us,
+		.chipset = pw_series_hash(env.chip_set),
+	};
+	/* fleet changes between the series' previous point and this one, in
+	 * measurement time: freeze first, so that this point starts the re-baseline */
+	uint64_t pid = pw_series_point_id(sp->run_id, sp->repeat_index);
+	if (b->fleet && e->mark.ts_us != 0 && pt.ts_us > e->mark.ts_us &&
+	    !pw_point_mark_seen(&e->mark, msg->partition, msg->offset)) {
+		size_t pos = 0;
+		const pw_fleet_event *fe;
+		while ((fe = pw_fleet_log_due(b->fleet, &pos, e->mark.ts_us, pt.ts_us,
+		                              e->has_env ? &e->env : NULL, &env)) != NULL) {
+			if (strcmp(e->bs.freeze_event, fe->id) == 0)
+				continue;
+			bool did = false;
+			st = freeze_entry(b, e, fe->id, fe->reason, fe->occurred_us, now, &did, errbuf, errlen);
+			if (st != PW_OK)
+				goto out;
+			if (did)
+				pw_log_info(b->lg, "series \"%s\" frozen by fleet change \"%s\" at its first point after the change",
+				            e->key, fe->id);
+		}
+	}
+	pw_baseline_record before;
+	bool had = e->bs.current.version > 0;
+	if (had)
+		pw_baseline_record_from_entry(&before, e, e->bs.state, now);
+	pw_baseline_event ev[2];
+	size_t nev = 0;
+	bool skipped = false;
+	st = pw_series_entry_add(e, &pt, pid, msg->partition, msg->offset, &env, ev, &nev, &skipped);
+	if (st != PW_OK) {
+		st = pw_fail(st, errbuf, errlen, "series \"%s\": cannot add point: %s", e->key,
+		             pw_strerror(st));
+		goto out;
+	}
+	if (skipped) {
+		m_inc(m ? m->points : NULL, "skipped_seen");
+		goto out;
+	}
+	m_inc(m ? m->points : NULL, "used");
+	b->points++;
+
+	for (size_t k = 0; k < nev; k++) {
+		switch (ev[k].kind) {
+		case PW_BASELINE_EV_UPDATED: {
+			pw_baseline_record *r = push_rec(b, true);
+			if (!r)
+				goto nomem;
+			pw_baseline_record_from_entry(r, e, PW_BASELINE_ACTIVE, now);
+			b->updates++;
+			m_inc(m ? m->updates : NULL, NULL);
+			break;
+		}
+		case PW_BASELINE_EV_QUARANTINED: {
+			pw_baseline_record *r = push_rec(b, true);
+			if (!r)
+				goto nomem;
+			pw_baseline_record_from_entry(r, e, PW_BASELINE_QUARANTINED, now);
+			quarantine_reason(e, r, r->freeze_reason, sizeof r->freeze_reason);
+			pw_bstore_alert *a = push_alert(b);
+			if (!a)
+				goto nomem;
+			fill_alert_common(a, e, now);
+			snprintf(a->alert_id, sizeof a->alert_id, "bl-quarantine/%" PRId64 "/v%" PRIu32,
+			         e->series_id, r->version);
+			a->base = *r;
+			a->value = r->median;
+			snprintf(a->summary, sizeof a->summary,
+			         "series %s quarantined: sigma %.3g%% > %.3g x platform norm %.3g%%; "
+			         "a harness defect, not gated", e->key, r->sigma_pct,
+			         e->bs.params.quarantine_factor, r->platform_norm_sigma_pct);
+			b->quarantines++;
+			m_inc(m ? m->quarantines : NULL, NULL);
+			break;
+		}
+		case PW_BASELINE_EV_OUTLIER: {
+			pw_bstore_alert *a = push_alert(b);
+			if (!a)
+				goto nomem;
+			fill_alert_common(a, e, now);
+			a->outlier = true;
+			snprintf(a->alert_id, sizeof a->alert_id, "bl-outlier/%" PRId64 "/%s/%" PRIu32,
+			         e->series_id, sp->run_id ? sp->run_id : "", sp->repeat_index);
+			if (had)
+				a->base = before;
+			else
+				pw_baseline_record_from_entry(&a->base, e, e->bs.state, now);
+			a->value = sp->value;
+			a->z = ev[k].z;
+			snprintf(a->run_id, sizeof a->run_id, "%s", sp->run_id ? sp->run_id : "");
+			snprintf(a->summary, sizeof a->summary,
+			         "infra outlier on %s: run %s at %.6g is %.1f sigma from the baseline "
+			         "median %.6g; kept out of the window", e->key, a->run_id, sp->value,
+			         ev[k].z, a->base.median);
+			b->outliers++;
+			m_inc(m ? m->outliers : NULL, NULL);
+			break;
+		}
+		case PW_BASELINE_EV_UNFROZEN:
+			b->unfreezes++;
+			m_inc(m ? m->unfreezes : NULL, NULL);
+			e->freeze_since_us = 0;
+			break;
+		case PW_BASELINE_EV_FROZEN:
+		case PW_BASELINE_EV_NONE:
+			break;
+		}
+	}
+	/* an unfreeze closes the open freezes at the version that ended them */
+	for (size_t k = 0; k < nev; k++) {
+		if (ev[k].kind != PW_BASELINE_EV_UNFROZEN)
+			continue;
+		pw_bstore_unfreeze u = {.series_id = e->series_id,
+		                        .unfrozen_version = (uint32_t)e->bs.current.version};
+		st = pw_bstore_put_unfreeze(b->pg, &u, errbuf, errlen);
+		if (st != PW_OK)
+			goto out;
+	}
+	goto out;
+nomem:
+	st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+out:
+	perfwatch__v1__series_point__free_unpacked(sp, NULL);
+	return st;
+}
+
+static const char *fleet_kind_text(Perfwatch__V1__FleetChangeKind k)
+{
+	switch (k) {
+	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_RECABLING: return "recabling";
+	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_FIRMWARE: return "firmware";
+	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_HARNESS: return "harness";
+	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_CHIP_SET: return "chip_set";
+	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_HOST: return "host";
+	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_RUNTIME: return "runtime";
+	default: return "other";
+	}
+}
+
+static pw_status handle_fleet(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
+                              char *errbuf, size_t errlen)
+{
+	Perfwatch__V1__FleetChangeEvent *fc =
+		perfwatch__v1__fleet_change_event__unpack(NULL, msg->len, (const uint8_t *)msg->payload);
+	if (!fc)
+		return dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
+		                   "perfwatch.v1.FleetChangeEvent", "payload is not a FleetChangeEvent",
+		                   errbuf, errlen);
+	pw_status st = PW_OK;
+	PGresult *done = NULL;
+	if (!fc->event_id || !*fc->event_id || strlen(fc->event_id) >= 64) {
+		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
+		                 "perfwatch.v1.FleetChangeEvent",
+		                 "fleet change needs an event_id of 1 to 63 bytes", errbuf, errlen);
+		goto out;
+	}
+	m_inc(b->m ? b->m->fleet_changes : NULL, NULL);
+	pw_bstore_fleet f = {
+		.event_id = fc->event_id,
+		.occurred_us = fc->occurred_unix_us,
+		.kind = fleet_kind_text(fc->kind),
+		.reason = fc->reason,
+		.source = fc->source,
+		.sel = {(const char *const *)fc->platforms, fc->n_platforms,
+		        (const char *const *)fc->chip_sets, fc->n_chip_sets,
+		        (const char *const *)fc->cells, fc->n_cells,
+		        (const char *const *)fc->firmware, fc->n_firmware,
+		        (const char *const *)fc->harness_versions, fc->n_harness_versions},
+		.from_version = fc->from_version,
+		.to_version = fc->to_version,
+	};
+	st = pw_bstore_put_fleet(b->pg, &f, errbuf, errlen);
+	if (st != PW_OK)
+		goto out;
+	/* series this event already froze (a redelivery or a replay after the
+	 * freeze ended) are not frozen again: the freeze's natural key */
+	const char *pe[1] = {fc->event_id};
+	st = pw_pg_exec(b->pg, "SELECT series_id FROM perfwatch.freezes WHERE event_id = $1", 1, pe,
+	                &done, errbuf, errlen);
+	if (st != PW_OK)
+		goto out;
+	char reason[128];
+	fleet_reason(reason, sizeof reason, f.kind, fc->reason, fc->event_id);
+	if (b->fleet) {
+		st = pw_fleet_log_add(b->fleet, fc->event_id, fc->occurred_unix_us, reason, &f.sel);
+		if (st != PW_OK) {
+			st = pw_fail(st, errbuf, errlen, "fleet log: cannot hold \"%s\": %s", fc->event_id,
+			             pw_strerror(st));
+			goto out;
+		}
+	}
+	size_t selected = 0, frozen = 0;
+	for (size_t i = 0; i < pw_series_table_count(b->table); i++) {
+		pw_series_entry *e = pw_series_table_at(b->table, i);
+		if (!e->has_env || !pw_fleet_selector_match(&f.sel, &e->env))
+			continue;
+		selected++;
+		bool again = false;
+		for (int r = 0; r < PQntuples(done) && !again; r++)
+			again = strtoll(PQgetvalue(done, r, 0), NULL, 10) == e->series_id;
+		if (again)
+			continue;
+		if (!e->loaded) {
+			pw_series_entry *same = NULL;
+			st = entry_ready(b, e->key, e->series_id, &same, errbuf, errlen);
+			if (st != PW_OK)
+				goto out;
+		}
+		bool did = false;
+		st = freeze_entry(b, e, fc->event_id, reason, fc->occurred_unix_us, now, &did, errbuf,
+		                  errlen);
+		if (st != PW_OK)
+			goto out;
+		if (!did)
+			continue; /* already frozen by this event (a redelivery) */
+		frozen++;
+		if (e->mark.ts_us >= fc->occurred_unix_us) {
+			/* the event arrived after points measured after the change: the
+			 * re-baseline starts from those, re-read from the samples */
+			pw_point_mark upto = e->mark;
+			st = pw_bstore_load_series(b->pg, e, &upto, errbuf, errlen);
+			if (st != PW_OK)
+				goto out;
+			e->touched = true;
+			e->cache_dirty = true;
+		}
+	}
+	pw_log_info(b->lg, "fleet change \"%s\" (%s) selected %zu series, froze %zu", fc->event_id,
+	            f.kind, selected, frozen);
+out:
+	PQclear(done);
+	perfwatch__v1__fleet_change_event__free_unpacked(fc, NULL);
+	return st;
+}
+
+/* ---------------------------------------------------------------- batch */
+
+static pw_status publish(pw_baseliner *b, char *errbuf, size_t errlen)
+{
+	for (size_t i = 0; i < b->sc.nrec; i++) {
+		const pw_baseline_record *r = &b->sc.rec[i];
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		if (pw_baseline_record_pack(r, &buf, &len) != PW_OK)
+			return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+		pw_status st = pw_producer_produce(b->prod, PW_TOPIC_BASELINES, r->series_key,
+		                                   strlen(r->series_key), buf, len, 5000, errbuf, errlen);
+		free(buf);
+		if (st != PW_OK)
+			return st;
+		if (i % 512 == 511)
+			pw_producer_poll(b->prod, 0);
+	}
+	for (size_t i = 0; i < b->sc.nalerts; i++) {
+		const pw_bstore_alert *a = &b->sc.alerts[i];
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		if (pw_bstore_alert_pack(a, &buf, &len) != PW_OK)
+			return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+		pw_status st = pw_producer_produce(b->prod, PW_TOPIC_ALERTS, a->series_key,
+		                                   strlen(a->series_key), buf, len, 5000, errbuf, errlen);
+		free(buf);
+		if (st != PW_OK)
+			return st;
+	}
+	return pw_producer_flush(b->prod, b->flush_timeout_ms, errbuf, errlen);
+}
+
+/* After the commit: the cache follows PostgreSQL; failures leave entries dirty. */
+static void update_cache(pw_baseliner *b)
+{
+	if (!b->rd)
+		return;
+	char rerr[256];
+	bool redis_down = false;
+	if (b->redis_lost && pw_redis_ping(b->rd, rerr, sizeof rerr) == PW_OK) {
+		/* Redis is back, maybe empty (it is a cache: no persistence): every
+		 * series is resynced from what this process holds */
+		b->redis_lost = false;
+		b->dirty = 0;
+		for (size_t i = 0; i < pw_series_table_count(b->table); i++) {
+			pw_series_entry *e = pw_series_table_at(b->table, i);
+			e->cache_dirty = e->loaded;
+			b->dirty += e->cache_dirty;
+		}
+	}
+	/* newest first: only a series' last record of the batch is written */
+	uint64_t stamp = b->batches + 1;
+	for (size_t i = b->sc.nrec; i-- > 0;) {
+		const pw_baseline_record *r = &b->sc.rec[i];
+		pw_series_entry *e = pw_series_table_find(b->table, r->series_key);
+		if (e && e->cache_stamp == stamp)
+			continue;
+		if (e)
+			e->cache_stamp = stamp;
+		pw_status st = PW_ERR_UNAVAILABLE;
+		if (!redis_down)
+			st = r->state == PW_BASELINE_FROZEN ? pw_baseline_cache_del(b->rd, r->series_key, rerr, sizeof rerr)
+			                                    : pw_baseline_cache_put(b->rd, r, rerr, sizeof rerr);
+		if (st != PW_OK) {
+			redis_down = redis_down || st == PW_ERR_UNAVAILABLE;
+			b->redis_lost = b->redis_lost || st == PW_ERR_UNAVAILABLE;
+			if (e && !e->cache_dirty) {
+				e->cache_dirty = true;
+				b->dirty++;
+			}
+			m_inc(b->m ? b->m->redis_fallbacks : NULL, "cache_write");
+		} else if (e && e->cache_dirty) {
+			e->cache_dirty = false;
+			b->dirty--;
+		}
+	}
+	/* entries whose cache went stale while Redis was away: resync them */
+	if (redis_down || b->dirty == 0)
+		return;
+	size_t fixed = 0;
+	for (size_t i = 0; i < pw_series_table_count(b->table) && b->dirty > 0; i++) {
+		pw_series_entry *e = pw_series_table_at(b->table, i);
+		if (!e->cache_dirty)
+			continue;
+		pw_status st;
+		if (e->bs.state == PW_BASELINE_FROZEN || e->bs.current.version == 0 ||
+		    e->bs.state == PW_BASELINE_BASELINING) {
+			st = pw_baseline_cache_del(b->rd, e->key, rerr, sizeof rerr);
+		} else {
+			pw_baseline_record r;
+			pw_baseline_record_from_entry(&r, e, e->bs.state, pw_baseliner_now_us());
+			if (e->bs.state == PW_BASELINE_QUARANTINED)
+				quarantine_reason(e, &r, r.freeze_reason, sizeof r.freeze_reason);
+			st = pw_baseline_cache_put(b->rd, &r, rerr, sizeof rerr);
+		}
+		if (st != PW_OK) {
+			b->redis_lost = b->redis_lost || st == PW_ERR_UNAVAILABLE;
+			m_inc(b->m ? b->m->redis_fallbacks : NULL, "cache_write");
+			return;
+		}
+		e->cache_dirty = false;
+		b->dirty--;
+		fixed++;
+	}
+	if (fixed)
+		pw_log_info(b->lg, "redis is back: resynced %zu cached baselines", fixed);
+}
+
+static void drop_state(pw_baseliner *b)
+{
+	pw_series_table_clear(b->table);
+	b->need_known = true;
+	b->dirty = 0;
+}
+
+pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,
+                             char *errbuf, size_t errlen)
+{
+	pw_baseliner *b = ctx;
+	double t0 = mono_s();
+	int64_t now = pw_baseliner_now_us();
+	pw_status st;
+	b->sc.nrec = 0;
+	b->sc.nalerts = 0;
+
+	if (b->need_known) {
+		size_t known = 0;
+		st = pw_bstore_load_known(b->pg, b->table, b->gpu_prefixes, &known, errbuf, errlen);
+		if (st != PW_OK)
+			return st;
+		size_t events = 0;
+		if (b->fleet) {
+			st = pw_bstore_load_fleet(b->pg, b->fleet, &events, errbuf, errlen);
+			if (st != PW_OK)
+				return st;
+		}
+		b->need_known = false;
+		if (known || events)
+			pw_log_info(b->lg, "known series loaded: %zu, fleet changes: %zu", known, events);
+	}
+	st = pw_pg_begin(b->pg, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (size_t i = 0; i < n; i++) {
+		const rd_kafka_message_t *msg = msgs[i];
+		const char *topic = rd_kafka_topic_name(msg->rkt);
+		if (strcmp(topic, PW_TOPIC_FLEET_CHANGES) == 0)
+			st = handle_fleet(b, msg, now, errbuf, errlen);
+		else
+			st = handle_point(b, msg, now, errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
+	double t1 = mono_s();
+	size_t nstore = 0;
+	for (size_t i = 0; i < b->sc.nrec; i++)
+		nstore += b->sc.rec_store[i];
+	if (nstore) {
+		/* the stored ones, contiguous for the COPY */
+		pw_baseline_record *tmp = malloc(nstore * sizeof *tmp);
+		if (!tmp) {
+			st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+			goto fail;
+		}
+		size_t k = 0;
+		for (size_t i = 0; i < b->sc.nrec; i++)
+			if (b->sc.rec_store[i])
+				tmp[k++] = b->sc.rec[i];
+		st = pw_bstore_put_baselines(b->pg, tmp, nstore, errbuf, errlen);
+		free(tmp);
+		if (st != PW_OK)
+			goto fail;
+	}
+	for (size_t i = 0; i < b->sc.nalerts; i++) {
+		st = pw_bstore_put_alert(b->pg, &b->sc.alerts[i], errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
+	st = pw_bstore_put_progress(b->pg, b->table, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	double t2 = mono_s();
+	/* delivered before the commit: a crash in between re-derives the same messages */
+	st = publish(b, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	double t3 = mono_s();
+	st = pw_pg_commit(b->pg, errbuf, errlen);
+	if (st != PW_OK) {
+		drop_state(b);
+		return st;
+	}
+	for (size_t i = 0; i < pw_series_table_count(b->table); i++)
+		pw_series_table_at(b->table, i)->touched = false;
+	double t4 = mono_s();
+	update_cache(b);
+	double t5 = mono_s();
+	b->phase_s[0] = t1 - t0;
+	b->phase_s[1] = t2 - t1;
+	b->phase_s[2] = t3 - t2;
+	b->phase_s[3] = t4 - t3;
+	b->phase_s[4] = t5 - t4;
+	b->batches++;
+	if (b->m) {
+		pw_metric_observe(b->m->batch_seconds, NULL, mono_s() - t0);
+		pw_metric_set(b->m->series, NULL, (double)pw_series_table_count(b->table));
+	}
+	return PW_OK;
+fail:
+	{
+		char rb[256];
+		(void)pw_pg_rollback(b->pg, rb, sizeof rb);
+	}
+	pw_log_warn(b->lg, "batch of %zu messages failed, state reloads from postgresql: %s", n,
+	            errbuf);
+	drop_state(b);
+	return st;
+}

@@ -1,0 +1,102 @@
+/*
+ * baseliner.h: one batch of the baseliner service — points and fleet changes
+ * in, baselines, freezes and infra-health alerts out.
+ *
+ * main.c builds a pw_baseliner (connections, the series table, metrics) and
+ * hands pw_baseliner_batch to the consumer loop (pw_kafka.h). For each batch
+ * it opens one PostgreSQL transaction, feeds every point of the baseline
+ * build line (build kinds nightly and release; rc and bisect points are
+ * candidates, never the null) to its series (series_table.h, loading the
+ * series from PostgreSQL on first sight, baseliner_store.h), freezes the
+ * series a fleet change selects (at once for those whose latest point
+ * matches, and in measurement time for a point measured after a change its
+ * series' previous point preceded), writes the effects idempotently, produces
+ * the Baseline and Alert messages and waits for their delivery, and only then
+ * commits; the Redis cache is updated after the commit. Undecodable input
+ * goes to perf.dlq.v1. If anything fails, the transaction is rolled back and
+ * the series table dropped, so that the redelivered batch starts again from
+ * what PostgreSQL holds.
+ */
+#ifndef PW_BASELINER_H
+#define PW_BASELINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "baseliner_store.h"
+#include "pw_kafka.h"
+#include "pw_log.h"
+#include "pw_metrics.h"
+#include "pw_pg.h"
+#include "pw_redis.h"
+#include "series_table.h"
+
+/* The metric families the baseliner updates (registered by pw_baseliner_metrics_register). */
+typedef struct pw_baseliner_metrics {
+	pw_metric *points;        /* counter {outcome}: used, skipped_build, skipped_seen, invalid */
+	pw_metric *fleet_changes; /* counter */
+	pw_metric *updates;       /* counter: new baseline versions */
+	pw_metric *freezes;       /* counter */
+	pw_metric *unfreezes;     /* counter */
+	pw_metric *quarantines;   /* counter */
+	pw_metric *outliers;      /* counter */
+	pw_metric *redis_fallbacks; /* counter {path}: cache_write (baseliner), read (API readers) */
+	pw_metric *dead_letters;  /* counter */
+	pw_metric *batch_seconds; /* histogram */
+	pw_metric *series;        /* gauge: series in memory */
+} pw_baseliner_metrics;
+
+/* Registers the families above in reg. PW_ERR_INVALID / PW_ERR_NOMEM. */
+pw_status pw_baseliner_metrics_register(pw_metrics *reg, pw_baseliner_metrics *m,
+                                        char *errbuf, size_t errlen);
+
+/* Growing arrays of one batch's effects; owned by the pw_baseliner. */
+typedef struct pw_baseliner_scratch {
+	pw_baseline_record *rec;  /* baselines to publish, in order */
+	bool *rec_store;          /* rec[i] is also stored (version > 0) */
+	size_t nrec, caprec;
+	pw_bstore_alert *alerts;
+	size_t nalerts, capalerts;
+} pw_baseliner_scratch;
+
+typedef struct pw_baseliner {
+	const pw_log *lg;          /* borrowed */
+	pw_pg *pg;                 /* borrowed; used by the consumer thread only */
+	pw_redis *rd;              /* borrowed; may be NULL (no cache) */
+	pw_producer *prod;         /* borrowed */
+	pw_series_table *table;    /* owned by main */
+	pw_fleet_log *fleet;       /* owned by main; may be NULL (no event-time freezes) */
+	pw_baseliner_metrics *m;   /* borrowed; may be NULL */
+	const char *gpu_prefixes;  /* borrowed, e.g. "h100,b200,gpu" */
+	int flush_timeout_ms;      /* wait for delivery reports before commit */
+	bool need_known;           /* load perfwatch.baseliner_series before the next batch */
+	size_t dirty;              /* entries whose cache is stale (Redis failed) */
+	bool redis_lost;           /* Redis was unreachable: resync every series when it answers */
+	pw_baseliner_scratch sc;
+	/* seconds the last committed batch spent applying messages (loads,
+	 * decisions, freezes, alerts), writing baselines and progress, producing
+	 * and flushing, committing, updating Redis: for the benchmark and logs */
+	double phase_s[5];
+	/* counters for tests and logs */
+	uint64_t batches, points, updates, freezes, unfreezes, quarantines, outliers;
+} pw_baseliner;
+
+/*
+ * Sets the fields of b that have no owner elsewhere (scratch, counters,
+ * need_known = true); the caller fills the borrowed pointers.
+ */
+void pw_baseliner_init(pw_baseliner *b);
+
+/* Frees the scratch arrays. */
+void pw_baseliner_release(pw_baseliner *b);
+
+/* The pw_batch_fn: ctx is a pw_baseliner. See the file comment. */
+pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,
+                             char *errbuf, size_t errlen);
+
+/* Unix microseconds now (CLOCK_REALTIME). */
+int64_t pw_baseliner_now_us(void);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * baseliner_config.c: the baseliner's configuration table and its mapping
+ * to window rules. See baseliner_config.h; docs/baseliner.md lists the keys.
+ */
+#include "baseliner_config.h"
+
+static const pw_conf_key baseliner_keys[] = {
+	{.name = "baseliner.min_runs", .type = PW_CONF_INT, .def = "30", .min = 1, .max = 100000,
+	 .help = "points a null window needs before it is a baseline (section 4.2: 30)"},
+	{.name = "baseliner.min_days", .type = PW_CONF_DOUBLE, .def = "5", .min = 0, .max = 366,
+	 .help = "days a null window must span (section 4.2: 5)"},
+	{.name = "baseliner.min_chipsets", .type = PW_CONF_INT, .def = "3", .min = 1, .max = 10000,
+	 .help = "distinct chip-sets a null window must cover (section 4.2: 3)"},
+	{.name = "baseliner.max_window", .type = PW_CONF_INT, .def = "120", .min = 1, .max = 100000,
+	 .help = "points kept per series; older ones slide out (>= min_runs)"},
+	{.name = "baseliner.platform_sigma_tpu", .type = PW_CONF_DOUBLE, .def = "0.004", .min = 0,
+	 .max = 1, .help = "relative sigma norm of TPU-class platforms (section 4.1: 0.4%)"},
+	{.name = "baseliner.platform_sigma_gpu", .type = PW_CONF_DOUBLE, .def = "0.02", .min = 0,
+	 .max = 1, .help = "relative sigma norm of GPU-class platforms (section 4.1: 2%)"},
+	{.name = "baseliner.gpu_platforms", .type = PW_CONF_STRING, .def = "h100,b200,gpu",
+	 .help = "comma-separated platform-name prefixes that are GPU-class"},
+	{.name = "baseliner.quarantine_factor", .type = PW_CONF_DOUBLE, .def = "2", .min = 1,
+	 .max = 100, .help = "quarantine a series whose sigma exceeds this many platform norms"},
+	{.name = "baseliner.outlier_k", .type = PW_CONF_DOUBLE, .def = "5", .min = 1, .max = 1000,
+	 .help = "a point beyond this many sigma of the baseline is an infra outlier"},
+	{.name = "baseliner.max_series", .type = PW_CONF_INT, .def = "200000", .min = 1,
+	 .max = 100000000, .help = "series held in memory at most"},
+	{.name = "baseliner.flush_timeout", .type = PW_CONF_DURATION_MS, .def = "10s", .min = 100,
+	 .max = 600000, .help = "wait for delivery of a batch's messages before its commit"},
+};
+
+const pw_conf_key *pw_baseliner_config_keys(size_t *n)
+{
+	*n = sizeof baseliner_keys / sizeof baseliner_keys[0];
+	return baseliner_keys;
+}
+
+pw_status pw_baseliner_params_from_config(const pw_config *cfg, pw_baseline_params *p,
+                                          char *errbuf, size_t errlen)
+{
+	pw_baseline_params_default(p, false);
+	p->min_runs = (size_t)pw_config_get_int(cfg, "baseliner.min_runs");
+	p->min_days = pw_config_get_double(cfg, "baseliner.min_days");
+	p->min_chipsets = (size_t)pw_config_get_int(cfg, "baseliner.min_chipsets");
+	p->max_window = (size_t)pw_config_get_int(cfg, "baseliner.max_window");
+	p->platform_sigma = pw_config_get_double(cfg, "baseliner.platform_sigma_tpu");
+	p->quarantine_factor = pw_config_get_double(cfg, "baseliner.quarantine_factor");
+	p->outlier_k = pw_config_get_double(cfg, "baseliner.outlier_k");
+	if (p->max_window < p->min_runs)
+		return pw_fail(PW_ERR_CONFIG, errbuf, errlen,
+		               "baseliner.max_window (%zu) must be at least baseliner.min_runs (%zu)",
+		               p->max_window, p->min_runs);
+	return PW_OK;
+}

@@ -1,0 +1,948 @@
+/*
+ * baseliner_store.c: the baseliner's PostgreSQL and Redis I/O — records, the shared
+ * reader with fallback, first-sight loads and batch writes. See baseliner_store.h.
+ */
+#include "baseliner_store.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfwatch/v1/alert.pb-c.h"
+#include "perfwatch/v1/baseline.pb-c.h"
+
+#define US_PER_DAY (86400LL * 1000000LL)
+
+/* ------------------------------------------------------------- helpers */
+
+/* "model/hlo/platform/config/metric" → its five parts in buf (pointers into it). */
+static int split_key(const char *key, char *buf, size_t buflen, char *parts[5])
+{
+	snprintf(buf, buflen, "%s", key);
+	int n = 0;
+	char *p = buf;
+	while (n < 5) {
+		parts[n++] = p;
+		char *slash = strchr(p, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+		p = slash + 1;
+	}
+	for (int i = n; i < 5; i++)
+		parts[i] = buf + strlen(buf); /* empty */
+	return n;
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static const char *state_text(pw_baseline_state st)
+{
+	return pw_baseline_state_name(st);
+}
+
+static pw_baseline_state state_parse(const char *s)
+{
+	if (strcmp(s, "active") == 0)
+		return PW_BASELINE_ACTIVE;
+	if (strcmp(s, "frozen") == 0)
+		return PW_BASELINE_FROZEN;
+	if (strcmp(s, "quarantined") == 0)
+		return PW_BASELINE_QUARANTINED;
+	return PW_BASELINE_BASELINING;
+}
+
+static Perfwatch__V1__BaselineState state_proto(pw_baseline_state st)
+{
+	switch (st) {
+	case PW_BASELINE_BASELINING: return PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_BASELINING;
+	case PW_BASELINE_ACTIVE: return PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_ACTIVE;
+	case PW_BASELINE_FROZEN: return PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_FROZEN;
+	case PW_BASELINE_QUARANTINED: return PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_QUARANTINED;
+	}
+	return PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_UNSPECIFIED;
+}
+
+static pw_baseline_state state_from_proto(Perfwatch__V1__BaselineState st)
+{
+	switch (st) {
+	case PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_ACTIVE: return PW_BASELINE_ACTIVE;
+	case PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_FROZEN: return PW_BASELINE_FROZEN;
+	case PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_QUARANTINED: return PW_BASELINE_QUARANTINED;
+	default: return PW_BASELINE_BASELINING;
+	}
+}
+
+/* Appends s to a COPY text row, escaped. */
+static void copy_text(FILE *f, const char *s)
+{
+	for (const char *p = s ? s : ""; *p; p++) {
+		switch (*p) {
+		case '\\': fputs("\\\\", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		default: fputc(*p, f);
+		}
+	}
+}
+
+static void copy_double(FILE *f, double x)
+{
+	if (isnan(x))
+		fputs("NaN", f);
+	else if (isinf(x))
+		fputs(x > 0 ? "Infinity" : "-Infinity", f);
+	else
+		fprintf(f, "%.17g", x);
+}
+
+/* Sends the memstream text of a COPY and ends it; aborts on failure. */
+static pw_status copy_send(pw_pg *pg, const char *copy_sql, const char *text, size_t len,
+                           char *errbuf, size_t errlen)
+{
+	pw_status st = pw_pg_copy_begin(pg, copy_sql, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (len > 0) {
+		st = pw_pg_copy_put(pg, text, len, errbuf, errlen);
+		if (st != PW_OK) {
+			pw_pg_copy_abort(pg, "baseliner: copy failed");
+			return st;
+		}
+	}
+	return pw_pg_copy_end(pg, NULL, errbuf, errlen);
+}
+
+#define TS_SQL(p) "('epoch'::timestamptz + (" p ")::bigint * interval '1 microsecond')"
+#define US_SQL(c) "(extract(epoch from " c ") * 1000000)::bigint"
+
+/* ------------------------------------------------------------- records */
+
+void pw_baseline_record_from_entry(pw_baseline_record *r, const pw_series_entry *e,
+                                   pw_baseline_state st, int64_t computed_us)
+{
+	const pw_baseline_value *v = &e->bs.current;
+	memset(r, 0, sizeof *r);
+	r->series_id = e->series_id;
+	copy_str(r->series_key, sizeof r->series_key, e->key);
+	r->version = (uint32_t)v->version;
+	r->state = st;
+	r->median = v->median;
+	r->mad_n = v->mad_n;
+	r->band_lo = v->band_lo;
+	r->band_hi = v->band_hi;
+	r->sigma = v->mad_n;
+	r->sigma_pct = isfinite(v->sigma_rel) ? v->sigma_rel * 100.0 : 0.0;
+	r->platform_norm_sigma_pct = e->bs.params.platform_sigma * 100.0;
+	r->n = (uint32_t)v->n;
+	r->chip_sets = (uint32_t)v->n_chipsets;
+	r->window_start_us = v->window_start_us;
+	r->window_end_us = v->window_end_us;
+	r->days = v->window_end_us > v->window_start_us
+	                  ? (uint32_t)((v->window_end_us - v->window_start_us) / US_PER_DAY)
+	                  : 0;
+	copy_str(r->unit, sizeof r->unit, e->unit);
+	copy_str(r->freeze_reason, sizeof r->freeze_reason, e->bs.freeze_reason);
+	copy_str(r->freeze_event_id, sizeof r->freeze_event_id, e->bs.freeze_event);
+	r->computed_us = computed_us;
+}
+
+pw_status pw_baseline_record_pack(const pw_baseline_record *r, uint8_t **buf, size_t *len)
+{
+	char kb[PW_ST_KEY_MAX];
+	char *parts[5];
+	split_key(r->series_key, kb, sizeof kb, parts);
+	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
+	key.model = parts[0];
+	key.hlo_fingerprint = parts[1];
+	key.platform = parts[2];
+	key.config = parts[3];
+	key.metric = parts[4];
+	Perfwatch__V1__Baseline b = PERFWATCH__V1__BASELINE__INIT;
+	b.series_id = r->series_id;
+	b.series_key = (char *)r->series_key;
+	b.key = &key;
+	b.version = r->version;
+	b.state = state_proto(r->state);
+	b.median = r->median;
+	b.mad_n = r->mad_n;
+	b.band_lo = r->band_lo;
+	b.band_hi = r->band_hi;
+	b.sigma = r->sigma;
+	b.sigma_pct = r->sigma_pct;
+	b.platform_norm_sigma_pct = r->platform_norm_sigma_pct;
+	b.n = r->n;
+	b.days = r->days;
+	b.chip_sets = r->chip_sets;
+	b.window_start_unix_us = r->window_start_us;
+	b.window_end_unix_us = r->window_end_us;
+	b.unit = (char *)r->unit;
+	b.build_id = (char *)r->build_id;
+	b.freeze_reason = (char *)r->freeze_reason;
+	b.freeze_event_id = (char *)r->freeze_event_id;
+	b.computed_unix_us = r->computed_us;
+	size_t n = perfwatch__v1__baseline__get_packed_size(&b);
+	uint8_t *out = malloc(n ? n : 1);
+	if (!out)
+		return PW_ERR_NOMEM;
+	perfwatch__v1__baseline__pack(&b, out);
+	*buf = out;
+	*len = n;
+	return PW_OK;
+}
+
+pw_status pw_baseline_record_unpack(const uint8_t *buf, size_t len, pw_baseline_record *r)
+{
+	Perfwatch__V1__Baseline *b = perfwatch__v1__baseline__unpack(NULL, len, buf);
+	if (!b)
+		return PW_ERR_INVALID;
+	memset(r, 0, sizeof *r);
+	r->series_id = b->series_id;
+	copy_str(r->series_key, sizeof r->series_key, b->series_key);
+	r->version = b->version;
+	r->state = state_from_proto(b->state);
+	r->median = b->median;
+	r->mad_n = b->mad_n;
+	r->band_lo = b->band_lo;
+	r->band_hi = b->band_hi;
+	r->sigma = b->sigma;
+	r->sigma_pct = b->sigma_pct;
+	r->platform_norm_sigma_pct = b->platform_norm_sigma_pct;
+	r->n = b->n;
+	r->days = b->days;
+	r->chip_sets = b->chip_sets;
+	r->window_start_us = b->window_start_unix_us;
+	r->window_end_us = b->window_end_unix_us;
+	copy_str(r->unit, sizeof r->unit, b->unit);
+	copy_str(r->build_id, sizeof r->build_id, b->build_id);
+	copy_str(r->freeze_reason, sizeof r->freeze_reason, b->freeze_reason);
+	copy_str(r->freeze_event_id, sizeof r->freeze_event_id, b->freeze_event_id);
+	r->computed_us = b->computed_unix_us;
+	perfwatch__v1__baseline__free_unpacked(b, NULL);
+	return PW_OK;
+}
+
+uint64_t pw_baseline_cache_version(const pw_baseline_record *r)
+{
+	/* a frozen version replaces the same version's active or quarantined state */
+	return (uint64_t)r->version * 4u + (r->state == PW_BASELINE_FROZEN ? 2u : 1u);
+}
+
+static void cache_key(char *buf, size_t len, const char *series_key)
+{
+	snprintf(buf, len, PW_BASELINE_CACHE_PREFIX "%s", series_key);
+}
+
+pw_status pw_baseline_cache_put(pw_redis *rd, const pw_baseline_record *r, char *errbuf,
+                                size_t errlen)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	if (pw_baseline_record_pack(r, &buf, &len) != PW_OK)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory packing a baseline");
+	char key[PW_ST_KEY_MAX + 16];
+	cache_key(key, sizeof key, r->series_key);
+	pw_status st = pw_redis_set_versioned(rd, key, pw_baseline_cache_version(r), buf, len, 0,
+	                                      NULL, errbuf, errlen);
+	free(buf);
+	return st;
+}
+
+pw_status pw_baseline_cache_del(pw_redis *rd, const char *series_key, char *errbuf,
+                                size_t errlen)
+{
+	char key[PW_ST_KEY_MAX + 16];
+	cache_key(key, sizeof key, series_key);
+	return pw_redis_del(rd, key, errbuf, errlen);
+}
+
+/* ------------------------------------------------------------- reading */
+
+#define BASELINE_COLS                                                                     \
+	"b.series_id, b.series_key, b.version, b.state, b.median, b.mad_n, b.band_lo, "       \
+	"b.band_hi, b.sigma, b.sigma_pct, b.platform_norm_sigma_pct, b.n, b.days, "           \
+	"b.chip_sets, " US_SQL("b.window_start") ", " US_SQL("b.window_end") ", b.unit, "     \
+	"b.build_id, b.freeze_reason, b.freeze_event_id, " US_SQL("b.computed_at")
+
+static void record_from_row(PGresult *res, int row, pw_baseline_record *r)
+{
+	memset(r, 0, sizeof *r);
+	r->series_id = strtoll(PQgetvalue(res, row, 0), NULL, 10);
+	copy_str(r->series_key, sizeof r->series_key, PQgetvalue(res, row, 1));
+	r->version = (uint32_t)strtoul(PQgetvalue(res, row, 2), NULL, 10);
+	r->state = state_parse(PQgetvalue(res, row, 3));
+	r->median = strtod(PQgetvalue(res, row, 4), NULL);
+	r->mad_n = strtod(PQgetvalue(res, row, 5), NULL);
+	r->band_lo = strtod(PQgetvalue(res, row, 6), NULL);
+	r->band_hi = strtod(PQgetvalue(res, row, 7), NULL);
+	r->sigma = strtod(PQgetvalue(res, row, 8), NULL);
+	r->sigma_pct = strtod(PQgetvalue(res, row, 9), NULL);
+	r->platform_norm_sigma_pct = strtod(PQgetvalue(res, row, 10), NULL);
+	r->n = (uint32_t)strtoul(PQgetvalue(res, row, 11), NULL, 10);
+	r->days = (uint32_t)strtoul(PQgetvalue(res, row, 12), NULL, 10);
+	r->chip_sets = (uint32_t)strtoul(PQgetvalue(res, row, 13), NULL, 10);
+	r->window_start_us = strtoll(PQgetvalue(res, row, 14), NULL, 10);
+	r->window_end_us = strtoll(PQgetvalue(res, row, 15), NULL, 10);
+	copy_str(r->unit, sizeof r->unit, PQgetvalue(res, row, 16));
+	copy_str(r->build_id, sizeof r->build_id, PQgetvalue(res, row, 17));
+	copy_str(r->freeze_reason, sizeof r->freeze_reason, PQgetvalue(res, row, 18));
+	copy_str(r->freeze_event_id, sizeof r->freeze_event_id, PQgetvalue(res, row, 19));
+	r->computed_us = strtoll(PQgetvalue(res, row, 20), NULL, 10);
+}
+
+pw_status pw_baseline_read_pg(pw_pg *pg, const char *series_key, pw_baseline_record *out,
+                              char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	const char *params[1] = {series_key};
+	/* latest_baselines for one series, written out so that the planner walks
+	 * the primary key of that series instead of the view's DISTINCT ON */
+	pw_status st = pw_pg_exec(pg,
+	                          "SELECT " BASELINE_COLS " FROM (SELECT b.*, s.series_key "
+	                          "FROM perfwatch.series s JOIN perfwatch.baselines b USING (series_id) "
+	                          "WHERE s.series_key = $1 ORDER BY b.version DESC LIMIT 1) b",
+	                          1, params, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (PQntuples(res) < 1) {
+		PQclear(res);
+		return pw_fail(PW_ERR_NOT_FOUND, errbuf, errlen, "no baseline for series \"%s\"",
+		               series_key);
+	}
+	record_from_row(res, 0, out);
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status pw_baseline_read(pw_redis *rd, pw_pg *pg, const char *series_key,
+                           pw_baseline_record *out, pw_baseline_source *src,
+                           bool *redis_failed, char *errbuf, size_t errlen)
+{
+	if (redis_failed)
+		*redis_failed = false;
+	if (rd) {
+		char key[PW_ST_KEY_MAX + 16];
+		cache_key(key, sizeof key, series_key);
+		uint64_t ver = 0;
+		char *val = NULL;
+		size_t len = 0;
+		char rerr[256];
+		pw_status st = pw_redis_get_versioned(rd, key, &ver, &val, &len, rerr, sizeof rerr);
+		if (st == PW_OK) {
+			pw_status ust = pw_baseline_record_unpack((const uint8_t *)val, len, out);
+			free(val);
+			if (ust == PW_OK && strcmp(out->series_key, series_key) == 0) {
+				*src = PW_BASELINE_FROM_REDIS;
+				return PW_OK;
+			}
+			if (redis_failed)
+				*redis_failed = true; /* a bad cached value: read the truth, overwrite it */
+		} else if (st != PW_ERR_NOT_FOUND && redis_failed) {
+			*redis_failed = true;
+		}
+	}
+	pw_status st = pw_baseline_read_pg(pg, series_key, out, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	*src = PW_BASELINE_FROM_PG;
+	if (rd) {
+		char rerr[256];
+		(void)pw_baseline_cache_put(rd, out, rerr, sizeof rerr); /* best effort */
+	}
+	return PW_OK;
+}
+
+/* ---------------------------------------------------------------- loads */
+
+pw_status pw_bstore_load_series(pw_pg *pg, pw_series_entry *e, const pw_point_mark *upto,
+                                char *errbuf, size_t errlen)
+{
+	char idbuf[32];
+	snprintf(idbuf, sizeof idbuf, "%" PRId64, e->series_id);
+	const char *p1[1] = {idbuf};
+	PGresult *res = NULL;
+	pw_status st;
+	pw_baseline_series *bs = &e->bs;
+
+	/* 1. the latest stored baseline */
+	st = pw_pg_exec(pg,
+	                "SELECT " BASELINE_COLS " FROM (SELECT b.*, s.series_key FROM perfwatch.baselines b "
+	                "JOIN perfwatch.series s USING (series_id) WHERE b.series_id = $1 "
+	                "ORDER BY b.version DESC LIMIT 1) b",
+	                1, p1, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	bool has_row = PQntuples(res) > 0;
+	pw_baseline_record r;
+	if (has_row)
+		record_from_row(res, 0, &r);
+	PQclear(res);
+	res = NULL;
+
+	/* 2. the latest freeze and its event's time */
+	st = pw_pg_exec(pg,
+	                "SELECT f.event_id, f.reason, f.unfrozen_at IS NULL, " US_SQL("c.occurred_at")
+	                ", coalesce(f.frozen_version, 0) FROM perfwatch.freezes f "
+	                "JOIN perfwatch.fleet_changes c USING (event_id) WHERE f.series_id = $1 "
+	                "ORDER BY f.frozen_at DESC, c.occurred_at DESC LIMIT 1",
+	                1, p1, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	bool has_freeze = PQntuples(res) > 0;
+	bool open_freeze = has_freeze && strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+	int64_t since_us = has_freeze ? strtoll(PQgetvalue(res, 0, 3), NULL, 10) : 0;
+	char fev[64] = "", freason[128] = "";
+	int64_t fver = 0;
+	if (has_freeze) {
+		copy_str(fev, sizeof fev, PQgetvalue(res, 0, 0));
+		copy_str(freason, sizeof freason, PQgetvalue(res, 0, 1));
+		fver = strtoll(PQgetvalue(res, 0, 4), NULL, 10);
+	}
+	PQclear(res);
+	res = NULL;
+
+	/* 3. the resume mark and environment */
+	if (upto) {
+		pw_point_mark m = *upto;
+		e->mark = m;
+		goto refill;
+	}
+	st = pw_pg_exec(pg,
+	                "SELECT coalesce(" US_SQL("mark_measured_at") ", 0), mark_partition, "
+	                "mark_offset, platform, chip_set, cell, firmware, harness_version "
+	                "FROM perfwatch.baseliner_series WHERE series_id = $1",
+	                1, p1, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	e->mark.ts_us = 0;
+	e->mark.partition = -1;
+	e->mark.offset = -1;
+	if (PQntuples(res) > 0) {
+		e->mark.ts_us = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		e->mark.partition = (int32_t)strtol(PQgetvalue(res, 0, 1), NULL, 10);
+		e->mark.offset = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+		copy_str(e->env.platform, sizeof e->env.platform, PQgetvalue(res, 0, 3));
+		copy_str(e->env.chip_set, sizeof e->env.chip_set, PQgetvalue(res, 0, 4));
+		copy_str(e->env.cell, sizeof e->env.cell, PQgetvalue(res, 0, 5));
+		copy_str(e->env.firmware, sizeof e->env.firmware, PQgetvalue(res, 0, 6));
+		copy_str(e->env.harness_version, sizeof e->env.harness_version, PQgetvalue(res, 0, 7));
+		e->has_env = true;
+	}
+	PQclear(res);
+	res = NULL;
+
+refill:
+	/* 4. the window, re-filled from the samples up to the newest point folded in */
+	bs->ring_len = bs->ring_head = 0;
+	(void)pw_series_entry_set_refilled(e, NULL, 0);
+	if (e->mark.ts_us != 0) {
+		char since[32], mark_ts[32], lim[16];
+		snprintf(since, sizeof since, "%" PRId64, since_us);
+		snprintf(mark_ts, sizeof mark_ts, "%" PRId64, e->mark.ts_us);
+		snprintf(lim, sizeof lim, "%zu", bs->params.max_window);
+		const char *p4[4] = {idbuf, since, mark_ts, lim};
+		st = pw_pg_exec(
+			pg,
+			"SELECT ts, value, chip_set, run_id, repeat_index FROM ("
+			" SELECT " US_SQL("s.measured_at") " AS ts, s.value, s.chip_set, s.run_id, s.repeat_index"
+			" FROM perfwatch.samples s WHERE s.series_id = $1"
+			" AND s.build_kind IN ('nightly', 'release')"
+			" AND s.measured_at >= " TS_SQL("$2")
+			" AND s.measured_at <= " TS_SQL("$3")
+			" AND NOT EXISTS (SELECT 1 FROM perfwatch.alerts a WHERE a.alert_id ="
+			"   'bl-outlier/' || s.series_id || '/' || s.run_id || '/' || s.repeat_index)"
+			" ORDER BY s.measured_at DESC, s.run_id DESC, s.repeat_index DESC LIMIT $4::integer"
+			") w ORDER BY ts, run_id, repeat_index",
+			4, p4, &res, errbuf, errlen);
+		if (st != PW_OK)
+			return st;
+		int nrows = PQntuples(res);
+		uint64_t *ids = nrows > 0 ? malloc((size_t)nrows * sizeof *ids) : NULL;
+		if (nrows > 0 && !ids) {
+			PQclear(res);
+			return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+		}
+		for (int i = 0; i < nrows; i++) {
+			pw_baseline_point pt = {
+				.ts_us = strtoll(PQgetvalue(res, i, 0), NULL, 10),
+				.value = strtod(PQgetvalue(res, i, 1), NULL),
+				.chipset = pw_series_hash(PQgetvalue(res, i, 2)),
+			};
+			pw_baseline_series_push_quiet(bs, &pt);
+			ids[i] = pw_series_point_id(PQgetvalue(res, i, 3),
+			                            (uint32_t)strtoul(PQgetvalue(res, i, 4), NULL, 10));
+		}
+		PQclear(res);
+		res = NULL;
+		st = pw_series_entry_set_refilled(e, ids, (size_t)nrows);
+		free(ids);
+		if (st != PW_OK)
+			return pw_fail(st, errbuf, errlen, "out of memory");
+	}
+
+	/* 5. the state */
+	bs->has_baseline = false;
+	bs->freeze_event[0] = bs->freeze_reason[0] = '\0';
+	memset(&bs->current, 0, sizeof bs->current);
+	if (has_row) {
+		bs->current.version = r.version;
+		bs->current.median = r.median;
+		bs->current.mad_n = r.mad_n;
+		bs->current.band_lo = r.band_lo;
+		bs->current.band_hi = r.band_hi;
+		bs->current.sigma_rel = r.median != 0.0 ? r.mad_n / fabs(r.median) : INFINITY;
+		bs->current.n = r.n;
+		bs->current.n_chipsets = r.chip_sets;
+		bs->current.window_start_us = r.window_start_us;
+		bs->current.window_end_us = r.window_end_us;
+		copy_str(e->unit, sizeof e->unit, r.unit);
+	}
+	if (open_freeze) {
+		bs->state = PW_BASELINE_FROZEN;
+		copy_str(bs->freeze_event, sizeof bs->freeze_event, fev);
+		copy_str(bs->freeze_reason, sizeof bs->freeze_reason, freason);
+		e->freeze_since_us = since_us;
+		e->frozen_version = fver;
+	} else if (has_row && r.state != PW_BASELINE_BASELINING) {
+		bs->state = r.state == PW_BASELINE_FROZEN ? PW_BASELINE_ACTIVE : r.state;
+		bs->has_baseline = true;
+	} else {
+		bs->state = PW_BASELINE_BASELINING;
+	}
+	e->loaded = true;
+	return PW_OK;
+}
+
+pw_status pw_bstore_load_known(pw_pg *pg, pw_series_table *t, const char *gpu_prefixes,
+                               size_t *n, char *errbuf, size_t errlen)
+{
+	*n = 0;
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(pg,
+	                          "SELECT series_id, series_key, platform, chip_set, cell, firmware, "
+	                          "harness_version FROM perfwatch.baseliner_series ORDER BY series_id",
+	                          0, NULL, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int i = 0; i < PQntuples(res); i++) {
+		const char *key = PQgetvalue(res, i, 1);
+		char kb[PW_ST_KEY_MAX];
+		char *parts[5];
+		split_key(key, kb, sizeof kb, parts);
+		pw_series_entry *e = NULL;
+		bool created = false;
+		st = pw_series_table_get(t, key, pw_series_platform_is_gpu(parts[2], gpu_prefixes), &e,
+		                         &created);
+		if (st != PW_OK) {
+			PQclear(res);
+			return pw_fail(st, errbuf, errlen, "series table: cannot add \"%s\": %s", key,
+			               pw_strerror(st));
+		}
+		if (!created)
+			continue;
+		e->series_id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+		copy_str(e->env.platform, sizeof e->env.platform, PQgetvalue(res, i, 2));
+		copy_str(e->env.chip_set, sizeof e->env.chip_set, PQgetvalue(res, i, 3));
+		copy_str(e->env.cell, sizeof e->env.cell, PQgetvalue(res, i, 4));
+		copy_str(e->env.firmware, sizeof e->env.firmware, PQgetvalue(res, i, 5));
+		copy_str(e->env.harness_version, sizeof e->env.harness_version, PQgetvalue(res, i, 6));
+		e->has_env = true;
+		(*n)++;
+	}
+	PQclear(res);
+	return PW_OK;
+}
+
+/* Splits s on the unit separator into a malloc'd array of pointers into s. */
+static const char **split_us(char *s, size_t *n)
+{
+	*n = 0;
+	if (!*s)
+		return NULL;
+	size_t cap = 1;
+	for (const char *p = s; *p; p++)
+		cap += *p == '\x1f';
+	const char **out = calloc(cap, sizeof *out);
+	if (!out)
+		return NULL;
+	char *p = s;
+	for (;;) {
+		out[(*n)++] = p;
+		char *sep = strchr(p, '\x1f');
+		if (!sep)
+			break;
+		*sep = '\0';
+		p = sep + 1;
+	}
+	return out;
+}
+
+pw_status pw_bstore_load_fleet(pw_pg *pg, pw_fleet_log *l, size_t *n, char *errbuf,
+                               size_t errlen)
+{
+	*n = 0;
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(
+		pg,
+		"SELECT event_id, " US_SQL("occurred_at") ", kind || ': ' || CASE WHEN reason <> '' "
+		"THEN reason ELSE event_id END, array_to_string(platforms, E'\\x1f'), "
+		"array_to_string(chip_sets, E'\\x1f'), array_to_string(cells, E'\\x1f'), "
+		"array_to_string(firmware, E'\\x1f'), array_to_string(harness_versions, E'\\x1f') "
+		"FROM perfwatch.fleet_changes ORDER BY occurred_at, event_id",
+		0, NULL, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int i = 0; i < PQntuples(res) && st == PW_OK; i++) {
+		char *cols[5] = {0};
+		const char **lists[5] = {0};
+		size_t counts[5] = {0};
+		for (int k = 0; k < 5; k++) {
+			cols[k] = strdup(PQgetvalue(res, i, 3 + k));
+			if (cols[k])
+				lists[k] = split_us(cols[k], &counts[k]);
+			if (!cols[k] || (cols[k][0] && !lists[k]))
+				st = PW_ERR_NOMEM;
+		}
+		pw_fleet_selector sel = {lists[0], counts[0], lists[1], counts[1], lists[2], counts[2],
+		                         lists[3], counts[3], lists[4], counts[4]};
+		char reason[128];
+		copy_str(reason, sizeof reason, PQgetvalue(res, i, 2));
+		if (st == PW_OK)
+			st = pw_fleet_log_add(l, PQgetvalue(res, i, 0), strtoll(PQgetvalue(res, i, 1), NULL, 10),
+			                      reason, &sel);
+		for (int k = 0; k < 5; k++) {
+			free((void *)lists[k]);
+			free(cols[k]);
+		}
+		if (st == PW_OK)
+			(*n)++;
+	}
+	PQclear(res);
+	if (st != PW_OK)
+		return pw_fail(st, errbuf, errlen, "fleet log: %s", pw_strerror(st));
+	return PW_OK;
+}
+
+/* --------------------------------------------------------------- writes */
+
+pw_status pw_bstore_put_fleet(pw_pg *pg, const pw_bstore_fleet *f, char *errbuf, size_t errlen)
+{
+	/* the selector arrays as PostgreSQL array literals */
+	const char *const *lists[5] = {f->sel.platforms, f->sel.chip_sets, f->sel.cells,
+	                               f->sel.firmware, f->sel.harness_versions};
+	size_t counts[5] = {f->sel.nplatforms, f->sel.nchip_sets, f->sel.ncells, f->sel.nfirmware,
+	                    f->sel.nharness_versions};
+	char *arrays[5] = {0};
+	pw_status st = PW_OK;
+	for (int k = 0; k < 5; k++) {
+		char *txt = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&txt, &len);
+		if (!m) {
+			st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+			goto out;
+		}
+		fputc('{', m);
+		for (size_t i = 0; i < counts[k]; i++) {
+			if (i)
+				fputc(',', m);
+			fputc('"', m);
+			for (const char *p = lists[k][i] ? lists[k][i] : ""; *p; p++) {
+				if (*p == '"' || *p == '\\')
+					fputc('\\', m);
+				fputc(*p, m);
+			}
+			fputc('"', m);
+		}
+		fputc('}', m);
+		fclose(m);
+		arrays[k] = txt;
+	}
+	char occ[32];
+	snprintf(occ, sizeof occ, "%" PRId64, f->occurred_us);
+	const char *params[12] = {f->event_id, occ, f->kind, f->reason ? f->reason : "",
+	                          f->source ? f->source : "", arrays[0], arrays[1], arrays[2],
+	                          arrays[3], arrays[4], f->from_version ? f->from_version : "",
+	                          f->to_version ? f->to_version : ""};
+	st = pw_pg_exec(pg,
+	                "INSERT INTO perfwatch.fleet_changes (event_id, occurred_at, kind, reason, "
+	                "source, platforms, chip_sets, cells, firmware, harness_versions, "
+	                "from_version, to_version) VALUES ($1, " TS_SQL("$2") ", $3, $4, $5, "
+	                "$6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11, $12) "
+	                "ON CONFLICT (event_id) DO NOTHING",
+	                12, params, NULL, errbuf, errlen);
+out:
+	for (int k = 0; k < 5; k++)
+		free(arrays[k]);
+	return st;
+}
+
+pw_status pw_bstore_put_baselines(pw_pg *pg, const pw_baseline_record *rec, size_t nrec,
+                                  char *errbuf, size_t errlen)
+{
+	if (nrec == 0)
+		return PW_OK;
+	pw_status st = pw_pg_exec(
+		pg,
+		"CREATE TEMP TABLE IF NOT EXISTS pw_bl_stage (seq bigint, series_id bigint, "
+		"version integer, state text, hlo_fingerprint text, median float8, mad_n float8, "
+		"band_lo float8, band_hi float8, sigma float8, sigma_pct float8, norm_pct float8, "
+		"n integer, days integer, chip_sets integer, ws bigint, we bigint, unit text, "
+		"build_id text, freeze_reason text, freeze_event_id text, computed bigint) "
+		"ON COMMIT DELETE ROWS",
+		0, NULL, NULL, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&txt, &len);
+	if (!m)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	for (size_t i = 0; i < nrec; i++) {
+		const pw_baseline_record *r = &rec[i];
+		char kb[PW_ST_KEY_MAX];
+		char *parts[5];
+		split_key(r->series_key, kb, sizeof kb, parts);
+		fprintf(m, "%zu\t%" PRId64 "\t%" PRIu32 "\t%s\t", i, r->series_id, r->version,
+		        state_text(r->state));
+		copy_text(m, parts[1]);
+		double d[7] = {r->median, r->mad_n, r->band_lo, r->band_hi, r->sigma, r->sigma_pct,
+		               r->platform_norm_sigma_pct};
+		for (int k = 0; k < 7; k++) {
+			fputc('\t', m);
+			copy_double(m, d[k]);
+		}
+		fprintf(m, "\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32 "\t%" PRId64 "\t%" PRId64 "\t", r->n,
+		        r->days, r->chip_sets, r->window_start_us, r->window_end_us);
+		copy_text(m, r->unit);
+		fputc('\t', m);
+		copy_text(m, r->build_id);
+		fputc('\t', m);
+		copy_text(m, r->freeze_reason);
+		fputc('\t', m);
+		copy_text(m, r->freeze_event_id);
+		fprintf(m, "\t%" PRId64 "\n", r->computed_us);
+	}
+	fclose(m);
+	st = copy_send(pg, "COPY pw_bl_stage FROM STDIN", txt, len, errbuf, errlen);
+	free(txt);
+	if (st != PW_OK)
+		return st;
+	return pw_pg_exec(
+		pg,
+		"INSERT INTO perfwatch.baselines (series_id, version, state, hlo_fingerprint, median, "
+		"mad_n, band_lo, band_hi, sigma, sigma_pct, platform_norm_sigma_pct, n, days, "
+		"chip_sets, window_start, window_end, unit, build_id, freeze_reason, freeze_event_id, "
+		"computed_at) "
+		"SELECT DISTINCT ON (series_id, version) series_id, version, state, hlo_fingerprint, "
+		"median, mad_n, band_lo, band_hi, sigma, sigma_pct, norm_pct, n, days, chip_sets, "
+		TS_SQL("ws") ", " TS_SQL("we") ", unit, build_id, freeze_reason, freeze_event_id, "
+		TS_SQL("computed") " FROM pw_bl_stage ORDER BY series_id, version, seq DESC "
+		"ON CONFLICT (series_id, version) DO UPDATE SET state = EXCLUDED.state, "
+		"median = EXCLUDED.median, mad_n = EXCLUDED.mad_n, band_lo = EXCLUDED.band_lo, "
+		"band_hi = EXCLUDED.band_hi, sigma = EXCLUDED.sigma, sigma_pct = EXCLUDED.sigma_pct, "
+		"n = EXCLUDED.n, days = EXCLUDED.days, chip_sets = EXCLUDED.chip_sets, "
+		"window_start = EXCLUDED.window_start, window_end = EXCLUDED.window_end, "
+		"freeze_reason = EXCLUDED.freeze_reason, freeze_event_id = EXCLUDED.freeze_event_id, "
+		"updated_at = now()",
+		0, NULL, NULL, errbuf, errlen);
+}
+
+pw_status pw_bstore_mark_frozen(pw_pg *pg, const pw_baseline_record *r, char *errbuf,
+                                size_t errlen)
+{
+	char id[32], ver[16];
+	snprintf(id, sizeof id, "%" PRId64, r->series_id);
+	snprintf(ver, sizeof ver, "%" PRIu32, r->version);
+	const char *params[4] = {id, ver, r->freeze_reason, r->freeze_event_id};
+	return pw_pg_exec(pg,
+	                  "UPDATE perfwatch.baselines SET state = 'frozen', freeze_reason = $3, "
+	                  "freeze_event_id = $4, updated_at = now() WHERE series_id = $1 "
+	                  "AND version = $2::integer",
+	                  4, params, NULL, errbuf, errlen);
+}
+
+pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, char *errbuf,
+                               size_t errlen)
+{
+	char id[32], ver[16];
+	snprintf(id, sizeof id, "%" PRId64, f->series_id);
+	snprintf(ver, sizeof ver, "%" PRIu32, f->frozen_version);
+	const char *params[4] = {id, f->event_id, f->frozen_version ? ver : NULL, f->reason};
+	return pw_pg_exec(pg,
+	                  "INSERT INTO perfwatch.freezes (series_id, event_id, frozen_version, reason) "
+	                  "VALUES ($1, $2, $3::integer, $4) ON CONFLICT (series_id, event_id) DO NOTHING",
+	                  4, params, NULL, errbuf, errlen);
+}
+
+pw_status pw_bstore_put_unfreeze(pw_pg *pg, const pw_bstore_unfreeze *u, char *errbuf,
+                                 size_t errlen)
+{
+	char id[32], ver[16];
+	snprintf(id, sizeof id, "%" PRId64, u->series_id);
+	snprintf(ver, sizeof ver, "%" PRIu32, u->unfrozen_version);
+	const char *params[2] = {id, ver};
+	return pw_pg_exec(pg,
+	                  "UPDATE perfwatch.freezes SET unfrozen_at = greatest(now(), frozen_at), "
+	                  "unfrozen_version = $2::integer WHERE series_id = $1 AND unfrozen_at IS NULL",
+	                  2, params, NULL, errbuf, errlen);
+}
+
+pw_status pw_bstore_put_alert(pw_pg *pg, const pw_bstore_alert *a, char *errbuf,
+                              size_t errlen)
+{
+	char created[32], sid[32], med[40], mad[40], n[16], ver[16], ws[32], we[32], obs[40],
+		dabs[40], dpct[40], z[40];
+	snprintf(created, sizeof created, "%" PRId64, a->created_us);
+	snprintf(sid, sizeof sid, "%" PRId64, a->series_id);
+	snprintf(med, sizeof med, "%.17g", a->base.median);
+	snprintf(mad, sizeof mad, "%.17g", a->base.mad_n);
+	snprintf(n, sizeof n, "%" PRIu32, a->base.n);
+	snprintf(ver, sizeof ver, "%" PRIu32, a->base.version);
+	snprintf(ws, sizeof ws, "%" PRId64, a->base.window_start_us);
+	snprintf(we, sizeof we, "%" PRId64, a->base.window_end_us);
+	snprintf(obs, sizeof obs, "%.17g", a->value);
+	double d = a->value - a->base.median;
+	snprintf(dabs, sizeof dabs, "%.17g", d);
+	snprintf(dpct, sizeof dpct, "%.17g", a->base.median != 0.0 ? d / a->base.median * 100.0 : 0.0);
+	snprintf(z, sizeof z, "%.17g", isfinite(a->z) ? a->z : 0.0);
+	const char *params[17] = {a->alert_id, created, sid, a->series_key, med, mad, n,
+	                          a->base.version ? ver : NULL, ws, we, obs, dabs, a->base.unit,
+	                          dpct, a->outlier ? z : NULL,
+	                          a->outlier ? "investigate" : "quarantined", a->summary};
+	return pw_pg_exec(
+		pg,
+		"INSERT INTO perfwatch.alerts (alert_id, revision, kind, source, created_at, series_id, "
+		"series_key, baseline_median, baseline_mad, baseline_n, baseline_version, "
+		"baseline_window_start, baseline_window_end, observed_median, observed_n, delta_abs, "
+		"delta_abs_unit, delta_pct, z_robust, verdict, owner_hint, routing, summary) "
+		"VALUES ($1, 1, 'infra_health', 'baseliner', " TS_SQL("$2") ", $3, $4, $5, $6, "
+		"$7::integer, $8::integer, " TS_SQL("$9") ", " TS_SQL("$10") ", $11, 1, $12, $13, $14, "
+		"$15, $16, 'infra', 'queue', $17) ON CONFLICT (alert_id) DO NOTHING",
+		17, params, NULL, errbuf, errlen);
+}
+
+pw_status pw_bstore_put_progress(pw_pg *pg, pw_series_table *t, char *errbuf, size_t errlen)
+{
+	size_t count = pw_series_table_count(t), touched = 0;
+	for (size_t i = 0; i < count; i++)
+		touched += pw_series_table_at(t, i)->touched;
+	if (touched == 0)
+		return PW_OK;
+	pw_status st = pw_pg_exec(
+		pg,
+		"CREATE TEMP TABLE IF NOT EXISTS pw_bs_stage (series_id bigint, series_key text, "
+		"state text, mark bigint, part integer, off bigint, platform text, chip_set text, "
+		"cell text, firmware text, harness text, window_n integer, need text) "
+		"ON COMMIT DELETE ROWS",
+		0, NULL, NULL, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&txt, &len);
+	if (!m)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	for (size_t i = 0; i < count; i++) {
+		const pw_series_entry *e = pw_series_table_at(t, i);
+		if (!e->touched)
+			continue;
+		char need[256];
+		pw_baseline_series_describe_need(&e->bs, need, sizeof need);
+		fprintf(m, "%" PRId64 "\t", e->series_id);
+		copy_text(m, e->key);
+		fprintf(m, "\t%s\t", state_text(e->bs.state));
+		if (e->mark.ts_us != 0)
+			fprintf(m, "%" PRId64, e->mark.ts_us);
+		else
+			fputs("\\N", m);
+		fprintf(m, "\t%" PRId32 "\t%" PRId64 "\t", e->mark.partition, e->mark.offset);
+		const char *envs[5] = {e->env.platform, e->env.chip_set, e->env.cell, e->env.firmware,
+		                       e->env.harness_version};
+		for (int k = 0; k < 5; k++) {
+			copy_text(m, envs[k]);
+			fputc('\t', m);
+		}
+		fprintf(m, "%zu\t", pw_baseline_series_window_len(&e->bs));
+		copy_text(m, need);
+		fputc('\n', m);
+	}
+	fclose(m);
+	st = copy_send(pg, "COPY pw_bs_stage FROM STDIN", txt, len, errbuf, errlen);
+	free(txt);
+	if (st != PW_OK)
+		return st;
+	return pw_pg_exec(
+		pg,
+		"INSERT INTO perfwatch.baseliner_series (series_id, series_key, state, "
+		"mark_measured_at, mark_partition, mark_offset, platform, chip_set, cell, firmware, "
+		"harness_version, window_n, window_need) SELECT series_id, series_key, state, "
+		"CASE WHEN mark IS NULL THEN NULL ELSE " TS_SQL("mark") " END, part, off, platform, "
+		"chip_set, cell, firmware, harness, window_n, need FROM pw_bs_stage "
+		"ON CONFLICT (series_id) DO UPDATE SET state = EXCLUDED.state, "
+		"mark_measured_at = EXCLUDED.mark_measured_at, mark_partition = EXCLUDED.mark_partition, "
+		"mark_offset = EXCLUDED.mark_offset, platform = EXCLUDED.platform, "
+		"chip_set = EXCLUDED.chip_set, cell = EXCLUDED.cell, firmware = EXCLUDED.firmware, "
+		"harness_version = EXCLUDED.harness_version, window_n = EXCLUDED.window_n, "
+		"window_need = EXCLUDED.window_need, updated_at = now()",
+		0, NULL, NULL, errbuf, errlen);
+}
+
+pw_status pw_bstore_alert_pack(const pw_bstore_alert *a, uint8_t **buf, size_t *len)
+{
+	char kb[PW_ST_KEY_MAX];
+	char *parts[5];
+	split_key(a->series_key, kb, sizeof kb, parts);
+	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
+	key.model = parts[0];
+	key.hlo_fingerprint = parts[1];
+	key.platform = parts[2];
+	key.config = parts[3];
+	key.metric = parts[4];
+	Perfwatch__V1__AlertBaseline base = PERFWATCH__V1__ALERT_BASELINE__INIT;
+	base.median = a->base.median;
+	base.mad = a->base.mad_n;
+	base.n = a->base.n;
+	base.version = a->base.version;
+	base.window_start_unix_us = a->base.window_start_us;
+	base.window_end_unix_us = a->base.window_end_us;
+	Perfwatch__V1__AlertObserved obs = PERFWATCH__V1__ALERT_OBSERVED__INIT;
+	obs.median = a->value;
+	obs.n = 1;
+	Perfwatch__V1__AlertDelta delta = PERFWATCH__V1__ALERT_DELTA__INIT;
+	delta.abs = a->value - a->base.median;
+	delta.abs_unit = (char *)a->base.unit;
+	delta.pct = a->base.median != 0.0 ? delta.abs / a->base.median * 100.0 : 0.0;
+	delta.z_robust = a->outlier && isfinite(a->z) ? a->z : 0.0;
+	Perfwatch__V1__Alert al = PERFWATCH__V1__ALERT__INIT;
+	al.alert_id = (char *)a->alert_id;
+	al.revision = 1;
+	al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_INFRA_HEALTH;
+	al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_BASELINER;
+	al.created_unix_us = a->created_us;
+	al.series_id = a->series_id;
+	al.series_key = (char *)a->series_key;
+	al.series = &key;
+	al.baseline = &base;
+	al.observed = &obs;
+	al.delta = &delta;
+	al.verdict = a->outlier ? PERFWATCH__V1__VERDICT__VERDICT_INVESTIGATE
+	                        : PERFWATCH__V1__VERDICT__VERDICT_QUARANTINED;
+	al.owner_hint = (char *)"infra";
+	al.routing = PERFWATCH__V1__ROUTING__ROUTING_QUEUE;
+	al.summary = (char *)a->summary;
+	size_t n = perfwatch__v1__alert__get_packed_size(&al);
+	uint8_t *out = malloc(n ? n : 1);
+	if (!out)
+		return PW_ERR_NOMEM;
+	perfwatch__v1__alert__pack(&al, out);
+	*buf = out;
+	*len = n;
+	return PW_OK;
+}

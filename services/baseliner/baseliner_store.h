@@ -1,0 +1,215 @@
+/*
+ * baseliner_store.h: the baseliner's PostgreSQL and Redis side: baseline records, the
+ * shared baseline reader with its Redis-to-PostgreSQL fallback, the load of
+ * one series on first sight, and the write of one batch's effects.
+ *
+ * PostgreSQL is the truth (perfwatch.baselines, freezes, fleet_changes,
+ * alerts, and perfwatch.baseliner_series of migration 0012, which holds each
+ * series' state, resume mark and latest environment); Redis holds the latest
+ * baseline of each series as `baseline:{series_key}`, a versioned hash
+ * (pw_redis_set_versioned) whose payload is a packed perfwatch.v1.Baseline.
+ * pw_baseline_read() is the one reader every consumer uses (the baseliner's
+ * HTTP API, `perfwatch series show`, the benchmarks): Redis first, then
+ * PostgreSQL, putting what it read back into Redis. main.c and baseliner.c
+ * call the rest; series_table.h holds the in-memory side.
+ */
+#ifndef PW_BASELINER_STORE_H
+#define PW_BASELINER_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pw_pg.h"
+#include "pw_redis.h"
+#include "pw_status.h"
+#include "series_table.h"
+
+/* Redis key prefix of a cached baseline. */
+#define PW_BASELINE_CACHE_PREFIX "baseline:"
+
+/* One baseline version as stored, cached and published (baseline.proto). */
+typedef struct pw_baseline_record {
+	int64_t series_id;
+	char series_key[PW_ST_KEY_MAX];
+	uint32_t version;           /* 0: the series has no baseline yet (a freeze of a baselining series) */
+	pw_baseline_state state;
+	double median, mad_n, band_lo, band_hi, sigma, sigma_pct, platform_norm_sigma_pct;
+	uint32_t n, days, chip_sets;
+	int64_t window_start_us, window_end_us;
+	char unit[32];
+	char build_id[96];
+	char freeze_reason[128];
+	char freeze_event_id[64];
+	int64_t computed_us;
+} pw_baseline_record;
+
+/*
+ * Fills r from entry e's current baseline (e->bs.current), with state st and
+ * computed_us. Pure.
+ */
+void pw_baseline_record_from_entry(pw_baseline_record *r, const pw_series_entry *e,
+                                   pw_baseline_state st, int64_t computed_us);
+
+/*
+ * Packs r as a perfwatch.v1.Baseline into a malloc'd buffer *buf (*len
+ * bytes), which the caller frees. PW_ERR_NOMEM.
+ */
+pw_status pw_baseline_record_pack(const pw_baseline_record *r, uint8_t **buf, size_t *len);
+
+/* Unpacks a Baseline into r. PW_ERR_INVALID for bytes that are not one. */
+pw_status pw_baseline_record_unpack(const uint8_t *buf, size_t len, pw_baseline_record *r);
+
+/* The Redis version a record is cached under: a state change of one
+ * version (active -> frozen) must replace the older state. */
+uint64_t pw_baseline_cache_version(const pw_baseline_record *r);
+
+/* SET baseline:{key} to r, versioned. Redis errors as pw_redis.h. */
+pw_status pw_baseline_cache_put(pw_redis *rd, const pw_baseline_record *r, char *errbuf,
+                                size_t errlen);
+
+/* DEL baseline:{key}. */
+pw_status pw_baseline_cache_del(pw_redis *rd, const char *series_key, char *errbuf,
+                                size_t errlen);
+
+/* Where pw_baseline_read found a baseline. */
+typedef enum pw_baseline_source {
+	PW_BASELINE_FROM_REDIS = 0,
+	PW_BASELINE_FROM_PG,
+} pw_baseline_source;
+
+/*
+ * The latest baseline of series_key: from Redis (rd may be NULL) when it
+ * holds one, otherwise from PostgreSQL's latest_baselines, which is then put
+ * back into Redis (best effort: a Redis failure is not an error of the
+ * read). *src says where it came from; *redis_failed (may be NULL) is set
+ * when Redis was tried and did not answer (down, timeout, bad value), as
+ * opposed to a plain miss. Returns PW_OK, PW_ERR_NOT_FOUND when PostgreSQL
+ * has no baseline for the series, or pw_pg's errors.
+ */
+pw_status pw_baseline_read(pw_redis *rd, pw_pg *pg, const char *series_key,
+                           pw_baseline_record *out, pw_baseline_source *src,
+                           bool *redis_failed, char *errbuf, size_t errlen);
+
+/* Reads the latest stored baseline of series_key from PostgreSQL only. */
+pw_status pw_baseline_read_pg(pw_pg *pg, const char *series_key, pw_baseline_record *out,
+                              char *errbuf, size_t errlen);
+
+/*
+ * Loads e (found in the table, not yet loaded) from PostgreSQL: its latest
+ * stored baseline (version, values, state), its latest freeze (open:
+ * FROZEN with reason, event and the event's time), its resume mark and
+ * environment from perfwatch.baseliner_series, and its window re-filled
+ * from perfwatch.samples — points of the baseline build line (build kinds
+ * nightly and release), measured at or after the latest freeze's event,
+ * at or before the mark's newest measurement, not raised as outliers, the
+ * newest max_window of them; their ids become e's re-filled set, so that a
+ * redelivery of one is not added twice. upto, when not NULL, replaces the stored mark (and the stored
+ * environment is not read): for a series reloaded in the middle of a batch,
+ * whose newest points are not committed yet but are in perfwatch.samples.
+ * Sets e->loaded. Returns pw_pg's errors.
+ */
+pw_status pw_bstore_load_series(pw_pg *pg, pw_series_entry *e, const pw_point_mark *upto,
+                                char *errbuf, size_t errlen);
+
+/*
+ * Adds an unloaded entry for every row of perfwatch.baseliner_series (series
+ * seen before the restart), with its environment, so that a fleet change
+ * right after a restart still selects them. gpu_prefixes as in
+ * pw_series_platform_is_gpu. Returns the count in *n.
+ */
+pw_status pw_bstore_load_known(pw_pg *pg, pw_series_table *t, const char *gpu_prefixes,
+                               size_t *n, char *errbuf, size_t errlen);
+
+/*
+ * Adds every stored fleet change (perfwatch.fleet_changes) to l, with the
+ * reason text the freezes carry ("kind: reason"). Returns the count in *n.
+ */
+pw_status pw_bstore_load_fleet(pw_pg *pg, pw_fleet_log *l, size_t *n, char *errbuf,
+                               size_t errlen);
+
+/* ------------------------------------------------------------ batch writes */
+
+/* A freeze to record (one per series and event). */
+typedef struct pw_bstore_freeze {
+	int64_t series_id;
+	char event_id[64];
+	char reason[128];
+	uint32_t frozen_version; /* 0: none */
+} pw_bstore_freeze;
+
+/* An unfreeze: closes every open freeze of the series. */
+typedef struct pw_bstore_unfreeze {
+	int64_t series_id;
+	uint32_t unfrozen_version;
+} pw_bstore_unfreeze;
+
+/* An infra-health alert (alert.proto): quarantine or outlier. */
+typedef struct pw_bstore_alert {
+	char alert_id[192];
+	bool outlier;             /* false: quarantine */
+	int64_t created_us;
+	int64_t series_id;
+	char series_key[PW_ST_KEY_MAX];
+	double value;             /* outlier: the point; quarantine: the window median */
+	double z;                 /* outlier: robust z */
+	pw_baseline_record base;  /* the baseline it was measured against / the quarantined one */
+	char run_id[96];          /* outlier: the run */
+	char summary[640];
+} pw_bstore_alert;
+
+/* A fleet change to store, borrowed from the decoded message. */
+typedef struct pw_bstore_fleet {
+	const char *event_id;
+	int64_t occurred_us;
+	const char *kind;   /* the fleet_changes.kind text */
+	const char *reason;
+	const char *source;
+	pw_fleet_selector sel;
+	const char *from_version, *to_version;
+} pw_bstore_fleet;
+
+/*
+ * Inside the caller's transaction: inserts the fleet change (ON CONFLICT
+ * DO NOTHING). Returns pw_pg's errors.
+ */
+pw_status pw_bstore_put_fleet(pw_pg *pg, const pw_bstore_fleet *f, char *errbuf, size_t errlen);
+
+/*
+ * Inside the caller's transaction: upserts nrec baseline versions (natural
+ * key (series_id, version): a state change updates in place), through COPY
+ * into a staging table.
+ */
+pw_status pw_bstore_put_baselines(pw_pg *pg, const pw_baseline_record *rec, size_t nrec,
+                                  char *errbuf, size_t errlen);
+
+/* Inside the caller's transaction: marks version of series frozen in place. */
+pw_status pw_bstore_mark_frozen(pw_pg *pg, const pw_baseline_record *r, char *errbuf,
+                                size_t errlen);
+
+/* Inside the caller's transaction: freezes rows (ON CONFLICT DO NOTHING). */
+pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, char *errbuf,
+                               size_t errlen);
+
+/* Inside the caller's transaction: closes the series' open freezes. */
+pw_status pw_bstore_put_unfreeze(pw_pg *pg, const pw_bstore_unfreeze *u, char *errbuf,
+                                 size_t errlen);
+
+/* Inside the caller's transaction: the alert row (ON CONFLICT (alert_id) DO NOTHING). */
+pw_status pw_bstore_put_alert(pw_pg *pg, const pw_bstore_alert *a, char *errbuf,
+                              size_t errlen);
+
+/*
+ * Inside the caller's transaction: upserts perfwatch.baseliner_series for
+ * every touched entry of the table (state, mark, environment, window need)
+ * through COPY. Does not clear the touched flags (the caller does after
+ * the commit).
+ */
+pw_status pw_bstore_put_progress(pw_pg *pg, pw_series_table *t, char *errbuf, size_t errlen);
+
+/*
+ * Packs a (perfwatch.v1.Alert) into *buf / *len, malloc'd; the caller frees.
+ */
+pw_status pw_bstore_alert_pack(const pw_bstore_alert *a, uint8_t **buf, size_t *len);
+
+#endif

@@ -1,0 +1,286 @@
+/*
+ * cmd_series.c: `perfwatch series show [--text] [--no-redis] SERIES`, what the
+ * baseliner holds for one series: its baseline and band, its state
+ * (baselining, active, frozen, quarantined) and why.
+ *
+ * Reads PostgreSQL (PW_PG_DSN): perfwatch.baseliner_series (the state machine's
+ * state and window progress, migration 0012), the latest baseline and the
+ * open freeze with its fleet change. The baseline itself comes through
+ * pw_baseline_read (services/baseliner/baseliner_store.h), the reader the
+ * services use: Redis first when PW_REDIS_ADDR is set, PostgreSQL otherwise
+ * or when Redis is down; "source" says which. Prints one JSON object, or
+ * with --text a few lines for humans.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "baseliner_store.h"
+#include "cli.h"
+#include "pw_log.h"
+#include "pw_pg.h"
+#include "pw_redis.h"
+
+static int series_usage(const char *msg)
+{
+	fprintf(stderr, "perfwatch: series: %s\n", msg);
+	fprintf(stderr, "usage: perfwatch series show [--text] [--no-redis] SERIES\n");
+	return PW_CLI_EXIT_USAGE;
+}
+
+static void jstr(FILE *f, const char *s)
+{
+	fputc('"', f);
+	pw_json_escape(f, s ? s : "");
+	fputc('"', f);
+}
+
+static void iso_time(char *buf, size_t len, int64_t us)
+{
+	time_t t = (time_t)(us / 1000000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+typedef struct series_view {
+	char key[PW_ST_KEY_MAX];
+	long long series_id;
+	char state[16];          /* from baseliner_series, else the baseline's */
+	bool seen;               /* baseliner_series has the series */
+	int window_n;
+	char need[256];
+	bool has_baseline;
+	pw_baseline_record b;
+	pw_baseline_source src;
+	bool redis_failed;
+	bool frozen;
+	char fev[64], fkind[32], freason[256], frozen_at[40];
+	long long frozen_version;
+	char why[768];
+} series_view;
+
+static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t errlen)
+{
+	const char *p[1] = {v->key};
+	PGresult *res = NULL;
+	if (pw_pg_exec(pg, "SELECT series_id FROM perfwatch.series WHERE series_key = $1", 1, p, &res,
+	               err, errlen) != PW_OK)
+		return PW_CLI_EXIT_FAIL;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		snprintf(err, errlen, "no series \"%s\" in perfwatch.series", v->key);
+		return PW_CLI_EXIT_USAGE;
+	}
+	v->series_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+
+	if (pw_pg_exec(pg, "SELECT state, window_n, window_need FROM perfwatch.baseliner_series "
+	                   "WHERE series_key = $1", 1, p, &res, err, errlen) != PW_OK)
+		return PW_CLI_EXIT_FAIL;
+	if (PQntuples(res) == 1) {
+		v->seen = true;
+		snprintf(v->state, sizeof v->state, "%s", PQgetvalue(res, 0, 0));
+		v->window_n = atoi(PQgetvalue(res, 0, 1));
+		snprintf(v->need, sizeof v->need, "%s", PQgetvalue(res, 0, 2));
+	}
+	PQclear(res);
+
+	pw_status st = pw_baseline_read(rd, pg, v->key, &v->b, &v->src, &v->redis_failed, err, errlen);
+	if (st == PW_OK)
+		v->has_baseline = true;
+	else if (st != PW_ERR_NOT_FOUND)
+		return PW_CLI_EXIT_FAIL;
+
+	if (pw_pg_exec(pg, "SELECT event_id, kind, reason, to_char(frozen_at AT TIME ZONE 'UTC', "
+	                   "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), coalesce(frozen_version, 0) "
+	                   "FROM perfwatch.active_freezes WHERE series_key = $1 "
+	                   "ORDER BY frozen_at DESC LIMIT 1", 1, p, &res, err, errlen) != PW_OK)
+		return PW_CLI_EXIT_FAIL;
+	if (PQntuples(res) == 1) {
+		v->frozen = true;
+		snprintf(v->fev, sizeof v->fev, "%s", PQgetvalue(res, 0, 0));
+		snprintf(v->fkind, sizeof v->fkind, "%s", PQgetvalue(res, 0, 1));
+		snprintf(v->freason, sizeof v->freason, "%s", PQgetvalue(res, 0, 2));
+		snprintf(v->frozen_at, sizeof v->frozen_at, "%s", PQgetvalue(res, 0, 3));
+		v->frozen_version = strtoll(PQgetvalue(res, 0, 4), NULL, 10);
+	}
+	PQclear(res);
+
+	if (!v->seen)
+		snprintf(v->state, sizeof v->state, "%s",
+		         v->has_baseline ? pw_baseline_state_name(v->b.state) : "baselining");
+	if (v->frozen)
+		snprintf(v->state, sizeof v->state, "frozen");
+
+	/* why */
+	if (strcmp(v->state, "frozen") == 0) {
+		snprintf(v->why, sizeof v->why,
+		         "frozen by fleet change %s (%s: %s) at %s; not gated; re-baselining from the "
+		         "points after the change: %s",
+		         v->frozen ? v->fev : (v->has_baseline ? v->b.freeze_event_id : "?"),
+		         v->frozen ? v->fkind : "?", v->frozen ? v->freason : v->b.freeze_reason,
+		         v->frozen ? v->frozen_at : "?", v->need[0] ? v->need : "window empty");
+	} else if (strcmp(v->state, "quarantined") == 0) {
+		snprintf(v->why, sizeof v->why, "%s; investigated as an infrastructure bug, not gated",
+		         v->has_baseline && v->b.freeze_reason[0] ? v->b.freeze_reason
+		                                                  : "sigma above the quarantine limit");
+	} else if (strcmp(v->state, "active") == 0 && v->has_baseline) {
+		snprintf(v->why, sizeof v->why,
+		         "baseline v%u from %u runs over %u days on %u chip-sets; sigma %.3g%% within "
+		         "the quarantine limit (platform norm %.3g%%); gated against it",
+		         v->b.version, v->b.n, v->b.days, v->b.chip_sets, v->b.sigma_pct,
+		         v->b.platform_norm_sigma_pct);
+	} else {
+		snprintf(v->why, sizeof v->why, "collecting the null window: %s",
+		         v->need[0] ? v->need : "no points of the baseline build line yet");
+	}
+	return PW_CLI_EXIT_OK;
+}
+
+static void print_json(FILE *f, const series_view *v)
+{
+	fputs("{\"series_key\":", f);
+	jstr(f, v->key);
+	fprintf(f, ",\"series_id\":%lld,\"state\":", v->series_id);
+	jstr(f, v->state);
+	fputs(",\"why\":", f);
+	jstr(f, v->why);
+	fprintf(f, ",\"window\":{\"n\":%d,\"status\":", v->window_n);
+	jstr(f, v->need);
+	fputs("},\"baseline\":", f);
+	if (!v->has_baseline) {
+		fputs("null", f);
+	} else {
+		const pw_baseline_record *b = &v->b;
+		char ws[40], we[40];
+		iso_time(ws, sizeof ws, b->window_start_us);
+		iso_time(we, sizeof we, b->window_end_us);
+		fprintf(f, "{\"version\":%u,\"state\":", b->version);
+		jstr(f, pw_baseline_state_name(b->state));
+		fputs(",\"source\":", f);
+		jstr(f, v->src == PW_BASELINE_FROM_REDIS ? "redis" : "postgres");
+		fputs(",\"median\":", f);
+		pw_cli_json_number(f, b->median);
+		fputs(",\"mad_n\":", f);
+		pw_cli_json_number(f, b->mad_n);
+		fputs(",\"band\":[", f);
+		pw_cli_json_number(f, b->band_lo);
+		fputc(',', f);
+		pw_cli_json_number(f, b->band_hi);
+		fputs("],\"sigma_pct\":", f);
+		pw_cli_json_number(f, b->sigma_pct);
+		fputs(",\"platform_norm_sigma_pct\":", f);
+		pw_cli_json_number(f, b->platform_norm_sigma_pct);
+		fprintf(f, ",\"n\":%u,\"days\":%u,\"chip_sets\":%u,\"window_start\":", b->n, b->days,
+		        b->chip_sets);
+		jstr(f, ws);
+		fputs(",\"window_end\":", f);
+		jstr(f, we);
+		fputs(",\"unit\":", f);
+		jstr(f, b->unit);
+		fputc('}', f);
+	}
+	fputs(",\"freeze\":", f);
+	if (!v->frozen) {
+		fputs("null", f);
+	} else {
+		fputs("{\"event_id\":", f);
+		jstr(f, v->fev);
+		fputs(",\"kind\":", f);
+		jstr(f, v->fkind);
+		fputs(",\"reason\":", f);
+		jstr(f, v->freason);
+		fputs(",\"frozen_at\":", f);
+		jstr(f, v->frozen_at);
+		fprintf(f, ",\"frozen_version\":%lld}", v->frozen_version);
+	}
+	fprintf(f, ",\"redis_failed\":%s}\n", v->redis_failed ? "true" : "false");
+}
+
+static void print_text(FILE *f, const series_view *v)
+{
+	fprintf(f, "series   %s (id %lld)\n", v->key, v->series_id);
+	fprintf(f, "state    %s\n", v->state);
+	fprintf(f, "why      %s\n", v->why);
+	if (v->has_baseline) {
+		const pw_baseline_record *b = &v->b;
+		fprintf(f, "baseline v%u (%s, from %s): median %.6g %s, MAD_n %.4g, band [%.6g, %.6g], "
+		           "sigma %.3g%%\n",
+		        b->version, pw_baseline_state_name(b->state),
+		        v->src == PW_BASELINE_FROM_REDIS ? "redis" : "postgres", b->median, b->unit,
+		        b->mad_n, b->band_lo, b->band_hi, b->sigma_pct);
+	} else {
+		fprintf(f, "baseline none yet\n");
+	}
+	if (v->need[0])
+		fprintf(f, "window   %s\n", v->need);
+}
+
+int pw_cmd_series(int argc, char **argv)
+{
+	bool text = false, use_redis = true;
+	const char *key = NULL;
+	if (argc < 2 || strcmp(argv[1], "show") != 0)
+		return series_usage("the only subcommand is \"show\"");
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--text") == 0)
+			text = true;
+		else if (strcmp(argv[i], "--no-redis") == 0)
+			use_redis = false;
+		else if (argv[i][0] == '-')
+			return series_usage("unknown option");
+		else if (key)
+			return series_usage("one SERIES only");
+		else
+			key = argv[i];
+	}
+	if (!key)
+		return series_usage("missing SERIES (model/hlo_fingerprint/platform/config/metric)");
+	if (strlen(key) >= PW_ST_KEY_MAX)
+		return series_usage("SERIES is too long");
+	const char *dsn = getenv("PW_PG_DSN");
+	if (!dsn || !*dsn) {
+		fprintf(stderr, "perfwatch: series: PW_PG_DSN is not set\n");
+		return PW_CLI_EXIT_USAGE;
+	}
+	const char *raddr = use_redis ? getenv("PW_REDIS_ADDR") : NULL;
+
+	pw_log lg;
+	pw_log_init(&lg, "perfwatch", PW_LOG_ERROR);
+	char err[1024] = "";
+	int rc = PW_CLI_EXIT_FAIL;
+	pw_pg *pg = NULL;
+	pw_redis *rd = NULL;
+	series_view *v = calloc(1, sizeof *v);
+	if (!v) {
+		fprintf(stderr, "perfwatch: series: out of memory\n");
+		return PW_CLI_EXIT_FAIL;
+	}
+	snprintf(v->key, sizeof v->key, "%s", key);
+	if (pw_pg_new(&pg, dsn, NULL, &lg, err, sizeof err) != PW_OK ||
+	    pw_pg_wait_connected(pg, 5000, NULL, err, sizeof err) != PW_OK) {
+		fprintf(stderr, "perfwatch: series: postgresql: %s\n", err);
+		goto out;
+	}
+	if (raddr && *raddr && pw_redis_new(&rd, raddr, NULL, &lg, err, sizeof err) != PW_OK) {
+		fprintf(stderr, "perfwatch: series: redis address: %s\n", err);
+		rc = PW_CLI_EXIT_USAGE;
+		goto out;
+	}
+	rc = load_view(pg, rd, v, err, sizeof err);
+	if (rc != PW_CLI_EXIT_OK) {
+		fprintf(stderr, "perfwatch: series: %s\n", err);
+		goto out;
+	}
+	if (text)
+		print_text(stdout, v);
+	else
+		print_json(stdout, v);
+out:
+	pw_redis_free(rd);
+	pw_pg_free(pg);
+	free(v);
+	return rc;
+}
