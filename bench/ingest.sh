@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# ingest.sh: end-to-end ingest throughput — simulator -> dev broker ->
+# ingester -> PostgreSQL (+ series points back to the broker) — for at least
+# 1,000,000 samples, against a raw COPY of the same rows into the same
+# database in the same run.
+#
+# The dev broker keeps only ~5 MB per partition, so the replay is cut into
+# chunks (quiet-week at 130 models x 4 platforms x 6 configs, one nightly of
+# 6 repeats each: 18,720 runs, 143,520 samples a chunk) and the next chunk is
+# published when half of the previous one is stored: the ingester always has
+# a backlog, and the backlog never exceeds what the broker keeps. The figure
+# is samples stored / (last sample stored - first chunk published). The
+# reference: the rows this run stored (runs, samples, op_timings) exported
+# with COPY TO, then COPY FROM into tables created LIKE the real ones with
+# their indexes, timed. Prints one JSON line; the target is a ratio >= 0.5
+# and >= 100,000 samples/s.
+#
+#   bench/ingest.sh [BUILD_DIR]   (run by bench/run.sh with the stack up)
+# Environment: PW_BENCH_CHUNKS (7), PW_BENCH_INGESTERS (members of the
+# ingester's consumer group, default 1), PW_SIM_BIN, PW_INGESTER_BIN.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-${PW_BUILD:-$repo/build}}
+sim=${PW_SIM_BIN:-$build/tools/simulator/pw-sim}
+ing=${PW_INGESTER_BIN:-$build/services/ingester/pw-ingester}
+chunks=${PW_BENCH_CHUNKS:-7}
+members=${PW_BENCH_INGESTERS:-1}
+for v in PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS; do
+  [ -n "${!v:-}" ] || { echo "bench ingest: $v is not set (start the dev stack)" >&2; exit 1; }
+done
+for b in "$sim" "$ing"; do [ -x "$b" ] || { echo "bench ingest: $b not built" >&2; exit 1; }; done
+
+scn=$repo/tools/simulator/scenarios/quiet-week.scn
+scale=(--models 130 --days 1 --repeats 6)
+tag="bench$$x$(date +%s)"
+prefix="$tag-"
+work=$(mktemp -d)
+ing_pids=()
+q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
+cleanup() {
+  for p in "${ing_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  q "DROP TABLE IF EXISTS public.${tag}_runs, public.${tag}_samples, public.${tag}_ops" >/dev/null 2>&1 || true
+  q "DELETE FROM perfwatch.runs WHERE run_id LIKE '${prefix}%'" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+json() { grep -o "\"$1\":[0-9.]*" <<<"$2" | head -1 | cut -d: -f2; }
+now() { date +%s.%N; }
+stored() { q "SELECT count(*) FROM perfwatch.samples WHERE run_id LIKE '${prefix}%'"; }
+
+per=$(json samples "$("$sim" count "$scn" "${scale[@]}")")
+total=$((per * chunks))
+[ "$total" -ge 1000000 ] || { echo "bench ingest: only $total samples" >&2; exit 1; }
+
+# the ingester, joined to its group and caught up with whatever the topic already holds
+export PW_KAFKA_GROUP_ID="bench-ingest-$$" PW_HTTP_PORT=0
+for m in $(seq 1 "$members"); do
+  "$ing" >"$work/ing.$m.log" 2>&1 &
+  ing_pids+=($!)
+done
+warm=(--models 1 --days 1 --repeats 1)
+warm_n=$(json samples "$("$sim" count "$scn" "${warm[@]}")")
+env -u PW_KAFKA_GROUP_ID "$sim" replay "$scn" "${warm[@]}" --run-prefix "${prefix}warm-" >/dev/null 2>&1
+until [ "$(q "SELECT count(*) FROM perfwatch.samples WHERE run_id LIKE '${prefix}warm-%'")" -ge "$warm_n" ]; do sleep 0.2; done
+q "DELETE FROM perfwatch.runs WHERE run_id LIKE '${prefix}warm-%'" >/dev/null
+
+t0=$(now)
+for c in $(seq 1 "$chunks"); do
+  env -u PW_KAFKA_GROUP_ID "$sim" replay "$scn" "${scale[@]}" --run-prefix "${prefix}c$c-" >/dev/null 2>>"$work/sim.log"
+  # publish the next chunk once half of this one is in
+  want=$(( (c - 1) * per + per / 2 ))
+  while [ "$(stored)" -lt "$want" ]; do
+    for p in "${ing_pids[@]}"; do
+      kill -0 "$p" 2>/dev/null || { echo "bench ingest: an ingester exited" >&2; tail -5 "$work"/ing.*.log >&2; exit 1; }
+    done
+    sleep 0.1
+  done
+done
+deadline=$((SECONDS + 600))
+while [ "$(stored)" -lt "$total" ]; do
+  [ $SECONDS -lt $deadline ] || { echo "bench ingest: only $(stored) of $total samples stored" >&2; exit 1; }
+  sleep 0.1
+done
+t1=$(now)
+got=$(stored)
+ingest_s=$(echo "$t1 - $t0" | bc -l)
+
+# the same rows, raw COPY, same database, same run
+for t in runs samples op_timings; do
+  short=$t; [ $t = op_timings ] && short=ops
+  psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "\\copy (SELECT * FROM perfwatch.$t WHERE run_id LIKE '${prefix}%') TO '$work/$t.copy'"
+  q "CREATE TABLE public.${tag}_$short (LIKE perfwatch.$t INCLUDING ALL)"
+done
+c0=$(now)
+for t in runs samples op_timings; do
+  short=$t; [ $t = op_timings ] && short=ops
+  psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "\\copy public.${tag}_$short FROM '$work/$t.copy'"
+done
+c1=$(now)
+copy_s=$(echo "$c1 - $c0" | bc -l)
+runs=$(q "SELECT count(*) FROM public.${tag}_runs")
+ops=$(q "SELECT count(*) FROM public.${tag}_ops")
+awk -v m="$members" -v n="$got" -v r="$runs" -v o="$ops" -v ti="$ingest_s" -v tc="$copy_s" 'BEGIN {
+  ir = n / ti; cr = n / tc;
+  printf "{\"bench\":\"ingest\",\"ingesters\":%d,\"samples\":%d,\"runs\":%d,\"op_rows\":%d,\"ingest_s\":%.2f,\"ingest_samples_per_s\":%.0f,\"raw_copy_s\":%.2f,\"raw_copy_samples_per_s\":%.0f,\"ratio\":%.3f}\n", m, n, r, o, ti, ir, tc, cr, ir / cr }'

@@ -1,0 +1,476 @@
+/*
+ * rows.c: COPY encodings, SHA-256 and message packing for the ingester
+ * (contract in rows.h). The column lists here and the tables of
+ * migrations/0002_runs.sql must agree; store.c's staging tables are created
+ * LIKE the real ones, so a mismatch fails the first COPY loudly.
+ */
+#include "rows.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "validate.h"
+
+/* ---- buffer ---------------------------------------------------------------- */
+
+void pw_copybuf_init(pw_copybuf *b, size_t max)
+{
+	memset(b, 0, sizeof *b);
+	b->max = max;
+}
+
+void pw_copybuf_release(pw_copybuf *b)
+{
+	free(b->data);
+	memset(b, 0, sizeof *b);
+}
+
+void pw_copybuf_reset(pw_copybuf *b)
+{
+	b->len = 0;
+	b->err = PW_OK;
+}
+
+void pw_copybuf_put(pw_copybuf *b, const char *s, size_t n)
+{
+	if (b->err != PW_OK)
+		return;
+	if (b->len + n > b->max) {
+		b->err = PW_ERR_INVALID;
+		return;
+	}
+	if (b->len + n > b->cap) {
+		size_t nc = b->cap ? b->cap : 65536;
+		while (nc < b->len + n)
+			nc *= 2;
+		if (nc > b->max)
+			nc = b->max;
+		char *nd = realloc(b->data, nc);
+		if (!nd) {
+			b->err = PW_ERR_NOMEM;
+			return;
+		}
+		b->data = nd;
+		b->cap = nc;
+	}
+	memcpy(b->data + b->len, s, n);
+	b->len += n;
+}
+
+void pw_copybuf_text(pw_copybuf *b, const char *s)
+{
+	const char *run = s;
+	for (const char *p = s;; p++) {
+		char c = *p;
+		const char *esc = NULL;
+		if (c == '\\')
+			esc = "\\\\";
+		else if (c == '\t')
+			esc = "\\t";
+		else if (c == '\n')
+			esc = "\\n";
+		else if (c == '\r')
+			esc = "\\r";
+		if (esc || c == '\0') {
+			pw_copybuf_put(b, run, (size_t)(p - run));
+			if (!esc)
+				return;
+			pw_copybuf_put(b, esc, 2);
+			run = p + 1;
+		}
+	}
+}
+
+void pw_copybuf_sep(pw_copybuf *b) { pw_copybuf_put(b, "\t", 1); }
+void pw_copybuf_eol(pw_copybuf *b) { pw_copybuf_put(b, "\n", 1); }
+
+void pw_copybuf_int(pw_copybuf *b, long long v)
+{
+	char t[32];
+	int n = snprintf(t, sizeof t, "%lld", v);
+	pw_copybuf_put(b, t, (size_t)n);
+}
+
+void pw_copybuf_uint(pw_copybuf *b, unsigned long long v)
+{
+	char t[32];
+	int n = snprintf(t, sizeof t, "%llu", v);
+	pw_copybuf_put(b, t, (size_t)n);
+}
+
+void pw_copybuf_double(pw_copybuf *b, double v)
+{
+	char t[40];
+	int n = snprintf(t, sizeof t, "%.17g", v);
+	pw_copybuf_put(b, t, (size_t)n);
+}
+
+void pw_copybuf_time(pw_copybuf *b, int64_t unix_us)
+{
+	int64_t s = unix_us / 1000000, us = unix_us % 1000000;
+	if (us < 0) {
+		us += 1000000;
+		s -= 1;
+	}
+	time_t t = (time_t)s;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	char buf[48];
+	int n = snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%06lld+00", tm.tm_year + 1900,
+	                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)us);
+	pw_copybuf_put(b, buf, (size_t)n);
+}
+
+void pw_copybuf_bytea(pw_copybuf *b, const uint8_t *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	pw_copybuf_put(b, "\\\\x", 3);
+	char t[128];
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		t[k++] = hex[p[i] >> 4];
+		t[k++] = hex[p[i] & 15];
+		if (k == sizeof t) {
+			pw_copybuf_put(b, t, k);
+			k = 0;
+		}
+	}
+	pw_copybuf_put(b, t, k);
+}
+
+void pw_copybuf_bool(pw_copybuf *b, int v) { pw_copybuf_put(b, v ? "t" : "f", 1); }
+
+/* ---- SHA-256 (FIPS 180-4) ----------------------------------------------------- */
+
+static const uint32_t K256[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+	0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+	0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+	0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+	0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+	0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+	0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+	0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+	0xc67178f2};
+
+#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_block(uint32_t h[8], const uint8_t *p)
+{
+	uint32_t w[64];
+	for (int i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+	for (int i = 16; i < 64; i++) {
+		uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+		uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	}
+	uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+	for (int i = 0; i < 64; i++) {
+		uint32_t S1 = ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25);
+		uint32_t ch = (e & f) ^ (~e & g);
+		uint32_t t1 = hh + S1 + ch + K256[i] + w[i];
+		uint32_t S0 = ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22);
+		uint32_t mj = (a & b) ^ (a & c) ^ (b & c);
+		uint32_t t2 = S0 + mj;
+		hh = g;
+		g = f;
+		f = e;
+		e = d + t1;
+		d = c;
+		c = b;
+		b = a;
+		a = t1 + t2;
+	}
+	h[0] += a;
+	h[1] += b;
+	h[2] += c;
+	h[3] += d;
+	h[4] += e;
+	h[5] += f;
+	h[6] += g;
+	h[7] += hh;
+}
+
+void pw_sha256(const void *data, size_t n, uint8_t out[32])
+{
+	uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+	                 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+	const uint8_t *p = data;
+	size_t left = n;
+	while (left >= 64) {
+		sha256_block(h, p);
+		p += 64;
+		left -= 64;
+	}
+	uint8_t tail[128];
+	memset(tail, 0, sizeof tail);
+	if (left)
+		memcpy(tail, p, left);
+	tail[left] = 0x80;
+	size_t tl = left + 1 + 8 <= 64 ? 64 : 128;
+	uint64_t bits = (uint64_t)n * 8;
+	for (int i = 0; i < 8; i++)
+		tail[tl - 1 - i] = (uint8_t)(bits >> (8 * i));
+	sha256_block(h, tail);
+	if (tl == 128)
+		sha256_block(h, tail + 64);
+	for (int i = 0; i < 8; i++) {
+		out[4 * i] = (uint8_t)(h[i] >> 24);
+		out[4 * i + 1] = (uint8_t)(h[i] >> 16);
+		out[4 * i + 2] = (uint8_t)(h[i] >> 8);
+		out[4 * i + 3] = (uint8_t)h[i];
+	}
+}
+
+/* ---- names ---------------------------------------------------------------------- */
+
+const char *pw_ingest_build_kind_name(int kind)
+{
+	static const char *const n[] = {"unspecified", "nightly", "rc", "bisect", "release"};
+	return kind >= 0 && kind < 5 ? n[kind] : "unspecified";
+}
+
+const char *pw_ingest_family_name(int family)
+{
+	static const char *const n[] = {"unspecified", "tpu_v5e", "tpu_v6e", "tpu_ironwood",
+	                                "gpu_h100", "gpu_b200", "simulator"};
+	return family >= 0 && family < 7 ? n[family] : "unspecified";
+}
+
+const char *pw_ingest_phase_name(int phase)
+{
+	static const char *const n[] = {"unspecified", "prefill", "decode", "mixed", "training"};
+	return phase >= 0 && phase < 5 ? n[phase] : "unspecified";
+}
+
+const char *pw_ingest_dtype_name(int dtype)
+{
+	static const char *const n[] = {"unspecified", "bf16", "int8", "fp8", "fp16", "fp32"};
+	return dtype >= 0 && dtype < 6 ? n[dtype] : "unspecified";
+}
+
+const char *pw_ingest_load_mode_name(int mode)
+{
+	static const char *const n[] = {"unspecified", "open_loop", "closed_loop"};
+	return mode >= 0 && mode < 3 ? n[mode] : "unspecified";
+}
+
+pw_status pw_ingest_series_key(char *buf, size_t len, const Perfwatch__V1__RunResult *run,
+                               const char *metric)
+{
+	const Perfwatch__V1__RunKey *k = run->key;
+	int n = snprintf(buf, len, "%s/%s/%s/%s/%s", k->model, k->hlo_fingerprint, k->platform->name,
+	                 k->config->name, metric);
+	return n < 0 || (size_t)n >= len ? PW_ERR_INVALID : PW_OK;
+}
+
+/* ---- rows ------------------------------------------------------------------------ */
+
+const char pw_ingest_run_columns[] =
+	"run_id, repeat_index, model, model_rev, hlo_fingerprint, build_id, build_kind, compiler_cl, "
+	"compiler_cl_number, release_id, platform, platform_family, chips, config, phase, batch, "
+	"seq_len, dtype, geometry_matched, firmware, chip_set, cell, harness_version, runtime_env, "
+	"host_cpuset, reserved_neighbors, warmup_discarded_s, compile_cache_hits, "
+	"compile_cache_total, allocator_steady_s, load_mode, arrival_rate_rps, trace_mix, seed, "
+	"measure_window_s, started_at, finished_at, wall_step_us, roofline_predicted_step_us, "
+	"achieved_hbm_bw_tb_s, achieved_bw_fraction, hlo_text, trace_uri, hlo_uri, bisect_job_id, "
+	"payload_sha256, kafka_partition, kafka_offset";
+
+const char pw_ingest_sample_columns[] =
+	"run_id, repeat_index, metric, series_id, value, unit, measured_at, build_id, build_kind, "
+	"compiler_cl_number, chip_set, bisect_job_id";
+
+const char pw_ingest_op_columns[] =
+	"run_id, repeat_index, op_name, category, hlo_kind, exec_unit, calls, us_per_step, "
+	"hbm_bytes_per_step";
+
+#define T(s) (pw_copybuf_text(b, (s) ? (s) : ""), pw_copybuf_sep(b))
+#define I(v) (pw_copybuf_int(b, (long long)(v)), pw_copybuf_sep(b))
+#define D(v) (pw_copybuf_double(b, (v)), pw_copybuf_sep(b))
+#define B(v) (pw_copybuf_bool(b, (v)), pw_copybuf_sep(b))
+
+void pw_ingest_row_run(pw_copybuf *b, const Perfwatch__V1__RunResult *r, const uint8_t sha[32],
+                       int32_t partition, int64_t offset)
+{
+	const Perfwatch__V1__RunKey *k = r->key;
+	T(r->run_id);
+	I(r->repeat_index);
+	T(k->model);
+	T(k->model_rev);
+	T(k->hlo_fingerprint);
+	T(k->compiler->build_id);
+	T(pw_ingest_build_kind_name(k->compiler->kind));
+	T(k->compiler->cl);
+	I(k->compiler->cl_number);
+	T(k->compiler->release_id);
+	T(k->platform->name);
+	T(pw_ingest_family_name(k->platform->family));
+	I(k->platform->chips);
+	T(k->config->name);
+	T(pw_ingest_phase_name(k->config->phase));
+	I(k->config->batch);
+	I(k->config->seq_len);
+	T(pw_ingest_dtype_name(k->config->dtype));
+	B(k->config->geometry_matched);
+	T(k->firmware);
+	T(r->chip_set);
+	T(r->cell);
+	T(r->harness_version);
+	T(r->runtime_env);
+	T(r->host_cpuset);
+	B(r->reserved_neighbors);
+	D(r->warmup_discarded_s);
+	I(r->compile_cache_hits);
+	I(r->compile_cache_total);
+	D(r->allocator_steady_s);
+	T(pw_ingest_load_mode_name(r->load_mode));
+	D(r->arrival_rate_rps);
+	T(r->trace_mix);
+	pw_copybuf_uint(b, r->seed);
+	pw_copybuf_sep(b);
+	D(r->measure_window_s);
+	pw_copybuf_time(b, r->started_unix_us);
+	pw_copybuf_sep(b);
+	pw_copybuf_time(b, r->finished_unix_us);
+	pw_copybuf_sep(b);
+	D(r->wall_step_us);
+	D(r->roofline_predicted_step_us);
+	D(r->achieved_hbm_bw_tb_s);
+	D(r->achieved_bw_fraction);
+	T(r->hlo_text);
+	T(r->trace_uri);
+	T(r->hlo_uri);
+	T(r->bisect_job_id);
+	pw_copybuf_bytea(b, sha, 32);
+	pw_copybuf_sep(b);
+	I(partition);
+	pw_copybuf_int(b, offset);
+	pw_copybuf_eol(b);
+}
+
+void pw_ingest_rows_samples(pw_copybuf *b, const Perfwatch__V1__RunResult *r,
+                            const int64_t *series_ids)
+{
+	const Perfwatch__V1__CompilerBuild *c = r->key->compiler;
+	for (size_t i = 0; i < r->n_metrics; i++) {
+		const Perfwatch__V1__MetricSample *m = r->metrics[i];
+		T(r->run_id);
+		I(r->repeat_index);
+		T(m->name);
+		I(series_ids[i]);
+		D(m->value);
+		T(m->unit);
+		pw_copybuf_time(b, r->finished_unix_us);
+		pw_copybuf_sep(b);
+		T(c->build_id);
+		T(pw_ingest_build_kind_name(c->kind));
+		I(c->cl_number);
+		T(r->chip_set);
+		pw_copybuf_text(b, r->bisect_job_id ? r->bisect_job_id : "");
+		pw_copybuf_eol(b);
+	}
+}
+
+void pw_ingest_rows_ops(pw_copybuf *b, const Perfwatch__V1__RunResult *r)
+{
+	for (size_t i = 0; i < r->n_ops; i++) {
+		const Perfwatch__V1__OpTiming *o = r->ops[i];
+		T(r->run_id);
+		I(r->repeat_index);
+		T(o->op_name);
+		T(o->category);
+		T(o->hlo_kind);
+		T(o->unit);
+		I(o->calls);
+		D(o->us_per_step);
+		pw_copybuf_double(b, o->hbm_bytes_per_step);
+		pw_copybuf_eol(b);
+	}
+}
+
+#undef T
+#undef I
+#undef D
+#undef B
+
+/* ---- messages ----------------------------------------------------------------------- */
+
+pw_status pw_ingest_point_pack(const Perfwatch__V1__RunResult *r, size_t i, int64_t series_id,
+                               uint8_t **out, size_t *len)
+{
+	*out = NULL;
+	if (i >= r->n_metrics)
+		return PW_ERR_INVALID;
+	const Perfwatch__V1__MetricSample *m = r->metrics[i];
+	char key[1100];
+	if (pw_ingest_series_key(key, sizeof key, r, m->name) != PW_OK)
+		return PW_ERR_INVALID;
+	Perfwatch__V1__SeriesKey sk = PERFWATCH__V1__SERIES_KEY__INIT;
+	sk.model = r->key->model;
+	sk.hlo_fingerprint = r->key->hlo_fingerprint;
+	sk.platform = r->key->platform->name;
+	sk.config = r->key->config->name;
+	sk.metric = m->name;
+	Perfwatch__V1__SeriesPoint p = PERFWATCH__V1__SERIES_POINT__INIT;
+	p.series_id = series_id;
+	p.series_key = key;
+	p.key = &sk;
+	p.run_id = r->run_id;
+	p.repeat_index = r->repeat_index;
+	p.model_rev = r->key->model_rev;
+	p.build = r->key->compiler;
+	p.value = m->value;
+	p.unit = m->unit;
+	p.metric = m->metric;
+	int mi = pw_ingest_metric_index(m->name);
+	p.direction = pw_ingest_metric_lower_is_better(mi)
+	                      ? PERFWATCH__V1__METRIC_DIRECTION__METRIC_DIRECTION_LOWER_IS_BETTER
+	                      : PERFWATCH__V1__METRIC_DIRECTION__METRIC_DIRECTION_HIGHER_IS_BETTER;
+	p.measured_unix_us = r->finished_unix_us;
+	p.chip_set = r->chip_set;
+	p.cell = r->cell;
+	p.firmware = r->key->firmware;
+	p.harness_version = r->harness_version;
+	p.bisect_job_id = r->bisect_job_id;
+	size_t n = perfwatch__v1__series_point__get_packed_size(&p);
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf)
+		return PW_ERR_NOMEM;
+	*len = perfwatch__v1__series_point__pack(&p, buf);
+	*out = buf;
+	return PW_OK;
+}
+
+pw_status pw_ingest_dead_letter_pack(Perfwatch__V1__DlqReason reason, const char *detail,
+                                     const char *topic, int32_t partition, int64_t offset,
+                                     const void *key, size_t keylen, const void *payload,
+                                     size_t len, int64_t failed_unix_us, uint8_t **out,
+                                     size_t *outlen)
+{
+	Perfwatch__V1__DeadLetter d = PERFWATCH__V1__DEAD_LETTER__INIT;
+	d.reason = reason;
+	d.detail = (char *)detail;
+	d.source_topic = (char *)topic;
+	d.partition = partition;
+	d.offset = offset;
+	d.original_key.data = (uint8_t *)key;
+	d.original_key.len = key ? keylen : 0;
+	d.original_payload.data = (uint8_t *)payload;
+	d.original_payload.len = payload ? len : 0;
+	d.failed_unix_us = failed_unix_us;
+	d.service = "ingester";
+	d.payload_type = "perfwatch.v1.RunResult";
+	size_t n = perfwatch__v1__dead_letter__get_packed_size(&d);
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf)
+		return PW_ERR_NOMEM;
+	*outlen = perfwatch__v1__dead_letter__pack(&d, buf);
+	*out = buf;
+	return PW_OK;
+}

@@ -1,0 +1,94 @@
+/*
+ * rows.h: how a validated run becomes database rows and messages — COPY
+ * text rows for perfwatch.runs, samples and op_timings, the series key, the
+ * SeriesPoint and DeadLetter payloads, and the payload's SHA-256.
+ *
+ * store.c sends these rows into staging tables with COPY and publishes the
+ * messages; all of it is pure and allocation-bounded (a pw_copybuf has a
+ * hard cap), so tests/unit/test_ingest_rows.c checks the encodings without
+ * PostgreSQL.
+ */
+#ifndef PW_INGEST_ROWS_H
+#define PW_INGEST_ROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfwatch/v1/dlq.pb-c.h"
+#include "perfwatch/v1/run.pb-c.h"
+#include "perfwatch/v1/series.pb-c.h"
+#include "pw_status.h"
+
+/* A growable byte buffer with a hard cap, for COPY data. */
+typedef struct pw_copybuf {
+	char *data;
+	size_t len, cap, max;
+	pw_status err; /* sticky: the first failure (PW_ERR_NOMEM or PW_ERR_INVALID over max) */
+} pw_copybuf;
+
+void pw_copybuf_init(pw_copybuf *b, size_t max);
+void pw_copybuf_release(pw_copybuf *b);
+/* Empties the buffer (keeps its memory) and clears the error. */
+void pw_copybuf_reset(pw_copybuf *b);
+void pw_copybuf_put(pw_copybuf *b, const char *s, size_t n);
+/* A text field escaped for COPY's text format (\\, \t, \n, \r). */
+void pw_copybuf_text(pw_copybuf *b, const char *s);
+/* A field separator (tab) and the end of a row (newline). */
+void pw_copybuf_sep(pw_copybuf *b);
+void pw_copybuf_eol(pw_copybuf *b);
+void pw_copybuf_int(pw_copybuf *b, long long v);
+void pw_copybuf_uint(pw_copybuf *b, unsigned long long v);
+/* A double with round-trip precision (%.17g). */
+void pw_copybuf_double(pw_copybuf *b, double v);
+/* A timestamptz from unix microseconds: "2026-06-17 14:03:00.000000+00". */
+void pw_copybuf_time(pw_copybuf *b, int64_t unix_us);
+/* A bytea in COPY text: \\x followed by hex. */
+void pw_copybuf_bytea(pw_copybuf *b, const uint8_t *p, size_t n);
+void pw_copybuf_bool(pw_copybuf *b, int v);
+
+/* SHA-256 of n bytes. */
+void pw_sha256(const void *p, size_t n, uint8_t out[32]);
+
+/* "model/hlo_fingerprint/platform/config/metric" into buf; PW_ERR_INVALID if it does not fit. */
+pw_status pw_ingest_series_key(char *buf, size_t len, const Perfwatch__V1__RunResult *run,
+                               const char *metric);
+
+/* The lower-case enum names the tables store ("rc", "tpu_v6e", "decode", "int8", "open_loop"). */
+const char *pw_ingest_build_kind_name(int kind);
+const char *pw_ingest_family_name(int family);
+const char *pw_ingest_phase_name(int phase);
+const char *pw_ingest_dtype_name(int dtype);
+const char *pw_ingest_load_mode_name(int mode);
+
+/*
+ * The column lists the rows below follow, for the COPY statements
+ * (staging tables have the same columns as the real ones).
+ */
+extern const char pw_ingest_run_columns[];
+extern const char pw_ingest_sample_columns[];
+extern const char pw_ingest_op_columns[];
+
+/* One runs row (sha = SHA-256 of the payload, partition/offset on perf.runs.v1). */
+void pw_ingest_row_run(pw_copybuf *b, const Perfwatch__V1__RunResult *run, const uint8_t sha[32],
+                       int32_t partition, int64_t offset);
+/* One samples row per metric; series_ids[i] is the id of metric i's series. */
+void pw_ingest_rows_samples(pw_copybuf *b, const Perfwatch__V1__RunResult *run,
+                            const int64_t *series_ids);
+/* One op_timings row per op. */
+void pw_ingest_rows_ops(pw_copybuf *b, const Perfwatch__V1__RunResult *run);
+
+/*
+ * The SeriesPoint of metric i of run, packed into a malloc'd buffer the caller
+ * frees. PW_ERR_NOMEM, PW_ERR_INVALID (index out of range, key too long).
+ */
+pw_status pw_ingest_point_pack(const Perfwatch__V1__RunResult *run, size_t i, int64_t series_id,
+                               uint8_t **out, size_t *len);
+
+/* A DeadLetter for a message, packed (malloc'd). */
+pw_status pw_ingest_dead_letter_pack(Perfwatch__V1__DlqReason reason, const char *detail,
+                                     const char *topic, int32_t partition, int64_t offset,
+                                     const void *key, size_t keylen, const void *payload,
+                                     size_t len, int64_t failed_unix_us, uint8_t **out,
+                                     size_t *outlen);
+
+#endif

@@ -1,0 +1,695 @@
+/*
+ * store.c: the ingester's batch against PostgreSQL and Kafka (contract and
+ * the order of steps in store.h).
+ *
+ * A batch is a table of items, one per message; a transaction covers a
+ * subset of them (normally all). When the transaction fails on the data
+ * itself (PW_ERR_PG, which validation should have prevented), the batch is
+ * redone one run per transaction so that the one bad run is dead-lettered as
+ * processing_failed and the others still go in. Retriable failures (server
+ * gone, timeouts) are returned to the consumer loop, which backs off and
+ * hands the same batch again.
+ */
+#include "store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pw_topics.h"
+#include "rows.h"
+
+#define COPY_MAX (512u << 20) /* a batch's COPY data, at most */
+
+/* ---- a small string → int64 map (open addressing, owned keys) --------------- */
+
+typedef struct smap {
+	char **keys;
+	int64_t *vals;
+	size_t cap, n;
+} smap;
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+static void smap_release(smap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->keys[i]);
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof *m);
+}
+
+static bool smap_get(const smap *m, const char *k, int64_t *v)
+{
+	if (!m->cap)
+		return false;
+	for (size_t i = hash_str(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->keys[i])
+			return false;
+		if (strcmp(m->keys[i], k) == 0) {
+			if (v)
+				*v = m->vals[i];
+			return true;
+		}
+	}
+}
+
+static pw_status smap_put(smap *m, const char *k, int64_t v)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t nc = m->cap ? m->cap * 2 : 256;
+		char **nk = calloc(nc, sizeof *nk);
+		int64_t *nv = calloc(nc, sizeof *nv);
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return PW_ERR_NOMEM;
+		}
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->keys[i])
+				continue;
+			size_t j = hash_str(m->keys[i]) & (nc - 1);
+			while (nk[j])
+				j = (j + 1) & (nc - 1);
+			nk[j] = m->keys[i];
+			nv[j] = m->vals[i];
+		}
+		free(m->keys);
+		free(m->vals);
+		m->keys = nk;
+		m->vals = nv;
+		m->cap = nc;
+	}
+	size_t i = hash_str(k) & (m->cap - 1);
+	while (m->keys[i] && strcmp(m->keys[i], k) != 0)
+		i = (i + 1) & (m->cap - 1);
+	if (m->keys[i]) {
+		m->vals[i] = v;
+		return PW_OK;
+	}
+	m->keys[i] = strdup(k);
+	if (!m->keys[i])
+		return PW_ERR_NOMEM;
+	m->vals[i] = v;
+	m->n++;
+	return PW_OK;
+}
+
+/* ---- the ingester -------------------------------------------------------------- */
+
+enum { ST_NEW = 0, ST_DUP, ST_DLQ };
+
+typedef struct item {
+	rd_kafka_message_t *msg;
+	Perfwatch__V1__RunResult *run; /* NULL when dead-lettered before decoding completed */
+	pw_dlq_reason reason;
+	char detail[256];
+	uint8_t sha[32];
+	int state;
+	int64_t *sids;                 /* series id per metric */
+} item;
+
+struct pw_ingester {
+	pw_pg *pg;
+	pw_producer *prod;
+	const pw_log *lg;
+	pw_ingest_opts o;
+	smap cache;                    /* series key → series id, committed ones only */
+	pw_copybuf buf;
+	pw_ingest_counts counts;
+	pw_metric *m_runs, *m_samples, *m_dups, *m_rejected, *m_points, *m_series, *m_batch_s,
+		*m_batch_n;
+};
+
+pw_status pw_ingester_new(pw_ingester **out, pw_pg *pg, pw_producer *producer, const pw_log *lg,
+                          pw_metrics *reg, const pw_ingest_opts *o, char *errbuf, size_t errlen)
+{
+	*out = NULL;
+	pw_ingester *ing = calloc(1, sizeof *ing);
+	if (!ing)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	ing->pg = pg;
+	ing->prod = producer;
+	ing->lg = lg;
+	if (o)
+		ing->o = *o;
+	if (!ing->o.flush_timeout_ms)
+		ing->o.flush_timeout_ms = 30000;
+	if (!ing->o.series_cache_max)
+		ing->o.series_cache_max = 1000000;
+	if (!ing->o.points_topic)
+		ing->o.points_topic = PW_TOPIC_POINTS;
+	if (!ing->o.dlq_topic)
+		ing->o.dlq_topic = PW_TOPIC_DLQ;
+	pw_copybuf_init(&ing->buf, COPY_MAX);
+	if (reg) {
+		static const char *const reason_label[] = {"reason", NULL};
+		static const double lat[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+		static const double sizes[] = {1, 10, 50, 100, 250, 500, 1000, 2500, 5000};
+		pw_status st;
+		if ((st = pw_metrics_counter(reg, "perfwatch_ingester_runs_accepted_total",
+		                             "runs newly stored", NULL, &ing->m_runs, errbuf, errlen)) ||
+		    (st = pw_metrics_counter(reg, "perfwatch_ingester_samples_accepted_total",
+		                             "metric samples newly stored (one per series point)", NULL,
+		                             &ing->m_samples, errbuf, errlen)) ||
+		    (st = pw_metrics_counter(reg, "perfwatch_ingester_duplicates_total",
+		                             "runs dropped as duplicates (same run id, repeat and payload)",
+		                             NULL, &ing->m_dups, errbuf, errlen)) ||
+		    (st = pw_metrics_counter(reg, "perfwatch_ingester_rejected_total",
+		                             "runs dead-lettered to perf.dlq.v1, by reason", reason_label,
+		                             &ing->m_rejected, errbuf, errlen)) ||
+		    (st = pw_metrics_counter(reg, "perfwatch_ingester_points_published_total",
+		                             "series points produced on perf.points.v1 (at least once)",
+		                             NULL, &ing->m_points, errbuf, errlen)) ||
+		    (st = pw_metrics_counter(reg, "perfwatch_ingester_series_created_total",
+		                             "new series (model, fingerprint, platform, config, metric)",
+		                             NULL, &ing->m_series, errbuf, errlen)) ||
+		    (st = pw_metrics_histogram(reg, "perfwatch_ingester_batch_seconds",
+		                               "wall time of one batch, decode to delivery reports", NULL,
+		                               lat, sizeof lat / sizeof lat[0], &ing->m_batch_s, errbuf,
+		                               errlen)) ||
+		    (st = pw_metrics_histogram(reg, "perfwatch_ingester_batch_messages",
+		                               "messages per batch", NULL, sizes,
+		                               sizeof sizes / sizeof sizes[0], &ing->m_batch_n, errbuf,
+		                               errlen))) {
+			pw_ingester_free(ing);
+			return st;
+		}
+	}
+	*out = ing;
+	return PW_OK;
+}
+
+void pw_ingester_free(pw_ingester *ing)
+{
+	if (!ing)
+		return;
+	smap_release(&ing->cache);
+	pw_copybuf_release(&ing->buf);
+	free(ing);
+}
+
+void pw_ingester_counts_get(const pw_ingester *ing, pw_ingest_counts *out)
+{
+	*out = ing->counts;
+}
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* detail text goes into a text column: keep it printable ASCII */
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			*s = '?';
+}
+
+static void run_key(char *buf, size_t len, const Perfwatch__V1__RunResult *r)
+{
+	snprintf(buf, len, "%s\x1f%u", r->run_id, r->repeat_index);
+}
+
+static pw_status exec0(pw_ingester *ing, const char *sql, PGresult **res, char *e, size_t el)
+{
+	return pw_pg_exec(ing->pg, sql, 0, NULL, res, e, el);
+}
+
+static pw_status copy_buf_rows(pw_ingester *ing, const char *sql, uint64_t *rows, char *e,
+                               size_t el);
+
+static pw_status copy_buf(pw_ingester *ing, const char *sql, char *e, size_t el)
+{
+	return copy_buf_rows(ing, sql, NULL, e, el);
+}
+
+static pw_status copy_buf_rows(pw_ingester *ing, const char *sql, uint64_t *rows, char *e,
+                               size_t el)
+{
+	if (ing->buf.err != PW_OK)
+		return pw_fail(ing->buf.err, e, el, "copy data of the batch exceeds %u bytes", COPY_MAX);
+	if (ing->buf.len == 0)
+		return PW_OK;
+	pw_status st = pw_pg_copy_begin(ing->pg, sql, e, el);
+	if (st != PW_OK)
+		return st;
+	size_t off = 0;
+	while (off < ing->buf.len) {
+		size_t n = ing->buf.len - off > (1u << 20) ? (1u << 20) : ing->buf.len - off;
+		st = pw_pg_copy_put(ing->pg, ing->buf.data + off, n, e, el);
+		if (st != PW_OK) {
+			pw_pg_copy_abort(ing->pg, "ingester: copy failed");
+			return st;
+		}
+		off += n;
+	}
+	uint64_t nrows = 0;
+	st = pw_pg_copy_end(ing->pg, &nrows, e, el);
+	if (st == PW_OK && rows)
+		*rows += nrows;
+	return st;
+}
+
+static const char *const stage_ddl[] = {
+	"SET LOCAL client_min_messages = warning",
+	"CREATE TEMP TABLE IF NOT EXISTS pw_stage_series (model text, hlo_fingerprint text, "
+	"platform text, config text, metric text, unit text, direction text) ON COMMIT DELETE ROWS",
+	"CREATE TEMP TABLE IF NOT EXISTS pw_stage_runs (LIKE perfwatch.runs INCLUDING DEFAULTS) "
+	"ON COMMIT DELETE ROWS",
+};
+
+/* Resolves the series id of every metric of every valid item (cache, else staged insert + read). */
+static pw_status resolve_series(pw_ingester *ing, item **its, size_t n, smap *pending,
+                                uint64_t *created, char *e, size_t el)
+{
+	char key[1100];
+	pw_copybuf_reset(&ing->buf);
+	smap staged = {0};
+	pw_status st = PW_OK;
+	size_t nstaged = 0;
+	for (size_t i = 0; i < n; i++) {
+		item *it = its[i];
+		if (it->state == ST_DLQ)
+			continue;
+		for (size_t m = 0; m < it->run->n_metrics; m++) {
+			const Perfwatch__V1__MetricSample *ms = it->run->metrics[m];
+			pw_ingest_series_key(key, sizeof key, it->run, ms->name);
+			if (smap_get(&ing->cache, key, NULL) || smap_get(pending, key, NULL) ||
+			    smap_get(&staged, key, NULL))
+				continue;
+			if ((st = smap_put(&staged, key, 0)) != PW_OK)
+				goto done;
+			int mi = pw_ingest_metric_index(ms->name);
+			pw_copybuf *b = &ing->buf;
+			const Perfwatch__V1__RunKey *k = it->run->key;
+			pw_copybuf_text(b, k->model);
+			pw_copybuf_sep(b);
+			pw_copybuf_text(b, k->hlo_fingerprint);
+			pw_copybuf_sep(b);
+			pw_copybuf_text(b, k->platform->name);
+			pw_copybuf_sep(b);
+			pw_copybuf_text(b, k->config->name);
+			pw_copybuf_sep(b);
+			pw_copybuf_text(b, ms->name);
+			pw_copybuf_sep(b);
+			pw_copybuf_text(b, pw_ingest_metric_unit(mi));
+			pw_copybuf_sep(b);
+			pw_copybuf_text(b, pw_ingest_metric_lower_is_better(mi) ? "lower_is_better"
+			                                                        : "higher_is_better");
+			pw_copybuf_eol(b);
+			nstaged++;
+		}
+	}
+	if (nstaged) {
+		PGresult *res = NULL;
+		if ((st = copy_buf(ing, "COPY pw_stage_series FROM STDIN", e, el)) != PW_OK)
+			goto done;
+		st = exec0(ing,
+		           "INSERT INTO perfwatch.series (model, hlo_fingerprint, platform, config, "
+		           "metric, unit, direction) SELECT model, hlo_fingerprint, platform, config, "
+		           "metric, unit, direction FROM pw_stage_series ON CONFLICT DO NOTHING",
+		           &res, e, el);
+		if (st != PW_OK)
+			goto done;
+		*created += strtoull(PQcmdTuples(res), NULL, 10);
+		PQclear(res);
+		st = exec0(ing,
+		           "SELECT s.series_key, s.series_id FROM perfwatch.series s JOIN "
+		           "pw_stage_series t USING (model, hlo_fingerprint, platform, config, metric)",
+		           &res, e, el);
+		if (st != PW_OK)
+			goto done;
+		for (int r = 0; r < PQntuples(res) && st == PW_OK; r++)
+			st = smap_put(pending, PQgetvalue(res, r, 0),
+			              strtoll(PQgetvalue(res, r, 1), NULL, 10));
+		PQclear(res);
+		if (st != PW_OK)
+			goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		item *it = its[i];
+		if (it->state == ST_DLQ)
+			continue;
+		for (size_t m = 0; m < it->run->n_metrics; m++) {
+			pw_ingest_series_key(key, sizeof key, it->run, it->run->metrics[m]->name);
+			if (!smap_get(&ing->cache, key, &it->sids[m]) &&
+			    !smap_get(pending, key, &it->sids[m])) {
+				st = pw_fail(PW_ERR_PG, e, el, "series \"%s\" has no id after insert", key);
+				goto done;
+			}
+		}
+	}
+done:
+	smap_release(&staged);
+	return st;
+}
+
+/* One transaction over its[0..n): every write of those items, or none. */
+static pw_status write_items(pw_ingester *ing, item **its, size_t n, smap *pending,
+                             uint64_t *samples_written, uint64_t *created, char *e, size_t el)
+{
+	pw_status st = pw_pg_begin(ing->pg, e, el);
+	if (st != PW_OK)
+		return st;
+	for (size_t i = 0; i < sizeof stage_ddl / sizeof stage_ddl[0]; i++)
+		if ((st = exec0(ing, stage_ddl[i], NULL, e, el)) != PW_OK)
+			goto fail;
+	if ((st = resolve_series(ing, its, n, pending, created, e, el)) != PW_OK)
+		goto fail;
+
+	/*
+	 * Runs go through a staging table and INSERT ... ON CONFLICT DO NOTHING
+	 * RETURNING: what comes back is new, and only this transaction can add
+	 * samples and op timings for a run it just inserted (a concurrent writer
+	 * of the same key waits on the unique index and then skips it), so those
+	 * are COPYed straight into their tables. A run that did not come back is
+	 * a duplicate (same payload SHA-256) or a conflict.
+	 */
+	char sql[2048];
+	size_t nnew = 0;
+	pw_copybuf_reset(&ing->buf);
+	for (size_t i = 0; i < n; i++)
+		if (its[i]->state == ST_NEW) {
+			pw_ingest_row_run(&ing->buf, its[i]->run, its[i]->sha,
+			                  its[i]->msg->partition, its[i]->msg->offset);
+			nnew++;
+		}
+	if (nnew) {
+		snprintf(sql, sizeof sql, "COPY pw_stage_runs (%s) FROM STDIN", pw_ingest_run_columns);
+		if ((st = copy_buf(ing, sql, e, el)) != PW_OK)
+			goto fail;
+		PGresult *res = NULL;
+		st = exec0(ing,
+		           "INSERT INTO perfwatch.runs SELECT * FROM pw_stage_runs "
+		           "ON CONFLICT DO NOTHING RETURNING run_id, repeat_index",
+		           &res, e, el);
+		if (st != PW_OK)
+			goto fail;
+		size_t inserted = (size_t)PQntuples(res);
+		if (inserted < nnew) {
+			/* some were there already: mark all not-returned, then tell duplicates from conflicts */
+			smap idx = {0}, back = {0};
+			char k[512];
+			for (int r = 0; r < PQntuples(res) && st == PW_OK; r++) {
+				snprintf(k, sizeof k, "%s\x1f%s", PQgetvalue(res, r, 0), PQgetvalue(res, r, 1));
+				st = smap_put(&back, k, 1);
+			}
+			for (size_t i = 0; i < n && st == PW_OK; i++)
+				if (its[i]->state == ST_NEW) {
+					run_key(k, sizeof k, its[i]->run);
+					if (!smap_get(&back, k, NULL)) {
+						its[i]->state = ST_DUP; /* until the payload says otherwise */
+						st = smap_put(&idx, k, (int64_t)i);
+					}
+				}
+			PQclear(res);
+			res = NULL;
+			if (st == PW_OK)
+				st = exec0(ing,
+				           "SELECT t.run_id, t.repeat_index, r.payload_sha256 = t.payload_sha256 "
+				           "FROM pw_stage_runs t JOIN perfwatch.runs r USING (run_id, repeat_index)",
+				           &res, e, el);
+			for (int r = 0; st == PW_OK && r < PQntuples(res); r++) {
+				int64_t at;
+				snprintf(k, sizeof k, "%s\x1f%s", PQgetvalue(res, r, 0), PQgetvalue(res, r, 1));
+				if (!smap_get(&idx, k, &at) || strcmp(PQgetvalue(res, r, 2), "t") == 0)
+					continue;
+				item *it = its[at];
+				it->state = ST_DLQ;
+				it->reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_CONFLICT;
+				snprintf(it->detail, sizeof it->detail,
+				         "run \"%.100s\" repeat %u is already stored with a different payload",
+				         it->run->run_id, it->run->repeat_index);
+			}
+			smap_release(&idx);
+			smap_release(&back);
+		}
+		PQclear(res);
+		if (st != PW_OK)
+			goto fail;
+
+		/* samples and op timings of the runs this transaction inserted */
+		pw_copybuf_reset(&ing->buf);
+		for (size_t i = 0; i < n; i++)
+			if (its[i]->state == ST_NEW)
+				pw_ingest_rows_samples(&ing->buf, its[i]->run, its[i]->sids);
+		snprintf(sql, sizeof sql, "COPY perfwatch.samples (%s) FROM STDIN",
+		         pw_ingest_sample_columns);
+		if ((st = copy_buf_rows(ing, sql, samples_written, e, el)) != PW_OK)
+			goto fail;
+		pw_copybuf_reset(&ing->buf);
+		for (size_t i = 0; i < n; i++)
+			if (its[i]->state == ST_NEW)
+				pw_ingest_rows_ops(&ing->buf, its[i]->run);
+		snprintf(sql, sizeof sql, "COPY perfwatch.op_timings (%s) FROM STDIN",
+		         pw_ingest_op_columns);
+		if ((st = copy_buf(ing, sql, e, el)) != PW_OK)
+			goto fail;
+	}
+
+	/* dead letters: recorded once per source position */
+	for (size_t i = 0; i < n; i++) {
+		item *it = its[i];
+		if (it->state != ST_DLQ)
+			continue;
+		rd_kafka_message_t *m = it->msg;
+		char part[16], off[32], failed[32];
+		snprintf(part, sizeof part, "%d", (int)m->partition);
+		snprintf(off, sizeof off, "%lld", (long long)m->offset);
+		snprintf(failed, sizeof failed, "%.6f", (double)now_us() / 1e6);
+		sanitize(it->detail);
+		const char *vals[8] = {rd_kafka_topic_name(m->rkt), part, off,
+		                       pw_dlq_reason_name(it->reason), it->detail,
+		                       (const char *)m->key, (const char *)m->payload, failed};
+		int lens[8] = {0, 0, 0, 0, 0, (int)m->key_len, (int)m->len, 0};
+		int fmts[8] = {0, 0, 0, 0, 0, 1, 1, 0};
+		st = pw_pg_execv(ing->pg,
+		                 "INSERT INTO perfwatch.dead_letters (source_topic, kafka_partition, "
+		                 "kafka_offset, reason, detail, service, payload_type, original_key, "
+		                 "original_payload, failed_at) VALUES ($1, $2, $3, $4, $5, 'ingester', "
+		                 "'perfwatch.v1.RunResult', $6, $7, to_timestamp($8::double precision)) "
+		                 "ON CONFLICT DO NOTHING",
+		                 8, vals, lens, fmts, 0, NULL, e, el);
+		if (st != PW_OK)
+			goto fail;
+	}
+	return pw_pg_commit(ing->pg, e, el);
+fail:
+	pw_pg_rollback(ing->pg, NULL, 0);
+	return st;
+}
+
+static void items_release(item *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].run)
+			perfwatch__v1__run_result__free_unpacked(items[i].run, NULL);
+		free(items[i].sids);
+	}
+	free(items);
+}
+
+pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
+                            size_t errlen)
+{
+	pw_ingester *ing = ctx;
+	double t0 = mono_s();
+	pw_status st = PW_OK;
+	smap pending = {0}, seen = {0};
+	item *items = calloc(n ? n : 1, sizeof *items);
+	item **its = calloc(n ? n : 1, sizeof *its);
+	uint64_t samples_written = 0, created = 0;
+	if (!items || !its) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a batch of %zu", n);
+		goto done;
+	}
+	pw_ingest_limits lim;
+	pw_ingest_limits_default(&lim, now_us());
+	if (ing->o.max_age_us)
+		lim.max_age_us = ing->o.max_age_us;
+	if (ing->o.max_future_us)
+		lim.max_future_us = ing->o.max_future_us;
+	if (ing->o.max_payload)
+		lim.max_payload = ing->o.max_payload;
+
+	/* decode and validate; tell in-batch duplicates from conflicts */
+	for (size_t i = 0; i < n; i++) {
+		item *it = &items[i];
+		its[i] = it;
+		it->msg = msgs[i];
+		it->reason = pw_ingest_decode(msgs[i]->payload, msgs[i]->len, &lim, &it->run, it->detail,
+		                              sizeof it->detail);
+		if (it->reason != PW_DLQ_NONE) {
+			it->state = ST_DLQ;
+			continue;
+		}
+		it->sids = calloc(it->run->n_metrics, sizeof *it->sids);
+		if (!it->sids) {
+			st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+			goto done;
+		}
+		pw_sha256(msgs[i]->payload, msgs[i]->len, it->sha);
+		char k[512];
+		run_key(k, sizeof k, it->run);
+		int64_t first;
+		if (smap_get(&seen, k, &first)) {
+			if (memcmp(items[first].sha, it->sha, 32) == 0) {
+				it->state = ST_DUP;
+			} else {
+				it->state = ST_DLQ;
+				it->reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_CONFLICT;
+				snprintf(it->detail, sizeof it->detail,
+				         "run \"%.100s\" repeat %u appears twice in a batch with different payloads",
+				         it->run->run_id, it->run->repeat_index);
+			}
+			continue;
+		}
+		if ((st = smap_put(&seen, k, (int64_t)i)) != PW_OK) {
+			pw_fail(st, errbuf, errlen, "out of memory");
+			goto done;
+		}
+	}
+
+	double t_decoded = mono_s();
+	st = write_items(ing, its, n, &pending, &samples_written, &created, errbuf, errlen);
+	if (st == PW_ERR_PG) {
+		/* the data broke a statement: isolate the run that did it */
+		pw_log_warn(ing->lg, "batch of %zu failed on its data, retrying one run at a time: %s", n,
+		            errbuf);
+		for (size_t i = 0; i < n; i++) {
+			item *one = &items[i];
+			st = write_items(ing, &one, 1, &pending, &samples_written, &created, errbuf, errlen);
+			if (st == PW_ERR_PG) {
+				one->state = ST_DLQ;
+				one->reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED;
+				snprintf(one->detail, sizeof one->detail, "storing the run failed: %.200s",
+				         errbuf);
+				st = write_items(ing, &one, 1, &pending, &samples_written, &created, errbuf,
+				                 errlen);
+			}
+			if (st != PW_OK)
+				goto done;
+		}
+	}
+	if (st != PW_OK)
+		goto done;
+
+	double t_stored = mono_s();
+	/* committed: remember the new series ids, then publish */
+	for (size_t i = 0; i < pending.cap; i++)
+		if (pending.keys[i]) {
+			if (ing->cache.n >= ing->o.series_cache_max)
+				smap_release(&ing->cache);
+			if (smap_put(&ing->cache, pending.keys[i], pending.vals[i]) != PW_OK)
+				smap_release(&ing->cache); /* the cache is only an optimisation */
+		}
+	uint64_t points = 0, runs_new = 0, dups = 0, rejected[16] = {0};
+	int64_t failed_at = now_us();
+	for (size_t i = 0; i < n; i++) {
+		item *it = &items[i];
+		if (it->state == ST_DLQ) {
+			uint8_t *buf;
+			size_t len;
+			rd_kafka_message_t *m = it->msg;
+			if ((st = pw_ingest_dead_letter_pack(it->reason, it->detail, rd_kafka_topic_name(m->rkt),
+			                                     m->partition, m->offset, m->key, m->key_len,
+			                                     m->payload, m->len, failed_at, &buf, &len)) !=
+			    PW_OK) {
+				pw_fail(st, errbuf, errlen, "out of memory");
+				goto done;
+			}
+			char key[300];
+			int kl = snprintf(key, sizeof key, "%s/%d/%lld", rd_kafka_topic_name(m->rkt),
+			                  (int)m->partition, (long long)m->offset);
+			st = pw_producer_produce(ing->prod, ing->o.dlq_topic, key, (size_t)kl, buf, len,
+			                         ing->o.flush_timeout_ms, errbuf, errlen);
+			free(buf);
+			if (st != PW_OK)
+				goto done;
+			rejected[(unsigned)it->reason & 15]++;
+			pw_log_warn(ing->lg, "dead-lettered %s[%d]@%lld: %s: %s", rd_kafka_topic_name(m->rkt),
+			            (int)m->partition, (long long)m->offset, pw_dlq_reason_name(it->reason),
+			            it->detail);
+			continue;
+		}
+		if (it->state == ST_DUP)
+			dups++;
+		else
+			runs_new++;
+		for (size_t k = 0; k < it->run->n_metrics; k++) {
+			uint8_t *buf;
+			size_t len;
+			char key[1100];
+			pw_ingest_series_key(key, sizeof key, it->run, it->run->metrics[k]->name);
+			if ((st = pw_ingest_point_pack(it->run, k, it->sids[k], &buf, &len)) != PW_OK) {
+				pw_fail(st, errbuf, errlen, "packing a series point failed");
+				goto done;
+			}
+			st = pw_producer_produce(ing->prod, ing->o.points_topic, key, strlen(key), buf, len,
+			                         ing->o.flush_timeout_ms, errbuf, errlen);
+			free(buf);
+			if (st != PW_OK)
+				goto done;
+			points++;
+		}
+		if ((i & 63) == 63)
+			pw_producer_poll(ing->prod, 0);
+	}
+	double t_produced = mono_s();
+	if ((st = pw_producer_flush(ing->prod, ing->o.flush_timeout_ms, errbuf, errlen)) != PW_OK)
+		goto done;
+	double t_flushed = mono_s();
+	pw_log_debug(ing->lg, "batch of %zu: decode %.1f ms, postgresql %.1f ms, produce %.1f ms, "
+	             "delivery %.1f ms, %llu points", n, (t_decoded - t0) * 1e3,
+	             (t_stored - t_decoded) * 1e3, (t_produced - t_stored) * 1e3,
+	             (t_flushed - t_produced) * 1e3, (unsigned long long)points);
+
+	ing->counts.batches++;
+	ing->counts.runs_accepted += runs_new;
+	ing->counts.samples_accepted += samples_written;
+	ing->counts.duplicates += dups;
+	ing->counts.points_published += points;
+	ing->counts.series_created += created;
+	for (int r = 0; r < 16; r++)
+		ing->counts.rejected[r] += rejected[r];
+	if (ing->m_runs) {
+		pw_metric_add(ing->m_runs, NULL, (double)runs_new);
+		pw_metric_add(ing->m_samples, NULL, (double)samples_written);
+		pw_metric_add(ing->m_dups, NULL, (double)dups);
+		pw_metric_add(ing->m_points, NULL, (double)points);
+		pw_metric_add(ing->m_series, NULL, (double)created);
+		for (int r = 0; r < 16; r++)
+			if (rejected[r])
+				pw_metric_add(ing->m_rejected,
+				              (const char *[]){pw_dlq_reason_name((pw_dlq_reason)r)},
+				              (double)rejected[r]);
+		pw_metric_observe(ing->m_batch_s, NULL, mono_s() - t0);
+		pw_metric_observe(ing->m_batch_n, NULL, (double)n);
+	}
+done:
+	smap_release(&pending);
+	smap_release(&seen);
+	if (items)
+		items_release(items, n);
+	free(its);
+	return st;
+}

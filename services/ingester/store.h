@@ -1,0 +1,78 @@
+/*
+ * store.h: the ingester's batch — validate every run, write the good ones to
+ * PostgreSQL in one transaction, then publish their SeriesPoints and the
+ * bad ones' DeadLetters.
+ *
+ * main.c creates one pw_ingester with its connections and hands
+ * pw_ingester_batch to the consumer loop of pw_kafka.h, which commits the
+ * batch's offsets only after this returns PW_OK. The order inside a batch is
+ * what makes delivery exactly-once in effect: decode and validate
+ * (validate.h) → BEGIN → series ids (new series inserted ON CONFLICT DO
+ * NOTHING: a new HLO fingerprint is a new series) → COPY runs into a staging
+ * table → INSERT … ON CONFLICT DO NOTHING RETURNING into runs; a run not
+ * returned is a duplicate (same run id and repeat, same payload SHA-256) or a
+ * conflict (same key, other payload: dead-lettered) → COPY the samples and op
+ * timings of the returned runs straight into their tables (only this
+ * transaction can write rows of a run it just inserted) → dead_letters rows
+ * (ON CONFLICT DO NOTHING) → COMMIT →
+ * publish a SeriesPoint per sample of every accepted or duplicate run (keyed
+ * by series key) and a DeadLetter per bad message → wait for the delivery
+ * reports. A crash anywhere before the offset commit replays the batch: the
+ * database writes are no-ops the second time, the messages are sent again
+ * (at least once). Memory is bounded by the batch: everything a batch
+ * allocates is freed before the callback returns; the series-id cache is
+ * capped.
+ */
+#ifndef PW_INGEST_STORE_H
+#define PW_INGEST_STORE_H
+
+#include <stdint.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "pw_kafka.h"
+#include "pw_log.h"
+#include "pw_metrics.h"
+#include "pw_pg.h"
+#include "pw_status.h"
+#include "validate.h"
+
+typedef struct pw_ingester pw_ingester;
+
+typedef struct pw_ingest_opts {
+	int64_t max_age_us;        /* validation: see pw_ingest_limits */
+	int64_t max_future_us;
+	size_t max_payload;
+	int flush_timeout_ms;      /* waiting for delivery reports of a batch (default 30000) */
+	size_t series_cache_max;   /* series ids kept in memory (default 1,000,000) */
+	const char *points_topic;  /* NULL: PW_TOPIC_POINTS */
+	const char *dlq_topic;     /* NULL: PW_TOPIC_DLQ */
+} pw_ingest_opts;
+
+/* What the ingester has done; read with pw_ingester_counts. */
+typedef struct pw_ingest_counts {
+	uint64_t batches;
+	uint64_t runs_accepted;
+	uint64_t samples_accepted;  /* samples rows newly written */
+	uint64_t duplicates;        /* runs dropped as duplicates (same run id, repeat and payload) */
+	uint64_t rejected[16];      /* dead-lettered runs by DlqReason */
+	uint64_t points_published;
+	uint64_t series_created;
+} pw_ingest_counts;
+
+/*
+ * pg, producer, lg and reg (may be NULL: no metrics) are borrowed and must
+ * outlive the ingester. Registers its metric families in reg. PW_ERR_NOMEM,
+ * PW_ERR_INVALID (metrics registration).
+ */
+pw_status pw_ingester_new(pw_ingester **out, pw_pg *pg, pw_producer *producer, const pw_log *lg,
+                          pw_metrics *reg, const pw_ingest_opts *o, char *errbuf, size_t errlen);
+void pw_ingester_free(pw_ingester *ing);
+
+/* The pw_batch_fn of pw_kafka.h; ctx is the pw_ingester. */
+pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
+                            size_t errlen);
+
+void pw_ingester_counts_get(const pw_ingester *ing, pw_ingest_counts *out);
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * test_ingest_rows.c: the ingester's row and message encodings
+ * (services/ingester/rows.h) without PostgreSQL or a broker.
+ *
+ * SHA-256 against the FIPS 180-4 example vectors; COPY text escaping, the
+ * buffer's hard cap, timestamps and bytea; the rows of a real simulator run
+ * (column counts must match the column lists the COPY statements name); the
+ * SeriesPoint and DeadLetter payloads round-trip.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rows.h"
+#include "sim_model.h"
+#include "sim_proto.h"
+#include "validate.h"
+
+static void hex(const uint8_t *p, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", p[i]);
+}
+
+Test(ingest_rows, sha256_vectors)
+{
+	struct {
+		const char *in, *want;
+	} v[] = {
+		{"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+		{"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+		{"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		 "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		uint8_t d[32];
+		char h[65];
+		pw_sha256(v[i].in, strlen(v[i].in), d);
+		hex(d, 32, h);
+		cr_assert_str_eq(h, v[i].want, "sha256(\"%s\")", v[i].in);
+	}
+	/* a million 'a': crosses many blocks */
+	char *m = malloc(1000000);
+	cr_assert_not_null(m);
+	memset(m, 'a', 1000000);
+	uint8_t d[32];
+	char h[65];
+	pw_sha256(m, 1000000, d);
+	hex(d, 32, h);
+	cr_assert_str_eq(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	free(m);
+}
+
+static char *text(pw_copybuf *b)
+{
+	static char out[4096];
+	cr_assert_lt(b->len, sizeof out);
+	memcpy(out, b->data, b->len);
+	out[b->len] = '\0';
+	return out;
+}
+
+Test(ingest_rows, copy_text_escaping_and_cap)
+{
+	pw_copybuf b;
+	pw_copybuf_init(&b, 1 << 20);
+	pw_copybuf_text(&b, "a\\b\tc\nd\re");
+	cr_assert_str_eq(text(&b), "a\\\\b\\tc\\nd\\re");
+	pw_copybuf_reset(&b);
+	pw_copybuf_time(&b, 1781704980123456LL);
+	cr_assert_str_eq(text(&b), "2026-06-17 14:03:00.123456+00");
+	pw_copybuf_reset(&b);
+	const uint8_t bytes[] = {0x00, 0xab, 0xff};
+	pw_copybuf_bytea(&b, bytes, 3);
+	cr_assert_str_eq(text(&b), "\\\\x00abff");
+	pw_copybuf_reset(&b);
+	pw_copybuf_double(&b, 0.1);
+	cr_assert_eq(strtod(text(&b), NULL), 0.1, "round trip of 0.1");
+	pw_copybuf_release(&b);
+
+	pw_copybuf small;
+	pw_copybuf_init(&small, 8);
+	pw_copybuf_text(&small, "12345");
+	cr_assert_eq(small.err, PW_OK);
+	pw_copybuf_text(&small, "6789");
+	cr_assert_eq(small.err, PW_ERR_INVALID, "the cap is hard");
+	cr_assert_eq(small.len, 5);
+	pw_copybuf_release(&small);
+}
+
+static size_t count_char(const char *s, size_t n, char c)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += s[i] == c;
+	return k;
+}
+
+static Perfwatch__V1__RunResult *sim_run(uint8_t **payload, size_t *len)
+{
+	const char *data = getenv("PW_TEST_DATA");
+	char path[1024], err[256];
+	snprintf(path, sizeof path, "%s/../../tools/simulator/scenarios/worked-example.scn",
+	         data ? data : "tests/data");
+	pw_sim_scenario *sc;
+	cr_assert_eq(pw_sim_scenario_load(path, &sc, err, sizeof err), PW_OK, "%s", err);
+	pw_sim *w;
+	cr_assert_eq(pw_sim_new(&w, sc, NULL, err, sizeof err), PW_OK, "%s", err);
+	pw_sim_scenario_free(sc);
+	size_t si;
+	cr_assert_eq(pw_sim_series_find(w, "chat-8b", "v6e-4", "decode.B64.s2048.int8", &si), PW_OK);
+	pw_sim_build b;
+	pw_sim_build_at(&b, PW_SIM_BUILD_NIGHTLY, "xla-nightly-2026-06-17", 7841923);
+	pw_sim_run r;
+	cr_assert_eq(pw_sim_run_make(w, si, &b, "t0-20260617-00000", 0, 1781658000000000LL, NULL, &r),
+	             PW_OK);
+	cr_assert_eq(pw_sim_proto_run(w, &r, payload, len), PW_OK);
+	pw_sim_free(w);
+	Perfwatch__V1__RunResult *run = perfwatch__v1__run_result__unpack(NULL, *len, *payload);
+	cr_assert_not_null(run);
+	return run;
+}
+
+Test(ingest_rows, rows_have_as_many_fields_as_their_column_lists)
+{
+	uint8_t *payload;
+	size_t len;
+	Perfwatch__V1__RunResult *run = sim_run(&payload, &len);
+	pw_copybuf b;
+	pw_copybuf_init(&b, 1 << 20);
+	uint8_t sha[32];
+	pw_sha256(payload, len, sha);
+	pw_ingest_row_run(&b, run, sha, 7, 1234);
+	cr_assert_eq(count_char(b.data, b.len, '\n'), 1);
+	cr_assert_eq(count_char(b.data, b.len, '\t') + 1,
+	             count_char(pw_ingest_run_columns, strlen(pw_ingest_run_columns), ',') + 1);
+	cr_assert(strstr(text(&b), "\tnightly\tcl/7841923\t7841923\t") != NULL, "%s", text(&b));
+	cr_assert(strstr(text(&b), "\ttpu_v6e\t4\tdecode.B64.s2048.int8\tdecode\t64\t2048\tint8\t") != NULL);
+	cr_assert(strstr(text(&b), "\t7\t1234\n") != NULL);
+
+	pw_copybuf_reset(&b);
+	int64_t ids[16];
+	for (size_t i = 0; i < run->n_metrics; i++)
+		ids[i] = 100 + (int64_t)i;
+	pw_ingest_rows_samples(&b, run, ids);
+	size_t cols = count_char(pw_ingest_sample_columns, strlen(pw_ingest_sample_columns), ',') + 1;
+	cr_assert_eq(count_char(b.data, b.len, '\n'), run->n_metrics);
+	cr_assert_eq(count_char(b.data, b.len, '\t'), run->n_metrics * (cols - 1));
+	cr_assert(strstr(text(&b), "t0-20260617-00000\t0\ttpot_p50_ms\t102\t") != NULL, "%s", text(&b));
+
+	pw_copybuf_reset(&b);
+	pw_ingest_rows_ops(&b, run);
+	cols = count_char(pw_ingest_op_columns, strlen(pw_ingest_op_columns), ',') + 1;
+	cr_assert_eq(count_char(b.data, b.len, '\n'), run->n_ops);
+	cr_assert_eq(count_char(b.data, b.len, '\t'), run->n_ops * (cols - 1));
+	cr_assert(strstr(text(&b), "\tfusion.1423a\tqk_scores\tkLoop\tMXU\t32\t") != NULL, "%s", text(&b));
+	pw_copybuf_release(&b);
+	perfwatch__v1__run_result__free_unpacked(run, NULL);
+	free(payload);
+}
+
+Test(ingest_rows, point_and_dead_letter_round_trip)
+{
+	uint8_t *payload;
+	size_t len;
+	Perfwatch__V1__RunResult *run = sim_run(&payload, &len);
+	char key[256];
+	cr_assert_eq(pw_ingest_series_key(key, sizeof key, run, "tpot_p50_ms"), PW_OK);
+	cr_assert_str_eq(key, "chat-8b/hlo:9f31c2ab/v6e-4/decode.B64.s2048.int8/tpot_p50_ms");
+	cr_assert_eq(pw_ingest_series_key(key, 10, run, "tpot_p50_ms"), PW_ERR_INVALID);
+	size_t ti = 0;
+	while (strcmp(run->metrics[ti]->name, "goodput_tok_s_chip") != 0)
+		ti++;
+	uint8_t *buf;
+	size_t n;
+	cr_assert_eq(pw_ingest_point_pack(run, ti, 42, &buf, &n), PW_OK);
+	Perfwatch__V1__SeriesPoint *p = perfwatch__v1__series_point__unpack(NULL, n, buf);
+	cr_assert_not_null(p);
+	cr_assert_eq(p->series_id, 42);
+	cr_assert_str_eq(p->series_key, "chat-8b/hlo:9f31c2ab/v6e-4/decode.B64.s2048.int8/goodput_tok_s_chip");
+	cr_assert_str_eq(p->key->metric, "goodput_tok_s_chip");
+	cr_assert_eq(p->direction, PERFWATCH__V1__METRIC_DIRECTION__METRIC_DIRECTION_HIGHER_IS_BETTER);
+	cr_assert_eq(p->value, run->metrics[ti]->value);
+	cr_assert_eq(p->measured_unix_us, run->finished_unix_us);
+	cr_assert_str_eq(p->build->build_id, "xla-nightly-2026-06-17");
+	cr_assert_str_eq(p->chip_set, run->chip_set);
+	perfwatch__v1__series_point__free_unpacked(p, NULL);
+	free(buf);
+	cr_assert_eq(pw_ingest_point_pack(run, run->n_metrics, 1, &buf, &n), PW_ERR_INVALID);
+
+	cr_assert_eq(pw_ingest_dead_letter_pack(PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
+	                                        "metric \"x\" has value NaN", "perf.runs.v1", 3, 77,
+	                                        "k", 1, payload, len, 5, &buf, &n),
+	             PW_OK);
+	Perfwatch__V1__DeadLetter *d = perfwatch__v1__dead_letter__unpack(NULL, n, buf);
+	cr_assert_not_null(d);
+	cr_assert_eq(d->reason, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE);
+	cr_assert_str_eq(d->source_topic, "perf.runs.v1");
+	cr_assert_eq(d->partition, 3);
+	cr_assert_eq(d->offset, 77);
+	cr_assert_eq(d->original_payload.len, len);
+	cr_assert_eq(memcmp(d->original_payload.data, payload, len), 0);
+	cr_assert_str_eq(d->service, "ingester");
+	perfwatch__v1__dead_letter__free_unpacked(d, NULL);
+	free(buf);
+	perfwatch__v1__run_result__free_unpacked(run, NULL);
+	free(payload);
+}

@@ -1,0 +1,511 @@
+/*
+ * main.c: pw-sim, the fleet simulator on the real topics.
+ *
+ * Wiring only: the command line, the configuration (pw_config.h common keys,
+ * so PW_KAFKA_BOOTSTRAP_SERVERS and kafka.* pass-through work as for every
+ * service), the project's idempotent producer and consumer loop (pw_kafka.h),
+ * and a signal flag. The model is sim_model.h; the messages sim_proto.h.
+ *
+ *   pw-sim replay  SCENARIO [options]   publish the scenario's timeline:
+ *                  RunResults on perf.runs.v1 (key run_id), fleet changes on
+ *                  perf.fleet-changes.v1 (key event_id), gate requests on
+ *                  perf.gate.requests.v1 (key release_id); prints a JSON summary
+ *   pw-sim answer  SCENARIO [options]   consume perf.bisect.jobs.v1 and answer
+ *                  each job with runs at the build asked, carrying its job id
+ *   pw-sim count   SCENARIO [options]   what replay would publish, as JSON
+ *   pw-sim history SCENARIO [--from CL --to CL]  the compiler history as TSV
+ *   pw-sim dump    SCENARIO [--limit N]  runs as JSON lines, no broker
+ * options: --seed N --models N --platforms N --configs N --days N --repeats N
+ *          (scale overrides), --limit N (runs), --rate N (runs/s, 0 = as fast
+ *          as possible), --dup-every K (also re-send every K-th run verbatim),
+ *          --bad-every K (also send a broken copy of every K-th run: its first
+ *          metric NaN), --answer (replay, then answer bisection jobs),
+ *          --run-prefix P (prefix every run id: tests isolate their runs).
+ * Exit status: 0 done, 1 failure, 2 usage.
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "perfwatch/v1/bisect.pb-c.h"
+#include "perfwatch/v1/run.pb-c.h"
+#include "pw_config.h"
+#include "pw_kafka.h"
+#include "pw_log.h"
+#include "pw_topics.h"
+#include "sim_model.h"
+#include "sim_proto.h"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+typedef struct opts {
+	const char *cmd, *scenario;
+	pw_sim_overrides ov;
+	uint64_t limit;
+	double rate;
+	uint64_t dup_every, bad_every;
+	bool answer;
+	int64_t from, to;
+	const char *run_prefix;
+} opts;
+
+typedef struct app {
+	pw_log log;
+	pw_config *cfg;
+	pw_sim *w;
+	pw_producer *prod;
+	pw_consumer *cons;
+	opts o;
+	uint64_t jobs, job_runs;
+} app;
+
+static int usage(void)
+{
+	fprintf(stderr,
+	        "usage: pw-sim replay|answer|count|history|dump SCENARIO [--seed N] [--models N]\n"
+	        "       [--platforms N] [--configs N] [--days N] [--repeats N] [--limit N] [--rate N]\n"
+	        "       [--dup-every K] [--bad-every K] [--answer] [--from CL] [--to CL]\n"
+	        "       [--run-prefix P]\n");
+	return 2;
+}
+
+static bool num_arg(int argc, char **argv, int *i, const char *name, unsigned long long *out)
+{
+	if (strcmp(argv[*i], name) != 0)
+		return false;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "pw-sim: %s needs a value\n", name);
+		exit(2);
+	}
+	char *end;
+	const char *v = argv[++*i];
+	if (strncmp(v, "cl/", 3) == 0)
+		v += 3;
+	*out = strtoull(v, &end, 10);
+	if (*end || end == v) {
+		fprintf(stderr, "pw-sim: %s \"%s\" is not a number\n", name, argv[*i]);
+		exit(2);
+	}
+	return true;
+}
+
+static int parse_args(int argc, char **argv, opts *o)
+{
+	memset(o, 0, sizeof *o);
+	if (argc < 3)
+		return usage();
+	o->cmd = argv[1];
+	o->scenario = argv[2];
+	for (int i = 3; i < argc; i++) {
+		unsigned long long v;
+		if (num_arg(argc, argv, &i, "--seed", &v)) {
+			o->ov.seed = v;
+			o->ov.has_seed = true;
+		} else if (num_arg(argc, argv, &i, "--models", &v))
+			o->ov.models = v;
+		else if (num_arg(argc, argv, &i, "--platforms", &v))
+			o->ov.platforms = v;
+		else if (num_arg(argc, argv, &i, "--configs", &v))
+			o->ov.configs = v;
+		else if (num_arg(argc, argv, &i, "--days", &v))
+			o->ov.days = (int)v;
+		else if (num_arg(argc, argv, &i, "--repeats", &v))
+			o->ov.nightly_repeats = (uint32_t)v;
+		else if (num_arg(argc, argv, &i, "--limit", &v))
+			o->limit = v;
+		else if (num_arg(argc, argv, &i, "--rate", &v))
+			o->rate = (double)v;
+		else if (num_arg(argc, argv, &i, "--dup-every", &v))
+			o->dup_every = v;
+		else if (num_arg(argc, argv, &i, "--bad-every", &v))
+			o->bad_every = v;
+		else if (num_arg(argc, argv, &i, "--from", &v))
+			o->from = (int64_t)v;
+		else if (num_arg(argc, argv, &i, "--to", &v))
+			o->to = (int64_t)v;
+		else if (strcmp(argv[i], "--answer") == 0)
+			o->answer = true;
+		else if (strcmp(argv[i], "--run-prefix") == 0 && i + 1 < argc)
+			o->run_prefix = argv[++i];
+		else {
+			fprintf(stderr, "pw-sim: unknown option \"%s\"\n", argv[i]);
+			return usage();
+		}
+	}
+	return 0;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static pw_status produce(app *a, const char *topic, const char *key, const uint8_t *buf,
+                         size_t len, char *err, size_t errlen)
+{
+	return pw_producer_produce(a->prod, topic, key, strlen(key), buf, len, 60000, err, errlen);
+}
+
+/* A copy of a packed run with its first metric set to NaN (a bad run for the DLQ path). */
+static pw_status break_run(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen)
+{
+	Perfwatch__V1__RunResult *r = perfwatch__v1__run_result__unpack(NULL, len, buf);
+	if (!r)
+		return PW_ERR_INVALID;
+	pw_status st = PW_OK;
+	if (r->n_metrics)
+		r->metrics[0]->value = NAN;
+	size_t n = perfwatch__v1__run_result__get_packed_size(r);
+	*out = malloc(n ? n : 1);
+	if (!*out)
+		st = PW_ERR_NOMEM;
+	else
+		*outlen = perfwatch__v1__run_result__pack(r, *out);
+	perfwatch__v1__run_result__free_unpacked(r, NULL);
+	return st;
+}
+
+static int cmd_replay(app *a)
+{
+	char err[1024];
+	pw_sim_cursor c;
+	pw_sim_cursor_init(&c, a->w);
+	pw_sim_event ev;
+	uint64_t runs = 0, samples = 0, fleet = 0, gates = 0, dups = 0, bad = 0;
+	double t0 = mono_s();
+	pw_status st;
+	while (!stop_flag && (st = pw_sim_cursor_next(&c, &ev)) == PW_OK) {
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		if (ev.kind == PW_SIM_EV_RUN) {
+			if (a->o.limit && runs >= a->o.limit)
+				break;
+			if (a->o.run_prefix) {
+				/* renamed after generation: the values stay those of the scenario */
+				char id[PW_SIM_NAME_MAX * 2];
+				snprintf(id, sizeof id, "%s%s", a->o.run_prefix, ev.run.run_id);
+				size_t n = strlen(id);
+				if (n >= sizeof ev.run.run_id)
+					n = sizeof ev.run.run_id - 1;
+				memcpy(ev.run.run_id, id, n);
+				ev.run.run_id[n] = '\0';
+			}
+			if ((st = pw_sim_proto_run(a->w, &ev.run, &buf, &len)) != PW_OK)
+				goto fail_nomem;
+			st = produce(a, PW_TOPIC_RUNS, ev.run.run_id, buf, len, err, sizeof err);
+			if (st == PW_OK && a->o.dup_every && (runs + 1) % a->o.dup_every == 0) {
+				st = produce(a, PW_TOPIC_RUNS, ev.run.run_id, buf, len, err, sizeof err);
+				dups++;
+			}
+			if (st == PW_OK && a->o.bad_every && (runs + 1) % a->o.bad_every == 0) {
+				uint8_t *bb;
+				size_t bl;
+				if (break_run(buf, len, &bb, &bl) == PW_OK) {
+					st = produce(a, PW_TOPIC_RUNS, ev.run.run_id, bb, bl, err, sizeof err);
+					free(bb);
+					bad++;
+				}
+			}
+			runs++;
+			samples += pw_sim_run_metric_count(&ev.run);
+			if (a->o.rate > 0) {
+				double due = t0 + runs / a->o.rate;
+				while (!stop_flag && mono_s() < due) {
+					pw_producer_poll(a->prod, 0);
+					struct timespec ts = {0, 2000000};
+					nanosleep(&ts, NULL);
+				}
+			}
+		} else if (ev.kind == PW_SIM_EV_FLEET_CHANGE) {
+			if ((st = pw_sim_proto_fleet(ev.fleet, &buf, &len)) != PW_OK)
+				goto fail_nomem;
+			st = produce(a, PW_TOPIC_FLEET_CHANGES, ev.fleet->id, buf, len, err, sizeof err);
+			fleet++;
+		} else {
+			if ((st = pw_sim_proto_gate(a->w, ev.release, ev.t_unix_us, &buf, &len)) != PW_OK)
+				goto fail_nomem;
+			st = produce(a, PW_TOPIC_GATE_REQUESTS, ev.release->id, buf, len, err, sizeof err);
+			gates++;
+		}
+		free(buf);
+		if (st != PW_OK) {
+			pw_log_error(&a->log, "produce: %s", err);
+			return 1;
+		}
+		if ((runs & 255) == 0)
+			pw_producer_poll(a->prod, 0);
+	}
+	if ((st = pw_producer_flush(a->prod, 120000, err, sizeof err)) != PW_OK) {
+		pw_log_error(&a->log, "flush: %s", err);
+		return 1;
+	}
+	double dt = mono_s() - t0;
+	printf("{\"scenario\":\"%s\",\"seed\":%llu,\"series\":%zu,\"runs\":%llu,\"samples\":%llu,"
+	       "\"fleet_changes\":%llu,\"gate_requests\":%llu,\"duplicates_sent\":%llu,"
+	       "\"bad_sent\":%llu,\"seconds\":%.3f}\n",
+	       pw_sim_name(a->w), (unsigned long long)pw_sim_seed(a->w), pw_sim_series_count(a->w),
+	       (unsigned long long)runs, (unsigned long long)samples, (unsigned long long)fleet,
+	       (unsigned long long)gates, (unsigned long long)dups, (unsigned long long)bad, dt);
+	fflush(stdout);
+	return 0;
+fail_nomem:
+	pw_log_error(&a->log, "packing a message failed: %s", pw_strerror(st));
+	return 1;
+}
+
+/* One BisectJob: build, run, publish; malformed jobs are logged and skipped. */
+static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
+                              size_t errlen)
+{
+	app *a = ctx;
+	for (size_t i = 0; i < n; i++) {
+		Perfwatch__V1__BisectJob *job =
+			perfwatch__v1__bisect_job__unpack(NULL, msgs[i]->len, msgs[i]->payload);
+		if (!job) {
+			pw_log_warn(&a->log, "bisect job at offset %lld does not decode; skipped",
+			            (long long)msgs[i]->offset);
+			continue;
+		}
+		pw_sim_bisect_plan plan;
+		char err[512];
+		pw_status st = pw_sim_bisect_plan_make(a->w, job, &plan, err, sizeof err);
+		perfwatch__v1__bisect_job__free_unpacked(job, NULL);
+		if (st != PW_OK) {
+			pw_log_warn(&a->log, "%s; skipped", err);
+			continue;
+		}
+		int64_t t = now_us() - 16LL * 60 * 1000000;
+		char run_id[PW_SIM_NAME_MAX * 2];
+		snprintf(run_id, sizeof run_id, "bx-%s", plan.job_id);
+		for (uint32_t r = 0; r < plan.repeats; r++) {
+			pw_sim_run run;
+			st = pw_sim_run_make_fingerprint(a->w, plan.series, plan.fingerprint, &plan.build,
+			                                 run_id, r, t, plan.job_id, &run);
+			if (st != PW_OK) {
+				pw_log_warn(&a->log, "bisect job \"%s\": fingerprint \"%s\" unknown; skipped",
+				            plan.job_id, plan.fingerprint);
+				break;
+			}
+			uint8_t *buf;
+			size_t len;
+			if ((st = pw_sim_proto_run(a->w, &run, &buf, &len)) != PW_OK)
+				return pw_fail(st, errbuf, errlen, "packing a run failed");
+			st = produce(a, PW_TOPIC_RUNS, run.run_id, buf, len, errbuf, errlen);
+			free(buf);
+			if (st != PW_OK)
+				return st;
+			a->job_runs++;
+		}
+		a->jobs++;
+		pw_log_info(&a->log, "answered bisect job %s: %u runs at %s", plan.job_id, plan.repeats,
+		            plan.build.build_id);
+	}
+	return pw_producer_flush(a->prod, 60000, errbuf, errlen);
+}
+
+static int cmd_answer(app *a)
+{
+	char err[1024];
+	size_t nprops = 0;
+	const pw_kv *props = pw_config_kafka_props(a->cfg, &nprops);
+	const char *topics[] = {PW_TOPIC_BISECT_JOBS};
+	pw_consumer_opts co = {
+		.brokers = pw_config_get_str(a->cfg, "kafka.bootstrap.servers"),
+		.group_id = pw_config_get_str(a->cfg, "kafka.group.id"),
+		.topics = topics,
+		.ntopics = 1,
+		.props = props,
+		.nprops = nprops,
+		.batch_max_msgs = 50,
+		.batch_max_ms = 100,
+	};
+	if (pw_consumer_new(&a->cons, &co, &a->log, err, sizeof err) != PW_OK) {
+		pw_log_error(&a->log, "kafka consumer: %s", err);
+		return 1;
+	}
+	if (pw_consumer_run(a->cons, answer_batch, a, &stop_flag, err, sizeof err) != PW_OK) {
+		pw_log_error(&a->log, "consumer loop: %s", err);
+		return 1;
+	}
+	pw_log_info(&a->log, "stopped after %llu bisect jobs, %llu runs",
+	            (unsigned long long)a->jobs, (unsigned long long)a->job_runs);
+	return 0;
+}
+
+static int cmd_count(app *a)
+{
+	uint64_t runs, samples, fleet, gates;
+	pw_sim_timeline_size(a->w, &runs, &samples, &fleet, &gates);
+	uint64_t lim_runs = a->o.limit && a->o.limit < runs ? a->o.limit : runs;
+	if (lim_runs != runs) {
+		/* samples of the first `limit` runs: walk them */
+		pw_sim_cursor c;
+		pw_sim_cursor_init(&c, a->w);
+		pw_sim_event ev;
+		uint64_t r = 0;
+		samples = 0;
+		while (r < lim_runs && pw_sim_cursor_next(&c, &ev) == PW_OK)
+			if (ev.kind == PW_SIM_EV_RUN) {
+				samples += pw_sim_run_metric_count(&ev.run);
+				r++;
+			}
+	}
+	printf("{\"scenario\":\"%s\",\"series\":%zu,\"runs\":%llu,\"samples\":%llu,"
+	       "\"fleet_changes\":%llu,\"gate_requests\":%llu}\n",
+	       pw_sim_name(a->w), pw_sim_series_count(a->w), (unsigned long long)lim_runs,
+	       (unsigned long long)samples, (unsigned long long)fleet, (unsigned long long)gates);
+	return 0;
+}
+
+static int cmd_history(app *a)
+{
+	int64_t from = a->o.from ? a->o.from : pw_sim_nightly_cl(a->w, 0);
+	int64_t to = a->o.to ? a->o.to : pw_sim_nightly_cl(a->w, pw_sim_days(a->w) - 1);
+	printf("# cl\tperf_relevant\tupstream_commits\tauthor\ttitle\n");
+	for (int d = 0; d < pw_sim_days(a->w); d++) {
+		int64_t cl = pw_sim_nightly_cl(a->w, d);
+		if (cl >= from && cl <= to) {
+			time_t t = (time_t)((pw_sim_start_us(a->w) + d * 86400000000LL) / 1000000);
+			struct tm tm;
+			gmtime_r(&t, &tm);
+			printf("# nightly xla-nightly-%04d-%02d-%02d at cl/%lld\n", tm.tm_year + 1900,
+			       tm.tm_mon + 1, tm.tm_mday, (long long)cl);
+		}
+	}
+	for (int64_t cl = from; cl <= to; cl++) {
+		pw_sim_cl_info ci;
+		pw_sim_cl_describe(a->w, cl, &ci);
+		printf("cl/%lld\t%s\t%u\t%s\t%s\n", (long long)cl, ci.perf_relevant ? "yes" : "no",
+		       ci.upstream, ci.author, ci.title);
+	}
+	return 0;
+}
+
+static int cmd_dump(app *a)
+{
+	pw_sim_cursor c;
+	pw_sim_cursor_init(&c, a->w);
+	pw_sim_event ev;
+	uint64_t runs = 0;
+	while (pw_sim_cursor_next(&c, &ev) == PW_OK) {
+		if (ev.kind == PW_SIM_EV_FLEET_CHANGE) {
+			printf("{\"fleet_change\":\"%s\",\"at_us\":%lld,\"cell\":\"%s\",\"pct\":%g}\n",
+			       ev.fleet->id, (long long)ev.t_unix_us, ev.fleet->cell, ev.fleet->pct);
+			continue;
+		}
+		if (ev.kind == PW_SIM_EV_GATE_REQUEST) {
+			printf("{\"gate_request\":\"%s\",\"at_us\":%lld}\n", ev.release->id,
+			       (long long)ev.t_unix_us);
+			continue;
+		}
+		if (a->o.limit && runs >= a->o.limit)
+			break;
+		const pw_sim_run *r = &ev.run;
+		printf("{\"run_id\":\"%s\",\"repeat\":%u,\"model\":\"%s\",\"platform\":\"%s\","
+		       "\"config\":\"%s\",\"build\":\"%s\",\"cl\":%lld,\"chip_set\":\"%s\",\"started_us\":%lld",
+		       r->run_id, r->repeat, r->model, r->platform->name, r->config.name,
+		       r->build.build_id, (long long)r->build.cl, r->chipset,
+		       (long long)r->started_unix_us);
+		for (int m = 0; m < PW_SIM_METRIC_COUNT; m++)
+			if (r->has[m])
+				printf(",\"%s\":%.6g", pw_sim_metric_name(m), r->value[m]);
+		printf(",\"ops\":{");
+		for (size_t k = 0; k < r->nops; k++)
+			printf("%s\"%s\":%.1f", k ? "," : "", r->ops[k].name, r->ops[k].us_per_step);
+		printf("},\"wall_us\":%.1f}\n", r->wall_us_per_step);
+		runs++;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	app a;
+	memset(&a, 0, sizeof a);
+	int rc = parse_args(argc, argv, &a.o);
+	if (rc)
+		return rc;
+	char err[1024];
+	rc = 1;
+	pw_log_init(&a.log, "simulator", PW_LOG_INFO);
+	pw_sim_scenario *sc = NULL;
+	if (pw_sim_scenario_load(a.o.scenario, &sc, err, sizeof err) != PW_OK) {
+		fprintf(stderr, "pw-sim: %s\n", err);
+		return 2;
+	}
+	pw_status st = pw_sim_new(&a.w, sc, &a.o.ov, err, sizeof err);
+	pw_sim_scenario_free(sc);
+	if (st != PW_OK) {
+		fprintf(stderr, "pw-sim: %s\n", err);
+		return 2;
+	}
+	if (strcmp(a.o.cmd, "count") == 0) {
+		rc = cmd_count(&a);
+		goto out;
+	}
+	if (strcmp(a.o.cmd, "history") == 0) {
+		rc = cmd_history(&a);
+		goto out;
+	}
+	if (strcmp(a.o.cmd, "dump") == 0) {
+		rc = cmd_dump(&a);
+		goto out;
+	}
+	if (strcmp(a.o.cmd, "replay") != 0 && strcmp(a.o.cmd, "answer") != 0) {
+		rc = usage();
+		goto out;
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	a.cfg = pw_config_new("simulator", NULL, 0, err, sizeof err);
+	if (!a.cfg || pw_config_load(a.cfg, NULL, NULL, err, sizeof err) != PW_OK) {
+		pw_log_error(&a.log, "configuration: %s", err);
+		rc = 2;
+		goto out;
+	}
+	size_t nprops = 0;
+	const pw_kv *props = pw_config_kafka_props(a.cfg, &nprops);
+	if (pw_producer_new(&a.prod, pw_config_get_str(a.cfg, "kafka.bootstrap.servers"), props,
+	                    nprops, &a.log, err, sizeof err) != PW_OK) {
+		pw_log_error(&a.log, "kafka producer: %s", err);
+		goto out;
+	}
+	if (strcmp(a.o.cmd, "replay") == 0) {
+		rc = cmd_replay(&a);
+		if (rc == 0 && a.o.answer && !stop_flag)
+			rc = cmd_answer(&a);
+	} else {
+		rc = cmd_answer(&a);
+	}
+out:
+	pw_consumer_free(a.cons);
+	pw_producer_free(a.prod);
+	pw_config_free(a.cfg);
+	pw_sim_free(a.w);
+	return rc;
+}

@@ -1,0 +1,400 @@
+/*
+ * sim_proto.c: packing simulator values into perfwatch.v1 messages and
+ * reading BisectJobs (contract in sim_proto.h).
+ *
+ * Messages are assembled on the stack from the run's own strings (protobuf-c
+ * only reads them while packing), so the only allocation is the output.
+ */
+#include "sim_proto.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfwatch/v1/fleet.pb-c.h"
+#include "perfwatch/v1/gate.pb-c.h"
+#include "perfwatch/v1/run.pb-c.h"
+
+#define US_PER_S 1000000LL
+
+static pw_status pack_out(const ProtobufCMessage *m, uint8_t **out, size_t *len)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf)
+		return PW_ERR_NOMEM;
+	*len = protobuf_c_message_pack(m, buf);
+	*out = buf;
+	return PW_OK;
+}
+
+/* hlo_kind and execution unit of the op categories the model emits */
+static void op_kind(const char *category, bool gpu, const char **hlo_kind, const char **unit)
+{
+	static const struct {
+		const char *category, *hlo_kind, *unit;
+	} kinds[] = {
+		{"attention_softmax_fused", "kCustom", "MXU"}, {"flash_attention", "kCustom", "MXU"},
+		{"qk_scores", "kLoop", "MXU"},                {"attn_v", "kLoop", "MXU"},
+		{"exponential-normalize", "kLoop", "VPU"},    {"qkv+out+ffn_gemms", "kOutput", "MXU"},
+		{"ici", "collective-permute", "ICI"},         {"nvlink", "collective-permute", "NVLink"},
+	};
+	*hlo_kind = "";
+	*unit = "";
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (strcmp(kinds[i].category, category) == 0) {
+			*hlo_kind = kinds[i].hlo_kind;
+			*unit = kinds[i].unit;
+		}
+	if (gpu && strcmp(*unit, "MXU") == 0)
+		*unit = "TensorCore";
+	if (gpu && strcmp(*unit, "VPU") == 0)
+		*unit = "CUDA-core";
+}
+
+pw_status pw_sim_proto_run(const pw_sim *w, const pw_sim_run *r, uint8_t **out, size_t *len)
+{
+	const pw_sim_series *s = pw_sim_series_at(w, r->series);
+	if (!s)
+		return PW_ERR_INVALID;
+	const pw_sim_platform *p = r->platform;
+	Perfwatch__V1__CompilerBuild cb = PERFWATCH__V1__COMPILER_BUILD__INIT;
+	Perfwatch__V1__Platform pl = PERFWATCH__V1__PLATFORM__INIT;
+	Perfwatch__V1__Config cf = PERFWATCH__V1__CONFIG__INIT;
+	Perfwatch__V1__RunKey key = PERFWATCH__V1__RUN_KEY__INIT;
+	Perfwatch__V1__RunResult rr = PERFWATCH__V1__RUN_RESULT__INIT;
+	Perfwatch__V1__MetricSample ms[PW_SIM_METRIC_COUNT];
+	Perfwatch__V1__MetricSample *msp[PW_SIM_METRIC_COUNT];
+	Perfwatch__V1__OpTiming ot[PW_SIM_MAX_OPS + PW_SIM_MAX_SPLIT];
+	Perfwatch__V1__OpTiming *otp[PW_SIM_MAX_OPS + PW_SIM_MAX_SPLIT];
+	char cl[32], trace_mix[PW_SIM_NAME_MAX * 2], trace_uri[PW_SIM_NAME_MAX * 4];
+
+	snprintf(cl, sizeof cl, "cl/%lld", (long long)r->build.cl);
+	cb.build_id = (char *)r->build.build_id;
+	cb.kind = (Perfwatch__V1__BuildKind)r->build.kind;
+	cb.cl = cl;
+	cb.cl_number = r->build.cl;
+	cb.release_id = (char *)r->build.release_id;
+	pl.name = (char *)p->name;
+	pl.family = (Perfwatch__V1__PlatformFamily)p->family;
+	pl.chips = p->chips;
+	cf.name = (char *)r->config.name;
+	cf.phase = (Perfwatch__V1__Phase)r->config.phase;
+	cf.batch = r->config.batch;
+	cf.seq_len = r->config.seq_len;
+	cf.dtype = (Perfwatch__V1__Dtype)r->config.dtype;
+	key.model = (char *)r->model;
+	key.model_rev = (char *)r->model_rev;
+	key.hlo_fingerprint = (char *)r->fingerprint;
+	key.compiler = &cb;
+	key.platform = &pl;
+	key.config = &cf;
+	key.firmware = (char *)r->firmware;
+
+	rr.run_id = (char *)r->run_id;
+	rr.repeat_index = r->repeat;
+	rr.key = &key;
+	rr.chip_set = (char *)r->chipset;
+	rr.cell = (char *)r->cell;
+	rr.harness_version = (char *)r->harness;
+	rr.runtime_env = p->cls == PW_SIM_TPU ? "torch_xla 2.11 / runtime pinned"
+	                                      : "trt-llm 0.19 / runtime pinned";
+	rr.host_cpuset = "0-15";
+	rr.reserved_neighbors = true;
+	rr.warmup_discarded_s = r->warmup_s;
+	rr.compile_cache_hits = r->compile_cache_hits;
+	rr.compile_cache_total = r->compile_cache_total;
+	rr.allocator_steady_s = 38;
+	rr.load_mode = r->open_loop ? PERFWATCH__V1__LOAD_MODE__LOAD_MODE_OPEN_LOOP
+	                            : PERFWATCH__V1__LOAD_MODE__LOAD_MODE_CLOSED_LOOP;
+	/* λ matched to the goodput point: tokens/s of the slice over ~256 output tokens a request */
+	rr.arrival_rate_rps = r->value[PW_SIM_GOODPUT_TOK_S_CHIP] * p->chips / 256.0;
+	snprintf(trace_mix, sizeof trace_mix, "%s@2026-06 (p50 6k/p95 32k)", r->model);
+	rr.trace_mix = trace_mix;
+	rr.seed = r->seed;
+	rr.measure_window_s = 600;
+	rr.started_unix_us = r->started_unix_us;
+	rr.finished_unix_us = r->finished_unix_us;
+	size_t nm = 0;
+	for (int m = 0; m < PW_SIM_METRIC_COUNT; m++) {
+		if (!r->has[m])
+			continue;
+		perfwatch__v1__metric_sample__init(&ms[nm]);
+		ms[nm].name = (char *)pw_sim_metric_name(m);
+		ms[nm].metric = (Perfwatch__V1__Metric)pw_sim_metric_proto(m);
+		ms[nm].value = r->value[m];
+		ms[nm].unit = (char *)pw_sim_metric_unit(m);
+		msp[nm] = &ms[nm];
+		nm++;
+	}
+	rr.n_metrics = nm;
+	rr.metrics = msp;
+	for (size_t i = 0; i < r->nops; i++) {
+		perfwatch__v1__op_timing__init(&ot[i]);
+		const char *hk, *unit;
+		op_kind(r->ops[i].kind, p->cls == PW_SIM_GPU, &hk, &unit);
+		ot[i].op_name = (char *)r->ops[i].name;
+		ot[i].category = (char *)r->ops[i].kind;
+		ot[i].hlo_kind = (char *)hk;
+		ot[i].unit = (char *)unit;
+		ot[i].calls = r->ops[i].calls;
+		ot[i].us_per_step = r->ops[i].us_per_step;
+		otp[i] = &ot[i];
+	}
+	rr.n_ops = r->nops;
+	rr.ops = otp;
+	rr.wall_step_us = r->wall_us_per_step;
+	double peak_bw = p->chips * p->hbm_gbps * 1e9;
+	rr.roofline_predicted_step_us =
+		s->config.phase == PW_SIM_DECODE ? s->bytes_step / peak_bw * 1e6 : 0;
+	rr.achieved_bw_fraction = r->value[PW_SIM_HBM_BW_UTIL];
+	rr.achieved_hbm_bw_tb_s = r->value[PW_SIM_HBM_BW_UTIL] * peak_bw / 1e12;
+	snprintf(trace_uri, sizeof trace_uri, "sim://tr/%s/%s/%s", r->build.build_id,
+	         r->fingerprint, r->run_id);
+	rr.trace_uri = trace_uri;
+	rr.bisect_job_id = (char *)r->job_id;
+	return pack_out(&rr.base, out, len);
+}
+
+static Perfwatch__V1__FleetChangeKind fleet_kind(const char *k)
+{
+	static const struct {
+		const char *name;
+		Perfwatch__V1__FleetChangeKind kind;
+	} kinds[] = {
+		{"recabling", PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_RECABLING},
+		{"firmware", PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_FIRMWARE},
+		{"harness", PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_HARNESS},
+		{"chip_set", PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_CHIP_SET},
+		{"chip-set", PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_CHIP_SET},
+		{"host", PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_HOST},
+		{"runtime", PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_RUNTIME},
+	};
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (strcmp(kinds[i].name, k) == 0)
+			return kinds[i].kind;
+	return PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_OTHER;
+}
+
+pw_status pw_sim_proto_fleet(const pw_sim_fleet_change *fc, uint8_t **out, size_t *len)
+{
+	Perfwatch__V1__FleetChangeEvent ev = PERFWATCH__V1__FLEET_CHANGE_EVENT__INIT;
+	char *plats[16];
+	size_t np = 0;
+	/* a platform glob is expanded to the names it matches: selectors are exact */
+	if (fc->platform[0])
+		for (size_t i = 0; i < pw_sim_platforms_count && np < 16; i++)
+			if (fnmatch(fc->platform, pw_sim_platforms[i].name, 0) == 0)
+				plats[np++] = (char *)pw_sim_platforms[i].name;
+	char *cells[1] = {(char *)fc->cell};
+	ev.event_id = (char *)fc->id;
+	ev.occurred_unix_us = fc->at_unix_us;
+	ev.kind = fleet_kind(fc->kind);
+	ev.reason = (char *)fc->description;
+	ev.source = "fleet-ops";
+	ev.n_platforms = np;
+	ev.platforms = plats;
+	ev.n_cells = fc->cell[0] ? 1 : 0;
+	ev.cells = cells;
+	return pack_out(&ev.base, out, len);
+}
+
+pw_status pw_sim_proto_gate(const pw_sim *w, const pw_sim_release *rel, int64_t t_unix_us,
+                            uint8_t **out, size_t *len)
+{
+	pw_status st = PW_OK;
+	Perfwatch__V1__GateRequest gr = PERFWATCH__V1__GATE_REQUEST__INIT;
+	Perfwatch__V1__CompilerBuild cb = PERFWATCH__V1__COMPILER_BUILD__INIT;
+	Perfwatch__V1__TierRepeats t_top = PERFWATCH__V1__TIER_REPEATS__INIT;
+	Perfwatch__V1__TierRepeats t_tail = PERFWATCH__V1__TIER_REPEATS__INIT;
+	Perfwatch__V1__TierRepeats *tiers[2] = {&t_top, &t_tail};
+	Perfwatch__V1__ExpectedWin *wins = NULL, **winp = NULL;
+	char (*keys)[PW_SIM_NAME_MAX * 5] = NULL, (*cls)[32] = NULL, (*owners)[PW_SIM_NAME_MAX] = NULL;
+	size_t nwin = 0, cap = 0;
+	char cl[32];
+	snprintf(cl, sizeof cl, "cl/%lld", (long long)rel->cl);
+	cb.build_id = (char *)rel->id;
+	cb.kind = PERFWATCH__V1__BUILD_KIND__BUILD_KIND_RC;
+	cb.cl = cl;
+	cb.cl_number = rel->cl;
+	cb.release_id = (char *)rel->id;
+	t_top.tier = PERFWATCH__V1__TIER__TIER_TOP;
+	t_top.n = 5;
+	t_top.mde_pct = 1.0;
+	t_tail.tier = PERFWATCH__V1__TIER__TIER_TAIL;
+	t_tail.n = 3;
+	t_tail.mde_pct = 3.0;
+
+	for (size_t e = 0; e < rel->nexpects; e++)
+		for (size_t i = 0; i < pw_sim_series_count(w); i++) {
+			const pw_sim_series *s = pw_sim_series_at(w, i);
+			const pw_sim_expect *x = &rel->expects[e];
+			const char *phase = s->config.phase == PW_SIM_DECODE ? "decode" : "prefill";
+			if ((x->sel.model[0] && fnmatch(x->sel.model, s->model.name, 0)) ||
+			    (x->sel.platform[0] && fnmatch(x->sel.platform, s->platform->name, 0)) ||
+			    (x->sel.config[0] && fnmatch(x->sel.config, s->config.name, 0)) ||
+			    (x->sel.phase[0] && strcmp(x->sel.phase, phase)))
+				continue;
+			if (nwin == cap) {
+				size_t nc = cap ? cap * 2 : 8;
+				void *a = realloc(wins, nc * sizeof *wins), *b, *c, *d, *f;
+				if (a)
+					wins = a;
+				b = realloc(winp, nc * sizeof *winp);
+				if (b)
+					winp = b;
+				c = realloc(keys, nc * sizeof *keys);
+				if (c)
+					keys = c;
+				d = realloc(cls, nc * sizeof *cls);
+				if (d)
+					cls = d;
+				f = realloc(owners, nc * sizeof *owners);
+				if (f)
+					owners = f;
+				if (!a || !b || !c || !d || !f) {
+					st = PW_ERR_NOMEM;
+					goto done;
+				}
+				cap = nc;
+			}
+			/* the fingerprint the series has on the RC's day */
+			pw_sim_build b;
+			pw_sim_build_at(&b, PW_SIM_BUILD_RC, rel->id, rel->cl);
+			pw_sim_run probe;
+			pw_sim_run_make(w, i, &b, "probe", 0, t_unix_us, NULL, &probe);
+			snprintf(keys[nwin], sizeof keys[nwin], "%s/%s/%s/%s/%s", s->model.name,
+			         probe.fingerprint, s->platform->name, s->config.name,
+			         pw_sim_metric_name(x->metric));
+			snprintf(cls[nwin], sizeof cls[nwin], "cl/%lld", (long long)x->cl);
+			pw_sim_cl_info ci;
+			pw_sim_cl_describe(w, x->cl, &ci);
+			snprintf(owners[nwin], sizeof owners[nwin], "%s", ci.author);
+			perfwatch__v1__expected_win__init(&wins[nwin]);
+			wins[nwin].series_key = keys[nwin];
+			wins[nwin].expected_delta_pct = x->pct;
+			wins[nwin].registered_by = owners[nwin];
+			wins[nwin].cl = x->cl ? cls[nwin] : "";
+			wins[nwin].note = "registered with the RC by the release tooling (simulated)";
+			nwin++;
+		}
+	for (size_t i = 0; i < nwin; i++)
+		winp[i] = &wins[i];
+	gr.release_id = (char *)rel->id;
+	gr.evaluation = 1;
+	gr.candidate = &cb;
+	gr.baseline_release = (char *)rel->base;
+	gr.n_expected_wins = nwin;
+	gr.expected_wins = winp;
+	gr.n_tiers = 2;
+	gr.tiers = tiers;
+	gr.fdr_q = 0.05;
+	gr.requested_unix_us = t_unix_us;
+	gr.deadline_unix_us = t_unix_us + 24 * 3600 * US_PER_S;
+	st = pack_out(&gr.base, out, len);
+done:
+	free(wins);
+	free(winp);
+	free(keys);
+	free(cls);
+	free(owners);
+	return st;
+}
+
+static pw_status parse_cl(const char *s, int64_t *cl, int64_t *upstream)
+{
+	if (strncmp(s, "cl/", 3) == 0)
+		s += 3;
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	if (end == s || v <= 0)
+		return PW_ERR_INVALID;
+	*cl = v;
+	if (upstream)
+		*upstream = -1;
+	if (*end == '@' && upstream) {
+		char *e2;
+		long long u = strtoll(end + 1, &e2, 10);
+		if (e2 == end + 1 || *e2 || u < 0)
+			return PW_ERR_INVALID;
+		*upstream = u;
+		return PW_OK;
+	}
+	return *end ? PW_ERR_INVALID : PW_OK;
+}
+
+pw_status pw_sim_bisect_plan_make(const pw_sim *w, const Perfwatch__V1__BisectJob *job,
+                                  pw_sim_bisect_plan *plan, char *errbuf, size_t errlen)
+{
+	memset(plan, 0, sizeof *plan);
+	if (!job->job_id || !*job->job_id)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "bisect job has no job_id");
+	snprintf(plan->job_id, sizeof plan->job_id, "%s", job->job_id);
+	const char *model = NULL, *platform = NULL, *config = NULL, *fp = NULL;
+	if (job->key) {
+		model = job->key->model;
+		fp = job->key->hlo_fingerprint;
+		platform = job->key->platform ? job->key->platform->name : NULL;
+		config = job->key->config ? job->key->config->name : NULL;
+	}
+	if (job->series) {
+		if (!model || !*model)
+			model = job->series->model;
+		if (!platform || !*platform)
+			platform = job->series->platform;
+		if (!config || !*config)
+			config = job->series->config;
+		if (!fp || !*fp)
+			fp = job->series->hlo_fingerprint;
+	}
+	if (!model || !*model || !platform || !*platform || !config || !*config || !fp || !*fp)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "bisect job \"%s\" does not name model, fingerprint, platform and config",
+		               job->job_id);
+	if (pw_sim_series_find(w, model, platform, config, &plan->series) != PW_OK)
+		return pw_fail(PW_ERR_NOT_FOUND, errbuf, errlen,
+		               "bisect job \"%s\": series %s/%s/%s is not in scenario \"%s\"", job->job_id,
+		               model, platform, config, pw_sim_name(w));
+	snprintf(plan->fingerprint, sizeof plan->fingerprint, "%s", fp);
+	int64_t cl, upstream;
+	const char *head = job->base_cl && *job->base_cl ? job->base_cl : job->cl;
+	if (!head || !*head) {
+		if (job->cl_number <= 0)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "bisect job \"%s\" has no cl",
+			               job->job_id);
+		cl = job->cl_number;
+		upstream = -1;
+	} else if (parse_cl(head, &cl, &upstream) != PW_OK) {
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "bisect job \"%s\": cl \"%s\" is malformed",
+		               job->job_id, head);
+	}
+	pw_sim_build_at(&plan->build, PW_SIM_BUILD_BISECT, NULL, cl);
+	plan->build.upstream_limit = upstream;
+	if (job->base_cl && *job->base_cl) {
+		char bid[PW_SIM_NAME_MAX];
+		snprintf(bid, sizeof bid, "bisect@%s", job->base_cl);
+		size_t used = strlen(bid);
+		for (size_t i = 0; i < job->n_cherry_picks; i++) {
+			int64_t pick;
+			if (plan->build.npicks == PW_SIM_MAX_PICKS ||
+			    parse_cl(job->cherry_picks[i], &pick, NULL) != PW_OK)
+				return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+				               "bisect job \"%s\": cherry-pick \"%s\" is malformed or one too many",
+				               job->job_id, job->cherry_picks[i]);
+			plan->build.picks[plan->build.npicks++] = pick;
+			int k = snprintf(bid + used, sizeof bid - used, "+%lld", (long long)pick);
+			if (k > 0 && (size_t)k < sizeof bid - used)
+				used += (size_t)k;
+		}
+		snprintf(plan->build.build_id, sizeof plan->build.build_id, "%s", bid);
+	} else if (upstream >= 0) {
+		snprintf(plan->build.build_id, sizeof plan->build.build_id, "bisect@cl/%lld@%lld",
+		         (long long)cl, (long long)upstream);
+	}
+	plan->repeats = job->repeats ? job->repeats : 3;
+	if (plan->repeats > 100)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "bisect job \"%s\" asks for %u repeats",
+		               job->job_id, job->repeats);
+	return PW_OK;
+}

@@ -1,0 +1,56 @@
+/*
+ * sim_proto.h: the simulator's model (sim_model.h) in and out of the
+ * perfwatch.v1 protobuf messages.
+ *
+ * main.c publishes what these functions pack: RunResult on perf.runs.v1,
+ * FleetChangeEvent on perf.fleet-changes.v1, GateRequest on
+ * perf.gate.requests.v1; and turns each BisectJob it consumes into a build
+ * and a series with pw_sim_bisect_plan. The unit tests use the same
+ * functions to feed the ingester's validation with simulator runs.
+ * Packed buffers are malloc'd and owned by the caller (free()).
+ */
+#ifndef PW_SIM_PROTO_H
+#define PW_SIM_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfwatch/v1/bisect.pb-c.h"
+#include "pw_status.h"
+#include "sim_model.h"
+
+/* Packs run r (of world w) as a perfwatch.v1.RunResult. PW_ERR_NOMEM. */
+pw_status pw_sim_proto_run(const pw_sim *w, const pw_sim_run *r, uint8_t **out, size_t *len);
+
+/* Packs a fleet change as a perfwatch.v1.FleetChangeEvent. PW_ERR_NOMEM. */
+pw_status pw_sim_proto_fleet(const pw_sim_fleet_change *fc, uint8_t **out, size_t *len);
+
+/*
+ * Packs the gate request of an RC at time t_unix_us: the candidate build, the
+ * release it is gated against, every registered expected win expanded to the
+ * series keys it matches, tiers (top: n 5, MDE 1%; tail: n 3, MDE 3%), FDR
+ * 0.05 and the 24 h deadline. PW_ERR_NOMEM.
+ */
+pw_status pw_sim_proto_gate(const pw_sim *w, const pw_sim_release *rel, int64_t t_unix_us,
+                            uint8_t **out, size_t *len);
+
+/* What a BisectJob asks the simulator to run. */
+typedef struct pw_sim_bisect_plan {
+	size_t series;                       /* index in the world */
+	char fingerprint[PW_SIM_NAME_MAX];   /* the model revision to build */
+	pw_sim_build build;
+	uint32_t repeats;
+	char job_id[PW_SIM_NAME_MAX];
+} pw_sim_bisect_plan;
+
+/*
+ * Reads a job: the series from key (or series), the build from cl (or base_cl
+ * plus cherry_picks), repeats (0 = 3). A cl of the form "cl/N@K" builds roll
+ * CL N with its upstream commits 0..K-1 only (the inner bisection lane of
+ * §6's roll follow-up). PW_ERR_INVALID naming what is missing or malformed;
+ * PW_ERR_NOT_FOUND when the series is not one the scenario runs.
+ */
+pw_status pw_sim_bisect_plan_make(const pw_sim *w, const Perfwatch__V1__BisectJob *job,
+                                  pw_sim_bisect_plan *plan, char *errbuf, size_t errlen);
+
+#endif
