@@ -49,6 +49,7 @@ void pw_gate_policy_default(pw_gate_policy *p)
 	p->blocking_aggregate_pct = 1.0;
 	p->min_candidate_n = 5;
 	p->min_baseline_n = 5;
+	p->min_candidate_tail_n = 5;
 }
 
 /* The positive magnitude of a change in the worse direction (negative when better). */
@@ -174,7 +175,9 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 		case PW_GATE_STATE_BASELINING: r->verdict = PW_GATE_SERIES_BASELINING; continue;
 		case PW_GATE_STATE_ACTIVE: break;
 		}
-		if (in->n_cand < policy->min_candidate_n || in->n_base < policy->min_baseline_n) {
+		size_t need_cand = in->tier == PW_GATE_TIER_TOP ? policy->min_candidate_n
+		                                                : policy->min_candidate_tail_n;
+		if (in->n_cand < need_cand || in->n_base < policy->min_baseline_n) {
 			r->verdict = PW_GATE_SERIES_INSUFFICIENT_DATA;
 			continue;
 		}
@@ -212,7 +215,10 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 		f->n_series++;
 		if (!r->tested) {
 			f->n_untested++;
-			if (r->verdict == PW_GATE_SERIES_INSUFFICIENT_DATA)
+			/* a series without a complete null window cannot be decided
+			 * either: the family is short of data, not frozen */
+			if (r->verdict == PW_GATE_SERIES_INSUFFICIENT_DATA ||
+			    r->verdict == PW_GATE_SERIES_BASELINING)
 				f->n_insufficient++;
 			continue;
 		}
@@ -252,7 +258,7 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 			v = PW_GATE_FAMILY_BLOCKING;
 		else if (f->n_regressed > 0)
 			v = PW_GATE_FAMILY_P1;
-		else if (f->n_insufficient > 0)
+		else if (f->n_insufficient > 0 || f->n_series == 0) /* nothing measured: no decision */
 			v = PW_GATE_FAMILY_INSUFFICIENT_DATA;
 		else if (f->n_series > 0 && f->n_tested == 0)
 			v = PW_GATE_FAMILY_FROZEN;

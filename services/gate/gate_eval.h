@@ -53,7 +53,8 @@ typedef enum pw_gate_family_verdict {
 	PW_GATE_FAMILY_VALIDATED_WIN,
 	PW_GATE_FAMILY_WAIVED,            /* would not pass; a live waiver lets it, recorded */
 	PW_GATE_FAMILY_FROZEN,            /* every series frozen or quarantined: nothing gated */
-	PW_GATE_FAMILY_INSUFFICIENT_DATA,
+	                                  /* (baselining series make it INSUFFICIENT_DATA) */
+	PW_GATE_FAMILY_INSUFFICIENT_DATA, /* a series short of runs, or no series at all */
 	PW_GATE_FAMILY_P1,
 	PW_GATE_FAMILY_BLOCKING,
 } pw_gate_family_verdict;
@@ -68,8 +69,9 @@ typedef struct pw_gate_policy {
 	double mde_tail_pct;       /* 3.0 */
 	double blocking_top_pct;   /* a top-tier regression this large blocks (3.0) */
 	double blocking_aggregate_pct; /* spend-weighted fleet impact that blocks (1.0) */
-	size_t min_candidate_n;    /* candidate runs a series needs (5) */
+	size_t min_candidate_n;    /* candidate runs a top-tier series needs (5) */
 	size_t min_baseline_n;     /* baseline runs a series needs (5) */
+	size_t min_candidate_tail_n; /* candidate runs a tail-tier series needs (5; §4.5 allows 3) */
 } pw_gate_policy;
 
 void pw_gate_policy_default(pw_gate_policy *p);

@@ -1,0 +1,354 @@
+/*
+ * gate_policy.c: readiness, waivers, reported outcomes and the summary line
+ * of the release gate. See gate_policy.h; the statistics are gate_eval.c's.
+ */
+#include "gate_policy.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *pw_gate_outcome_name(pw_gate_outcome o)
+{
+	switch (o) {
+	case PW_GATE_OUT_BLOCKING: return "blocking";
+	case PW_GATE_OUT_P1: return "p1";
+	case PW_GATE_OUT_PASS: return "pass";
+	case PW_GATE_OUT_VALIDATED_WIN: return "validated_win";
+	case PW_GATE_OUT_FROZEN: return "frozen";
+	case PW_GATE_OUT_QUARANTINED: return "quarantined";
+	case PW_GATE_OUT_INSUFFICIENT_DATA: return "insufficient_data";
+	case PW_GATE_OUT_INVESTIGATE: return "investigate";
+	case PW_GATE_OUT_TREND: return "trend";
+	case PW_GATE_OUT_WAIVED: return "waived";
+	}
+	return "unknown";
+}
+
+int pw_gate_outcome_parse(const char *s)
+{
+	for (int o = PW_GATE_OUT_BLOCKING; o <= PW_GATE_OUT_WAIVED; o++)
+		if (s && strcmp(s, pw_gate_outcome_name((pw_gate_outcome)o)) == 0)
+			return o;
+	return 0;
+}
+
+pw_gate_outcome pw_gate_family_outcome(pw_gate_family_verdict v)
+{
+	switch (v) {
+	case PW_GATE_FAMILY_PASS: return PW_GATE_OUT_PASS;
+	case PW_GATE_FAMILY_VALIDATED_WIN: return PW_GATE_OUT_VALIDATED_WIN;
+	case PW_GATE_FAMILY_WAIVED: return PW_GATE_OUT_WAIVED;
+	case PW_GATE_FAMILY_FROZEN: return PW_GATE_OUT_FROZEN;
+	case PW_GATE_FAMILY_INSUFFICIENT_DATA: return PW_GATE_OUT_INSUFFICIENT_DATA;
+	case PW_GATE_FAMILY_P1: return PW_GATE_OUT_P1;
+	case PW_GATE_FAMILY_BLOCKING: return PW_GATE_OUT_BLOCKING;
+	}
+	return PW_GATE_OUT_PASS;
+}
+
+pw_gate_outcome pw_gate_series_outcome(const pw_gate_policy *policy,
+                                       const pw_gate_series_input *in,
+                                       const pw_gate_series_result *r,
+                                       const pw_gate_family_result *f)
+{
+	switch (r->verdict) {
+	case PW_GATE_SERIES_WITHIN_NOISE: return PW_GATE_OUT_PASS;
+	case PW_GATE_SERIES_TREND: return PW_GATE_OUT_TREND;
+	case PW_GATE_SERIES_WIN_SHORTFALL: return PW_GATE_OUT_TREND;
+	case PW_GATE_SERIES_INVESTIGATE: return PW_GATE_OUT_INVESTIGATE;
+	case PW_GATE_SERIES_VALIDATED_WIN: return PW_GATE_OUT_VALIDATED_WIN;
+	case PW_GATE_SERIES_FROZEN: return PW_GATE_OUT_FROZEN;
+	case PW_GATE_SERIES_QUARANTINED: return PW_GATE_OUT_QUARANTINED;
+	case PW_GATE_SERIES_BASELINING: return PW_GATE_OUT_INSUFFICIENT_DATA;
+	case PW_GATE_SERIES_INSUFFICIENT_DATA: return PW_GATE_OUT_INSUFFICIENT_DATA;
+	case PW_GATE_SERIES_REGRESSED: break;
+	}
+	bool alone = in->tier == PW_GATE_TIER_TOP && r->worse_pct >= policy->blocking_top_pct;
+	bool by_aggregate = f->unwaived == PW_GATE_FAMILY_BLOCKING && f->n_blocking == 0;
+	if (f->verdict == PW_GATE_FAMILY_WAIVED)
+		return PW_GATE_OUT_WAIVED;
+	return alone || by_aggregate ? PW_GATE_OUT_BLOCKING : PW_GATE_OUT_P1;
+}
+
+static size_t need_of(const pw_gate_policy *policy, pw_gate_tier tier)
+{
+	return tier == PW_GATE_TIER_TOP ? policy->min_candidate_n : policy->min_candidate_tail_n;
+}
+
+pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families,
+                                 const pw_gate_series_input *series, size_t n_series,
+                                 int64_t now_us, int64_t deadline_us, int64_t settle_until_us,
+                                 size_t *n_missing)
+{
+	size_t missing = 0;
+	bool settling = now_us < settle_until_us;
+	for (size_t i = 0; i < n_series; i++) {
+		if (series[i].state == PW_GATE_STATE_ACTIVE &&
+		    series[i].n_cand < need_of(policy, series[i].tier))
+			missing++;
+		else if (series[i].state == PW_GATE_STATE_BASELINING && settling)
+			missing++;
+	}
+	if (settling)
+		for (size_t j = 0; j < n_families; j++) {
+			bool any = false;
+			for (size_t i = 0; i < n_series && !any; i++)
+				any = series[i].family == j;
+			missing += !any;
+		}
+	if (n_missing)
+		*n_missing = missing;
+	if (missing == 0)
+		return PW_GATE_WAIT_READY;
+	return now_us >= deadline_us ? PW_GATE_WAIT_DEADLINE : PW_GATE_WAIT_MORE;
+}
+
+int64_t pw_gate_next_poll_ms(size_t prev_missing, size_t missing, int64_t prev_interval_ms,
+                             int64_t min_ms, int64_t max_ms)
+{
+	if (prev_missing == SIZE_MAX || prev_missing != missing || prev_interval_ms < min_ms)
+		return min_ms;
+	int64_t next = prev_interval_ms * 2;
+	return next > max_ms ? (max_ms > min_ms ? max_ms : min_ms) : next;
+}
+
+size_t pw_gate_screen(pw_gate_series_input *series, size_t n_series, double *work)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < n_series; i++) {
+		double median;
+		if (series[i].n_base == 0 ||
+		    pw_stats_median(series[i].base, series[i].n_base, work, &median) != PW_OK)
+			continue;
+		if (median == 0.0) {
+			series[i].n_base = 0;
+			n++;
+		}
+	}
+	return n;
+}
+
+pw_status pw_gate_key_split(const char *key, pw_gate_key_parts *out)
+{
+	char *dst[5] = {out->model, out->hlo, out->platform, out->config, out->metric};
+	memset(out, 0, sizeof *out);
+	const char *p = key ? key : "";
+	for (int i = 0; i < 5; i++) {
+		const char *end = i < 4 ? strchr(p, '/') : p + strlen(p);
+		if (!end)
+			return PW_ERR_INVALID;
+		size_t n = (size_t)(end - p);
+		if (n == 0 || n >= sizeof out->model || (i == 4 && strchr(p, '/')))
+			return PW_ERR_INVALID;
+		memcpy(dst[i], p, n);
+		dst[i][n] = '\0';
+		p = end + (i < 4);
+	}
+	return PW_OK;
+}
+
+static bool selector_ok(const char *sel, const char *value)
+{
+	return !sel || !*sel || strcmp(sel, value) == 0;
+}
+
+bool pw_gate_waiver_matches(const pw_gate_waiver *w, const pw_gate_key_parts *k, int64_t now_us)
+{
+	return now_us < w->expires_unix_us && selector_ok(w->model, k->model) &&
+	       selector_ok(w->platform, k->platform) && selector_ok(w->config, k->config) &&
+	       selector_ok(w->metric, k->metric);
+}
+
+static bool failing_series(pw_gate_series_verdict v)
+{
+	return v == PW_GATE_SERIES_REGRESSED || v == PW_GATE_SERIES_INSUFFICIENT_DATA ||
+	       v == PW_GATE_SERIES_BASELINING;
+}
+
+static bool waiver_covers(const pw_gate_waiver *w, int64_t now_us, size_t fam,
+                          const pw_gate_family_input *family, const pw_gate_series_input *series,
+                          const pw_gate_series_result *results, size_t n_series)
+{
+	if (now_us >= w->expires_unix_us || !selector_ok(w->model, family->name))
+		return false;
+	size_t failing = 0;
+	for (size_t i = 0; i < n_series; i++) {
+		if (series[i].family != fam || !failing_series(results[i].verdict))
+			continue;
+		failing++;
+		pw_gate_key_parts k;
+		if (pw_gate_key_split(series[i].series, &k) != PW_OK) {
+			/* a key we cannot read matches only a waiver with no selectors */
+			if ((w->platform && *w->platform) || (w->config && *w->config) ||
+			    (w->metric && *w->metric))
+				return false;
+			continue;
+		}
+		strcpy(k.model, family->name);
+		if (!pw_gate_waiver_matches(w, &k, now_us))
+			return false;
+	}
+	if (failing == 0)
+		return !(w->platform && *w->platform) && !(w->config && *w->config) &&
+		       !(w->metric && *w->metric);
+	return true;
+}
+
+size_t pw_gate_waivers_resolve(const pw_gate_waiver *w, size_t nw, int64_t now_us,
+                               const pw_gate_family_input *families, size_t n_families,
+                               const pw_gate_series_input *series,
+                               const pw_gate_series_result *results, size_t n_series,
+                               const pw_gate_family_result *family_results, bool *waived,
+                               size_t *waiver_of)
+{
+	size_t n = 0;
+	for (size_t j = 0; j < n_families; j++) {
+		waived[j] = false;
+		waiver_of[j] = SIZE_MAX;
+		pw_gate_family_verdict v = family_results[j].unwaived;
+		if (v == PW_GATE_FAMILY_PASS || v == PW_GATE_FAMILY_VALIDATED_WIN)
+			continue;
+		for (size_t k = 0; k < nw; k++) {
+			if (waiver_covers(&w[k], now_us, j, &families[j], series, results, n_series)) {
+				waived[j] = true;
+				waiver_of[j] = k;
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+pw_status pw_gate_decide(const pw_gate_policy *policy, pw_gate_family_input *families,
+                         size_t n_families, const pw_gate_series_input *series, size_t n_series,
+                         const pw_gate_waiver *w, size_t nw, int64_t now_us,
+                         pw_gate_series_result *series_out, pw_gate_family_result *family_out,
+                         pw_gate_release_result *release, pw_gate_outcome *outcomes,
+                         size_t *waiver_of, char *errbuf, size_t errlen)
+{
+	pw_status st = PW_OK;
+	bool *waived = calloc(n_families + 1, sizeof *waived);
+	if (!waived)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory deciding %zu families",
+		               n_families);
+	for (size_t j = 0; j < n_families; j++)
+		families[j].waived = false;
+	st = pw_gate_evaluate(policy, families, n_families, series, n_series, series_out, family_out,
+	                      release, errbuf, errlen);
+	if (st != PW_OK)
+		goto out;
+	size_t n_waived = pw_gate_waivers_resolve(w, nw, now_us, families, n_families, series,
+	                                          series_out, n_series, family_out, waived, waiver_of);
+	if (n_waived > 0) {
+		for (size_t j = 0; j < n_families; j++)
+			families[j].waived = waived[j];
+		st = pw_gate_evaluate(policy, families, n_families, series, n_series, series_out,
+		                      family_out, release, errbuf, errlen);
+		if (st != PW_OK)
+			goto out;
+	}
+	for (size_t i = 0; i < n_series; i++)
+		outcomes[i] = pw_gate_series_outcome(policy, &series[i], &series_out[i],
+		                                     &family_out[series[i].family]);
+out:
+	free(waived);
+	return st;
+}
+
+/* A bounded appender: keeps the text NUL-terminated and marks truncation. */
+typedef struct sbuf {
+	char *buf;
+	size_t len, used;
+	bool cut;
+} sbuf;
+
+static void sb_printf(sbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(sbuf *sb, const char *fmt, ...)
+{
+	if (sb->cut || sb->len == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(sb->buf + sb->used, sb->len - sb->used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sb->len - sb->used) {
+		sb->cut = true;
+		if (sb->len >= 4)
+			strcpy(sb->buf + sb->len - 4, "...");
+		return;
+	}
+	sb->used += (size_t)n;
+}
+
+static const char *upper_name(pw_gate_outcome o)
+{
+	switch (o) {
+	case PW_GATE_OUT_BLOCKING: return "BLOCKING";
+	case PW_GATE_OUT_P1: return "P1";
+	case PW_GATE_OUT_PASS: return "PASS";
+	case PW_GATE_OUT_VALIDATED_WIN: return "VALIDATED_WIN";
+	case PW_GATE_OUT_FROZEN: return "FROZEN";
+	case PW_GATE_OUT_QUARANTINED: return "QUARANTINED";
+	case PW_GATE_OUT_INSUFFICIENT_DATA: return "INSUFFICIENT_DATA";
+	case PW_GATE_OUT_INVESTIGATE: return "INVESTIGATE";
+	case PW_GATE_OUT_TREND: return "TREND";
+	case PW_GATE_OUT_WAIVED: return "WAIVED";
+	}
+	return "UNKNOWN";
+}
+
+void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
+                     const pw_gate_family_input *families, const pw_gate_family_result *fr,
+                     size_t n_families, const pw_gate_series_input *series,
+                     const pw_gate_series_result *sr, size_t n_series,
+                     const pw_gate_release_result *release)
+{
+	sbuf sb = {buf, len, 0, false};
+	if (len)
+		buf[0] = '\0';
+	pw_gate_outcome overall = pw_gate_family_outcome(release->verdict);
+	sb_printf(&sb, "%s:", upper_name(overall));
+	size_t named = 0;
+	for (size_t j = 0; j < n_families; j++) {
+		pw_gate_outcome o = pw_gate_family_outcome(fr[j].verdict);
+		if (o == PW_GATE_OUT_BLOCKING || o == PW_GATE_OUT_P1)
+			sb_printf(&sb, "%s %s%s (%zu series, %.2f%% fleet)", named ? ";" : "",
+			          o == PW_GATE_OUT_P1 && overall != PW_GATE_OUT_P1 ? "P1 " : "",
+			          families[j].name, fr[j].n_regressed, fr[j].impact_pct);
+		else if (o == PW_GATE_OUT_WAIVED)
+			sb_printf(&sb, "%s %s waived (would be %s)", named ? ";" : "", families[j].name,
+			          upper_name(pw_gate_family_outcome(fr[j].unwaived)));
+		else
+			continue;
+		named++;
+	}
+	for (size_t j = 0; j < n_families; j++) {
+		if (fr[j].n_series != 0)
+			continue;
+		sb_printf(&sb, "%s %s has no measured series", named ? ";" : "", families[j].name);
+		named++;
+	}
+	size_t lacking = 0;
+	for (size_t i = 0; i < n_series; i++) {
+		if (sr[i].verdict != PW_GATE_SERIES_INSUFFICIENT_DATA)
+			continue;
+		size_t need = series[i].tier == PW_GATE_TIER_TOP ? policy->min_candidate_n
+		                                                 : policy->min_candidate_tail_n;
+		if (lacking == 0)
+			sb_printf(&sb, "%s lacks data:", named ? ";" : "");
+		if (series[i].n_base < policy->min_baseline_n)
+			sb_printf(&sb, "%s %s (baseline %zu/%zu runs)", lacking ? "," : "",
+			          series[i].series, series[i].n_base, policy->min_baseline_n);
+		else
+			sb_printf(&sb, "%s %s (%zu/%zu runs)", lacking ? "," : "", series[i].series,
+			          series[i].n_cand, need);
+		lacking++;
+	}
+	if (named == 0 && lacking == 0)
+		sb_printf(&sb, " %zu families, %zu tests, %.2f%% fleet impact", n_families,
+		          release->n_tests, release->aggregate_impact_pct);
+}

@@ -1,0 +1,1093 @@
+/*
+ * gate_store.c: the release gate's reads and writes in PostgreSQL. See
+ * gate_store.h for the contract and docs/gate.md for the rules (which
+ * samples are the baseline, what is waited for, how a restart resumes).
+ */
+#include "gate_store.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pw_topics.h"
+
+/* ------------------------------------------------------------------ arena */
+
+typedef struct pw_gate_arena_block {
+	struct pw_gate_arena_block *next;
+	max_align_t data[];
+} pw_gate_arena_block;
+
+struct pw_gate_arena {
+	pw_gate_arena_block *head;
+};
+
+void *pw_gate_release_alloc(pw_gate_release *r, size_t len)
+{
+	pw_gate_arena_block *b = calloc(1, sizeof *b + (len ? len : 1));
+	if (!b)
+		return NULL;
+	b->next = r->arena->head;
+	r->arena->head = b;
+	return b->data;
+}
+
+char *pw_gate_release_strdup(pw_gate_release *r, const char *s)
+{
+	size_t n = strlen(s ? s : "");
+	char *d = pw_gate_release_alloc(r, n + 1);
+	if (d)
+		memcpy(d, s ? s : "", n);
+	return d;
+}
+
+void pw_gate_release_free(pw_gate_release *r)
+{
+	if (!r)
+		return;
+	if (r->arena) {
+		pw_gate_arena_block *b = r->arena->head;
+		while (b) {
+			pw_gate_arena_block *next = b->next;
+			free(b);
+			b = next;
+		}
+		free(r->arena);
+	}
+	free(r);
+}
+
+static pw_gate_release *release_new(void)
+{
+	pw_gate_release *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	r->arena = calloc(1, sizeof *r->arena);
+	if (!r->arena) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A growing text buffer for array literals; fails only on allocation. */
+typedef struct tbuf {
+	char *s;
+	size_t n, cap;
+	bool oom;
+} tbuf;
+
+static void tb_putc(tbuf *t, char c)
+{
+	if (t->oom)
+		return;
+	if (t->n + 2 > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		char *s = realloc(t->s, cap);
+		if (!s) {
+			t->oom = true;
+			return;
+		}
+		t->s = s;
+		t->cap = cap;
+	}
+	t->s[t->n++] = c;
+	t->s[t->n] = '\0';
+}
+
+static void tb_puts(tbuf *t, const char *s)
+{
+	for (; *s; s++)
+		tb_putc(t, *s);
+}
+
+/* Appends one field of COPY's text format: \\N for NULL, else the text with
+ * backslash, tab, newline and carriage return escaped. */
+static void tb_copy_field(tbuf *t, const char *s)
+{
+	if (!s) {
+		tb_puts(t, "\\N");
+		return;
+	}
+	for (; *s; s++) {
+		switch (*s) {
+		case '\\': tb_puts(t, "\\\\"); break;
+		case '\t': tb_puts(t, "\\t"); break;
+		case '\n': tb_puts(t, "\\n"); break;
+		case '\r': tb_puts(t, "\\r"); break;
+		default: tb_putc(t, *s); break;
+		}
+	}
+}
+
+/* Appends a quoted element of a PostgreSQL array literal. */
+static void tb_array_elem(tbuf *t, const char *s, bool first)
+{
+	if (!first)
+		tb_putc(t, ',');
+	tb_putc(t, '"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			tb_putc(t, '\\');
+		tb_putc(t, *s);
+	}
+	tb_putc(t, '"');
+}
+
+static const char *tier_text(pw_gate_tier t)
+{
+	return t == PW_GATE_TIER_TOP ? "top" : "tail";
+}
+
+static void fmt_double(char *buf, size_t len, double x, const char **param)
+{
+	if (!isfinite(x)) {
+		*param = NULL;
+		return;
+	}
+	snprintf(buf, len, "%.17g", x);
+	*param = buf;
+}
+
+static bool nonempty(const char *s)
+{
+	return s && *s;
+}
+
+/* ---------------------------------------------------------------- request */
+
+pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req,
+                             const pw_gate_store_defaults *d, bool *duplicate, char *errbuf,
+                             size_t errlen)
+{
+	pw_status st = PW_OK;
+	PGresult *res = NULL;
+	tbuf fam = {0};
+	if (duplicate)
+		*duplicate = false;
+
+	/* validate what the schema's CHECKs would refuse: such a request can
+	 * never be stored, and retrying it would stall the partition */
+	if (!nonempty(req->release_id))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "gate request has no release_id");
+	if (strlen(req->release_id) >= sizeof ((pw_gate_pending *)0)->release_id)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "release_id \"%.40s...\" is too long",
+		               req->release_id);
+	if (req->evaluation < 1)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "gate request \"%s\" has evaluation 0 (1-based)", req->release_id);
+	if (!req->candidate || !nonempty(req->candidate->build_id))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "gate request \"%s\" has no candidate build", req->release_id);
+	if (!nonempty(req->baseline_release))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "gate request \"%s\" has no baseline_release", req->release_id);
+	double fdr = req->fdr_q == 0.0 ? d->policy.fdr_q : req->fdr_q;
+	if (!(fdr > 0.0 && fdr < 1.0))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "gate request \"%s\": fdr_q %g is not in (0, 1)", req->release_id, fdr);
+	for (size_t i = 0; i < req->n_tiers; i++) {
+		const Perfwatch__V1__TierRepeats *t = req->tiers[i];
+		if ((t->tier != PERFWATCH__V1__TIER__TIER_TOP &&
+		     t->tier != PERFWATCH__V1__TIER__TIER_TAIL) ||
+		    t->n < 1 || !(t->mde_pct > 0.0) || !isfinite(t->mde_pct))
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "gate request \"%s\": tier repeats %zu need a tier, n >= 1 and "
+			               "mde_pct > 0",
+			               req->release_id, i);
+	}
+	for (size_t i = 0; i < req->n_waivers; i++) {
+		const Perfwatch__V1__Waiver *w = req->waivers[i];
+		if (!nonempty(w->waiver_id) || !nonempty(w->owner) || !nonempty(w->reason) ||
+		    w->expires_unix_us == 0)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "gate request \"%s\": waiver %zu needs an id, an owner, a reason "
+			               "and an expiry",
+			               req->release_id, i);
+	}
+	for (size_t i = 0; i < req->n_expected_wins; i++) {
+		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];
+		if (!nonempty(e->series_key) || !isfinite(e->expected_delta_pct) ||
+		    !(e->expected_delta_pct > -100.0))
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "gate request \"%s\": expected win %zu needs a series key and a "
+			               "delta above -100%%",
+			               req->release_id, i);
+	}
+
+	int64_t requested = req->requested_unix_us ? req->requested_unix_us : now_us();
+	int64_t deadline = req->deadline_unix_us ? req->deadline_unix_us
+	                                         : requested + d->default_wait_us;
+	tb_putc(&fam, '{');
+	for (size_t i = 0; i < req->n_families; i++)
+		tb_array_elem(&fam, req->families[i] ? req->families[i] : "", i == 0);
+	tb_putc(&fam, '}');
+	if (fam.oom) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory storing a gate request");
+		goto out;
+	}
+
+	char ev[16], fdrs[32], rq[32], dl[32];
+	snprintf(ev, sizeof ev, "%" PRIu32, req->evaluation);
+	snprintf(fdrs, sizeof fdrs, "%.17g", fdr);
+	snprintf(rq, sizeof rq, "%" PRId64, requested);
+	snprintf(dl, sizeof dl, "%" PRId64, deadline);
+	const char *p[] = {req->release_id, ev, req->candidate->build_id,
+	                   req->candidate->cl ? req->candidate->cl : "", req->baseline_release,
+	                   fam.s, fdrs, rq, dl};
+	st = pw_pg_exec(pg,
+	                "INSERT INTO perfwatch.gate_evaluations (release_id, evaluation, "
+	                "candidate_build_id, candidate_cl, baseline_release, families, fdr_q, "
+	                "requested_at, deadline, status) VALUES ($1, $2, $3, $4, $5, $6::text[], "
+	                "$7, to_timestamp($8::double precision / 1e6), "
+	                "to_timestamp($9::double precision / 1e6), 'pending') "
+	                "ON CONFLICT (release_id, evaluation) DO NOTHING RETURNING 1",
+	                9, p, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto out;
+	bool dup = PQntuples(res) == 0;
+	PQclear(res);
+	res = NULL;
+	if (dup) {
+		if (duplicate)
+			*duplicate = true;
+		/* done already: publish the stored verdict again */
+		const char *q[] = {req->release_id, ev};
+		st = pw_pg_exec(pg,
+		                "UPDATE perfwatch.gate_outbox SET published_at = NULL "
+		                "WHERE release_id = $1 AND evaluation = $2",
+		                2, q, NULL, errbuf, errlen);
+		goto out;
+	}
+
+	for (size_t i = 0; i < req->n_tiers; i++) {
+		const Perfwatch__V1__TierRepeats *t = req->tiers[i];
+		char n[16], mde[32];
+		snprintf(n, sizeof n, "%" PRIu32, t->n);
+		snprintf(mde, sizeof mde, "%.17g", t->mde_pct);
+		const char *q[] = {req->release_id, ev,
+		                   t->tier == PERFWATCH__V1__TIER__TIER_TOP ? "top" : "tail", n, mde};
+		st = pw_pg_exec(pg,
+		                "INSERT INTO perfwatch.gate_tier_repeats (release_id, evaluation, tier, "
+		                "n, mde_pct) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+		                5, q, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			goto out;
+	}
+	for (size_t i = 0; i < req->n_waivers; i++) {
+		const Perfwatch__V1__Waiver *w = req->waivers[i];
+		char exp[32];
+		snprintf(exp, sizeof exp, "%" PRId64, w->expires_unix_us);
+		const char *q[] = {w->waiver_id,  req->release_id, w->model ? w->model : "",
+		                   w->platform ? w->platform : "", w->config ? w->config : "",
+		                   w->metric ? w->metric : "", w->owner,
+		                   w->approved_by ? w->approved_by : "", w->reason, exp};
+		st = pw_pg_exec(pg,
+		                "INSERT INTO perfwatch.waivers (waiver_id, release_id, model, platform, "
+		                "config, metric, owner, approved_by, reason, expires_at) VALUES ($1, $2, "
+		                "$3, $4, $5, $6, $7, $8, $9, to_timestamp($10::double precision / 1e6)) "
+		                "ON CONFLICT (waiver_id) DO NOTHING",
+		                10, q, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			goto out;
+	}
+	for (size_t i = 0; i < req->n_expected_wins; i++) {
+		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];
+		char pct[32];
+		snprintf(pct, sizeof pct, "%.17g", e->expected_delta_pct);
+		const char *q[] = {req->release_id, e->series_key, pct,
+		                   e->registered_by ? e->registered_by : "", e->cl ? e->cl : "",
+		                   e->note ? e->note : ""};
+		st = pw_pg_exec(pg,
+		                "INSERT INTO perfwatch.expected_wins (release_id, series_key, "
+		                "expected_delta_pct, registered_by, cl, note) VALUES ($1, $2, $3, $4, "
+		                "$5, $6) ON CONFLICT (release_id, series_key) DO NOTHING",
+		                6, q, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			goto out;
+	}
+
+out:
+	PQclear(res);
+	free(fam.s);
+	return st;
+}
+
+pw_status pw_gate_store_pending(pw_pg *pg, pw_gate_pending *out, size_t cap, size_t *n, char *errbuf,
+                             size_t errlen)
+{
+	PGresult *res = NULL;
+	*n = 0;
+	pw_status st = pw_pg_exec(pg,
+	                          "SELECT release_id, evaluation FROM perfwatch.gate_evaluations "
+	                          "WHERE status = 'pending' ORDER BY requested_at, release_id, "
+	                          "evaluation",
+	                          0, NULL, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int i = 0; i < PQntuples(res) && *n < cap; i++) {
+		snprintf(out[*n].release_id, sizeof out[*n].release_id, "%s", PQgetvalue(res, i, 0));
+		out[*n].evaluation = (uint32_t)strtoul(PQgetvalue(res, i, 1), NULL, 10);
+		(*n)++;
+	}
+	PQclear(res);
+	return PW_OK;
+}
+
+/* ------------------------------------------------------------------- load */
+
+static pw_gate_series_state state_of(const char *s, bool has_row, bool open_freeze)
+{
+	if (open_freeze)
+		return PW_GATE_STATE_FROZEN;
+	if (!has_row)
+		return PW_GATE_STATE_BASELINING;
+	if (strcmp(s, "active") == 0)
+		return PW_GATE_STATE_ACTIVE;
+	if (strcmp(s, "frozen") == 0)
+		return PW_GATE_STATE_FROZEN;
+	if (strcmp(s, "quarantined") == 0)
+		return PW_GATE_STATE_QUARANTINED;
+	return PW_GATE_STATE_BASELINING;
+}
+
+typedef struct id_index {
+	int64_t id;
+	size_t idx;
+} id_index;
+
+static int id_cmp(const void *a, const void *b)
+{
+	int64_t x = ((const id_index *)a)->id, y = ((const id_index *)b)->id;
+	return x < y ? -1 : x > y;
+}
+
+static int64_t getint(PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+static double getdbl(PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? 0.0 : strtod(PQgetvalue(res, row, col), NULL);
+}
+
+static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_t errlen)
+{
+	pw_status st = PW_OK;
+	PGresult *res = NULL;
+	tbuf ids = {0};
+	id_index *index = NULL;
+	size_t *nb = NULL, *nc = NULL;
+	if (r->n_series == 0)
+		return PW_OK;
+
+	index = malloc(r->n_series * sizeof *index);
+	nb = calloc(r->n_series, sizeof *nb);
+	nc = calloc(r->n_series, sizeof *nc);
+	if (!index || !nb || !nc) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory loading samples");
+		goto out;
+	}
+	tb_putc(&ids, '{');
+	for (size_t i = 0; i < r->n_series; i++) {
+		char b[32];
+		snprintf(b, sizeof b, "%s%" PRId64, i ? "," : "", r->meta[i].series_id);
+		tb_puts(&ids, b);
+		index[i] = (id_index){r->meta[i].series_id, i};
+	}
+	tb_putc(&ids, '}');
+	if (ids.oom) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory loading samples");
+		goto out;
+	}
+	qsort(index, r->n_series, sizeof *index, id_cmp);
+	/* the candidate's runs; the baseline release's runs where it has enough,
+	 * else the runs behind the latest baseline (nightly and release samples
+	 * of its window, as the baseliner computed it) */
+	char minb[32];
+	snprintf(minb, sizeof minb, "%zu", r->policy.min_baseline_n);
+	const char *p[] = {ids.s, r->candidate_build_id, r->baseline_release, minb};
+	st = pw_pg_exec(pg,
+	                "WITH ids AS (SELECT unnest($1::bigint[]) AS series_id), "
+	                "rel AS (SELECT series_id FROM perfwatch.samples WHERE series_id = ANY($1::bigint[]) "
+	                "        AND build_id = $3 AND bisect_job_id = '' GROUP BY series_id "
+	                "        HAVING count(*) >= $4::integer) "
+	                "SELECT p.series_id, p.value, CASE WHEN p.build_id = $2 THEN 'c' ELSE 'r' END, "
+	                "       p.measured_at, p.run_id, p.repeat_index "
+	                "  FROM perfwatch.samples p WHERE p.series_id = ANY($1::bigint[]) "
+	                "   AND p.bisect_job_id = '' AND (p.build_id = $2 OR (p.build_id = $3 "
+	                "   AND p.series_id IN (SELECT series_id FROM rel))) "
+	                "UNION ALL "
+	                "SELECT p.series_id, p.value, 'w', p.measured_at, p.run_id, p.repeat_index "
+	                "  FROM ids i JOIN LATERAL (SELECT b.window_start, b.window_end "
+	                "       FROM perfwatch.baselines b WHERE b.series_id = i.series_id "
+	                "       ORDER BY b.version DESC LIMIT 1) lb ON true "
+	                "  JOIN perfwatch.samples p ON p.series_id = i.series_id "
+	                "   AND p.build_kind IN ('nightly', 'release') AND p.bisect_job_id = '' "
+	                "   AND p.build_id <> $2 "
+	                "   AND p.measured_at BETWEEN lb.window_start AND lb.window_end "
+	                " WHERE i.series_id NOT IN (SELECT series_id FROM rel) "
+	                "ORDER BY 1, 4, 5, 6",
+	                4, p, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto out;
+	int rows = PQntuples(res);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			for (size_t i = 0; i < r->n_series; i++) {
+				double *b = pw_gate_release_alloc(r, (nb[i] + 1) * sizeof *b);
+				double *c = pw_gate_release_alloc(r, (nc[i] + 1) * sizeof *c);
+				if (!b || !c) {
+					st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory loading samples");
+					goto out;
+				}
+				r->series[i].base = b;
+				r->series[i].cand = c;
+				r->series[i].n_base = 0;
+				r->series[i].n_cand = 0;
+			}
+		}
+		for (int row = 0; row < rows; row++) {
+			id_index key = {getint(res, row, 0), 0};
+			id_index *hit = bsearch(&key, index, r->n_series, sizeof *index, id_cmp);
+			if (!hit)
+				continue;
+			char src = PQgetvalue(res, row, 2)[0];
+			bool cand = src == 'c';
+			size_t i = hit->idx;
+			if (src == 'w')
+				r->meta[i].baseline_from_window = true;
+			if (pass == 0) {
+				(cand ? nc : nb)[i]++;
+				continue;
+			}
+			double v = getdbl(res, row, 1);
+			if (cand)
+				((double *)r->series[i].cand)[r->series[i].n_cand++] = v;
+			else
+				((double *)r->series[i].base)[r->series[i].n_base++] = v;
+		}
+	}
+
+out:
+	PQclear(res);
+	free(ids.s);
+	free(index);
+	free(nb);
+	free(nc);
+	return st;
+}
+
+pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluation,
+                          const pw_gate_store_defaults *d, bool with_samples, pw_gate_release **out,
+                          char *errbuf, size_t errlen)
+{
+	pw_status st = PW_OK;
+	PGresult *res = NULL;
+	tbuf fams = {0};
+	pw_gate_release *r = release_new();
+	*out = NULL;
+	if (!r)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory loading a release");
+	char ev[16];
+	snprintf(ev, sizeof ev, "%" PRIu32, evaluation);
+	const char *key[] = {release_id, ev};
+
+	/* 1. the request */
+	st = pw_pg_exec(pg,
+	                "SELECT candidate_build_id, candidate_cl, baseline_release, fdr_q, "
+	                "(extract(epoch FROM requested_at) * 1e6)::bigint, "
+	                "coalesce((extract(epoch FROM deadline) * 1e6)::bigint, 0), "
+	                "(extract(epoch FROM received_at) * 1e6)::bigint "
+	                "FROM perfwatch.gate_evaluations WHERE release_id = $1 AND evaluation = $2",
+	                2, key, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	if (PQntuples(res) != 1) {
+		st = pw_fail(PW_ERR_NOT_FOUND, errbuf, errlen, "gate evaluation \"%s\" #%s not found",
+		             release_id, ev);
+		goto fail;
+	}
+	r->release_id = pw_gate_release_strdup(r, release_id);
+	r->evaluation = evaluation;
+	r->candidate_build_id = pw_gate_release_strdup(r, PQgetvalue(res, 0, 0));
+	r->candidate_cl = pw_gate_release_strdup(r, PQgetvalue(res, 0, 1));
+	r->baseline_release = pw_gate_release_strdup(r, PQgetvalue(res, 0, 2));
+	r->policy = d->policy;
+	r->policy.fdr_q = getdbl(res, 0, 3);
+	r->requested_us = getint(res, 0, 4);
+	r->deadline_us = getint(res, 0, 5);
+	if (!r->deadline_us)
+		r->deadline_us = r->requested_us + d->default_wait_us;
+	r->received_us = getint(res, 0, 6);
+	if (r->deadline_us < r->received_us + d->min_wait_us)
+		r->deadline_us = r->received_us + d->min_wait_us;
+	PQclear(res);
+	res = NULL;
+	if (!r->release_id || !r->candidate_build_id || !r->candidate_cl || !r->baseline_release)
+		goto nomem;
+
+	/* 2. tier repeats of this request override the configured n and MDE */
+	st = pw_pg_exec(pg,
+	                "SELECT tier, n, mde_pct FROM perfwatch.gate_tier_repeats "
+	                "WHERE release_id = $1 AND evaluation = $2",
+	                2, key, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	for (int i = 0; i < PQntuples(res); i++) {
+		bool top = strcmp(PQgetvalue(res, i, 0), "top") == 0;
+		size_t n = (size_t)getint(res, i, 1);
+		double mde = getdbl(res, i, 2);
+		if (top) {
+			r->policy.min_candidate_n = n;
+			r->policy.mde_top_pct = mde;
+		} else {
+			r->policy.min_candidate_tail_n = n;
+			r->policy.mde_tail_pct = mde;
+		}
+	}
+	PQclear(res);
+	res = NULL;
+
+	/* 3. families: those named, or every family with a spend weight */
+	st = pw_pg_exec(pg,
+	                "WITH req AS (SELECT unnest(families) AS model FROM perfwatch.gate_evaluations "
+	                "             WHERE release_id = $1 AND evaluation = $2), "
+	                "fams AS (SELECT model FROM req UNION SELECT model FROM perfwatch.spend_weights "
+	                "         WHERE NOT EXISTS (SELECT 1 FROM req)) "
+	                "SELECT f.model, coalesce(w.spend_share, 0), coalesce(w.tier, 'tail') "
+	                "FROM fams f LEFT JOIN perfwatch.spend_weights w USING (model) "
+	                "ORDER BY f.model COLLATE \"C\"",
+	                2, key, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	r->n_families = (size_t)PQntuples(res);
+	r->families = pw_gate_release_alloc(r, (r->n_families + 1) * sizeof *r->families);
+	r->family_tier = pw_gate_release_alloc(r, (r->n_families + 1) * sizeof *r->family_tier);
+	r->fr = pw_gate_release_alloc(r, (r->n_families + 1) * sizeof *r->fr);
+	r->family_waiver = pw_gate_release_alloc(r, (r->n_families + 1) * sizeof *r->family_waiver);
+	if (!r->families || !r->family_tier || !r->fr || !r->family_waiver)
+		goto nomem;
+	tb_putc(&fams, '{');
+	for (size_t j = 0; j < r->n_families; j++) {
+		r->families[j].name = pw_gate_release_strdup(r, PQgetvalue(res, (int)j, 0));
+		if (!r->families[j].name)
+			goto nomem;
+		r->families[j].spend_share = getdbl(res, (int)j, 1);
+		r->families[j].waived = false;
+		r->family_tier[j] = strcmp(PQgetvalue(res, (int)j, 2), "top") == 0 ? PW_GATE_TIER_TOP
+		                                                                   : PW_GATE_TIER_TAIL;
+		r->family_waiver[j] = "";
+		tb_array_elem(&fams, r->families[j].name, j == 0);
+	}
+	tb_putc(&fams, '}');
+	PQclear(res);
+	res = NULL;
+	if (fams.oom)
+		goto nomem;
+
+	/* 4. the gated series: of those families, measured on the baseline
+	 * release or the candidate, or by a nightly or release run within
+	 * active_window of the request (either side: a replayed request is in
+	 * the past of the clock) (a series of an old HLO fingerprint,
+	 * no longer measured, is not waited for); state from the latest baseline
+	 * row and open freezes */
+	char since[32], until[32];
+	snprintf(since, sizeof since, "%" PRId64, r->requested_us - d->active_window_us);
+	snprintf(until, sizeof until, "%" PRId64, r->requested_us + d->active_window_us);
+	const char *sp[] = {fams.s, r->candidate_build_id, r->baseline_release, since, until};
+	st = pw_pg_exec(pg,
+	                "SELECT s.series_id, s.series_key, s.model, s.platform, s.config, s.metric, "
+	                "s.unit, s.direction, lb.version, lb.state, "
+	                "coalesce((extract(epoch FROM lb.window_start) * 1e6)::bigint, 0), "
+	                "coalesce((extract(epoch FROM lb.window_end) * 1e6)::bigint, 0), "
+	                "EXISTS (SELECT 1 FROM perfwatch.freezes f WHERE f.series_id = s.series_id "
+	                "        AND f.unfrozen_at IS NULL), "
+	                "(SELECT count(*) FROM perfwatch.samples c WHERE c.series_id = s.series_id "
+	                " AND c.build_id = $2 AND c.bisect_job_id = '') "
+	                "FROM perfwatch.series s "
+	                "LEFT JOIN LATERAL (SELECT b.version, b.state, b.window_start, b.window_end "
+	                "  FROM perfwatch.baselines b WHERE b.series_id = s.series_id "
+	                "  ORDER BY b.version DESC LIMIT 1) lb ON true "
+	                "WHERE s.model = ANY($1::text[]) AND (EXISTS ("
+	                "  SELECT 1 FROM perfwatch.samples p WHERE p.series_id = s.series_id "
+	                "  AND p.build_id IN ($2, $3)) OR EXISTS ("
+	                "  SELECT 1 FROM perfwatch.samples q WHERE q.series_id = s.series_id "
+	                "  AND q.build_kind IN ('nightly', 'release') "
+	                "  AND q.measured_at >= to_timestamp($4::double precision / 1e6) "
+	                "  AND q.measured_at <= to_timestamp($5::double precision / 1e6))) "
+	                "ORDER BY s.series_key COLLATE \"C\"",
+	                5, sp, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	r->n_series = (size_t)PQntuples(res);
+	size_t ns1 = r->n_series + 1;
+	r->series = pw_gate_release_alloc(r, ns1 * sizeof *r->series);
+	r->meta = pw_gate_release_alloc(r, ns1 * sizeof *r->meta);
+	r->sr = pw_gate_release_alloc(r, ns1 * sizeof *r->sr);
+	r->series_out = pw_gate_release_alloc(r, ns1 * sizeof *r->series_out);
+	r->series_waiver = pw_gate_release_alloc(r, ns1 * sizeof *r->series_waiver);
+	r->series_alert = pw_gate_release_alloc(r, ns1 * sizeof *r->series_alert);
+	if (!r->series || !r->meta || !r->sr || !r->series_out || !r->series_waiver ||
+	    !r->series_alert)
+		goto nomem;
+	for (size_t i = 0; i < r->n_series; i++) {
+		int row = (int)i;
+		pw_gate_series_meta *m = &r->meta[i];
+		pw_gate_series_input *in = &r->series[i];
+		m->series_id = getint(res, row, 0);
+		m->key = pw_gate_release_strdup(r, PQgetvalue(res, row, 1));
+		m->model = pw_gate_release_strdup(r, PQgetvalue(res, row, 2));
+		m->platform = pw_gate_release_strdup(r, PQgetvalue(res, row, 3));
+		m->config = pw_gate_release_strdup(r, PQgetvalue(res, row, 4));
+		m->metric = pw_gate_release_strdup(r, PQgetvalue(res, row, 5));
+		m->unit = pw_gate_release_strdup(r, PQgetvalue(res, row, 6));
+		m->cl_note = "";
+		if (!m->key || !m->model || !m->platform || !m->config || !m->metric || !m->unit)
+			goto nomem;
+		bool has_row = !PQgetisnull(res, row, 8);
+		m->baseline_version = (int)getint(res, row, 8);
+		m->window_start_us = getint(res, row, 10);
+		m->window_end_us = getint(res, row, 11);
+		in->series = m->key;
+		in->family = 0;
+		for (size_t j = 0; j < r->n_families; j++)
+			if (strcmp(r->families[j].name, m->model) == 0)
+				in->family = j;
+		in->tier = r->family_tier[in->family];
+		in->direction = strcmp(PQgetvalue(res, row, 7), "higher_is_better") == 0
+		                    ? PW_COMPARE_HIGHER_IS_BETTER
+		                    : PW_COMPARE_LOWER_IS_BETTER;
+		in->state = state_of(has_row ? PQgetvalue(res, row, 9) : "", has_row,
+		                     PQgetvalue(res, row, 12)[0] == 't');
+		in->n_cand = (size_t)getint(res, row, 13);
+		r->series_waiver[i] = "";
+		r->series_alert[i] = "";
+	}
+	PQclear(res);
+	res = NULL;
+
+	/* 5. registered expected wins, matched by key (both lists in "C" order) */
+	st = pw_pg_exec(pg,
+	                "SELECT series_key, expected_delta_pct, cl FROM perfwatch.expected_wins "
+	                "WHERE release_id = $1",
+	                1, key, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	for (int row = 0; row < PQntuples(res); row++) {
+		const char *k = PQgetvalue(res, row, 0);
+		size_t lo = 0, hi = r->n_series;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			int c = strcmp(r->meta[mid].key, k);
+			if (c == 0) {
+				r->series[mid].has_expected = true;
+				r->series[mid].expected_pct = getdbl(res, row, 1);
+				r->meta[mid].cl_note = pw_gate_release_strdup(r, PQgetvalue(res, row, 2));
+				if (!r->meta[mid].cl_note)
+					goto nomem;
+				break;
+			}
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	PQclear(res);
+	res = NULL;
+
+	/* 6. waivers that arrived with this release or apply to any release */
+	st = pw_pg_exec(pg,
+	                "SELECT waiver_id, model, platform, config, metric, "
+	                "(extract(epoch FROM expires_at) * 1e6)::bigint FROM perfwatch.waivers "
+	                "WHERE release_id IN ($1, '') ORDER BY waiver_id COLLATE \"C\"",
+	                1, key, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	r->n_waivers = (size_t)PQntuples(res);
+	r->waivers = pw_gate_release_alloc(r, (r->n_waivers + 1) * sizeof *r->waivers);
+	if (!r->waivers)
+		goto nomem;
+	for (size_t k = 0; k < r->n_waivers; k++) {
+		pw_gate_waiver *w = &r->waivers[k];
+		w->waiver_id = pw_gate_release_strdup(r, PQgetvalue(res, (int)k, 0));
+		w->model = pw_gate_release_strdup(r, PQgetvalue(res, (int)k, 1));
+		w->platform = pw_gate_release_strdup(r, PQgetvalue(res, (int)k, 2));
+		w->config = pw_gate_release_strdup(r, PQgetvalue(res, (int)k, 3));
+		w->metric = pw_gate_release_strdup(r, PQgetvalue(res, (int)k, 4));
+		w->expires_unix_us = getint(res, (int)k, 5);
+		if (!w->waiver_id || !w->model || !w->platform || !w->config || !w->metric)
+			goto nomem;
+	}
+	PQclear(res);
+	res = NULL;
+
+	if (with_samples) {
+		st = load_samples(pg, r, errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
+	free(fams.s);
+	*out = r;
+	return PW_OK;
+
+nomem:
+	st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory loading gate evaluation \"%s\"",
+	             release_id);
+fail:
+	PQclear(res);
+	free(fams.s);
+	pw_gate_release_free(r);
+	return st;
+}
+
+/* ----------------------------------------------------------------- finish */
+
+static const char *direction_text(const pw_gate_release *r, size_t i)
+{
+	const pw_gate_series_result *s = &r->sr[i];
+	if (!s->tested || !(s->q < r->policy.fdr_q))
+		return NULL;
+	double worse = r->series[i].has_expected
+	                   ? (r->series[i].direction == PW_COMPARE_LOWER_IS_BETTER ? s->excess_pct
+	                                                                           : -s->excess_pct)
+	                   : s->worse_pct;
+	return worse > 0.0 ? "regression" : "improvement";
+}
+
+static pw_status insert_alert(pw_pg *pg, const Perfwatch__V1__Alert *a, char *errbuf,
+                              size_t errlen)
+{
+	char created[32], sid[32], bmed[32], bmad[32], bn[16], bver[16], bws[32], bwe[32], omed[32],
+	    on[16], dabs[32], dpct[32], z[32], q[32], mde[32], tsig[32];
+	const char *pbmed, *pbmad, *pomed, *pdabs, *pdpct, *pz, *pq, *pmde, *ptsig;
+	const Perfwatch__V1__AlertBaseline *b = a->baseline;
+	const Perfwatch__V1__AlertObserved *o = a->observed;
+	const Perfwatch__V1__AlertDelta *d = a->delta;
+	const Perfwatch__V1__AlertEffectGate *e = a->effect_gate;
+	snprintf(created, sizeof created, "%" PRId64, a->created_unix_us);
+	snprintf(sid, sizeof sid, "%" PRId64, a->series_id);
+	fmt_double(bmed, sizeof bmed, b->median, &pbmed);
+	fmt_double(bmad, sizeof bmad, b->mad, &pbmad);
+	snprintf(bn, sizeof bn, "%" PRIu32, b->n);
+	snprintf(bver, sizeof bver, "%" PRIu32, b->version);
+	snprintf(bws, sizeof bws, "%" PRId64, b->window_start_unix_us);
+	snprintf(bwe, sizeof bwe, "%" PRId64, b->window_end_unix_us);
+	fmt_double(omed, sizeof omed, o->median, &pomed);
+	snprintf(on, sizeof on, "%" PRIu32, o->n);
+	fmt_double(dabs, sizeof dabs, d->abs, &pdabs);
+	fmt_double(dpct, sizeof dpct, d->pct, &pdpct);
+	fmt_double(z, sizeof z, d->z_robust, &pz);
+	fmt_double(q, sizeof q, d->fdr_q, &pq);
+	fmt_double(mde, sizeof mde, e->mde_pct, &pmde);
+	fmt_double(tsig, sizeof tsig, e->two_sigma_pct, &ptsig);
+	tbuf corr = {0}, clean = {0};
+	tb_putc(&corr, '{');
+	for (size_t i = 0; i < a->scope->n_correlated_series; i++)
+		tb_array_elem(&corr, a->scope->correlated_series[i], i == 0);
+	tb_putc(&corr, '}');
+	tb_putc(&clean, '{');
+	for (size_t i = 0; i < a->scope->n_clean_series; i++)
+		tb_array_elem(&clean, a->scope->clean_series[i], i == 0);
+	tb_putc(&clean, '}');
+	pw_status st;
+	if (corr.oom || clean.oom) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory storing alert \"%s\"",
+		             a->alert_id);
+		goto out;
+	}
+	const char *kind = a->kind == PERFWATCH__V1__ALERT_KIND__ALERT_KIND_IMPROVEMENT
+	                       ? "improvement"
+	                       : "regression";
+	const char *routing = a->routing == PERFWATCH__V1__ROUTING__ROUTING_PAGE ? "page" : "queue";
+	const char *verdict = pw_gate_outcome_name((pw_gate_outcome)a->verdict);
+	char rev[16];
+	snprintf(rev, sizeof rev, "%" PRIu32, a->revision);
+	const char *p[] = {a->alert_id, rev, kind, created, sid, a->series_key,
+	                   pbmed, pbmad, bn, bver, b->window_start_unix_us ? bws : NULL,
+	                   b->window_end_unix_us ? bwe : NULL, pomed, on, o->release, pdabs,
+	                   d->abs_unit, pdpct, pz, pq, pmde, ptsig,
+	                   e->passed_min_effect ? "true" : "false", corr.s, clean.s, verdict,
+	                   a->owner_hint, a->page, routing, a->release_id, a->summary};
+	st = pw_pg_exec(pg,
+	                "INSERT INTO perfwatch.alerts (alert_id, revision, kind, source, created_at, "
+	                "series_id, series_key, baseline_median, baseline_mad, baseline_n, "
+	                "baseline_version, baseline_window_start, baseline_window_end, "
+	                "observed_median, observed_n, observed_release, delta_abs, delta_abs_unit, "
+	                "delta_pct, z_robust, fdr_q, mde_pct, two_sigma_pct, passed_min_effect, "
+	                "correlated_series, clean_series, verdict, owner_hint, page_route, routing, "
+	                "release_id, summary) VALUES ($1, $2, $3, 'gate', "
+	                "to_timestamp($4::double precision / 1e6), $5, $6, $7, $8, $9, $10, "
+	                "to_timestamp($11::double precision / 1e6), "
+	                "to_timestamp($12::double precision / 1e6), $13, $14, $15, $16, $17, $18, "
+	                "$19, $20, $21, $22, $23, $24::text[], $25::text[], $26, $27, $28, $29, $30, "
+	                "$31) ON CONFLICT (alert_id) DO UPDATE SET revision = EXCLUDED.revision, "
+	                "updated_at = now(), verdict = EXCLUDED.verdict, summary = EXCLUDED.summary "
+	                "WHERE perfwatch.alerts.revision < EXCLUDED.revision",
+	                31, p, NULL, errbuf, errlen);
+out:
+	free(corr.s);
+	free(clean.s);
+	return st;
+}
+
+pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gate_outbox_msg *msgs,
+                            size_t n, const Perfwatch__V1__Alert *const *alerts,
+                            size_t n_alerts, bool *stored, char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	tbuf copy = {0};
+	*stored = false;
+	char ev[16], tests[32], impact[32], at[32];
+	snprintf(ev, sizeof ev, "%" PRIu32, r->evaluation);
+	snprintf(tests, sizeof tests, "%zu", r->rr.n_tests);
+	snprintf(impact, sizeof impact, "%.17g", r->rr.aggregate_impact_pct);
+	snprintf(at, sizeof at, "%" PRId64, r->evaluated_us);
+
+	pw_status st = pw_pg_begin(pg, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	const char *p[] = {r->release_id, ev,
+	                   pw_gate_outcome_name(pw_gate_family_outcome(r->rr.verdict)), tests,
+	                   impact, r->summary, at};
+	st = pw_pg_exec(pg,
+	                "UPDATE perfwatch.gate_evaluations SET status = 'done', verdict = $3, "
+	                "tests = $4, fleet_weighted_impact_pct = $5, summary = $6, "
+	                "evaluated_at = to_timestamp($7::double precision / 1e6) "
+	                "WHERE release_id = $1 AND evaluation = $2 AND status = 'pending'",
+	                7, p, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	bool updated = strcmp(PQcmdTuples(res), "1") == 0;
+	PQclear(res);
+	res = NULL;
+	if (!updated) {
+		pw_pg_rollback(pg, NULL, 0);
+		return PW_OK;
+	}
+
+	for (size_t j = 0; j < r->n_families; j++) {
+		const pw_gate_family_result *f = &r->fr[j];
+		char share[32], imp[32], gated[32], regr[32];
+		snprintf(share, sizeof share, "%.17g", r->families[j].spend_share);
+		snprintf(imp, sizeof imp, "%.17g", f->impact_pct);
+		snprintf(gated, sizeof gated, "%zu", f->n_tested);
+		snprintf(regr, sizeof regr, "%zu", f->n_regressed);
+		const char *q[] = {r->release_id, ev, r->families[j].name,
+		                   tier_text(r->family_tier[j]),
+		                   pw_gate_outcome_name(pw_gate_family_outcome(f->verdict)), share, imp,
+		                   gated, regr};
+		st = pw_pg_exec(pg,
+		                "INSERT INTO perfwatch.gate_family_results (release_id, evaluation, "
+		                "family, tier, verdict, spend_share, spend_weighted_impact_pct, "
+		                "gated_series, regressed_series) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+		                "$9) ON CONFLICT DO NOTHING",
+		                9, q, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
+
+	/* the series results by COPY: no row of this evaluation can exist yet
+	 * (they are only written here, in the transaction that ends pending) */
+	if (r->n_series > 0) {
+		st = pw_pg_copy_begin(pg,
+		                      "COPY perfwatch.gate_series_results (release_id, evaluation, "
+		                      "series_id, family, tier, baseline_version, baseline_median, "
+		                      "baseline_mad_n, baseline_n, candidate_median, candidate_n, unit, u, "
+		                      "p, welch_t, welch_p, q, delta_pct, expected_delta_pct, mde_pct, "
+		                      "two_sigma_pct, effect_passed, direction, verdict, waiver_id, "
+		                      "alert_id) FROM STDIN",
+		                      errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
+	for (size_t i = 0; i < r->n_series; i++) {
+		const pw_gate_series_input *in = &r->series[i];
+		const pw_gate_series_result *s = &r->sr[i];
+		const pw_gate_series_meta *m = &r->meta[i];
+		bool t = s->tested;
+		char sid[32], bver[16], bmed[32], bmad[32], bn[32], cmed[32], cn[32], u[32], pv[32],
+		    wt[32], wp[32], qv[32], dp[32], ex[32], mde[32], ts[32];
+		const char *pbmed = NULL, *pbmad = NULL, *pcmed = NULL, *pu = NULL, *ppv = NULL,
+		           *pwt = NULL, *pwp = NULL, *pqv = NULL, *pdp = NULL, *pts = NULL;
+		snprintf(sid, sizeof sid, "%" PRId64, m->series_id);
+		snprintf(bver, sizeof bver, "%d", m->baseline_version);
+		snprintf(bn, sizeof bn, "%zu", in->n_base);
+		snprintf(cn, sizeof cn, "%zu", in->n_cand);
+		snprintf(ex, sizeof ex, "%.17g", in->has_expected ? in->expected_pct : 0.0);
+		snprintf(mde, sizeof mde, "%.17g",
+		         in->tier == PW_GATE_TIER_TOP ? r->policy.mde_top_pct : r->policy.mde_tail_pct);
+		if (t) {
+			fmt_double(bmed, sizeof bmed, s->cmp.median_base, &pbmed);
+			fmt_double(bmad, sizeof bmad, s->cmp.mad_base, &pbmad);
+			fmt_double(cmed, sizeof cmed, s->cmp.median_cand, &pcmed);
+			fmt_double(u, sizeof u, s->cmp.mwu.u, &pu);
+			fmt_double(pv, sizeof pv, s->cmp.mwu.p, &ppv);
+			if (s->cmp.welch_ok) {
+				fmt_double(wt, sizeof wt, s->cmp.welch.t, &pwt);
+				fmt_double(wp, sizeof wp, s->cmp.welch.p, &pwp);
+			}
+			fmt_double(qv, sizeof qv, s->q, &pqv);
+			fmt_double(dp, sizeof dp, s->cmp.delta_pct, &pdp);
+			fmt_double(ts, sizeof ts, s->cmp.two_sigma_pct, &pts);
+		}
+		bool effect = t && (in->has_expected ? fabs(s->excess_pct) > s->cmp.threshold_pct
+		                                     : s->cmp.effect_filter_passed);
+		const char *q[] = {r->release_id, ev, sid, r->families[in->family].name,
+		                   tier_text(in->tier), m->baseline_version ? bver : NULL, pbmed, pbmad,
+		                   bn, pcmed, cn, m->unit, pu, ppv, pwt, pwp, pqv, pdp, ex, mde, pts,
+		                   effect ? "t" : "f", direction_text(r, i),
+		                   pw_gate_outcome_name(r->series_out[i]), r->series_waiver[i],
+		                   r->series_alert[i]};
+		for (size_t c = 0; c < sizeof q / sizeof q[0]; c++) {
+			if (c)
+				tb_putc(&copy, '\t');
+			tb_copy_field(&copy, q[c]);
+		}
+		tb_putc(&copy, '\n');
+		if (copy.oom) {
+			pw_pg_copy_abort(pg, "gate: out of memory");
+			st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory storing series results");
+			goto fail;
+		}
+		if (copy.n > 256 * 1024 || i + 1 == r->n_series) {
+			st = pw_pg_copy_put(pg, copy.s, copy.n, errbuf, errlen);
+			copy.n = 0;
+			if (st != PW_OK) {
+				pw_pg_copy_abort(pg, "gate: sending series results failed");
+				goto fail;
+			}
+		}
+	}
+	if (r->n_series > 0) {
+		st = pw_pg_copy_end(pg, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
+
+	for (size_t k = 0; k < n_alerts; k++) {
+		st = insert_alert(pg, alerts[k], errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
+
+	for (size_t k = 0; k < n; k++) {
+		char seq[32];
+		snprintf(seq, sizeof seq, "%zu", k);
+		const char *vals[] = {r->release_id, ev, seq, msgs[k].topic, msgs[k].key,
+		                      (const char *)msgs[k].payload};
+		int lens[] = {0, 0, 0, 0, 0, (int)msgs[k].len};
+		int fmts[] = {0, 0, 0, 0, 0, 1};
+		st = pw_pg_execv(pg,
+		                 "INSERT INTO perfwatch.gate_outbox (release_id, evaluation, seq, topic, "
+		                 "message_key, payload) VALUES ($1, $2, $3, $4, $5, $6) "
+		                 "ON CONFLICT DO NOTHING",
+		                 6, vals, lens, fmts, 0, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
+
+	st = pw_pg_commit(pg, errbuf, errlen);
+	free(copy.s);
+	if (st != PW_OK)
+		return st;
+	*stored = true;
+	return PW_OK;
+
+fail:
+	PQclear(res);
+	free(copy.s);
+	pw_pg_rollback(pg, NULL, 0);
+	return st;
+}
+
+/* ----------------------------------------------------------------- outbox */
+
+pw_status pw_gate_store_outbox_pending(pw_pg *pg, pw_gate_outbox_row *out, size_t cap, size_t *n,
+                                    char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	*n = 0;
+	char lim[16];
+	snprintf(lim, sizeof lim, "%zu", cap);
+	const char *p[] = {lim};
+	pw_status st = pw_pg_execv(pg,
+	                           "SELECT release_id, evaluation, seq, topic, message_key, payload "
+	                           "FROM perfwatch.gate_outbox WHERE published_at IS NULL "
+	                           "ORDER BY created_at, release_id, evaluation, seq LIMIT $1",
+	                           1, p, NULL, NULL, 1, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	/* binary results: integers are big-endian */
+	for (int i = 0; i < PQntuples(res) && *n < cap; i++) {
+		pw_gate_outbox_row *row = &out[*n];
+		memset(row, 0, sizeof *row);
+		snprintf(row->release_id, sizeof row->release_id, "%.*s", PQgetlength(res, i, 0),
+		         PQgetvalue(res, i, 0));
+		const unsigned char *e = (const unsigned char *)PQgetvalue(res, i, 1);
+		row->evaluation = (uint32_t)e[0] << 24 | (uint32_t)e[1] << 16 | (uint32_t)e[2] << 8 | e[3];
+		const unsigned char *s = (const unsigned char *)PQgetvalue(res, i, 2);
+		row->seq = (int)((uint32_t)s[0] << 24 | (uint32_t)s[1] << 16 | (uint32_t)s[2] << 8 | s[3]);
+		snprintf(row->topic, sizeof row->topic, "%.*s", PQgetlength(res, i, 3),
+		         PQgetvalue(res, i, 3));
+		int kl = PQgetlength(res, i, 4), pl = PQgetlength(res, i, 5);
+		row->key = malloc((size_t)kl + 1);
+		row->payload = malloc((size_t)pl + 1);
+		if (!row->key || !row->payload) {
+			pw_gate_outbox_row_release(row);
+			for (size_t k = 0; k < *n; k++)
+				pw_gate_outbox_row_release(&out[k]);
+			*n = 0;
+			PQclear(res);
+			return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory reading the outbox");
+		}
+		memcpy(row->key, PQgetvalue(res, i, 4), (size_t)kl);
+		row->key[kl] = '\0';
+		memcpy(row->payload, PQgetvalue(res, i, 5), (size_t)pl);
+		row->len = (size_t)pl;
+		(*n)++;
+	}
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status pw_gate_store_outbox_done(pw_pg *pg, const pw_gate_outbox_row *rows, size_t n, char *errbuf,
+                                 size_t errlen)
+{
+	pw_status st = PW_OK;
+	for (size_t i = 0; i < n && st == PW_OK; i++) {
+		char ev[16], seq[16];
+		snprintf(ev, sizeof ev, "%" PRIu32, rows[i].evaluation);
+		snprintf(seq, sizeof seq, "%d", rows[i].seq);
+		const char *p[] = {rows[i].release_id, ev, seq};
+		st = pw_pg_exec(pg,
+		                "UPDATE perfwatch.gate_outbox SET published_at = now() WHERE "
+		                "release_id = $1 AND evaluation = $2 AND seq = $3",
+		                3, p, NULL, errbuf, errlen);
+	}
+	return st;
+}
+
+void pw_gate_outbox_row_release(pw_gate_outbox_row *row)
+{
+	if (!row)
+		return;
+	free(row->key);
+	free(row->payload);
+	row->key = NULL;
+	row->payload = NULL;
+}

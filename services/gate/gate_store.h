@@ -1,0 +1,181 @@
+/*
+ * gate_store.h: the release gate's PostgreSQL side — storing GateRequests,
+ * loading what one evaluation needs, writing its results and its outbox.
+ *
+ * main.c's consumer thread calls pw_gate_store_request for every GateRequest
+ * (one transaction per Kafka batch, committed before the offsets); its
+ * evaluator thread calls pw_gate_store_pending, pw_gate_store_load and
+ * pw_gate_store_finish for every pending evaluation, and pw_gate_store_outbox_* to
+ * publish what finished. The decisions themselves are gate_eval.h's and
+ * gate_policy.h's; the protobuf messages are built by gate_messages.h. The
+ * schema is migrations/0004_gate.sql and 0013_gate_outbox.sql.
+ *
+ * A pw_gate_release holds everything about one evaluation in one arena: it is
+ * built by pw_gate_store_load, read by the evaluator and freed at once with
+ * pw_gate_release_free.
+ */
+#ifndef PW_GATE_STORE_H
+#define PW_GATE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gate_eval.h"
+#include "gate_policy.h"
+#include "pw_pg.h"
+#include "pw_status.h"
+
+#include "perfwatch/v1/alert.pb-c.h"
+#include "perfwatch/v1/gate.pb-c.h"
+
+/* What the gate knows of one gated series beyond pw_gate_series_input. */
+typedef struct pw_gate_series_meta {
+	int64_t series_id;
+	const char *key, *model, *platform, *config, *metric, *unit;
+	int baseline_version;           /* 0 when the series has no baseline row */
+	int64_t window_start_us, window_end_us; /* 0 when unknown */
+	const char *cl_note;            /* the registration's CL, "" when none */
+	bool baseline_from_window;      /* baseline side is the latest baseline's window, not
+	                                 * the baseline release (too few runs on it) */
+} pw_gate_series_meta;
+
+/* One evaluation with its inputs (and, once evaluated, its results). */
+typedef struct pw_gate_release {
+	const char *release_id;
+	uint32_t evaluation;
+	const char *candidate_build_id, *candidate_cl, *baseline_release;
+	int64_t requested_us, received_us;
+	int64_t deadline_us;            /* effective: max(request's, received + min_wait) */
+	pw_gate_policy policy;          /* fdr_q, MDEs and n per tier of this request */
+
+	pw_gate_family_input *families; /* n_families */
+	pw_gate_tier *family_tier;      /* n_families */
+	size_t n_families;
+
+	pw_gate_series_input *series;   /* n_series, in series_key order */
+	pw_gate_series_meta *meta;         /* n_series */
+	size_t n_series;
+
+	pw_gate_waiver *waivers;        /* live or not: the evaluator decides */
+	size_t n_waivers;
+
+	/* results, filled by the evaluator (arrays allocated by pw_gate_store_load) */
+	pw_gate_series_result *sr;
+	pw_gate_family_result *fr;
+	pw_gate_outcome *series_out;    /* n_series */
+	const char **series_waiver;     /* n_series: the waiver applied, "" when none */
+	const char **series_alert;      /* n_series: the alert raised, "" when none */
+	const char **family_waiver;     /* n_families */
+	pw_gate_release_result rr;
+	char summary[2048];
+	int64_t evaluated_us;
+
+	struct pw_gate_arena *arena;
+} pw_gate_release;
+
+/* Frees the release and everything in its arena. Accepts NULL. */
+void pw_gate_release_free(pw_gate_release *r);
+
+/* Allocates len bytes (zeroed) in the release's arena; NULL when out of memory. */
+void *pw_gate_release_alloc(pw_gate_release *r, size_t len);
+
+/* Copies s into the release's arena; NULL when out of memory. */
+char *pw_gate_release_strdup(pw_gate_release *r, const char *s);
+
+/* Defaults of the gate's configuration the store applies to each request. */
+typedef struct pw_gate_store_defaults {
+	pw_gate_policy policy;     /* thresholds from the gate.* keys */
+	int64_t default_wait_us;   /* deadline when a request names none */
+	int64_t min_wait_us;       /* a deadline counts from at least this long after arrival */
+	int64_t active_window_us;  /* a series measured (nightly/release) this long before the
+	                            * request is part of the release even before its first
+	                            * candidate run */
+} pw_gate_store_defaults;
+
+/*
+ * Stores one GateRequest inside the caller's open transaction: the
+ * gate_evaluations row (pending; ON CONFLICT DO NOTHING), its tier repeats,
+ * waivers and expected wins. When the (release_id, evaluation) is already
+ * done, its outbox is marked unpublished so that the stored verdict is sent
+ * again instead of re-deciding; *duplicate (may be NULL) says whether the
+ * row existed. PW_ERR_INVALID (with the reason) for a request that cannot be
+ * stored — the caller dead-letters it; PW_ERR_PG / retriable codes from pw_pg.
+ */
+pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req,
+                             const pw_gate_store_defaults *d, bool *duplicate, char *errbuf,
+                             size_t errlen);
+
+/* The key of one pending evaluation. */
+typedef struct pw_gate_pending {
+	char release_id[256];
+	uint32_t evaluation;
+} pw_gate_pending;
+
+/*
+ * Lists up to cap pending evaluations, oldest request first, into out;
+ * *n receives the count.
+ */
+pw_status pw_gate_store_pending(pw_pg *pg, pw_gate_pending *out, size_t cap, size_t *n, char *errbuf,
+                             size_t errlen);
+
+/*
+ * Loads one evaluation: request, families (spend weights and tiers), gated
+ * series (of the families, measured on the baseline release or the
+ * candidate, or by a nightly/release run within d->active_window_us before
+ * the request) with their state and candidate counts, waivers, expected
+ * wins; the effective deadline is max(request's, received + d->min_wait_us).
+ * With with_samples the samples are loaded too: the candidate's, and as
+ * baseline the baseline release's when it has min_baseline_n of them, else
+ * the nightly/release samples inside the latest baseline's window (else
+ * series[i].base is NULL and n_base 0, n_cand is the count). *out is NULL on
+ * failure. PW_ERR_NOT_FOUND when the evaluation does not exist.
+ */
+pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluation,
+                          const pw_gate_store_defaults *d, bool with_samples, pw_gate_release **out,
+                          char *errbuf, size_t errlen);
+
+/* One message of the outbox. */
+typedef struct pw_gate_outbox_msg {
+	const char *topic;
+	const char *key;
+	uint8_t *payload;
+	size_t len;
+} pw_gate_outbox_msg;
+
+/*
+ * Writes the evaluated release in one transaction: marks the evaluation done
+ * (only while pending), its family and series results, the gate's alerts in
+ * perfwatch.alerts and the outbox messages msgs[0..n) with seq 0..n-1.
+ * *stored is false when the evaluation was no longer pending (another gate
+ * finished it): nothing is written then.
+ */
+pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gate_outbox_msg *msgs,
+                            size_t n, const Perfwatch__V1__Alert *const *alerts,
+                            size_t n_alerts, bool *stored, char *errbuf, size_t errlen);
+
+/* Unpublished outbox rows, oldest first. */
+typedef struct pw_gate_outbox_row {
+	char release_id[256];
+	uint32_t evaluation;
+	int seq;
+	char topic[64];
+	char *key;       /* malloc'd */
+	uint8_t *payload;/* malloc'd */
+	size_t len;
+} pw_gate_outbox_row;
+
+/*
+ * Reads up to cap unpublished rows into out (*n of them); release each with
+ * pw_gate_outbox_row_release.
+ */
+pw_status pw_gate_store_outbox_pending(pw_pg *pg, pw_gate_outbox_row *out, size_t cap, size_t *n,
+                                    char *errbuf, size_t errlen);
+
+/* Marks rows published (one statement). */
+pw_status pw_gate_store_outbox_done(pw_pg *pg, const pw_gate_outbox_row *rows, size_t n, char *errbuf,
+                                 size_t errlen);
+
+void pw_gate_outbox_row_release(pw_gate_outbox_row *row);
+
+#endif

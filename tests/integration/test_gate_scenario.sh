@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# test_gate_scenario.sh: the release gate at the end of the whole pipeline,
+# driven by the fleet simulator's worked-example scenario (§6.3, artifact 7).
+#
+# Run by tests/integration/run.sh. Starts pw-ingester, pw-baseliner and
+# pw-gate on the dev stack (fresh consumer groups), sets the spend weights of
+# the scenario's two models, and replays tools/simulator/scenarios/
+# worked-example.scn with pw-sim: 36 nightlies, the prod release, the RC's 5
+# repeats and the GateRequest of xla-rc-2026-06-17 all go through
+# perf.runs.v1 → ingester → perf.points.v1 → baseliner → gate. The gate
+# compares the RC with the baseliner's window of nightlies (the scenario's
+# release has no runs of its own). Checks the GateVerdict on
+# perf.gate.verdicts.v1 and the stored results: chat-8b BLOCKING, decode B64
+# TPOT +8.2% and decode B8 +7.4% regressed, prefill and every v5e-8 series
+# within noise, rank-moe-110b's +3.1% blocking too (top tier, >= 3%).
+set -euo pipefail
+
+: "${PW_PG_DSN:?}" "${PW_KAFKA_BOOTSTRAP_SERVERS:?}" "${PW_BUILD:?}" "${PW_RUN_DIR:?}"
+bins=("$PW_BUILD/services/ingester/pw-ingester" "$PW_BUILD/services/baseliner/pw-baseliner"
+      "$PW_BUILD/services/gate/pw-gate" "$PW_BUILD/tools/simulator/pw-sim" "$PW_BUILD/tools/perfwatch")
+for b in "${bins[@]}"; do [ -x "$b" ] || { echo "test_gate_scenario: $b not built" >&2; exit 1; }; done
+work=$(mktemp -d "$PW_RUN_DIR/test_gate_scenario.XXXXXX")
+tag=$(date +%s%N | tail -c 9)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+fail() {
+  echo "test_gate_scenario: FAIL: $*" >&2
+  for l in "$work"/*.log; do echo "--- $l" >&2; tail -n 15 "$l" >&2; done
+  exit 1
+}
+psqlq() { psql "$PW_PG_DSN" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
+rel=xla-rc-2026-06-17
+
+psqlq -c "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
+          ('chat-8b', 0.078, 'top', 'it'), ('rank-moe-110b', 0.05, 'top', 'it')
+          ON CONFLICT (model) DO UPDATE SET spend_share = EXCLUDED.spend_share, tier = EXCLUDED.tier"
+start() { # NAME BINARY
+  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="it-scn-$1-$tag" PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=45s \
+    "$2" >"$work/$1.log" 2>&1 &
+  pids+=($!)
+}
+start ingester "${bins[0]}"
+start baseliner "${bins[1]}"
+start gate "${bins[2]}"
+"${bins[3]}" replay tools/simulator/scenarios/worked-example.scn >"$work/sim.json" 2>"$work/sim.log" \
+  || fail "pw-sim replay failed"
+cat "$work/sim.json"
+
+line=""
+for _ in $(seq 1 900); do
+  line=$(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.gate.verdicts.v1 -o beginning -e -q \
+           -f '%k %p %o\n' 2>/dev/null | awk -v k="$rel" '$1 == k' | tail -n 1 || true)
+  [ -n "$line" ] && break
+  sleep 0.2
+done
+[ -n "$line" ] || fail "no verdict for $rel on perf.gate.verdicts.v1"
+read -r _ p o <<<"$line"
+kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.gate.verdicts.v1 -p "$p" -o "$o" -c 1 -e -q -f '%s' \
+  | protoc --decode=perfwatch.v1.GateVerdict -I proto proto/perfwatch/v1/gate.proto >"$work/verdict.txt"
+grep -q '^verdict: VERDICT_BLOCKING' "$work/verdict.txt" || fail "release verdict is not BLOCKING"
+grep '^summary' "$work/verdict.txt"
+
+"${bins[4]}" gate show "$rel" >"$work/show.txt"
+"${bins[4]}" gate show "$rel" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+f = {x["family"]: x for x in d["families"]}
+assert d["tests"] >= 60, d["tests"]
+chat = f["chat-8b"]
+assert chat["verdict"] == "blocking", chat["verdict"]
+assert f["rank-moe-110b"]["verdict"] == "blocking", f["rank-moe-110b"]["verdict"]
+s = {(x["platform"], x["config"], x["metric"]): x for x in chat["series"]}
+b64 = s[("v6e-4", "decode.B64.s2048.int8", "tpot_p50_ms")]
+b8 = s[("v6e-4", "decode.B8.s2048.int8", "tpot_p50_ms")]
+assert b64["verdict"] == "blocking" and 7.6 <= b64["delta_pct"] <= 8.8, b64
+assert b8["verdict"] == "blocking" and 6.8 <= b8["delta_pct"] <= 8.2, b8
+assert b64["baseline_n"] >= 30, b64["baseline_n"]
+for (plat, cfg, metric), x in s.items():
+    if plat == "v5e-8" or cfg.startswith("prefill"):
+        assert x["verdict"] in ("pass", "trend", "quarantined"), (plat, cfg, metric, x["verdict"])
+print("test_gate_scenario: B64 %+.2f%% B8 %+.2f%% over %d tests" % (b64["delta_pct"], b8["delta_pct"], d["tests"]))
+' || fail "stored results do not match the worked example (see $work/show.txt)"
+echo "test_gate_scenario: PASS"

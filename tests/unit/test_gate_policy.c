@@ -1,0 +1,347 @@
+/*
+ * test_gate_policy.c: the release gate's decisions around the statistics
+ * (services/gate/gate_policy.c): reported outcomes of series and families,
+ * the waiting rule, waiver matching and resolution (an expired waiver covers
+ * nothing), the whole two-pass decision, and the summary line that names
+ * blocking families and the series that lacked data. tests/unit/test_gate_eval.c
+ * covers pw_gate_evaluate itself.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate_eval.h"
+#include "gate_config.h"
+#include "gate_policy.h"
+
+#define HOUR_US INT64_C(3600000000)
+
+static double noise(uint64_t *state)
+{
+	double sum = 0.0;
+	for (int i = 0; i < 12; i++) {
+		*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+		sum += (double)(*state >> 11) / 9007199254740992.0;
+	}
+	return sum - 6.0;
+}
+
+typedef struct rel {
+	pw_gate_family_input fam[4];
+	size_t nfam;
+	pw_gate_series_input s[16];
+	double base[16][30], cand[16][5];
+	size_t ns;
+	pw_gate_series_result sr[16];
+	pw_gate_family_result fr[4];
+	pw_gate_release_result rr;
+	pw_gate_outcome out[16];
+	size_t waiver_of[4];
+	pw_gate_policy pol;
+	uint64_t rng;
+} rel;
+
+static void rel_init(rel *r)
+{
+	memset(r, 0, sizeof *r);
+	r->rng = 42;
+	pw_gate_policy_default(&r->pol);
+}
+
+static size_t fam(rel *r, const char *name, double share)
+{
+	r->fam[r->nfam] = (pw_gate_family_input){name, share, false};
+	return r->nfam++;
+}
+
+static size_t ser(rel *r, const char *key, size_t f, pw_gate_tier tier, double level, double shift,
+                  size_t n_cand)
+{
+	size_t i = r->ns++;
+	pw_gate_series_input *s = &r->s[i];
+	for (size_t k = 0; k < 30; k++)
+		r->base[i][k] = level * (1.0 + 0.004 * noise(&r->rng));
+	for (size_t k = 0; k < 5; k++)
+		r->cand[i][k] = level * (1.0 + shift) * (1.0 + 0.004 * noise(&r->rng));
+	*s = (pw_gate_series_input){.series = key, .family = f, .tier = tier,
+	                            .direction = PW_COMPARE_LOWER_IS_BETTER,
+	                            .state = PW_GATE_STATE_ACTIVE, .base = r->base[i], .n_base = 30,
+	                            .cand = r->cand[i], .n_cand = n_cand};
+	return i;
+}
+
+static void decide(rel *r, const pw_gate_waiver *w, size_t nw, int64_t now)
+{
+	char err[256];
+	cr_assert_eq(pw_gate_decide(&r->pol, r->fam, r->nfam, r->s, r->ns, w, nw, now, r->sr, r->fr,
+	                            &r->rr, r->out, r->waiver_of, err, sizeof err),
+	             PW_OK, "%s", err);
+}
+
+Test(gate_policy, outcome_names_round_trip)
+{
+	for (int o = PW_GATE_OUT_BLOCKING; o <= PW_GATE_OUT_WAIVED; o++)
+		cr_assert_eq(pw_gate_outcome_parse(pw_gate_outcome_name((pw_gate_outcome)o)), o);
+	cr_assert_str_eq(pw_gate_outcome_name(PW_GATE_OUT_VALIDATED_WIN), "validated_win");
+	cr_assert_eq(pw_gate_outcome_parse("BLOCKING"), 0);
+	cr_assert_eq(pw_gate_outcome_parse(NULL), 0);
+	cr_assert_eq(pw_gate_family_outcome(PW_GATE_FAMILY_BLOCKING), PW_GATE_OUT_BLOCKING);
+	cr_assert_eq(pw_gate_family_outcome(PW_GATE_FAMILY_INSUFFICIENT_DATA),
+	             PW_GATE_OUT_INSUFFICIENT_DATA);
+}
+
+Test(gate_policy, series_outcomes_follow_section_8)
+{
+	rel r;
+	rel_init(&r);
+	size_t big = fam(&r, "chat-8b", 0.078);
+	size_t small = fam(&r, "small", 0.01);
+	size_t b64 = ser(&r, "chat-8b/h/v6e-4/decode.B64/tpot", big, PW_GATE_TIER_TOP, 3.9, 0.082, 5);
+	size_t two = ser(&r, "chat-8b/h/v6e-4/decode.B8/tpot", big, PW_GATE_TIER_TOP, 1.6, 0.02, 5);
+	size_t p1 = ser(&r, "small/h/v6e-4/decode/tpot", small, PW_GATE_TIER_TOP, 2.0, 0.02, 5);
+	size_t noisy = ser(&r, "small/h/v5e-8/decode/tpot", small, PW_GATE_TIER_TOP, 2.0, 0.0, 5);
+	size_t win = ser(&r, "small/h/v5e-8/prefill/ttft", small, PW_GATE_TIER_TOP, 9.0, 0.0, 5);
+	r.s[win].has_expected = true;
+	r.s[win].expected_pct = -4.0;
+	size_t base = ser(&r, "small/h/v5e-8/other/ttft", small, PW_GATE_TIER_TOP, 9.0, 0.0, 5);
+	r.s[base].state = PW_GATE_STATE_BASELINING;
+	decide(&r, NULL, 0, 0);
+	/* ≥ 3% on a top-tier series blocks; a 2% series of a blocking family is P1 */
+	cr_assert_eq(r.out[b64], PW_GATE_OUT_BLOCKING);
+	cr_assert_eq(r.out[two], PW_GATE_OUT_P1);
+	cr_assert_eq(r.out[p1], PW_GATE_OUT_P1);
+	cr_assert_eq(r.fr[small].verdict, PW_GATE_FAMILY_P1);
+	cr_assert_eq(r.out[noisy], PW_GATE_OUT_PASS);
+	cr_assert_eq(r.out[win], PW_GATE_OUT_TREND, "shortfall: %s",
+	             pw_gate_outcome_name(r.out[win]));
+	cr_assert_eq(r.out[base], PW_GATE_OUT_INSUFFICIENT_DATA);
+
+	/* a family with nothing but baselining series is short of data, not frozen */
+	rel b;
+	rel_init(&b);
+	size_t nf = fam(&b, "new", 0.01);
+	size_t ns = ser(&b, "new/h/p/c/m", nf, PW_GATE_TIER_TOP, 2.0, 0.0, 5);
+	b.s[ns].state = PW_GATE_STATE_BASELINING;
+	decide(&b, NULL, 0, 0);
+	cr_assert_eq(b.fr[nf].verdict, PW_GATE_FAMILY_INSUFFICIENT_DATA);
+
+	/* the same 2% on half the fleet's spend blocks on the aggregate: BLOCKING */
+	r.fam[small].spend_share = 0.6;
+	decide(&r, NULL, 0, 0);
+	cr_assert_eq(r.fr[small].verdict, PW_GATE_FAMILY_BLOCKING);
+	cr_assert_eq(r.out[p1], PW_GATE_OUT_BLOCKING);
+}
+
+Test(gate_policy, waiting_rule)
+{
+	rel r;
+	rel_init(&r);
+	size_t f = fam(&r, "f", 0.1);
+	size_t a = ser(&r, "f/h/p/c/m", f, PW_GATE_TIER_TOP, 1.0, 0.0, 5);
+	size_t b = ser(&r, "f/h/p/c2/m", f, PW_GATE_TIER_TAIL, 1.0, 0.0, 3);
+	size_t missing = 99;
+	/* the tail series needs 5 by default */
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(missing, 1);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 20, 20, 0, NULL), PW_GATE_WAIT_DEADLINE);
+	/* §4.5's 3 repeats for the tail tier */
+	r.pol.min_candidate_tail_n = 3;
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, &missing), PW_GATE_WAIT_READY);
+	cr_assert_eq(missing, 0);
+	/* frozen series are not waited for */
+	r.s[a].n_cand = 0;
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, NULL), PW_GATE_WAIT_MORE);
+	r.s[a].state = PW_GATE_STATE_FROZEN;
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, NULL), PW_GATE_WAIT_READY);
+	/* a baselining series is waited for while the baseliner may catch up, not after */
+	r.s[a].state = PW_GATE_STATE_BASELINING;
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 15, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(missing, 1);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 15, 20, 15, NULL), PW_GATE_WAIT_READY);
+	r.s[a].state = PW_GATE_STATE_FROZEN;
+	/* and the tail series with 3 runs is tested, not insufficient */
+	decide(&r, NULL, 0, 0);
+	cr_assert(r.sr[b].tested);
+	/* a family without any series is waited for only while settling, and
+	 * then decided as short of data, never as a pass */
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 10, 20, 15, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 15, 20, 15, NULL), PW_GATE_WAIT_READY);
+	rel e;
+	rel_init(&e);
+	size_t ef = fam(&e, "unmeasured", 0.05);
+	decide(&e, NULL, 0, 0);
+	cr_assert_eq(e.fr[ef].verdict, PW_GATE_FAMILY_INSUFFICIENT_DATA);
+	cr_assert_eq(e.rr.verdict, PW_GATE_FAMILY_INSUFFICIENT_DATA);
+	char buf[256];
+	pw_gate_summary(buf, sizeof buf, &e.pol, e.fam, e.fr, e.nfam, e.s, e.sr, e.ns, &e.rr);
+	cr_assert_str_eq(buf, "INSUFFICIENT_DATA: unmeasured has no measured series");
+}
+
+Test(gate_policy, key_split_and_waiver_matching)
+{
+	pw_gate_key_parts k;
+	cr_assert_eq(pw_gate_key_split("chat-8b/hlo:1/v6e-4/decode.B64/tpot_p50_ms", &k), PW_OK);
+	cr_assert_str_eq(k.model, "chat-8b");
+	cr_assert_str_eq(k.hlo, "hlo:1");
+	cr_assert_str_eq(k.platform, "v6e-4");
+	cr_assert_str_eq(k.config, "decode.B64");
+	cr_assert_str_eq(k.metric, "tpot_p50_ms");
+	cr_assert_eq(pw_gate_key_split("a/b/c/d", &k), PW_ERR_INVALID);
+	cr_assert_eq(pw_gate_key_split("a/b/c/d/e/f", &k), PW_ERR_INVALID);
+	cr_assert_eq(pw_gate_key_split("a//c/d/e", &k), PW_ERR_INVALID);
+	cr_assert_eq(pw_gate_key_split(NULL, &k), PW_ERR_INVALID);
+
+	cr_assert_eq(pw_gate_key_split("chat-8b/hlo:1/v6e-4/decode.B64/tpot_p50_ms", &k), PW_OK);
+	pw_gate_waiver w = {"wv", "chat-8b", "", "", "", 100};
+	cr_assert(pw_gate_waiver_matches(&w, &k, 99));
+	cr_assert_not(pw_gate_waiver_matches(&w, &k, 100), "expired at its expiry");
+	w.platform = "v5e-8";
+	cr_assert_not(pw_gate_waiver_matches(&w, &k, 0));
+	w.platform = "v6e-4";
+	w.metric = "tpot_p50_ms";
+	cr_assert(pw_gate_waiver_matches(&w, &k, 0));
+	w.model = "other";
+	cr_assert_not(pw_gate_waiver_matches(&w, &k, 0));
+}
+
+Test(gate_policy, live_waiver_passes_expired_waiver_does_not)
+{
+	rel r;
+	rel_init(&r);
+	size_t moe = fam(&r, "rank-moe", 0.05);
+	size_t chat = fam(&r, "chat-8b", 0.078);
+	size_t m = ser(&r, "rank-moe/h/v6e-16/decode/tpot", moe, PW_GATE_TIER_TOP, 7.2, 0.031, 5);
+	size_t c = ser(&r, "chat-8b/h/v6e-4/decode.B64/tpot", chat, PW_GATE_TIER_TOP, 3.9, 0.082, 5);
+	int64_t now = 1000 * HOUR_US;
+	pw_gate_waiver live = {"wv-live", "rank-moe", "", "", "", now + HOUR_US};
+	pw_gate_waiver expired = {"wv-old", "rank-moe", "", "", "", now - HOUR_US};
+
+	decide(&r, &expired, 1, now);
+	cr_assert_eq(r.fr[moe].verdict, PW_GATE_FAMILY_BLOCKING);
+	cr_assert_eq(r.out[m], PW_GATE_OUT_BLOCKING);
+	cr_assert_eq(r.waiver_of[moe], SIZE_MAX);
+	cr_assert_not(r.fam[moe].waived);
+
+	pw_gate_waiver both[2] = {expired, live};
+	decide(&r, both, 2, now);
+	cr_assert_eq(r.fr[moe].verdict, PW_GATE_FAMILY_WAIVED);
+	cr_assert_eq(r.fr[moe].unwaived, PW_GATE_FAMILY_BLOCKING);
+	cr_assert_eq(r.waiver_of[moe], 1);
+	cr_assert_eq(r.out[m], PW_GATE_OUT_WAIVED);
+	/* a waiver for one family does not touch another */
+	cr_assert_eq(r.fr[chat].verdict, PW_GATE_FAMILY_BLOCKING);
+	cr_assert_eq(r.out[c], PW_GATE_OUT_BLOCKING);
+	cr_assert_eq(r.rr.verdict, PW_GATE_FAMILY_BLOCKING);
+	/* a decision starts from unwaived families every time */
+	decide(&r, &expired, 1, now);
+	cr_assert_eq(r.fr[moe].verdict, PW_GATE_FAMILY_BLOCKING);
+}
+
+Test(gate_policy, narrow_waiver_covers_only_what_it_names)
+{
+	rel r;
+	rel_init(&r);
+	size_t chat = fam(&r, "chat-8b", 0.078);
+	ser(&r, "chat-8b/h/v6e-4/decode.B64/tpot", chat, PW_GATE_TIER_TOP, 3.9, 0.082, 5);
+	size_t b8 = ser(&r, "chat-8b/h/v6e-4/decode.B8/tpot", chat, PW_GATE_TIER_TOP, 1.6, 0.074, 5);
+	int64_t now = 1000 * HOUR_US;
+	pw_gate_waiver only_b64 = {"wv", "", "v6e-4", "decode.B64", "", now + HOUR_US};
+	decide(&r, &only_b64, 1, now);
+	cr_assert_eq(r.fr[chat].verdict, PW_GATE_FAMILY_BLOCKING, "B8 is not waived");
+	pw_gate_waiver platform = {"wv2", "", "v6e-4", "", "", now + HOUR_US};
+	decide(&r, &platform, 1, now);
+	cr_assert_eq(r.fr[chat].verdict, PW_GATE_FAMILY_WAIVED);
+	cr_assert_eq(r.out[b8], PW_GATE_OUT_WAIVED);
+	pw_gate_waiver other_model = {"wv3", "rank-moe", "", "", "", now + HOUR_US};
+	decide(&r, &other_model, 1, now);
+	cr_assert_eq(r.fr[chat].verdict, PW_GATE_FAMILY_BLOCKING);
+}
+
+Test(gate_policy, summary_names_blocking_families_and_lacking_series)
+{
+	rel r;
+	rel_init(&r);
+	size_t chat = fam(&r, "chat-8b", 0.078);
+	ser(&r, "chat-8b/h/v6e-4/decode.B64/tpot", chat, PW_GATE_TIER_TOP, 3.9, 0.082, 5);
+	ser(&r, "chat-8b/h/v6e-4/decode.B8/tpot", chat, PW_GATE_TIER_TOP, 1.6, 0.074, 5);
+	decide(&r, NULL, 0, 0);
+	char buf[512];
+	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert(strncmp(buf, "BLOCKING: chat-8b (2 series, 0.", 31) == 0, "%s", buf);
+
+	rel_init(&r);
+	size_t tiny = fam(&r, "tiny-1b", 0.001);
+	ser(&r, "tiny-1b/h/v5e-8/decode/tpot", tiny, PW_GATE_TIER_TAIL, 0.9, 0.0, 2);
+	decide(&r, NULL, 0, 0);
+	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert_str_eq(buf, "INSUFFICIENT_DATA: lacks data: tiny-1b/h/v5e-8/decode/tpot (2/5 runs)");
+
+	/* a short buffer is cut, terminated and marked */
+	char small[24];
+	pw_gate_summary(small, sizeof small, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert_eq(strlen(small), sizeof small - 1);
+	cr_assert_str_eq(small + sizeof small - 4, "...");
+
+	rel_init(&r);
+	size_t q = fam(&r, "quiet", 0.1);
+	ser(&r, "quiet/h/p/c/m", q, PW_GATE_TIER_TOP, 2.0, 0.0, 5);
+	decide(&r, NULL, 0, 0);
+	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert_str_eq(buf, "PASS: 1 families, 1 tests, 0.00% fleet impact");
+}
+
+Test(gate_policy, configuration_table_builds_and_gives_the_policy)
+{
+	size_t n = 0;
+	const pw_conf_key *keys = pw_gate_config_keys(&n);
+	cr_assert_gt(n, 5);
+	char err[256] = "";
+	pw_config *cfg = pw_config_new("gate", keys, n, err, sizeof err);
+	cr_assert_not_null(cfg, "%s", err);
+	pw_gate_policy p, d;
+	pw_gate_policy_from_config(cfg, &p);
+	pw_gate_policy_default(&d);
+	cr_assert_eq(memcmp(&p, &d, sizeof p), 0, "the table's defaults are the design's");
+	char *env[] = {"PW_GATE_BLOCKING_TOP_PCT=2.5", "PW_GATE_MIN_CANDIDATE_TAIL_N=3", NULL};
+	cr_assert_eq(pw_config_load_env(cfg, env, err, sizeof err), PW_OK, "%s", err);
+	pw_gate_policy_from_config(cfg, &p);
+	cr_assert_float_eq(p.blocking_top_pct, 2.5, 1e-12);
+	cr_assert_eq(p.min_candidate_tail_n, 3);
+	char *bad[] = {"PW_GATE_FDR_Q=2", NULL};
+	cr_assert_eq(pw_config_load_env(cfg, bad, err, sizeof err), PW_ERR_CONFIG);
+	pw_config_free(cfg);
+}
+
+Test(gate_policy, polling_backs_off_while_nothing_arrives)
+{
+	cr_assert_eq(pw_gate_next_poll_ms(SIZE_MAX, 10, 0, 250, 2000), 250);
+	cr_assert_eq(pw_gate_next_poll_ms(10, 10, 250, 250, 2000), 500);
+	cr_assert_eq(pw_gate_next_poll_ms(10, 10, 1000, 250, 2000), 2000);
+	cr_assert_eq(pw_gate_next_poll_ms(10, 10, 2000, 250, 2000), 2000);
+	cr_assert_eq(pw_gate_next_poll_ms(10, 9, 2000, 250, 2000), 250, "runs arrived");
+	cr_assert_eq(pw_gate_next_poll_ms(3, 3, 100, 250, 200), 250, "cap below the floor");
+}
+
+Test(gate_policy, zero_baseline_median_is_screened_not_fatal)
+{
+	rel r;
+	rel_init(&r);
+	size_t f = fam(&r, "f", 0.1);
+	size_t ok = ser(&r, "f/h/p/c/m", f, PW_GATE_TIER_TOP, 2.0, 0.05, 5);
+	size_t zero = ser(&r, "f/h/p/c/zero", f, PW_GATE_TIER_TOP, 0.0, 0.0, 5);
+	char err[256];
+	/* unscreened, the release cannot be decided at all */
+	cr_assert_neq(pw_gate_evaluate(&r.pol, r.fam, r.nfam, r.s, r.ns, r.sr, r.fr, &r.rr, err,
+	                               sizeof err),
+	              PW_OK);
+	double work[30];
+	cr_assert_eq(pw_gate_screen(r.s, r.ns, work), 1);
+	cr_assert_eq(r.s[zero].n_base, 0);
+	cr_assert_eq(r.s[ok].n_base, 30);
+	decide(&r, NULL, 0, 0);
+	cr_assert_eq(r.out[zero], PW_GATE_OUT_INSUFFICIENT_DATA);
+	cr_assert_eq(r.out[ok], PW_GATE_OUT_BLOCKING);
+	cr_assert_eq(pw_gate_screen(r.s, r.ns, work), 0, "screening twice changes nothing");
+}

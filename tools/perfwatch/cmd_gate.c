@@ -1,0 +1,512 @@
+/*
+ * cmd_gate.c: `perfwatch gate show RELEASE` (the gate console report of
+ * artifact 7, from PostgreSQL) and `perfwatch gate request ...` (publishes a
+ * GateRequest on perf.gate.requests.v1, as release tooling does).
+ *
+ * The report reads what services/gate stored (gate_evaluations,
+ * gate_family_results, gate_series_results of migrations/0004_gate.sql): it
+ * shows the gate's own numbers and decides nothing again. The request is
+ * built from the options and published with pw_producer (pw_kafka.h), keyed
+ * by release_id. PW_PG_DSN and PW_KAFKA_BOOTSTRAP_SERVERS come from the
+ * environment (run/stack.env of the dev stack).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libpq-fe.h>
+
+#include "cli.h"
+#include "pw_kafka.h"
+#include "pw_log.h"
+#include "pw_topics.h"
+
+#include "perfwatch/v1/gate.pb-c.h"
+
+#define GATE_CLI_MAX 64
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: perfwatch gate show RELEASE [--evaluation N] [--json]\n"
+	        "       perfwatch gate request --release ID --candidate BUILD --baseline RELEASE\n"
+	        "              [--evaluation N] [--cl CL] [--family MODEL]... [--fdr Q]\n"
+	        "              [--expect SERIES_KEY=PCT]... [--waive MODEL:OWNER:EXPIRY]...\n"
+	        "              [--tier top|tail=N[:MDE]]... [--deadline-s SECONDS]\n"
+	        "  EXPIRY is unix seconds, or +S / -S seconds from now\n");
+}
+
+/* ------------------------------------------------------------------- show */
+
+static double num(PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? NAN : strtod(PQgetvalue(res, row, col), NULL);
+}
+
+static void upper(char *dst, size_t len, const char *s)
+{
+	size_t i = 0;
+	for (; s[i] && i + 1 < len; i++)
+		dst[i] = (char)toupper((unsigned char)s[i]);
+	dst[i] = '\0';
+}
+
+static void json_str(FILE *out, const char *k, const char *v, bool comma)
+{
+	fprintf(out, "%s\"%s\":\"", comma ? "," : "", k);
+	pw_json_escape(out, v);
+	fputc('"', out);
+}
+
+static void json_num(FILE *out, const char *k, double v, bool comma)
+{
+	fprintf(out, "%s\"%s\":", comma ? "," : "", k);
+	pw_cli_json_number(out, v);
+}
+
+enum {
+	S_FAMILY, S_PLATFORM, S_CONFIG, S_METRIC, S_KEY, S_BMED, S_BMAD, S_BN, S_CMED, S_CN, S_U,
+	S_P, S_Q, S_DELTA, S_MDE, S_TWOSIG, S_EFFECT, S_VERDICT, S_EXPECTED, S_WAIVER, S_ALERT,
+	S_WELCH_P, S_UNIT
+};
+
+static void show_series_text(PGresult *s, int i, double fdr, int tests)
+{
+	char verdict[64];
+	upper(verdict, sizeof verdict, PQgetvalue(s, i, S_VERDICT));
+	const char *v = PQgetvalue(s, i, S_VERDICT);
+	printf("  series %s/%s : ", PQgetvalue(s, i, S_METRIC), PQgetvalue(s, i, S_CONFIG));
+	if (PQgetisnull(s, i, S_P)) {
+		printf("not tested (base n=%s, rc n=%s)  ->  verdict: %s\n", PQgetvalue(s, i, S_BN),
+		       PQgetvalue(s, i, S_CN), verdict);
+		return;
+	}
+	double q = num(s, i, S_Q), delta = num(s, i, S_DELTA), mde = num(s, i, S_MDE);
+	double twosig = num(s, i, S_TWOSIG), expected = num(s, i, S_EXPECTED);
+	double thr = mde > twosig || isnan(twosig) ? mde : twosig;
+	bool effect = PQgetvalue(s, i, S_EFFECT)[0] == 't';
+	printf("base med=%.4g (n=%s, MAD=%.3g)  rc med=%.4g (n=%s)\n", num(s, i, S_BMED),
+	       PQgetvalue(s, i, S_BN), num(s, i, S_BMAD), num(s, i, S_CMED), PQgetvalue(s, i, S_CN));
+	printf("    mann-whitney U=%g p=%.2g | welch p=%.2g | BH-q(%d tests)=%.2g %s\n",
+	       num(s, i, S_U), num(s, i, S_P), num(s, i, S_WELCH_P), tests, q,
+	       q < fdr ? "PASS" : "FAIL");
+	if (expected != 0.0)
+		printf("    registered %+.2f%%: observed %+.2f%%, excess tested against zero\n",
+		       expected, delta);
+	printf("    effect=%+.2f%% %s max(MDE=%.1f%%, 2sigma=%.2f%%) %s  ->  verdict: %s%s%s\n",
+	       delta, fabs(delta - expected) > thr ? ">" : "<=", mde, twosig,
+	       effect ? "PASS" : "FAIL",
+	       strcmp(v, "pass") == 0 ? "within-noise" : verdict,
+	       *PQgetvalue(s, i, S_WAIVER) ? " by " : "", PQgetvalue(s, i, S_WAIVER));
+}
+
+static void show_series_json(FILE *out, PGresult *s, int i)
+{
+	fputc('{', out);
+	json_str(out, "series_key", PQgetvalue(s, i, S_KEY), false);
+	json_str(out, "platform", PQgetvalue(s, i, S_PLATFORM), true);
+	json_str(out, "config", PQgetvalue(s, i, S_CONFIG), true);
+	json_str(out, "metric", PQgetvalue(s, i, S_METRIC), true);
+	json_str(out, "unit", PQgetvalue(s, i, S_UNIT), true);
+	json_num(out, "baseline_median", num(s, i, S_BMED), true);
+	json_num(out, "baseline_mad_n", num(s, i, S_BMAD), true);
+	json_num(out, "baseline_n", num(s, i, S_BN), true);
+	json_num(out, "candidate_median", num(s, i, S_CMED), true);
+	json_num(out, "candidate_n", num(s, i, S_CN), true);
+	json_num(out, "u", num(s, i, S_U), true);
+	json_num(out, "p", num(s, i, S_P), true);
+	json_num(out, "welch_p", num(s, i, S_WELCH_P), true);
+	json_num(out, "q", num(s, i, S_Q), true);
+	json_num(out, "delta_pct", num(s, i, S_DELTA), true);
+	json_num(out, "expected_delta_pct", num(s, i, S_EXPECTED), true);
+	json_num(out, "mde_pct", num(s, i, S_MDE), true);
+	json_num(out, "two_sigma_pct", num(s, i, S_TWOSIG), true);
+	fprintf(out, ",\"effect_passed\":%s", PQgetvalue(s, i, S_EFFECT)[0] == 't' ? "true" : "false");
+	json_str(out, "verdict", PQgetvalue(s, i, S_VERDICT), true);
+	json_str(out, "waiver_id", PQgetvalue(s, i, S_WAIVER), true);
+	json_str(out, "alert_id", PQgetvalue(s, i, S_ALERT), true);
+	fputc('}', out);
+}
+
+static int gate_show(int argc, char **argv)
+{
+	const char *release = NULL, *evaluation = NULL;
+	bool json = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = true;
+		else if (strcmp(argv[i], "--evaluation") == 0 && i + 1 < argc)
+			evaluation = argv[++i];
+		else if (argv[i][0] != '-' && !release)
+			release = argv[i];
+		else {
+			usage(stderr);
+			return PW_CLI_EXIT_USAGE;
+		}
+	}
+	if (!release) {
+		usage(stderr);
+		return PW_CLI_EXIT_USAGE;
+	}
+	const char *dsn = getenv("PW_PG_DSN");
+	if (!dsn || !*dsn) {
+		fprintf(stderr, "perfwatch: PW_PG_DSN is not set\n");
+		return PW_CLI_EXIT_USAGE;
+	}
+	int rc = PW_CLI_EXIT_FAIL;
+	PGresult *h = NULL, *f = NULL, *s = NULL;
+	PGconn *conn = PQconnectdb(dsn);
+	if (PQstatus(conn) != CONNECTION_OK) {
+		fprintf(stderr, "perfwatch: cannot connect to postgresql: %s", PQerrorMessage(conn));
+		goto out;
+	}
+	const char *hp[] = {release, evaluation};
+	h = PQexecParams(conn,
+	                 "SELECT evaluation, candidate_build_id, baseline_release, status, "
+	                 "coalesce(verdict, ''), tests, fleet_weighted_impact_pct, summary, fdr_q "
+	                 "FROM perfwatch.gate_evaluations WHERE release_id = $1 "
+	                 "AND ($2::integer IS NULL OR evaluation = $2::integer) "
+	                 "ORDER BY evaluation DESC LIMIT 1",
+	                 2, NULL, hp, NULL, NULL, 0);
+	if (PQresultStatus(h) != PGRES_TUPLES_OK) {
+		fprintf(stderr, "perfwatch: reading gate evaluations failed: %s", PQerrorMessage(conn));
+		goto out;
+	}
+	if (PQntuples(h) == 0) {
+		fprintf(stderr, "perfwatch: no gate evaluation of release \"%s\"\n", release);
+		rc = PW_CLI_EXIT_USAGE;
+		goto out;
+	}
+	const char *kp[] = {release, PQgetvalue(h, 0, 0)};
+	f = PQexecParams(conn,
+	                 "SELECT family, tier, verdict, spend_share, spend_weighted_impact_pct, "
+	                 "gated_series, regressed_series FROM perfwatch.gate_family_results "
+	                 "WHERE release_id = $1 AND evaluation = $2 ORDER BY family COLLATE \"C\"",
+	                 2, NULL, kp, NULL, NULL, 0);
+	s = PQexecParams(conn,
+	                 "SELECT r.family, s.platform, s.config, s.metric, s.series_key, "
+	                 "r.baseline_median, r.baseline_mad_n, r.baseline_n, r.candidate_median, "
+	                 "r.candidate_n, r.u, r.p, r.q, r.delta_pct, r.mde_pct, r.two_sigma_pct, "
+	                 "r.effect_passed, r.verdict, r.expected_delta_pct, r.waiver_id, r.alert_id, "
+	                 "r.welch_p, r.unit FROM perfwatch.gate_series_results r "
+	                 "JOIN perfwatch.series s USING (series_id) "
+	                 "WHERE r.release_id = $1 AND r.evaluation = $2 "
+	                 "ORDER BY r.family COLLATE \"C\", s.platform COLLATE \"C\", "
+	                 "s.config COLLATE \"C\", s.metric COLLATE \"C\"",
+	                 2, NULL, kp, NULL, NULL, 0);
+	if (PQresultStatus(f) != PGRES_TUPLES_OK || PQresultStatus(s) != PGRES_TUPLES_OK) {
+		fprintf(stderr, "perfwatch: reading gate results failed: %s", PQerrorMessage(conn));
+		goto out;
+	}
+	double fdr = num(h, 0, 8);
+	int tests = atoi(PQgetvalue(h, 0, 5));
+	if (json) {
+		printf("{");
+		json_str(stdout, "release_id", release, false);
+		json_num(stdout, "evaluation", num(h, 0, 0), true);
+		json_str(stdout, "candidate_build_id", PQgetvalue(h, 0, 1), true);
+		json_str(stdout, "baseline_release", PQgetvalue(h, 0, 2), true);
+		json_str(stdout, "status", PQgetvalue(h, 0, 3), true);
+		json_str(stdout, "verdict", PQgetvalue(h, 0, 4), true);
+		json_num(stdout, "tests", tests, true);
+		json_num(stdout, "fdr_q", fdr, true);
+		json_num(stdout, "fleet_weighted_impact_pct", num(h, 0, 6), true);
+		json_str(stdout, "summary", PQgetvalue(h, 0, 7), true);
+		printf(",\"families\":[");
+		for (int j = 0; j < PQntuples(f); j++) {
+			printf("%s{", j ? "," : "");
+			json_str(stdout, "family", PQgetvalue(f, j, 0), false);
+			json_str(stdout, "tier", PQgetvalue(f, j, 1), true);
+			json_str(stdout, "verdict", PQgetvalue(f, j, 2), true);
+			json_num(stdout, "spend_share", num(f, j, 3), true);
+			json_num(stdout, "spend_weighted_impact_pct", num(f, j, 4), true);
+			json_num(stdout, "gated_series", num(f, j, 5), true);
+			json_num(stdout, "regressed_series", num(f, j, 6), true);
+			printf(",\"series\":[");
+			int k = 0;
+			for (int i = 0; i < PQntuples(s); i++) {
+				if (strcmp(PQgetvalue(s, i, S_FAMILY), PQgetvalue(f, j, 0)) != 0)
+					continue;
+				if (k++)
+					putchar(',');
+				show_series_json(stdout, s, i);
+			}
+			printf("]}");
+		}
+		printf("]}\n");
+		rc = PW_CLI_EXIT_OK;
+		goto out;
+	}
+	char verdict[64];
+	upper(verdict, sizeof verdict, PQgetvalue(h, 0, 4));
+	printf("[gate-eval %s] evaluation=%s candidate=%s baseline=%s status=%s\n", release,
+	       PQgetvalue(h, 0, 0), PQgetvalue(h, 0, 1), PQgetvalue(h, 0, 2), PQgetvalue(h, 0, 3));
+	for (int j = 0; j < PQntuples(f); j++) {
+		const char *fam = PQgetvalue(f, j, 0);
+		const char *platform = NULL;
+		for (int i = 0; i < PQntuples(s); i++) {
+			if (strcmp(PQgetvalue(s, i, S_FAMILY), fam) != 0)
+				continue;
+			if (!platform || strcmp(platform, PQgetvalue(s, i, S_PLATFORM)) != 0) {
+				platform = PQgetvalue(s, i, S_PLATFORM);
+				printf("[gate-eval %s] family=%s platform=%s\n", release, fam, platform);
+			}
+			show_series_text(s, i, fdr, tests);
+		}
+		char fv[64];
+		upper(fv, sizeof fv, PQgetvalue(f, j, 2));
+		printf("  family verdict: %s (%s gated series, %s regressed, spend-weighted impact "
+		       "%.2f%% fleet, share %.3f, tier %s)\n",
+		       fv, PQgetvalue(f, j, 5), PQgetvalue(f, j, 6), num(f, j, 4), num(f, j, 3),
+		       PQgetvalue(f, j, 1));
+	}
+	printf("release verdict: %s (%d tests, BH q=%.2g, fleet impact %.2f%%)\n", verdict, tests,
+	       fdr, num(h, 0, 6));
+	printf("summary: %s\n", PQgetvalue(h, 0, 7));
+	rc = PW_CLI_EXIT_OK;
+
+out:
+	PQclear(h);
+	PQclear(f);
+	PQclear(s);
+	PQfinish(conn);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- request */
+
+static int parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = s ? strtoll(s, &end, 10) : 0;
+	if (!s || end == s || *end != '\0' || errno == ERANGE)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_dbl(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = s ? strtod(s, &end) : 0.0;
+	if (!s || end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int64_t wall_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int gate_request(int argc, char **argv)
+{
+	Perfwatch__V1__GateRequest req = PERFWATCH__V1__GATE_REQUEST__INIT;
+	Perfwatch__V1__CompilerBuild cand = PERFWATCH__V1__COMPILER_BUILD__INIT;
+	Perfwatch__V1__ExpectedWin wins[GATE_CLI_MAX], *winp[GATE_CLI_MAX];
+	Perfwatch__V1__Waiver waivers[GATE_CLI_MAX], *waiverp[GATE_CLI_MAX];
+	Perfwatch__V1__TierRepeats tiers[2], *tierp[2];
+	char *families[GATE_CLI_MAX];
+	char *owned[GATE_CLI_MAX * 3];
+	size_t n_owned = 0;
+	char *ids[GATE_CLI_MAX];
+	int64_t deadline_s = 0;
+	int rc = PW_CLI_EXIT_USAGE;
+	uint8_t *buf = NULL;
+	pw_producer *p = NULL;
+
+	req.evaluation = 1;
+	req.candidate = &cand;
+	cand.kind = PERFWATCH__V1__BUILD_KIND__BUILD_KIND_RC;
+	req.expected_wins = winp;
+	req.waivers = waiverp;
+	req.tiers = tierp;
+	req.families = families;
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v) {
+			usage(stderr);
+			goto out;
+		}
+		i++;
+		if (strcmp(o, "--release") == 0) {
+			req.release_id = (char *)v;
+			cand.release_id = (char *)v;
+		} else if (strcmp(o, "--candidate") == 0) {
+			cand.build_id = (char *)v;
+		} else if (strcmp(o, "--baseline") == 0) {
+			req.baseline_release = (char *)v;
+		} else if (strcmp(o, "--cl") == 0) {
+			cand.cl = (char *)v;
+		} else if (strcmp(o, "--evaluation") == 0) {
+			int64_t e;
+			if (parse_i64(v, &e) != 0 || e < 1 || e > UINT32_MAX) {
+				fprintf(stderr, "perfwatch: --evaluation needs a number >= 1\n");
+				goto out;
+			}
+			req.evaluation = (uint32_t)e;
+		} else if (strcmp(o, "--family") == 0 && req.n_families < GATE_CLI_MAX) {
+			families[req.n_families++] = (char *)v;
+		} else if (strcmp(o, "--fdr") == 0) {
+			if (parse_dbl(v, &req.fdr_q) != 0 || !(req.fdr_q > 0 && req.fdr_q < 1)) {
+				fprintf(stderr, "perfwatch: --fdr needs a number in (0, 1)\n");
+				goto out;
+			}
+		} else if (strcmp(o, "--deadline-s") == 0) {
+			if (parse_i64(v, &deadline_s) != 0 || deadline_s < 0) {
+				fprintf(stderr, "perfwatch: --deadline-s needs seconds >= 0\n");
+				goto out;
+			}
+		} else if (strcmp(o, "--expect") == 0 && req.n_expected_wins < GATE_CLI_MAX) {
+			const char *eq = strrchr(v, '=');
+			Perfwatch__V1__ExpectedWin *w = &wins[req.n_expected_wins];
+			*w = (Perfwatch__V1__ExpectedWin)PERFWATCH__V1__EXPECTED_WIN__INIT;
+			if (!eq || eq == v || parse_dbl(eq + 1, &w->expected_delta_pct) != 0) {
+				fprintf(stderr, "perfwatch: --expect needs SERIES_KEY=PCT, not \"%s\"\n", v);
+				goto out;
+			}
+			char *key = strndup(v, (size_t)(eq - v));
+			if (!key)
+				goto out;
+			owned[n_owned++] = key;
+			w->series_key = key;
+			w->registered_by = "perfwatch-cli";
+			winp[req.n_expected_wins++] = w;
+		} else if (strcmp(o, "--waive") == 0 && req.n_waivers < GATE_CLI_MAX) {
+			char *copy = strdup(v);
+			if (!copy)
+				goto out;
+			owned[n_owned++] = copy;
+			char *model = copy, *owner = strchr(copy, ':');
+			char *exp = owner ? strchr(owner + 1, ':') : NULL;
+			int64_t e;
+			if (!owner || !exp || owner == model || exp == owner + 1 ||
+			    parse_i64(exp + 1, &e) != 0) {
+				fprintf(stderr, "perfwatch: --waive needs MODEL:OWNER:EXPIRY, not \"%s\"\n", v);
+				goto out;
+			}
+			*owner++ = '\0';
+			*exp++ = '\0';
+			int64_t expires = (exp[0] == '+' || exp[0] == '-') ? wall_us() + e * 1000000
+			                                                    : e * 1000000;
+			size_t k = req.n_waivers;
+			char id[256];
+			snprintf(id, sizeof id, "wv-%s-%s-%zu", req.release_id ? req.release_id : "any",
+			         model, k + 1);
+			ids[k] = strdup(id);
+			if (!ids[k])
+				goto out;
+			owned[n_owned++] = ids[k];
+			Perfwatch__V1__Waiver *w = &waivers[k];
+			*w = (Perfwatch__V1__Waiver)PERFWATCH__V1__WAIVER__INIT;
+			w->waiver_id = ids[k];
+			w->model = model;
+			w->owner = owner;
+			w->approved_by = owner;
+			w->reason = "waiver submitted with perfwatch gate request";
+			w->expires_unix_us = expires;
+			waiverp[req.n_waivers++] = w;
+		} else if (strcmp(o, "--tier") == 0 && req.n_tiers < 2) {
+			Perfwatch__V1__TierRepeats *t = &tiers[req.n_tiers];
+			*t = (Perfwatch__V1__TierRepeats)PERFWATCH__V1__TIER_REPEATS__INIT;
+			unsigned n = 0;
+			double mde = 0;
+			int got = 0;
+			if (strncmp(v, "top=", 4) == 0) {
+				t->tier = PERFWATCH__V1__TIER__TIER_TOP;
+				mde = 1.0;
+				got = sscanf(v + 4, "%u:%lf", &n, &mde);
+			} else if (strncmp(v, "tail=", 5) == 0) {
+				t->tier = PERFWATCH__V1__TIER__TIER_TAIL;
+				mde = 3.0;
+				got = sscanf(v + 5, "%u:%lf", &n, &mde);
+			}
+			if (got < 1 || n < 1 || !(mde > 0)) {
+				fprintf(stderr, "perfwatch: --tier needs top|tail=N[:MDE], not \"%s\"\n", v);
+				goto out;
+			}
+			t->n = n;
+			t->mde_pct = mde;
+			tierp[req.n_tiers++] = t;
+		} else {
+			fprintf(stderr, "perfwatch: unknown or repeated option \"%s\"\n", o);
+			usage(stderr);
+			goto out;
+		}
+	}
+	if (!req.release_id || !cand.build_id || !req.baseline_release) {
+		fprintf(stderr, "perfwatch: gate request needs --release, --candidate and --baseline\n");
+		usage(stderr);
+		goto out;
+	}
+	req.requested_unix_us = wall_us();
+	if (deadline_s > 0)
+		req.deadline_unix_us = req.requested_unix_us + deadline_s * 1000000;
+
+	rc = PW_CLI_EXIT_FAIL;
+	const char *brokers = getenv("PW_KAFKA_BOOTSTRAP_SERVERS");
+	if (!brokers || !*brokers) {
+		fprintf(stderr, "perfwatch: PW_KAFKA_BOOTSTRAP_SERVERS is not set\n");
+		rc = PW_CLI_EXIT_USAGE;
+		goto out;
+	}
+	pw_log lg;
+	pw_log_init(&lg, "perfwatch", PW_LOG_WARN);
+	char err[512];
+	if (pw_producer_new(&p, brokers, NULL, 0, &lg, err, sizeof err) != PW_OK) {
+		fprintf(stderr, "perfwatch: kafka producer: %s\n", err);
+		goto out;
+	}
+	size_t len = perfwatch__v1__gate_request__get_packed_size(&req);
+	buf = malloc(len + 1);
+	if (!buf)
+		goto out;
+	perfwatch__v1__gate_request__pack(&req, buf);
+	if (pw_producer_produce(p, PW_TOPIC_GATE_REQUESTS, req.release_id, strlen(req.release_id),
+	                        buf, len, 5000, err, sizeof err) != PW_OK ||
+	    pw_producer_flush(p, 15000, err, sizeof err) != PW_OK) {
+		fprintf(stderr, "perfwatch: publishing the gate request failed: %s\n", err);
+		goto out;
+	}
+	printf("published gate request %s evaluation %" PRIu32 " (candidate %s, baseline %s, "
+	       "%zu expected wins, %zu waivers)\n",
+	       req.release_id, req.evaluation, cand.build_id, req.baseline_release,
+	       req.n_expected_wins, req.n_waivers);
+	rc = PW_CLI_EXIT_OK;
+
+out:
+	pw_producer_free(p);
+	free(buf);
+	for (size_t i = 0; i < n_owned; i++)
+		free(owned[i]);
+	return rc;
+}
+
+int pw_cmd_gate(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return PW_CLI_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "show") == 0)
+		return gate_show(argc - 1, argv + 1);
+	if (strcmp(argv[1], "request") == 0)
+		return gate_request(argc - 1, argv + 1);
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return PW_CLI_EXIT_OK;
+	}
+	fprintf(stderr, "perfwatch: unknown gate subcommand \"%s\"\n", argv[1]);
+	usage(stderr);
+	return PW_CLI_EXIT_USAGE;
+}
