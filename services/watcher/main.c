@@ -60,6 +60,7 @@ typedef struct watcher_metrics {
 	pw_metric *append_s;
 	pw_metric *series;
 	pw_metric *fleet;
+	pw_metric *feed_waits;   /* batches deferred until the fleet feed was read */
 	pw_metric *published;
 	pw_metric *dead_letters; /* {topic} */
 	pw_metric *reload_s;
@@ -90,6 +91,7 @@ typedef struct watcher_app {
 	size_t evcap;
 	outbox_ids outbox;
 	outbox_ids stale;   /* series keys to rebuild from PostgreSQL before the batch commits */
+	pw_consumer *consumer; /* borrowed by on_batch to see how far the fleet feed was read */
 } watcher_app;
 
 static int64_t now_us(void)
@@ -564,11 +566,71 @@ static pw_status rebuild_stale(watcher_app *app, char *errbuf, size_t errlen)
 	return st;
 }
 
+/*
+ * A shift must not be judged before the fleet changes that may explain it
+ * have been read: the two topics are fetched independently, and after a
+ * restart or behind a backlog the points can run ahead of the feed. Returns
+ * PW_ERR_UNAVAILABLE (the loop rewinds the batch and retries after a backoff,
+ * during which the feed is fetched) while this consumer's position on the
+ * feed is short of its end. A feed partition owned by another member of the
+ * group cannot be checked here and counts as read.
+ */
+static pw_status fleet_feed_read(watcher_app *app, rd_kafka_message_t *const *msgs, size_t n,
+                                 char *errbuf, size_t errlen)
+{
+	bool has_points = false;
+	for (size_t i = 0; i < n && !has_points; i++)
+		has_points = strcmp(rd_kafka_topic_name(msgs[i]->rkt), PW_TOPIC_POINTS) == 0;
+	if (!has_points || !app->consumer)
+		return PW_OK;
+	rd_kafka_t *rk = pw_consumer_handle(app->consumer);
+	pw_status st = PW_OK;
+	rd_kafka_topic_partition_list_t *assigned = NULL;
+	rd_kafka_topic_partition_list_t *feed = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(feed, PW_TOPIC_FLEET_CHANGES, 0);
+	if (rd_kafka_assignment(rk, &assigned) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+	    !rd_kafka_topic_partition_list_find(assigned, PW_TOPIC_FLEET_CHANGES, 0))
+		goto out;
+	int64_t lo = 0, hi = 0;
+	rd_kafka_resp_err_t err =
+		rd_kafka_query_watermark_offsets(rk, PW_TOPIC_FLEET_CHANGES, 0, &lo, &hi, 2000);
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
+		             "could not read the end of %s: %s", PW_TOPIC_FLEET_CHANGES,
+		             rd_kafka_err2str(err));
+		goto out;
+	}
+	/* the position covers what was polled; before the first poll, what was committed */
+	int64_t pos = RD_KAFKA_OFFSET_INVALID;
+	if (rd_kafka_position(rk, feed) == RD_KAFKA_RESP_ERR_NO_ERROR)
+		pos = feed->elems[0].offset;
+	if (pos < 0 && rd_kafka_committed(rk, feed, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+		pos = feed->elems[0].offset;
+	if (pos < 0)
+		pos = lo;
+	if (pos < hi) {
+		pw_metric_inc(app->m.feed_waits, NULL);
+		st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
+		             "%s read to offset %lld of %lld: points wait for the fleet changes",
+		             PW_TOPIC_FLEET_CHANGES, (long long)pos, (long long)hi);
+	}
+out:
+	rd_kafka_topic_partition_list_destroy(feed);
+	if (assigned)
+		rd_kafka_topic_partition_list_destroy(assigned);
+	return st;
+}
+
 static pw_status on_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
                           size_t errlen)
 {
 	watcher_app *app = ctx;
-	pw_status st = pw_pg_begin(app->pg, errbuf, errlen);
+	pw_status st = fleet_feed_read(app, msgs, n, errbuf, errlen);
+	if (st != PW_OK) {
+		pw_log_info(&app->lg, "batch of %zu messages deferred: %s", n, errbuf);
+		return st;
+	}
+	st = pw_pg_begin(app->pg, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	/* fleet changes first: a batch's points are then judged knowing them */
@@ -644,6 +706,9 @@ static pw_status register_metrics(watcher_app *app, char *errbuf, size_t errlen)
 	    (st = pw_metrics_counter(r, "perfwatch_watcher_fleet_changes_total",
 	                             "fleet-change events applied", NULL, &m->fleet, errbuf,
 	                             errlen)) != PW_OK ||
+	    (st = pw_metrics_counter(r, "perfwatch_watcher_fleet_feed_waits_total",
+	                             "batches deferred until the fleet-change feed was read",
+	                             NULL, &m->feed_waits, errbuf, errlen)) != PW_OK ||
 	    (st = pw_metrics_counter(r, "perfwatch_watcher_published_total",
 	                             "changepoints whose Changepoint and Alert the broker acknowledged",
 	                             NULL, &m->published, errbuf, errlen)) != PW_OK ||
@@ -760,6 +825,7 @@ int main(int argc, char **argv, char **envp)
 	};
 	if (pw_consumer_new(&consumer, &copts, &app.lg, err, sizeof err) != PW_OK)
 		goto fail;
+	app.consumer = consumer;
 	pw_log_info(&app.lg, "watching %s, %s and %s as group \"%s\"", PW_TOPIC_POINTS,
 	            PW_TOPIC_FLEET_CHANGES, PW_TOPIC_BASELINES, copts.group_id);
 	if (pw_consumer_run(consumer, on_batch, &app, &g_stop, err, sizeof err) != PW_OK)
