@@ -34,10 +34,12 @@ else
 fi
 
 # --- a message the project's producer wrote, read by kcat ---------------------
+# (awk reads to the end: leaving early would break kcat's pipe once other
+# tests have filled the topic, and pipefail would fail the test)
 run_id=$("$PW_BUILD/tests/it_roundtrip" --produce-one) || { echo "FAIL: it_roundtrip --produce-one failed"; exit 1; }
 ok "project producer published run_id $run_id"
 pos=$(timeout 60 kcat -C -b "$bs" -t perf.runs.v1 -o beginning -e -q -f '%k %p %o\n' |
-  awk -v k="$run_id" '$1 == k { print $2, $3; exit }')
+  awk -v k="$run_id" '$1 == k && !found { found = 1; print $2, $3 }')
 if [ -z "$pos" ]; then
   fail "kcat did not find key $run_id on perf.runs.v1"
 else
