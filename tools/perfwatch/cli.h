@@ -27,6 +27,10 @@ typedef struct pw_cli_command {
 int pw_cmd_compare(int argc, char **argv);
 int pw_cmd_changepoints(int argc, char **argv);
 int pw_cmd_classify(int argc, char **argv);
+int pw_cmd_gate(int argc, char **argv);
+int pw_cmd_series(int argc, char **argv);
+/* `series plot SERIES [-o FILE.svg]` (cmd_plot.c); argv[0] is "plot", dispatched by cmd_series.c. */
+int pw_cmd_series_plot(int argc, char **argv);
 
 /* An array of doubles that grows; owned by the caller, freed with pw_cli_vec_release. */
 typedef struct pw_cli_vec {

@@ -25,7 +25,8 @@
 static int series_usage(const char *msg)
 {
 	fprintf(stderr, "perfwatch: series: %s\n", msg);
-	fprintf(stderr, "usage: perfwatch series show [--text] [--no-redis] SERIES\n");
+	fprintf(stderr, "usage: perfwatch series show [--text] [--no-redis] SERIES\n"
+	                "       perfwatch series plot SERIES [-o FILE.svg]\n");
 	return PW_CLI_EXIT_USAGE;
 }
 
@@ -222,8 +223,10 @@ int pw_cmd_series(int argc, char **argv)
 {
 	bool text = false, use_redis = true;
 	const char *key = NULL;
+	if (argc >= 2 && strcmp(argv[1], "plot") == 0)
+		return pw_cmd_series_plot(argc - 1, argv + 1);
 	if (argc < 2 || strcmp(argv[1], "show") != 0)
-		return series_usage("the only subcommand is \"show\"");
+		return series_usage("the subcommands are \"show\" and \"plot\"");
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--text") == 0)
 			text = true;

@@ -15,6 +15,12 @@ static const pw_cli_command commands[] = {
 	 "level shifts of a series (one number a line, oldest first)", pw_cmd_changepoints},
 	{"classify", "[--direction lower|higher] RUNS",
 	 "is the newest run regressed against its history (one run a line)", pw_cmd_classify},
+	{"gate", "show RELEASE [--json] | request --release ID --candidate BUILD --baseline REL ...",
+	 "the release gate's console report from PostgreSQL, or publish a GateRequest", pw_cmd_gate},
+	{"series", "show [--text] [--no-redis] SERIES | plot SERIES [-o FILE.svg]",
+	 "a series' baseline, band, state and why; or an SVG of it with its band, changepoints and "
+	 "fleet changes (PostgreSQL PW_PG_DSN, Redis PW_REDIS_ADDR)",
+	 pw_cmd_series},
 };
 
 static void usage(FILE *out)
