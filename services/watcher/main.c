@@ -92,6 +92,7 @@ typedef struct watcher_app {
 	outbox_ids outbox;
 	outbox_ids stale;   /* series keys to rebuild from PostgreSQL before the batch commits */
 	pw_consumer *consumer; /* borrowed by on_batch to see how far the fleet feed was read */
+	int64_t feed_committed; /* the group's committed offset on the feed, once asked */
 } watcher_app;
 
 static int64_t now_us(void)
@@ -591,21 +592,32 @@ static pw_status fleet_feed_read(watcher_app *app, rd_kafka_message_t *const *ms
 	if (rd_kafka_assignment(rk, &assigned) != RD_KAFKA_RESP_ERR_NO_ERROR ||
 	    !rd_kafka_topic_partition_list_find(assigned, PW_TOPIC_FLEET_CHANGES, 0))
 		goto out;
-	int64_t lo = 0, hi = 0;
-	rd_kafka_resp_err_t err =
-		rd_kafka_query_watermark_offsets(rk, PW_TOPIC_FLEET_CHANGES, 0, &lo, &hi, 2000);
-	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-		st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
-		             "could not read the end of %s: %s", PW_TOPIC_FLEET_CHANGES,
-		             rd_kafka_err2str(err));
-		goto out;
+	/* the end as the last fetch response reported it (no broker round trip;
+	 * fresh within a fetch wait); asked of the broker only before any fetch */
+	int64_t lo = 0, hi = -1;
+	if (rd_kafka_get_watermark_offsets(rk, PW_TOPIC_FLEET_CHANGES, 0, &lo, &hi) !=
+	        RD_KAFKA_RESP_ERR_NO_ERROR ||
+	    hi < 0) {
+		rd_kafka_resp_err_t err =
+			rd_kafka_query_watermark_offsets(rk, PW_TOPIC_FLEET_CHANGES, 0, &lo, &hi, 2000);
+		if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+			st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
+			             "could not read the end of %s: %s", PW_TOPIC_FLEET_CHANGES,
+			             rd_kafka_err2str(err));
+			goto out;
+		}
 	}
-	/* the position covers what was polled; before the first poll, what was committed */
+	/* the position covers what was polled; until the first poll of the feed,
+	 * what the group had committed (asked once) */
 	int64_t pos = RD_KAFKA_OFFSET_INVALID;
 	if (rd_kafka_position(rk, feed) == RD_KAFKA_RESP_ERR_NO_ERROR)
 		pos = feed->elems[0].offset;
-	if (pos < 0 && rd_kafka_committed(rk, feed, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR)
-		pos = feed->elems[0].offset;
+	if (pos < 0) {
+		if (app->feed_committed == RD_KAFKA_OFFSET_INVALID &&
+		    rd_kafka_committed(rk, feed, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+			app->feed_committed = feed->elems[0].offset >= 0 ? feed->elems[0].offset : lo;
+		pos = app->feed_committed;
+	}
 	if (pos < 0)
 		pos = lo;
 	if (pos < hi) {
@@ -826,6 +838,7 @@ int main(int argc, char **argv, char **envp)
 	if (pw_consumer_new(&consumer, &copts, &app.lg, err, sizeof err) != PW_OK)
 		goto fail;
 	app.consumer = consumer;
+	app.feed_committed = RD_KAFKA_OFFSET_INVALID;
 	pw_log_info(&app.lg, "watching %s, %s and %s as group \"%s\"", PW_TOPIC_POINTS,
 	            PW_TOPIC_FLEET_CHANGES, PW_TOPIC_BASELINES, copts.group_id);
 	if (pw_consumer_run(consumer, on_batch, &app, &g_stop, err, sizeof err) != PW_OK)
