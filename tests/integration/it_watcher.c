@@ -407,6 +407,58 @@ static int it_wait(const char *group, int timeout_s, const char *topic)
 	return rc;
 }
 
+/*
+ * Commits, for a group that has not consumed yet, the current end of every
+ * partition of the topics given (default: the three the watcher reads), so
+ * that a service joining the group starts there: the test then judges only
+ * its own input, however much earlier tests left on the shared topics.
+ */
+static int it_start_at_end(const char *group, const char *const *topics, size_t ntopics)
+{
+	const char *brokers = getenv("PW_KAFKA_BOOTSTRAP_SERVERS");
+	char err[512];
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err) ||
+	    rd_kafka_conf_set(conf, "group.id", group, err, sizeof err) ||
+	    rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err)) {
+		fprintf(stderr, "FAIL: %s\n", err);
+		rd_kafka_conf_destroy(conf);
+		return 1;
+	}
+	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+	if (!rk) {
+		fprintf(stderr, "FAIL: %s\n", err);
+		return 1;
+	}
+	int rc = 1;
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(32);
+	for (size_t t = 0; t < ntopics; t++) {
+		const pw_topic_spec *spec = pw_topic_find(topics[t]);
+		for (int p = 0; spec && p < spec->partitions; p++) {
+			int64_t lo = 0, hi = 0;
+			rd_kafka_resp_err_t e =
+				rd_kafka_query_watermark_offsets(rk, topics[t], p, &lo, &hi, 5000);
+			if (e) {
+				fprintf(stderr, "FAIL: end of %s [%d]: %s\n", topics[t], p,
+				        rd_kafka_err2str(e));
+				goto out;
+			}
+			rd_kafka_topic_partition_list_add(l, topics[t], p)->offset = hi;
+		}
+	}
+	rd_kafka_resp_err_t e = rd_kafka_commit(rk, l, 0);
+	if (e) {
+		fprintf(stderr, "FAIL: committing the end offsets for %s: %s\n", group,
+		        rd_kafka_err2str(e));
+		goto out;
+	}
+	rc = 0;
+out:
+	rd_kafka_topic_partition_list_destroy(l);
+	rd_kafka_destroy(rk);
+	return rc;
+}
+
 static const char *it_routing(Perfwatch__V1__Routing r)
 {
 	return r == PERFWATCH__V1__ROUTING__ROUTING_PAGE    ? "page"
@@ -499,13 +551,20 @@ int main(int argc, char **argv)
 		snprintf(a.nonce, sizeof a.nonce, "%s", argv[2]);
 		a.rng = 412;
 		rc = it_feed(&a, atoi(argv[3]), atoi(argv[4]));
+	} else if (argc >= 3 && strcmp(argv[1], "start-at-end") == 0) {
+		static const char *const watched[] = {PW_TOPIC_POINTS, PW_TOPIC_FLEET_CHANGES,
+		                                      PW_TOPIC_BASELINES};
+		if (argc == 3)
+			rc = it_start_at_end(argv[2], watched, 3);
+		else
+			rc = it_start_at_end(argv[2], (const char *const *)argv + 3, (size_t)argc - 3);
 	} else if ((argc == 4 || argc == 5) && strcmp(argv[1], "wait") == 0) {
 		rc = it_wait(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : PW_TOPIC_POINTS);
 	} else if (argc == 3 && strcmp(argv[1], "count") == 0) {
 		rc = it_count(&a, argv[2]);
 	} else {
 		fprintf(stderr, "usage: it_watcher feed NONCE FILLER DAY_MS | wait GROUP TIMEOUT_S [TOPIC] |"
-		                " count NONCE\n");
+		                " count NONCE | start-at-end GROUP [TOPIC...]\n");
 	}
 	pw_producer_free(a.prod);
 	pw_pg_free(a.pg);
