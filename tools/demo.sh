@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # demo.sh: the script behind `make demo`, run as a list of numbered steps.
 #
-# At this stage it has one step: start the dev stack (deploy/dev/stack.sh)
-# and say where each server listens, where the env file and the logs are, and
-# how to stop it all. Later stages append steps to STEPS below (start the seven
-# services, run the fleet simulator, show verdicts and pages); each step is a
-# function that fails loudly, and the demo stops at the first failing step.
-# The stack is left running at the end so that it can be explored.
+# It starts the dev stack (deploy/dev/stack.sh) and says where each server
+# listens; starts the services built so far (ingester, baseliner, watcher,
+# gate); replays a scenario of the fleet simulator (default worked-example:
+# the design's chat-8b regression) on the real topics; and shows what the
+# services made of it: what was ingested, the baselines, the gate's console
+# report and the changepoints. Each step is a function that fails loudly; the
+# demo stops at the first failing step. The services are stopped at the end,
+# the stack is left running so that it can be explored.
 #
 #   tools/demo.sh BUILD_DIR
+# Environment: PW_DEMO_SCENARIO (default worked-example).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,8 +43,101 @@ step_stack() {
   "$stack" status || true
 }
 
+
+scenario=${PW_DEMO_SCENARIO:-worked-example}
+demo_dir=$run_dir/demo
+pids=()
+stop_services() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  pids=()
+}
+trap stop_services EXIT
+q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
+
+# Step 2: the services, each a process with its log under run/demo/.
+step_services() {
+  mkdir -p "$demo_dir"
+  local svc bin
+  for svc in ingester baseliner watcher gate; do
+    bin=$build/services/$svc/pw-$svc
+    [ -x "$bin" ] || { echo "demo: $bin is not built" >&2; return 1; }
+    PW_HTTP_PORT=0 "$bin" >"$demo_dir/$svc.log" 2>&1 &
+    pids+=($!)
+    echo "$svc $(printf '%*s' $((10 - ${#svc})) '') pid $!, log $demo_dir/$svc.log"
+  done
+  # the spend table the gate and the watcher route by (§8: chat-8b is a top-20 model)
+  q "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
+       ('chat-8b', 0.078, 'top', 'demo'), ('rank-moe-110b', 0.05, 'top', 'demo')
+     ON CONFLICT (model) DO NOTHING" >/dev/null
+}
+
+# Step 3: the fleet simulator plays the executor fleet and the release tooling.
+step_replay() {
+  local scn=$repo/tools/simulator/scenarios/$scenario.scn sim=$build/tools/simulator/pw-sim
+  [ -x "$sim" ] || { echo "demo: $sim is not built" >&2; return 1; }
+  prefix="demo-$(date +%s)-"
+  "$sim" replay "$scn" --run-prefix "$prefix" --dup-every 50 --bad-every 100 2>"$demo_dir/sim.log" \
+    | tee "$demo_dir/sim.json"
+  local want got deadline=$((SECONDS + 180))
+  want=$("$sim" count "$scn" | grep -o '"samples":[0-9]*' | cut -d: -f2)
+  while got=$(q "SELECT count(*) FROM perfwatch.samples WHERE run_id LIKE '${prefix}%'"); [ "$got" -lt "$want" ]; do
+    [ $SECONDS -lt $deadline ] || { echo "demo: only $got of $want samples stored" >&2; return 1; }
+    sleep 0.5
+  done
+  echo
+  echo "ingested: $(q "SELECT count(*) FROM perfwatch.runs WHERE run_id LIKE '${prefix}%'") runs, $got samples,"\
+       "$(q "SELECT count(*) FROM perfwatch.op_timings WHERE run_id LIKE '${prefix}%'") op timings,"\
+       "$(q "SELECT count(DISTINCT series_id) FROM perfwatch.samples WHERE run_id LIKE '${prefix}%'") series;"\
+       "dead letters: $(q "SELECT coalesce(string_agg(reason || ' ' || n, ', '), 'none') FROM (SELECT reason, count(*) n FROM perfwatch.dead_letters WHERE convert_from(original_key, 'UTF8') LIKE '${prefix}%' GROUP BY reason) x")"
+  echo
+  echo "TPOT p50 (ms) by series and build kind (median of the stored points):"
+  psql "$PW_PG_DSN" -Xq -P pager=off -c "
+    SELECT s.model, s.platform, s.config, p.build_kind,
+           round(percentile_cont(0.5) WITHIN GROUP (ORDER BY p.value)::numeric, 3) AS median_ms,
+           count(*) AS n
+      FROM perfwatch.samples p JOIN perfwatch.series s USING (series_id)
+     WHERE p.run_id LIKE '${prefix}%' AND s.metric = 'tpot_p50_ms'
+     GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 DESC"
+}
+
+# Step 4: the baselines, the gate's verdict and the changepoints.
+step_results() {
+  local pw=$build/tools/perfwatch rel="" deadline=$((SECONDS + 180))
+  # the scenario's GateRequest: the newest evaluation the gate received
+  until [ -n "$rel" ] && [ "$(q "SELECT status FROM perfwatch.gate_evaluations WHERE release_id = '$rel' ORDER BY evaluation DESC LIMIT 1")" = done ]; do
+    [ $SECONDS -lt $deadline ] || { echo "demo: no gate verdict within 180 s" >&2; tail -5 "$demo_dir/gate.log" >&2; return 1; }
+    sleep 1
+    rel=$(q "SELECT release_id FROM perfwatch.gate_evaluations ORDER BY received_at DESC LIMIT 1")
+  done
+  echo "baselines by state:"
+  psql "$PW_PG_DSN" -Xq -P pager=off -c "SELECT state, count(*) FROM perfwatch.latest_baselines GROUP BY 1 ORDER BY 1"
+  local key
+  key=$(q "SELECT series_key FROM perfwatch.series WHERE model = 'chat-8b' AND platform = 'v6e-4'
+             AND config = 'decode.B64.s2048.int8' AND metric = 'tpot_p50_ms' ORDER BY series_id DESC LIMIT 1")
+  if [ -n "$key" ]; then
+    echo "perfwatch series show $key --text"
+    "$pw" series show "$key" --text || return 1
+    "$pw" series plot "$key" -o "$demo_dir/chat-8b-b64.svg" >/dev/null 2>&1 \
+      && echo "plot: $demo_dir/chat-8b-b64.svg"
+  fi
+  echo
+  echo "perfwatch gate show $rel"
+  "$pw" gate show "$rel" || return 1
+  echo
+  echo "changepoints found by the watcher:"
+  psql "$PW_PG_DSN" -Xq -P pager=off -c "
+    SELECT s.model, s.platform, s.config, s.metric, c.day, c.last_clean_cl, c.first_shifted_cl,
+           round(c.delta_pct::numeric, 2) AS delta_pct, c.annotation, c.routing
+      FROM perfwatch.changepoints c JOIN perfwatch.series s USING (series_id)
+     ORDER BY c.day, s.series_key"
+}
+
 STEPS=(
   "start the dev stack:step_stack"
+  "start the services:step_services"
+  "replay the $scenario scenario:step_replay"
+  "baselines, gate verdict and changepoints:step_results"
 )
 
 total=${#STEPS[@]}
@@ -57,65 +153,8 @@ for s in "${STEPS[@]}"; do
     exit 1
   fi
 done
+stop_services
 echo
-echo "demo: done. The stack keeps running; stop it with: make stack-stop"
+echo "demo: done. The services are stopped; the stack keeps running; stop it with: make stack-stop"
 echo "      (or $stack stop)"
 
-# ---------------------------------------------------------------------------
-# Appended step (issue 4, fleet simulator and ingester): replay a scenario
-# through the ingester and report what was stored. It runs after the steps
-# above with the stack they started; the ingester it starts is stopped again
-# at the end of the step (later stages run the services themselves).
-# Environment: PW_DEMO_SCENARIO (default worked-example).
-step_ingest() {
-  local scn=$repo/tools/simulator/scenarios/${PW_DEMO_SCENARIO:-worked-example}.scn
-  local sim=$build/tools/simulator/pw-sim ing=$build/services/ingester/pw-ingester
-  [ -x "$sim" ] && [ -x "$ing" ] || { echo "demo: $sim or $ing not built" >&2; return 1; }
-  set -a
-  # shellcheck source=/dev/null
-  . "$run_dir/stack.env"
-  set +a
-  local log=$run_dir/ingester.log q
-  q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
-  PW_HTTP_PORT=0 "$ing" >"$log" 2>&1 &
-  local ing_pid=$!
-  echo "ingester    pid $ing_pid, log $log"
-  local prefix
-  prefix="demo-$(date +%s)-"
-  "$sim" replay "$scn" --run-prefix "$prefix" --dup-every 50 --bad-every 100 || { kill "$ing_pid"; return 1; }
-  local want
-  want=$("$sim" count "$scn" | grep -o '"samples":[0-9]*' | cut -d: -f2)
-  local deadline=$((SECONDS + 120)) got=0
-  while got=$(q "SELECT count(*) FROM perfwatch.samples WHERE run_id LIKE '${prefix}%'"); [ "$got" -lt "$want" ]; do
-    [ $SECONDS -lt $deadline ] || { echo "demo: only $got of $want samples stored" >&2; kill "$ing_pid"; return 1; }
-    sleep 0.5
-  done
-  sleep 1
-  echo
-  echo "stored: $(q "SELECT count(*) FROM perfwatch.runs WHERE run_id LIKE '${prefix}%'") runs, $got samples,"\
-       "$(q "SELECT count(*) FROM perfwatch.op_timings WHERE run_id LIKE '${prefix}%'") op timings,"\
-       "$(q "SELECT count(DISTINCT series_id) FROM perfwatch.samples WHERE run_id LIKE '${prefix}%'") series;"\
-       "dead letters: $(q "SELECT coalesce(string_agg(reason || ' ' || n, ', '), 'none') FROM (SELECT reason, count(*) n FROM perfwatch.dead_letters WHERE convert_from(original_key, 'UTF8') LIKE '${prefix}%' GROUP BY reason) x")"
-  echo
-  echo "TPOT p50 (ms) by series and build kind (median of the stored points):"
-  psql "$PW_PG_DSN" -Xq -P pager=off -c "
-    SELECT s.model, s.platform, s.config, p.build_kind,
-           round(percentile_cont(0.5) WITHIN GROUP (ORDER BY p.value)::numeric, 3) AS median_ms,
-           count(*) AS n
-      FROM perfwatch.samples p JOIN perfwatch.series s USING (series_id)
-     WHERE p.run_id LIKE '${prefix}%' AND s.metric = 'tpot_p50_ms'
-     GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 DESC"
-  local port
-  port=$(grep -o '"http_port":"[0-9]*"' "$log" | head -1 | grep -o '[0-9]*')
-  echo "ingester /metrics:"
-  curl -fsS "http://127.0.0.1:$port/metrics" | grep -E '^perfwatch_ingester_(runs|samples|duplicates|rejected|points|series)' || true
-  kill -TERM "$ing_pid"
-  wait "$ing_pid" 2>/dev/null || true
-}
-
-echo
-echo "== demo step (appended): replay the ${PW_DEMO_SCENARIO:-worked-example} scenario through the ingester =="
-if ! step_ingest; then
-  echo "demo: the ingest step failed" >&2
-  exit 1
-fi
