@@ -15,21 +15,9 @@
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "perfwatch/v1/fleet.pb-c.h"
 #include "perfwatch/v1/series.pb-c.h"
+#include "pw_dlq.h"
+#include "pw_time.h"
 #include "pw_topics.h"
-
-int64_t pw_baseliner_now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void m_inc(pw_metric *m, const char *label)
 {
@@ -152,27 +140,9 @@ static pw_status dead_letter(pw_baseliner *b, const rd_kafka_message_t *msg,
                              Perfwatch__V1__DlqReason reason, const char *payload_type,
                              const char *detail, char *errbuf, size_t errlen)
 {
-	Perfwatch__V1__DeadLetter dl = PERFWATCH__V1__DEAD_LETTER__INIT;
-	dl.reason = reason;
-	dl.detail = (char *)detail;
-	dl.source_topic = (char *)rd_kafka_topic_name(msg->rkt);
-	dl.partition = msg->partition;
-	dl.offset = msg->offset;
-	dl.original_key.data = msg->key;
-	dl.original_key.len = msg->key ? msg->key_len : 0;
-	dl.original_payload.data = msg->payload;
-	dl.original_payload.len = msg->payload ? msg->len : 0;
-	dl.failed_unix_us = pw_baseliner_now_us();
-	dl.service = (char *)"baseliner";
-	dl.payload_type = (char *)payload_type;
-	size_t n = perfwatch__v1__dead_letter__get_packed_size(&dl);
-	uint8_t *buf = malloc(n ? n : 1);
-	if (!buf)
-		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
-	perfwatch__v1__dead_letter__pack(&dl, buf);
-	pw_status st = pw_producer_produce(b->prod, PW_TOPIC_DLQ, msg->key, msg->key ? msg->key_len : 0,
-	                                   buf, n, 1000, errbuf, errlen);
-	free(buf);
+	pw_dlq_source src;
+	pw_dlq_source_from_message(&src, msg, "baseliner", payload_type);
+	pw_status st = pw_dlq_publish(b->prod, &src, reason, detail, 1000, errbuf, errlen);
 	if (st == PW_OK) {
 		m_inc(b->m ? b->m->dead_letters : NULL, NULL);
 		pw_log_warn(b->lg, "dead-lettered %s message at %s[%d]@%" PRId64 ": %s", payload_type,
@@ -657,7 +627,7 @@ static void update_cache(pw_baseliner *b)
 			st = pw_baseline_cache_del(b->rd, e->key, rerr, sizeof rerr);
 		} else {
 			pw_baseline_record r;
-			pw_baseline_record_from_entry(&r, e, e->bs.state, pw_baseliner_now_us());
+			pw_baseline_record_from_entry(&r, e, e->bs.state, pw_now_us());
 			if (e->bs.state == PW_BASELINE_QUARANTINED)
 				quarantine_reason(e, &r, r.freeze_reason, sizeof r.freeze_reason);
 			st = pw_baseline_cache_put(b->rd, &r, rerr, sizeof rerr);
@@ -686,8 +656,8 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
                              char *errbuf, size_t errlen)
 {
 	pw_baseliner *b = ctx;
-	double t0 = mono_s();
-	int64_t now = pw_baseliner_now_us();
+	double t0 = pw_mono_s();
+	int64_t now = pw_now_us();
 	pw_status st;
 	b->sc.nrec = 0;
 	b->sc.nalerts = 0;
@@ -720,7 +690,7 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 		if (st != PW_OK)
 			goto fail;
 	}
-	double t1 = mono_s();
+	double t1 = pw_mono_s();
 	size_t nstore = 0;
 	for (size_t i = 0; i < b->sc.nrec; i++)
 		nstore += b->sc.rec_store[i];
@@ -748,12 +718,12 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 	st = pw_bstore_put_progress(b->pg, b->table, errbuf, errlen);
 	if (st != PW_OK)
 		goto fail;
-	double t2 = mono_s();
+	double t2 = pw_mono_s();
 	/* delivered before the commit: a crash in between re-derives the same messages */
 	st = publish(b, errbuf, errlen);
 	if (st != PW_OK)
 		goto fail;
-	double t3 = mono_s();
+	double t3 = pw_mono_s();
 	st = pw_pg_commit(b->pg, errbuf, errlen);
 	if (st != PW_OK) {
 		drop_state(b);
@@ -761,9 +731,9 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 	}
 	for (size_t i = 0; i < pw_series_table_count(b->table); i++)
 		pw_series_table_at(b->table, i)->touched = false;
-	double t4 = mono_s();
+	double t4 = pw_mono_s();
 	update_cache(b);
-	double t5 = mono_s();
+	double t5 = pw_mono_s();
 	b->phase_s[0] = t1 - t0;
 	b->phase_s[1] = t2 - t1;
 	b->phase_s[2] = t3 - t2;
@@ -771,7 +741,7 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 	b->phase_s[4] = t5 - t4;
 	b->batches++;
 	if (b->m) {
-		pw_metric_observe(b->m->batch_seconds, NULL, mono_s() - t0);
+		pw_metric_observe(b->m->batch_seconds, NULL, pw_mono_s() - t0);
 		pw_metric_set(b->m->series, NULL, (double)pw_series_table_count(b->table));
 	}
 	return PW_OK;

@@ -96,7 +96,4 @@ void pw_baseliner_release(pw_baseliner *b);
 pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,
                              char *errbuf, size_t errlen);
 
-/* Unix microseconds now (CLOCK_REALTIME). */
-int64_t pw_baseliner_now_us(void);
-
 #endif

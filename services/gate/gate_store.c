@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pw_time.h"
 #include "pw_topics.h"
 
 /* ------------------------------------------------------------------ arena */
@@ -74,13 +75,6 @@ static pw_gate_release *release_new(void)
 }
 
 /* ---------------------------------------------------------------- helpers */
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* A growing text buffer for array literals; fails only on allocation. */
 typedef struct tbuf {
@@ -227,7 +221,7 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 			               req->release_id, i);
 	}
 
-	int64_t requested = req->requested_unix_us ? req->requested_unix_us : now_us();
+	int64_t requested = req->requested_unix_us ? req->requested_unix_us : pw_now_us();
 	int64_t deadline = req->deadline_unix_us ? req->deadline_unix_us
 	                                         : requested + d->default_wait_us;
 	tb_putc(&fam, '{');

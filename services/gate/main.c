@@ -38,6 +38,8 @@
 #include "gate_messages.h"
 #include "gate_policy.h"
 #include "gate_store.h"
+#include "pw_dlq.h"
+#include "pw_time.h"
 #include "pw_config.h"
 #include "pw_http.h"
 #include "pw_kafka.h"
@@ -53,7 +55,6 @@
 #define GATE_MAX_PENDING 256
 #define GATE_OUTBOX_BATCH 512
 #define GATE_FLUSH_MS 10000
-
 
 /* Set by the signal handler; both threads watch it. */
 static volatile sig_atomic_t gate_stop;
@@ -111,20 +112,6 @@ typedef struct gate_watch {
 	bool seen;           /* still pending at this poll */
 } gate_watch;
 
-static int64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ------------------------------------------------------------ dead letters */
 
 static pw_status dead_letter(gate_app *app, const rd_kafka_message_t *msg,
@@ -138,7 +125,7 @@ static pw_status dead_letter(gate_app *app, const rd_kafka_message_t *msg,
 	                              ? "invalid_value"
 	                              : "processing_failed";
 	char part[16], off[32], at[32];
-	int64_t t = now_us();
+	int64_t t = pw_now_us();
 	snprintf(part, sizeof part, "%" PRId32, msg->partition);
 	snprintf(off, sizeof off, "%" PRId64, msg->offset);
 	snprintf(at, sizeof at, "%" PRId64, t);
@@ -156,27 +143,9 @@ static pw_status dead_letter(gate_app *app, const rd_kafka_message_t *msg,
 	                           10, vals, lens, fmts, 0, NULL, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	Perfwatch__V1__DeadLetter dl = PERFWATCH__V1__DEAD_LETTER__INIT;
-	dl.reason = reason;
-	dl.detail = (char *)detail;
-	dl.source_topic = (char *)topic;
-	dl.partition = msg->partition;
-	dl.offset = msg->offset;
-	dl.original_key.data = msg->key;
-	dl.original_key.len = msg->key_len;
-	dl.original_payload.data = msg->payload;
-	dl.original_payload.len = msg->len;
-	dl.failed_unix_us = t;
-	dl.service = "gate";
-	dl.payload_type = "perfwatch.v1.GateRequest";
-	size_t len = perfwatch__v1__dead_letter__get_packed_size(&dl);
-	uint8_t *buf = malloc(len + 1);
-	if (!buf)
-		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory dead-lettering");
-	perfwatch__v1__dead_letter__pack(&dl, buf);
-	st = pw_producer_produce(app->dlq, PW_TOPIC_DLQ, msg->key, msg->key_len, buf, len, 5000,
-	                         errbuf, errlen);
-	free(buf);
+	pw_dlq_source src;
+	pw_dlq_source_from_message(&src, msg, "gate", "perfwatch.v1.GateRequest");
+	st = pw_dlq_publish(app->dlq, &src, reason, detail, 5000, errbuf, errlen);
 	pw_log_write(&app->lg, PW_LOG_WARN,
 	             (const char *[]){"topic", topic, "partition", part, "offset", off, NULL},
 	             "gate request dead-lettered: %s", detail);
@@ -307,7 +276,7 @@ static pw_status publish_outbox(gate_app *app, size_t *published, char *errbuf, 
 /* Decides one loaded release (with samples) and stores it with its outbox. */
 static pw_status evaluate_release(gate_app *app, pw_gate_release *r, char *errbuf, size_t errlen)
 {
-	r->evaluated_us = now_us();
+	r->evaluated_us = pw_now_us();
 	size_t max_base = 1;
 	for (size_t i = 0; i < r->n_series; i++)
 		max_base = r->series[i].n_base > max_base ? r->series[i].n_base : max_base;
@@ -407,7 +376,7 @@ static pw_status gate_poll(gate_app *app, char *errbuf, size_t errlen)
 		app->watch[w].seen = false;
 	for (size_t k = 0; k < n && !gate_stop; k++) {
 		gate_watch *gw = watch_of(app, &pending[k]);
-		if (gw && gw->next_s > mono_s())
+		if (gw && gw->next_s > pw_mono_s())
 			continue; /* backing off: nothing arrived at the last looks */
 		pw_gate_release *r = NULL;
 		st = pw_gate_store_load(app->pg_eval, pending[k].release_id, pending[k].evaluation,
@@ -416,7 +385,7 @@ static pw_status gate_poll(gate_app *app, char *errbuf, size_t errlen)
 			return st;
 		size_t missing = 0;
 		pw_gate_wait w = pw_gate_wait_decide(&r->policy, r->n_families, r->series, r->n_series,
-		                                     now_us(), r->deadline_us,
+		                                     pw_now_us(), r->deadline_us,
 		                                     r->received_us + app->defaults.min_wait_us, &missing);
 		int64_t requested = r->received_us;
 		pw_gate_release_free(r);
@@ -426,11 +395,11 @@ static pw_status gate_poll(gate_app *app, char *errbuf, size_t errlen)
 				gw->interval_ms = pw_gate_next_poll_ms(gw->missing, missing, gw->interval_ms,
 				                                       app->poll_ms, app->poll_max_ms);
 				gw->missing = missing;
-				gw->next_s = mono_s() + (double)gw->interval_ms / 1e3;
+				gw->next_s = pw_mono_s() + (double)gw->interval_ms / 1e3;
 			}
 			continue;
 		}
-		double t0 = mono_s();
+		double t0 = pw_mono_s();
 		st = pw_gate_store_load(app->pg_eval, pending[k].release_id, pending[k].evaluation,
 		                     &app->defaults, true, &r, errbuf, errlen);
 		if (st != PW_OK)
@@ -462,8 +431,8 @@ static pw_status gate_poll(gate_app *app, char *errbuf, size_t errlen)
 		st = publish_outbox(app, &published, errbuf, errlen);
 		if (st != PW_OK)
 			return st;
-		pw_metric_observe(app->m.latency, NULL, mono_s() - t0);
-		pw_metric_observe(app->m.wait, NULL, (double)(now_us() - requested) / 1e6);
+		pw_metric_observe(app->m.latency, NULL, pw_mono_s() - t0);
+		pw_metric_observe(app->m.wait, NULL, (double)(pw_now_us() - requested) / 1e6);
 	}
 	return PW_OK;
 }

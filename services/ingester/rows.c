@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pw_dlq.h"
 #include "validate.h"
 
 /* ---- buffer ---------------------------------------------------------------- */
@@ -453,24 +454,16 @@ pw_status pw_ingest_dead_letter_pack(Perfwatch__V1__DlqReason reason, const char
                                      size_t len, int64_t failed_unix_us, uint8_t **out,
                                      size_t *outlen)
 {
-	Perfwatch__V1__DeadLetter d = PERFWATCH__V1__DEAD_LETTER__INIT;
-	d.reason = reason;
-	d.detail = (char *)detail;
-	d.source_topic = (char *)topic;
-	d.partition = partition;
-	d.offset = offset;
-	d.original_key.data = (uint8_t *)key;
-	d.original_key.len = key ? keylen : 0;
-	d.original_payload.data = (uint8_t *)payload;
-	d.original_payload.len = payload ? len : 0;
-	d.failed_unix_us = failed_unix_us;
-	d.service = "ingester";
-	d.payload_type = "perfwatch.v1.RunResult";
-	size_t n = perfwatch__v1__dead_letter__get_packed_size(&d);
-	uint8_t *buf = malloc(n ? n : 1);
-	if (!buf)
-		return PW_ERR_NOMEM;
-	*outlen = perfwatch__v1__dead_letter__pack(&d, buf);
-	*out = buf;
-	return PW_OK;
+	pw_dlq_source src = {
+		.service = "ingester",
+		.payload_type = "perfwatch.v1.RunResult",
+		.topic = topic,
+		.partition = partition,
+		.offset = offset,
+		.key = key,
+		.keylen = keylen,
+		.payload = payload,
+		.len = len,
+	};
+	return pw_dlq_pack(&src, reason, detail, failed_unix_us, out, outlen);
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pw_time.h"
 #include "pw_topics.h"
 #include "rows.h"
 
@@ -200,20 +201,6 @@ void pw_ingester_free(pw_ingester *ing)
 void pw_ingester_counts_get(const pw_ingester *ing, pw_ingest_counts *out)
 {
 	*out = ing->counts;
-}
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* detail text goes into a text column: keep it printable ASCII */
@@ -475,7 +462,7 @@ static pw_status write_items(pw_ingester *ing, item **its, size_t n, smap *pendi
 		char part[16], off[32], failed[32];
 		snprintf(part, sizeof part, "%d", (int)m->partition);
 		snprintf(off, sizeof off, "%lld", (long long)m->offset);
-		snprintf(failed, sizeof failed, "%.6f", (double)now_us() / 1e6);
+		snprintf(failed, sizeof failed, "%.6f", (double)pw_now_us() / 1e6);
 		sanitize(it->detail);
 		const char *vals[8] = {rd_kafka_topic_name(m->rkt), part, off,
 		                       pw_dlq_reason_name(it->reason), it->detail,
@@ -512,7 +499,7 @@ pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
                             size_t errlen)
 {
 	pw_ingester *ing = ctx;
-	double t0 = mono_s();
+	double t0 = pw_mono_s();
 	pw_status st = PW_OK;
 	smap pending = {0}, seen = {0};
 	item *items = calloc(n ? n : 1, sizeof *items);
@@ -523,7 +510,7 @@ pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
 		goto done;
 	}
 	pw_ingest_limits lim;
-	pw_ingest_limits_default(&lim, now_us());
+	pw_ingest_limits_default(&lim, pw_now_us());
 	if (ing->o.max_age_us)
 		lim.max_age_us = ing->o.max_age_us;
 	if (ing->o.max_future_us)
@@ -569,7 +556,7 @@ pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
 		}
 	}
 
-	double t_decoded = mono_s();
+	double t_decoded = pw_mono_s();
 	st = write_items(ing, its, n, &pending, &samples_written, &created, errbuf, errlen);
 	if (st == PW_ERR_PG) {
 		/* the data broke a statement: isolate the run that did it */
@@ -593,7 +580,7 @@ pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
 	if (st != PW_OK)
 		goto done;
 
-	double t_stored = mono_s();
+	double t_stored = pw_mono_s();
 	/* committed: remember the new series ids, then publish */
 	for (size_t i = 0; i < pending.cap; i++)
 		if (pending.keys[i]) {
@@ -603,7 +590,7 @@ pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
 				smap_release(&ing->cache); /* the cache is only an optimisation */
 		}
 	uint64_t points = 0, runs_new = 0, dups = 0, rejected[16] = {0};
-	int64_t failed_at = now_us();
+	int64_t failed_at = pw_now_us();
 	for (size_t i = 0; i < n; i++) {
 		item *it = &items[i];
 		if (it->state == ST_DLQ) {
@@ -654,10 +641,10 @@ pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
 		if ((i & 63) == 63)
 			pw_producer_poll(ing->prod, 0);
 	}
-	double t_produced = mono_s();
+	double t_produced = pw_mono_s();
 	if ((st = pw_producer_flush(ing->prod, ing->o.flush_timeout_ms, errbuf, errlen)) != PW_OK)
 		goto done;
-	double t_flushed = mono_s();
+	double t_flushed = pw_mono_s();
 	pw_log_debug(ing->lg, "batch of %zu: decode %.1f ms, postgresql %.1f ms, produce %.1f ms, "
 	             "delivery %.1f ms, %llu points", n, (t_decoded - t0) * 1e3,
 	             (t_stored - t_decoded) * 1e3, (t_produced - t_stored) * 1e3,
@@ -682,7 +669,7 @@ pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
 				pw_metric_add(ing->m_rejected,
 				              (const char *[]){pw_dlq_reason_name((pw_dlq_reason)r)},
 				              (double)rejected[r]);
-		pw_metric_observe(ing->m_batch_s, NULL, mono_s() - t0);
+		pw_metric_observe(ing->m_batch_s, NULL, pw_mono_s() - t0);
 		pw_metric_observe(ing->m_batch_n, NULL, (double)n);
 	}
 done:

@@ -30,6 +30,8 @@
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "perfwatch/v1/fleet.pb-c.h"
 #include "perfwatch/v1/series.pb-c.h"
+#include "pw_dlq.h"
+#include "pw_time.h"
 #include "pw_config.h"
 #include "pw_http.h"
 #include "pw_kafka.h"
@@ -95,52 +97,21 @@ typedef struct watcher_app {
 	int64_t feed_committed; /* the group's committed offset on the feed, once asked */
 } watcher_app;
 
-static int64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---------------------------------------------------------------- output */
 
 static pw_status dead_letter(watcher_app *app, const rd_kafka_message_t *msg,
                              Perfwatch__V1__DlqReason reason, const char *payload_type,
                              const char *detail, char *errbuf, size_t errlen)
 {
-	Perfwatch__V1__DeadLetter dl = PERFWATCH__V1__DEAD_LETTER__INIT;
-	dl.reason = reason;
-	dl.detail = (char *)detail;
-	dl.source_topic = (char *)rd_kafka_topic_name(msg->rkt);
-	dl.partition = msg->partition;
-	dl.offset = msg->offset;
-	dl.original_key.data = msg->key;
-	dl.original_key.len = msg->key_len;
-	dl.original_payload.data = msg->payload;
-	dl.original_payload.len = msg->len;
-	dl.failed_unix_us = now_us();
-	dl.service = "watcher";
-	dl.payload_type = (char *)payload_type;
-	size_t len = perfwatch__v1__dead_letter__get_packed_size(&dl);
-	uint8_t *buf = malloc(len ? len : 1);
-	if (!buf)
-		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory dead-lettering");
-	perfwatch__v1__dead_letter__pack(&dl, buf);
-	pw_status st = pw_producer_produce(app->producer, PW_TOPIC_DLQ, msg->key, msg->key_len, buf,
-	                                   len, app->flush_timeout_ms, errbuf, errlen);
-	free(buf);
+	pw_dlq_source src;
+	pw_dlq_source_from_message(&src, msg, "watcher", payload_type);
+	pw_status st = pw_dlq_publish(app->producer, &src, reason, detail, app->flush_timeout_ms,
+	                              errbuf, errlen);
 	if (st == PW_OK) {
 		app->produced = true;
-		pw_metric_inc(app->m.dead_letters, (const char *[]){dl.source_topic});
+		pw_metric_inc(app->m.dead_letters, (const char *[]){src.topic});
 		pw_log_write(&app->lg, PW_LOG_WARN,
-		             (const char *[]){"topic", dl.source_topic, "detail", detail, NULL},
+		             (const char *[]){"topic", src.topic, "detail", detail, NULL},
 		             "message dead-lettered");
 	}
 	return st;
@@ -253,7 +224,7 @@ static pw_status handle_event(watcher_app *app, pw_watch_entry *e, pw_watch_even
 		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory building messages");
 		goto out;
 	}
-	pw_watch_msgs_build(m, ev, &info, app->page_route, now_us());
+	pw_watch_msgs_build(m, ev, &info, app->page_route, pw_now_us());
 	size_t cp_len = perfwatch__v1__changepoint__get_packed_size(&m->cp);
 	size_t alert_len = perfwatch__v1__alert__get_packed_size(&m->alert);
 	cp_pb = malloc(cp_len + 1);
@@ -311,10 +282,10 @@ static pw_status append_point(watcher_app *app, pw_watch_entry *e, double value,
 	e->env = *env;
 	e->has_env = true;
 	size_t nev = 0;
-	double t0 = mono_s();
+	double t0 = pw_mono_s();
 	pw_status st = pw_watch_series_append(e->series, value, build, app->ev, app->evcap, &nev,
 	                                      errbuf, errlen);
-	pw_metric_observe(app->m.append_s, NULL, mono_s() - t0);
+	pw_metric_observe(app->m.append_s, NULL, pw_mono_s() - t0);
 	if (st != PW_OK)
 		return st;
 	e->last = *key;
@@ -337,7 +308,7 @@ static pw_status append_point(watcher_app *app, pw_watch_entry *e, double value,
 static pw_status load_series(watcher_app *app, const char *key, pw_watch_entry **out,
                              char *errbuf, size_t errlen)
 {
-	double t0 = mono_s();
+	double t0 = pw_mono_s();
 	*out = NULL;
 	pw_watch_series_row row;
 	pw_watch_stored_point *pts = NULL;
@@ -415,7 +386,7 @@ static pw_status load_series(watcher_app *app, const char *key, pw_watch_entry *
 		return pw_fail(st, errbuf, errlen, "adding series \"%s\" to the table: %s", key,
 		               pw_strerror(st));
 	pw_metric_set(app->m.series, NULL, (double)pw_watch_table_count(app->table));
-	pw_metric_observe(app->m.reload_s, NULL, mono_s() - t0);
+	pw_metric_observe(app->m.reload_s, NULL, pw_mono_s() - t0);
 	*out = e;
 	return PW_OK;
 fail:

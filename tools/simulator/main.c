@@ -32,6 +32,7 @@
 
 #include "perfwatch/v1/bisect.pb-c.h"
 #include "perfwatch/v1/run.pb-c.h"
+#include "pw_time.h"
 #include "pw_config.h"
 #include "pw_kafka.h"
 #include "pw_log.h"
@@ -144,20 +145,6 @@ static int parse_args(int argc, char **argv, opts *o)
 	return 0;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static pw_status produce(app *a, const char *topic, const char *key, const uint8_t *buf,
                          size_t len, char *err, size_t errlen)
 {
@@ -190,7 +177,7 @@ static int cmd_replay(app *a)
 	pw_sim_cursor_init(&c, a->w);
 	pw_sim_event ev;
 	uint64_t runs = 0, samples = 0, fleet = 0, gates = 0, dups = 0, bad = 0;
-	double t0 = mono_s();
+	double t0 = pw_mono_s();
 	pw_status st;
 	while (!stop_flag && (st = pw_sim_cursor_next(&c, &ev)) == PW_OK) {
 		uint8_t *buf = NULL;
@@ -228,7 +215,7 @@ static int cmd_replay(app *a)
 			samples += pw_sim_run_metric_count(&ev.run);
 			if (a->o.rate > 0) {
 				double due = t0 + runs / a->o.rate;
-				while (!stop_flag && mono_s() < due) {
+				while (!stop_flag && pw_mono_s() < due) {
 					pw_producer_poll(a->prod, 0);
 					struct timespec ts = {0, 2000000};
 					nanosleep(&ts, NULL);
@@ -257,7 +244,7 @@ static int cmd_replay(app *a)
 		pw_log_error(&a->log, "flush: %s", err);
 		return 1;
 	}
-	double dt = mono_s() - t0;
+	double dt = pw_mono_s() - t0;
 	printf("{\"scenario\":\"%s\",\"seed\":%llu,\"series\":%zu,\"runs\":%llu,\"samples\":%llu,"
 	       "\"fleet_changes\":%llu,\"gate_requests\":%llu,\"duplicates_sent\":%llu,"
 	       "\"bad_sent\":%llu,\"seconds\":%.3f}\n",
@@ -292,7 +279,7 @@ static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 			pw_log_warn(&a->log, "%s; skipped", err);
 			continue;
 		}
-		int64_t t = now_us() - 16LL * 60 * 1000000;
+		int64_t t = pw_now_us() - 16LL * 60 * 1000000;
 		char run_id[PW_SIM_NAME_MAX * 2];
 		snprintf(run_id, sizeof run_id, "bx-%s", plan.job_id);
 		for (uint32_t r = 0; r < plan.repeats; r++) {

@@ -1,0 +1,60 @@
+/*
+ * pw_dlq.h: dead letters — the one shape in which every service sets aside
+ * input it cannot use (docs/architecture.md: bad input never crashes a
+ * service and is never dropped silently).
+ *
+ * A DeadLetter (proto/perfwatch/v1/dlq.proto) carries the reason, a detail
+ * line, the service and the payload type it expected, the source topic,
+ * partition and offset, and the original key and payload bytes, so that the
+ * message can be inspected and replayed. Services call pw_dlq_publish from
+ * their batch callback and count the result in their own metrics; the
+ * ingester, which also stores dead letters in PostgreSQL, packs them itself
+ * with pw_dlq_pack.
+ */
+#ifndef PW_DLQ_H
+#define PW_DLQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "perfwatch/v1/dlq.pb-c.h"
+#include "pw_kafka.h"
+#include "pw_status.h"
+
+/* Where a dead letter came from and why: every pointer is borrowed. */
+typedef struct pw_dlq_source {
+	const char *service;      /* e.g. "watcher" */
+	const char *payload_type; /* what the message should have been, e.g. "perfwatch.v1.SeriesPoint" */
+	const char *topic;
+	int32_t partition;
+	int64_t offset;
+	const void *key;          /* may be NULL */
+	size_t keylen;
+	const void *payload;      /* may be NULL */
+	size_t len;
+} pw_dlq_source;
+
+/* Fills src from a consumed message (topic, partition, offset, key, payload). */
+void pw_dlq_source_from_message(pw_dlq_source *src, const rd_kafka_message_t *msg,
+                                const char *service, const char *payload_type);
+
+/*
+ * Packs a DeadLetter into a new buffer *out of *outlen bytes (caller frees).
+ * failed_unix_us is the time of the failure. PW_ERR_NOMEM on no memory.
+ */
+pw_status pw_dlq_pack(const pw_dlq_source *src, Perfwatch__V1__DlqReason reason,
+                      const char *detail, int64_t failed_unix_us, uint8_t **out,
+                      size_t *outlen);
+
+/*
+ * Packs the dead letter of src and produces it on perf.dlq.v1 keyed by the
+ * original key, waiting up to queue_wait_ms for room in the producer's queue
+ * (pw_producer_produce). The caller flushes with the rest of its batch.
+ */
+pw_status pw_dlq_publish(pw_producer *p, const pw_dlq_source *src,
+                         Perfwatch__V1__DlqReason reason, const char *detail,
+                         int queue_wait_ms, char *errbuf, size_t errlen);
+
+#endif
