@@ -413,7 +413,9 @@ static pw_status slow_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
 	(void)errbuf;
 	(void)errlen;
 	member *mb = ctx;
-	struct timespec ts = {0, 150 * 1000000};
+	/* slow enough that one member alone needs ~12 s for the topic: the second
+	 * must get partitions even when a loaded machine stretches the rebalance */
+	struct timespec ts = {0, 300 * 1000000};
 	nanosleep(&ts, NULL);
 	pthread_mutex_lock(&mb->sh->mu);
 	for (size_t i = 0; i < n; i++) {
