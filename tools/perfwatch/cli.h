@@ -63,4 +63,14 @@ void pw_cli_json_number(FILE *out, double x);
  */
 int pw_cli_parse_direction(const char *s);
 
+/*
+ * Parses the arguments of a command of the shape
+ * `perfwatch NAME [--direction lower|higher] FILE` (and -h/--help): sets
+ * *higher and *path and returns -1 when the command should go on, or else
+ * the exit code to return (usage printed). file_word names FILE in messages
+ * ("SERIES", "RUNS").
+ */
+int pw_cli_parse_direction_file(int argc, char **argv, const char *file_word, int *higher,
+                                const char **path);
+
 #endif

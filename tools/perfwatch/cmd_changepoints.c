@@ -13,43 +13,19 @@
 #include "cli.h"
 #include "pw_changepoint.h"
 
-static int usage_error(const char *msg)
-{
-	fprintf(stderr, "perfwatch: changepoints: %s\n", msg);
-	fprintf(stderr, "usage: perfwatch changepoints [--direction lower|higher] SERIES\n");
-	return PW_CLI_EXIT_USAGE;
-}
-
 int pw_cmd_changepoints(int argc, char **argv)
 {
-	int higher = 0;
-	const char *path = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--direction") == 0) {
-			if (i + 1 >= argc)
-				return usage_error("--direction needs a value");
-			higher = pw_cli_parse_direction(argv[++i]);
-			if (higher < 0)
-				return PW_CLI_EXIT_USAGE;
-		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			printf("usage: perfwatch changepoints [--direction lower|higher] SERIES\n");
-			return PW_CLI_EXIT_OK;
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			return usage_error("unknown option");
-		} else if (path) {
-			return usage_error("one SERIES file only");
-		} else {
-			path = argv[i];
-		}
-	}
-	if (!path)
-		return usage_error("missing SERIES");
+	int higher;
+	const char *path;
+	int rc = pw_cli_parse_direction_file(argc, argv, "SERIES", &higher, &path);
+	if (rc >= 0)
+		return rc;
 
 	pw_cli_vec x;
 	if (pw_cli_read_numbers(path, &x) != 0)
 		return PW_CLI_EXIT_USAGE;
 
-	int rc = PW_CLI_EXIT_FAIL;
+	rc = PW_CLI_EXIT_FAIL;
 	char err[256];
 	pw_cp_detector *d = NULL;
 	pw_changepoint *cps = NULL;

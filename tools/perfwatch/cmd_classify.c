@@ -13,13 +13,6 @@
 #include "cli.h"
 #include "pw_classify.h"
 
-static int usage_error(const char *msg)
-{
-	fprintf(stderr, "perfwatch: classify: %s\n", msg);
-	fprintf(stderr, "usage: perfwatch classify [--direction lower|higher] RUNS\n");
-	return PW_CLI_EXIT_USAGE;
-}
-
 /* Writes s as a JSON string (quotes, backslashes and control characters escaped). */
 static void json_string(FILE *out, const char *s)
 {
@@ -38,35 +31,18 @@ static void json_string(FILE *out, const char *s)
 
 int pw_cmd_classify(int argc, char **argv)
 {
-	int higher = 0;
-	const char *path = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--direction") == 0) {
-			if (i + 1 >= argc)
-				return usage_error("--direction needs a value");
-			higher = pw_cli_parse_direction(argv[++i]);
-			if (higher < 0)
-				return PW_CLI_EXIT_USAGE;
-		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			printf("usage: perfwatch classify [--direction lower|higher] RUNS\n");
-			return PW_CLI_EXIT_OK;
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			return usage_error("unknown option");
-		} else if (path) {
-			return usage_error("one RUNS file only");
-		} else {
-			path = argv[i];
-		}
-	}
-	if (!path)
-		return usage_error("missing RUNS");
+	int higher;
+	const char *path;
+	int rc = pw_cli_parse_direction_file(argc, argv, "RUNS", &higher, &path);
+	if (rc >= 0)
+		return rc;
 
 	pw_cli_vec *vecs = NULL;
 	size_t nruns = 0;
 	if (pw_cli_read_runs(path, &vecs, &nruns) != 0)
 		return PW_CLI_EXIT_USAGE;
 
-	int rc = PW_CLI_EXIT_FAIL;
+	rc = PW_CLI_EXIT_FAIL;
 	pw_cls_run *runs = calloc(nruns, sizeof *runs);
 	if (!runs) {
 		fprintf(stderr, "perfwatch: classify: out of memory\n");

@@ -196,3 +196,43 @@ int pw_cli_parse_direction(const char *s)
 	        s ? s : "");
 	return -1;
 }
+
+static int direction_file_usage(const char *cmd, const char *file_word, const char *msg)
+{
+	fprintf(stderr, "perfwatch: %s: %s\n", cmd, msg);
+	fprintf(stderr, "usage: perfwatch %s [--direction lower|higher] %s\n", cmd, file_word);
+	return PW_CLI_EXIT_USAGE;
+}
+
+int pw_cli_parse_direction_file(int argc, char **argv, const char *file_word, int *higher,
+                                const char **path)
+{
+	const char *cmd = argv[0];
+	char msg[64];
+	*higher = 0;
+	*path = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--direction") == 0) {
+			if (i + 1 >= argc)
+				return direction_file_usage(cmd, file_word, "--direction needs a value");
+			*higher = pw_cli_parse_direction(argv[++i]);
+			if (*higher < 0)
+				return PW_CLI_EXIT_USAGE;
+		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			printf("usage: perfwatch %s [--direction lower|higher] %s\n", cmd, file_word);
+			return PW_CLI_EXIT_OK;
+		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			return direction_file_usage(cmd, file_word, "unknown option");
+		} else if (*path) {
+			snprintf(msg, sizeof msg, "one %s file only", file_word);
+			return direction_file_usage(cmd, file_word, msg);
+		} else {
+			*path = argv[i];
+		}
+	}
+	if (!*path) {
+		snprintf(msg, sizeof msg, "missing %s", file_word);
+		return direction_file_usage(cmd, file_word, msg);
+	}
+	return -1;
+}
