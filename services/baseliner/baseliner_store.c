@@ -36,6 +36,20 @@ static int split_key(const char *key, char *buf, size_t buflen, char *parts[5])
 	return n;
 }
 
+/* The structured SeriesKey of a text key; its strings point into buf. */
+static Perfwatch__V1__SeriesKey series_key_of(const char *key, char *buf, size_t buflen)
+{
+	char *parts[5];
+	split_key(key, buf, buflen, parts);
+	Perfwatch__V1__SeriesKey k = PERFWATCH__V1__SERIES_KEY__INIT;
+	k.model = parts[0];
+	k.hlo_fingerprint = parts[1];
+	k.platform = parts[2];
+	k.config = parts[3];
+	k.metric = parts[4];
+	return k;
+}
+
 static void copy_str(char *dst, size_t cap, const char *src)
 {
 	snprintf(dst, cap, "%s", src ? src : "");
@@ -156,14 +170,7 @@ void pw_baseline_record_from_entry(pw_baseline_record *r, const pw_series_entry 
 pw_status pw_baseline_record_pack(const pw_baseline_record *r, uint8_t **buf, size_t *len)
 {
 	char kb[PW_ST_KEY_MAX];
-	char *parts[5];
-	split_key(r->series_key, kb, sizeof kb, parts);
-	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
-	key.model = parts[0];
-	key.hlo_fingerprint = parts[1];
-	key.platform = parts[2];
-	key.config = parts[3];
-	key.metric = parts[4];
+	Perfwatch__V1__SeriesKey key = series_key_of(r->series_key, kb, sizeof kb);
 	Perfwatch__V1__Baseline b = PERFWATCH__V1__BASELINE__INIT;
 	b.series_id = r->series_id;
 	b.series_key = (char *)r->series_key;
@@ -897,14 +904,7 @@ pw_status pw_bstore_put_progress(pw_pg *pg, pw_series_table *t, char *errbuf, si
 pw_status pw_bstore_alert_pack(const pw_bstore_alert *a, uint8_t **buf, size_t *len)
 {
 	char kb[PW_ST_KEY_MAX];
-	char *parts[5];
-	split_key(a->series_key, kb, sizeof kb, parts);
-	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
-	key.model = parts[0];
-	key.hlo_fingerprint = parts[1];
-	key.platform = parts[2];
-	key.config = parts[3];
-	key.metric = parts[4];
+	Perfwatch__V1__SeriesKey key = series_key_of(a->series_key, kb, sizeof kb);
 	Perfwatch__V1__AlertBaseline base = PERFWATCH__V1__ALERT_BASELINE__INIT;
 	base.median = a->base.median;
 	base.mad = a->base.mad_n;
