@@ -8,19 +8,9 @@
 #include <string.h>
 
 #include "baseline.h"
+#include "test_noise.h"
 
 #define DAY_US (86400LL * 1000000LL)
-
-/* Deterministic noise: a small LCG mapped to roughly N(0,1) by summing 12 uniforms. */
-static double noise(uint64_t *state)
-{
-	double sum = 0.0;
-	for (int i = 0; i < 12; i++) {
-		*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-		sum += (double)(*state >> 11) / 9007199254740992.0;
-	}
-	return sum - 6.0;
-}
 
 typedef struct feed {
 	pw_baseline_series s;

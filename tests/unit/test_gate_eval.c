@@ -11,17 +11,7 @@
 #include <string.h>
 
 #include "gate_eval.h"
-
-/* Deterministic N(0,1)-ish noise: the sum of 12 uniforms from an LCG. */
-static double noise(uint64_t *state)
-{
-	double sum = 0.0;
-	for (int i = 0; i < 12; i++) {
-		*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-		sum += (double)(*state >> 11) / 9007199254740992.0;
-	}
-	return sum - 6.0;
-}
+#include "test_noise.h"
 
 static double *samples(uint64_t *rng, size_t n, double level, double sigma_rel)
 {

@@ -11,19 +11,10 @@
 #include <string.h>
 
 #include "watch.h"
+#include "test_noise.h"
 
 #define DAY_US (86400LL * 1000000LL)
 #define T0_US (1746057600LL * 1000000LL) /* 2025-05-01 */
-
-static double noise(uint64_t *state)
-{
-	double sum = 0.0;
-	for (int i = 0; i < 12; i++) {
-		*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-		sum += (double)(*state >> 11) / 9007199254740992.0;
-	}
-	return sum - 6.0;
-}
 
 /* Nightly k: build "nightly-k", head CL 7841885 + 38·(k − shift_at + 1) around the
  * shift, so that the last clean nightly heads cl/7841885 and the first shifted
