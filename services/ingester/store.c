@@ -216,6 +216,19 @@ static void run_key(char *buf, size_t len, const Perfwatch__V1__RunResult *r)
 	snprintf(buf, len, "%s\x1f%u", r->run_id, r->repeat_index);
 }
 
+/* bytea's text output: \x and 64 hex digits */
+static void sha_hex(const uint8_t sha[32], char out[67])
+{
+	static const char digits[] = "0123456789abcdef";
+	out[0] = '\\';
+	out[1] = 'x';
+	for (int i = 0; i < 32; i++) {
+		out[2 + 2 * i] = digits[sha[i] >> 4];
+		out[3 + 2 * i] = digits[sha[i] & 15];
+	}
+	out[66] = '\0';
+}
+
 static pw_status exec0(pw_ingester *ing, const char *sql, PGresult **res, char *e, size_t el)
 {
 	return pw_pg_exec(ing->pg, sql, 0, NULL, res, e, el);
@@ -260,8 +273,6 @@ static const char *const stage_ddl[] = {
 	"SET LOCAL client_min_messages = warning",
 	"CREATE TEMP TABLE IF NOT EXISTS pw_stage_series (model text, hlo_fingerprint text, "
 	"platform text, config text, metric text, unit text, direction text) ON COMMIT DELETE ROWS",
-	"CREATE TEMP TABLE IF NOT EXISTS pw_stage_runs (LIKE perfwatch.runs INCLUDING DEFAULTS) "
-	"ON COMMIT DELETE ROWS",
 };
 
 /* Resolves the series id of every metric of every valid item (cache, else staged insert + read). */
@@ -364,74 +375,89 @@ static pw_status write_items(pw_ingester *ing, item **its, size_t n, smap *pendi
 		goto fail;
 
 	/*
-	 * Runs go through a staging table and INSERT ... ON CONFLICT DO NOTHING
-	 * RETURNING: what comes back is new, and only this transaction can add
-	 * samples and op timings for a run it just inserted (a concurrent writer
-	 * of the same key waits on the unique index and then skips it), so those
-	 * are COPYed straight into their tables. A run that did not come back is
-	 * a duplicate (same payload SHA-256) or a conflict.
+	 * Runs: the keys of this transaction's runs are looked up in
+	 * perfwatch.runs, as two array parameters (unnest of an array is planned
+	 * as a few index probes; a staged temp table has no statistics and got a
+	 * scan of all of runs). A run already stored is a duplicate (same payload
+	 * SHA-256) or a conflict; the others are COPYed straight into the table,
+	 * with their samples and op timings after them. A concurrent writer of
+	 * the same key (a redelivery across a rebalance) makes that COPY wait on
+	 * the unique index and then fail; the caller then redoes the batch one
+	 * run per transaction, where the lookup sees the other writer's row.
 	 */
 	char sql[2048];
 	size_t nnew = 0;
-	pw_copybuf_reset(&ing->buf);
+	pw_copybuf ids, reps;
+	pw_copybuf_init(&ids, COPY_MAX);
+	pw_copybuf_init(&reps, COPY_MAX);
 	for (size_t i = 0; i < n; i++)
 		if (its[i]->state == ST_NEW) {
-			pw_ingest_row_run(&ing->buf, its[i]->run, its[i]->sha,
-			                  its[i]->msg->partition, its[i]->msg->offset);
+			pw_copybuf_put(&ids, nnew ? ",\"" : "{\"", 2);
+			for (const char *c = its[i]->run->run_id; *c; c++) {
+				if (*c == '"' || *c == '\\')
+					pw_copybuf_put(&ids, "\\", 1);
+				pw_copybuf_put(&ids, c, 1);
+			}
+			pw_copybuf_put(&ids, "\"", 1);
+			pw_copybuf_put(&reps, nnew ? "," : "{", 1);
+			pw_copybuf_uint(&reps, its[i]->run->repeat_index);
 			nnew++;
 		}
 	if (nnew) {
-		snprintf(sql, sizeof sql, "COPY pw_stage_runs (%s) FROM STDIN", pw_ingest_run_columns);
-		if ((st = copy_buf(ing, sql, e, el)) != PW_OK)
-			goto fail;
+		pw_copybuf_put(&ids, "}", 2); /* with the terminating NUL */
+		pw_copybuf_put(&reps, "}", 2);
 		PGresult *res = NULL;
-		st = exec0(ing,
-		           "INSERT INTO perfwatch.runs SELECT * FROM pw_stage_runs "
-		           "ON CONFLICT DO NOTHING RETURNING run_id, repeat_index",
-		           &res, e, el);
-		if (st != PW_OK)
-			goto fail;
-		size_t inserted = (size_t)PQntuples(res);
-		if (inserted < nnew) {
-			/* some were there already: mark all not-returned, then tell duplicates from conflicts */
-			smap idx = {0}, back = {0};
-			char k[512];
+		if (ids.err != PW_OK || reps.err != PW_OK)
+			st = pw_fail(PW_ERR_NOMEM, e, el, "run keys of the batch exceed %u bytes", COPY_MAX);
+		else
+			st = pw_pg_exec(ing->pg,
+			                "SELECT r.run_id, r.repeat_index, r.payload_sha256 "
+			                "FROM unnest($1::text[], $2::integer[]) AS k (run_id, repeat_index) "
+			                "JOIN perfwatch.runs r USING (run_id, repeat_index)",
+			                2, (const char *[]){ids.data, reps.data}, &res, e, el);
+		if (st == PW_OK && PQntuples(res) > 0) {
+			smap stored = {0};
+			char k[512], hex[67];
 			for (int r = 0; r < PQntuples(res) && st == PW_OK; r++) {
 				snprintf(k, sizeof k, "%s\x1f%s", PQgetvalue(res, r, 0), PQgetvalue(res, r, 1));
-				st = smap_put(&back, k, 1);
+				st = smap_put(&stored, k, r);
 			}
-			for (size_t i = 0; i < n && st == PW_OK; i++)
-				if (its[i]->state == ST_NEW) {
-					run_key(k, sizeof k, its[i]->run);
-					if (!smap_get(&back, k, NULL)) {
-						its[i]->state = ST_DUP; /* until the payload says otherwise */
-						st = smap_put(&idx, k, (int64_t)i);
-					}
-				}
-			PQclear(res);
-			res = NULL;
-			if (st == PW_OK)
-				st = exec0(ing,
-				           "SELECT t.run_id, t.repeat_index, r.payload_sha256 = t.payload_sha256 "
-				           "FROM pw_stage_runs t JOIN perfwatch.runs r USING (run_id, repeat_index)",
-				           &res, e, el);
-			for (int r = 0; st == PW_OK && r < PQntuples(res); r++) {
-				int64_t at;
-				snprintf(k, sizeof k, "%s\x1f%s", PQgetvalue(res, r, 0), PQgetvalue(res, r, 1));
-				if (!smap_get(&idx, k, &at) || strcmp(PQgetvalue(res, r, 2), "t") == 0)
+			for (size_t i = 0; i < n && st == PW_OK; i++) {
+				item *it = its[i];
+				int64_t r;
+				if (it->state != ST_NEW)
 					continue;
-				item *it = its[at];
+				run_key(k, sizeof k, it->run);
+				if (!smap_get(&stored, k, &r))
+					continue;
+				nnew--;
+				sha_hex(it->sha, hex);
+				if (strcmp(PQgetvalue(res, (int)r, 2), hex) == 0) {
+					it->state = ST_DUP;
+					continue;
+				}
 				it->state = ST_DLQ;
 				it->reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_CONFLICT;
 				snprintf(it->detail, sizeof it->detail,
 				         "run \"%.100s\" repeat %u is already stored with a different payload",
 				         it->run->run_id, it->run->repeat_index);
 			}
-			smap_release(&idx);
-			smap_release(&back);
+			smap_release(&stored);
 		}
 		PQclear(res);
-		if (st != PW_OK)
+	}
+	pw_copybuf_release(&ids);
+	pw_copybuf_release(&reps);
+	if (st != PW_OK)
+		goto fail;
+	if (nnew) {
+		pw_copybuf_reset(&ing->buf);
+		for (size_t i = 0; i < n; i++)
+			if (its[i]->state == ST_NEW)
+				pw_ingest_row_run(&ing->buf, its[i]->run, its[i]->sha,
+				                  its[i]->msg->partition, its[i]->msg->offset);
+		snprintf(sql, sizeof sql, "COPY perfwatch.runs (%s) FROM STDIN", pw_ingest_run_columns);
+		if ((st = copy_buf(ing, sql, e, el)) != PW_OK)
 			goto fail;
 
 		/* samples and op timings of the runs this transaction inserted */

@@ -122,6 +122,28 @@ fps=$(q "SELECT string_agg(s.hlo_fingerprint || ':' || c, ',' ORDER BY s.hlo_fin
 [ "$fps" = "$fp_a:3,$fp_b:2" ] || fail "fingerprint series: \"$fps\", want \"$fp_a:3,$fp_b:2\""
 echo "ok: new fingerprint, new series ($fps)"
 
+# runs already stored arrive again: the same payloads are duplicates, other
+# payloads under the same run ids are conflicts, dead-lettered; nothing changes
+rev_like="run_id LIKE '${prefix}rev-%'"
+rev_runs=$(q "SELECT count(*) FROM perfwatch.runs WHERE $rev_like")
+rev_samples=$(q "SELECT count(*) FROM perfwatch.samples WHERE $rev_like")
+rev_sum=$(q "SELECT sum(value) FROM perfwatch.samples WHERE $rev_like")
+env -u PW_KAFKA_GROUP_ID "$sim" replay "$work/rev.scn" --run-prefix "${prefix}rev-" >/dev/null
+env -u PW_KAFKA_GROUP_ID "$sim" replay "$work/rev.scn" --run-prefix "${prefix}rev-" --seed 10 >/dev/null
+conflicts() { q "SELECT count(*) FROM perfwatch.dead_letters WHERE reason = 'conflict'
+  AND convert_from(original_key, 'UTF8') LIKE '${prefix}rev-%'"; }
+deadline=$((SECONDS + 60))
+until [ "$(conflicts)" -ge "$rev_runs" ]; do
+  [ $SECONDS -lt $deadline ] || fail "$(conflicts) of $rev_runs conflicting runs dead-lettered after 60 s"
+  sleep 0.5
+done
+sleep 1
+[ "$(conflicts)" = "$rev_runs" ] || fail "$(conflicts) conflicts dead-lettered, want $rev_runs"
+[ "$(q "SELECT count(*) FROM perfwatch.runs WHERE $rev_like")" = "$rev_runs" ] || fail "runs changed on redelivery"
+[ "$(q "SELECT count(*) FROM perfwatch.samples WHERE $rev_like")" = "$rev_samples" ] || fail "samples changed on redelivery"
+[ "$(q "SELECT sum(value) FROM perfwatch.samples WHERE $rev_like")" = "$rev_sum" ] || fail "stored values changed on redelivery"
+echo "ok: $rev_runs stored runs redelivered as duplicates, then as $rev_runs conflicts dead-lettered"
+
 # bisection: the simulator answers a BisectJob with runs of exactly that series at
 # the build asked (here the culprit cherry-picked on the pre-range base), carrying its id
 job="bj-${prefix}cp"
