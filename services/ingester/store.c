@@ -234,16 +234,8 @@ static pw_status exec0(pw_ingester *ing, const char *sql, PGresult **res, char *
 	return pw_pg_exec(ing->pg, sql, 0, NULL, res, e, el);
 }
 
-static pw_status copy_buf_rows(pw_ingester *ing, const char *sql, uint64_t *rows, char *e,
-                               size_t el);
-
+/* COPYs what ing->buf holds */
 static pw_status copy_buf(pw_ingester *ing, const char *sql, char *e, size_t el)
-{
-	return copy_buf_rows(ing, sql, NULL, e, el);
-}
-
-static pw_status copy_buf_rows(pw_ingester *ing, const char *sql, uint64_t *rows, char *e,
-                               size_t el)
 {
 	if (ing->buf.err != PW_OK)
 		return pw_fail(ing->buf.err, e, el, "copy data of the batch exceeds %u bytes", COPY_MAX);
@@ -261,6 +253,50 @@ static pw_status copy_buf_rows(pw_ingester *ing, const char *sql, uint64_t *rows
 			return st;
 		}
 		off += n;
+	}
+	return pw_pg_copy_end(ing->pg, NULL, e, el);
+}
+
+enum rows_kind { ROWS_RUN, ROWS_SAMPLES, ROWS_OPS };
+
+#define COPY_CHUNK (256u << 10)
+
+/*
+ * COPYs the rows of every new item, sending them as they are formatted: the
+ * server parses and indexes one chunk while the next is being written, and
+ * the buffer never holds more than a chunk and one run's rows.
+ */
+static pw_status copy_items(pw_ingester *ing, const char *sql, item *const *its, size_t n,
+                            enum rows_kind kind, uint64_t *rows, char *e, size_t el)
+{
+	pw_copybuf *b = &ing->buf;
+	pw_status st = pw_pg_copy_begin(ing->pg, sql, e, el);
+	if (st != PW_OK)
+		return st;
+	pw_copybuf_reset(b);
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && its[i]->state == ST_NEW) {
+			const item *it = its[i];
+			if (kind == ROWS_RUN)
+				pw_ingest_row_run(b, it->run, it->sha, it->msg->partition, it->msg->offset);
+			else if (kind == ROWS_SAMPLES)
+				pw_ingest_rows_samples(b, it->run, it->sids);
+			else
+				pw_ingest_rows_ops(b, it->run);
+		}
+		if (b->err != PW_OK) {
+			st = pw_fail(b->err, e, el, "copy data of one run exceeds %u bytes", COPY_MAX);
+			break;
+		}
+		if (b->len && (b->len >= COPY_CHUNK || i == n)) {
+			if ((st = pw_pg_copy_put(ing->pg, b->data, b->len, e, el)) != PW_OK)
+				break;
+			pw_copybuf_reset(b);
+		}
+	}
+	if (st != PW_OK) {
+		pw_pg_copy_abort(ing->pg, "ingester: copy failed");
+		return st;
 	}
 	uint64_t nrows = 0;
 	st = pw_pg_copy_end(ing->pg, &nrows, e, el);
@@ -451,31 +487,17 @@ static pw_status write_items(pw_ingester *ing, item **its, size_t n, smap *pendi
 	if (st != PW_OK)
 		goto fail;
 	if (nnew) {
-		pw_copybuf_reset(&ing->buf);
-		for (size_t i = 0; i < n; i++)
-			if (its[i]->state == ST_NEW)
-				pw_ingest_row_run(&ing->buf, its[i]->run, its[i]->sha,
-				                  its[i]->msg->partition, its[i]->msg->offset);
+		/* the runs, then the samples and op timings of the runs this transaction inserts */
 		snprintf(sql, sizeof sql, "COPY perfwatch.runs (%s) FROM STDIN", pw_ingest_run_columns);
-		if ((st = copy_buf(ing, sql, e, el)) != PW_OK)
+		if ((st = copy_items(ing, sql, its, n, ROWS_RUN, NULL, e, el)) != PW_OK)
 			goto fail;
-
-		/* samples and op timings of the runs this transaction inserted */
-		pw_copybuf_reset(&ing->buf);
-		for (size_t i = 0; i < n; i++)
-			if (its[i]->state == ST_NEW)
-				pw_ingest_rows_samples(&ing->buf, its[i]->run, its[i]->sids);
 		snprintf(sql, sizeof sql, "COPY perfwatch.samples (%s) FROM STDIN",
 		         pw_ingest_sample_columns);
-		if ((st = copy_buf_rows(ing, sql, samples_written, e, el)) != PW_OK)
+		if ((st = copy_items(ing, sql, its, n, ROWS_SAMPLES, samples_written, e, el)) != PW_OK)
 			goto fail;
-		pw_copybuf_reset(&ing->buf);
-		for (size_t i = 0; i < n; i++)
-			if (its[i]->state == ST_NEW)
-				pw_ingest_rows_ops(&ing->buf, its[i]->run);
 		snprintf(sql, sizeof sql, "COPY perfwatch.op_timings (%s) FROM STDIN",
 		         pw_ingest_op_columns);
-		if ((st = copy_buf(ing, sql, e, el)) != PW_OK)
+		if ((st = copy_items(ing, sql, its, n, ROWS_OPS, NULL, e, el)) != PW_OK)
 			goto fail;
 	}
 
