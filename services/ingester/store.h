@@ -8,20 +8,21 @@
  * batch's offsets only after this returns PW_OK. The order inside a batch is
  * what makes delivery exactly-once in effect: decode and validate
  * (validate.h) → BEGIN → series ids (new series inserted ON CONFLICT DO
- * NOTHING: a new HLO fingerprint is a new series) → COPY runs into a staging
- * table → INSERT … ON CONFLICT DO NOTHING RETURNING into runs; a run not
- * returned is a duplicate (same run id and repeat, same payload SHA-256) or a
- * conflict (same key, other payload: dead-lettered) → COPY the samples and op
- * timings of the returned runs straight into their tables (only this
- * transaction can write rows of a run it just inserted) → dead_letters rows
+ * NOTHING: a new HLO fingerprint is a new series) → look the batch's run
+ * keys up in runs; a run found is a duplicate (same run id and repeat, same
+ * payload SHA-256) or a conflict (same key, other payload: dead-lettered) →
+ * COPY the other runs, their samples and their op timings straight into
+ * their tables (a concurrent writer of the same key makes the runs COPY fail
+ * on the unique index, and the batch is redone one run per transaction) →
+ * dead_letters rows
  * (ON CONFLICT DO NOTHING) → COMMIT →
  * publish a SeriesPoint per sample of every accepted or duplicate run (keyed
  * by series key) and a DeadLetter per bad message → wait for the delivery
  * reports. A crash anywhere before the offset commit replays the batch: the
  * database writes are no-ops the second time, the messages are sent again
  * (at least once). Memory is bounded by the batch: everything a batch
- * allocates is freed before the callback returns; the series-id cache is
- * capped.
+ * allocates is freed before the callback returns, COPY data is streamed in
+ * 256 KiB chunks, and the series-id cache is capped.
  */
 #ifndef PW_INGEST_STORE_H
 #define PW_INGEST_STORE_H
