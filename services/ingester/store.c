@@ -311,9 +311,13 @@ static const char *const stage_ddl[] = {
 	"platform text, config text, metric text, unit text, direction text) ON COMMIT DELETE ROWS",
 };
 
-/* Resolves the series id of every metric of every valid item (cache, else staged insert + read). */
-static pw_status resolve_series(pw_ingester *ing, item **its, size_t n, smap *pending,
-                                uint64_t *created, char *e, size_t el)
+/*
+ * Resolves the series id of every metric of every valid item: from the cache,
+ * from pending (committed earlier in this batch), else by a staged insert and
+ * read whose ids go to txn, valid only if this transaction commits.
+ */
+static pw_status resolve_series(pw_ingester *ing, item **its, size_t n, const smap *pending,
+                                smap *txn, uint64_t *created, char *e, size_t el)
 {
 	char key[1100];
 	pw_copybuf_reset(&ing->buf);
@@ -328,7 +332,7 @@ static pw_status resolve_series(pw_ingester *ing, item **its, size_t n, smap *pe
 			const Perfwatch__V1__MetricSample *ms = it->run->metrics[m];
 			pw_ingest_series_key(key, sizeof key, it->run, ms->name);
 			if (smap_get(&ing->cache, key, NULL) || smap_get(pending, key, NULL) ||
-			    smap_get(&staged, key, NULL))
+			    smap_get(txn, key, NULL) || smap_get(&staged, key, NULL))
 				continue;
 			if ((st = smap_put(&staged, key, 0)) != PW_OK)
 				goto done;
@@ -373,7 +377,7 @@ static pw_status resolve_series(pw_ingester *ing, item **its, size_t n, smap *pe
 		if (st != PW_OK)
 			goto done;
 		for (int r = 0; r < PQntuples(res) && st == PW_OK; r++)
-			st = smap_put(pending, PQgetvalue(res, r, 0),
+			st = smap_put(txn, PQgetvalue(res, r, 0),
 			              strtoll(PQgetvalue(res, r, 1), NULL, 10));
 		PQclear(res);
 		if (st != PW_OK)
@@ -386,7 +390,7 @@ static pw_status resolve_series(pw_ingester *ing, item **its, size_t n, smap *pe
 		for (size_t m = 0; m < it->run->n_metrics; m++) {
 			pw_ingest_series_key(key, sizeof key, it->run, it->run->metrics[m]->name);
 			if (!smap_get(&ing->cache, key, &it->sids[m]) &&
-			    !smap_get(pending, key, &it->sids[m])) {
+			    !smap_get(pending, key, &it->sids[m]) && !smap_get(txn, key, &it->sids[m])) {
 				st = pw_fail(PW_ERR_PG, e, el, "series \"%s\" has no id after insert", key);
 				goto done;
 			}
@@ -397,17 +401,23 @@ done:
 	return st;
 }
 
-/* One transaction over its[0..n): every write of those items, or none. */
+/*
+ * One transaction over its[0..n): every write of those items, or none. The
+ * series ids it created and its counts reach pending and the counters only
+ * when it commits: a rolled-back series id must never be used.
+ */
 static pw_status write_items(pw_ingester *ing, item **its, size_t n, smap *pending,
                              uint64_t *samples_written, uint64_t *created, char *e, size_t el)
 {
+	smap txn = {0};
+	uint64_t nsamples = 0, ncreated = 0;
 	pw_status st = pw_pg_begin(ing->pg, e, el);
 	if (st != PW_OK)
 		return st;
 	for (size_t i = 0; i < sizeof stage_ddl / sizeof stage_ddl[0]; i++)
 		if ((st = exec0(ing, stage_ddl[i], NULL, e, el)) != PW_OK)
 			goto fail;
-	if ((st = resolve_series(ing, its, n, pending, created, e, el)) != PW_OK)
+	if ((st = resolve_series(ing, its, n, pending, &txn, &ncreated, e, el)) != PW_OK)
 		goto fail;
 
 	/*
@@ -493,7 +503,7 @@ static pw_status write_items(pw_ingester *ing, item **its, size_t n, smap *pendi
 			goto fail;
 		snprintf(sql, sizeof sql, "COPY perfwatch.samples (%s) FROM STDIN",
 		         pw_ingest_sample_columns);
-		if ((st = copy_items(ing, sql, its, n, ROWS_SAMPLES, samples_written, e, el)) != PW_OK)
+		if ((st = copy_items(ing, sql, its, n, ROWS_SAMPLES, &nsamples, e, el)) != PW_OK)
 			goto fail;
 		snprintf(sql, sizeof sql, "COPY perfwatch.op_timings (%s) FROM STDIN",
 		         pw_ingest_op_columns);
@@ -527,9 +537,20 @@ static pw_status write_items(pw_ingester *ing, item **its, size_t n, smap *pendi
 		if (st != PW_OK)
 			goto fail;
 	}
-	return pw_pg_commit(ing->pg, e, el);
+	if ((st = pw_pg_commit(ing->pg, e, el)) != PW_OK)
+		goto fail;
+	for (size_t i = 0; i < txn.cap && st == PW_OK; i++)
+		if (txn.keys[i])
+			st = smap_put(pending, txn.keys[i], txn.vals[i]);
+	smap_release(&txn);
+	if (st != PW_OK)
+		return pw_fail(st, e, el, "out of memory");
+	*samples_written += nsamples;
+	*created += ncreated;
+	return PW_OK;
 fail:
 	pw_pg_rollback(ing->pg, NULL, 0);
+	smap_release(&txn);
 	return st;
 }
 
@@ -613,6 +634,14 @@ pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
 		for (size_t i = 0; i < n; i++) {
 			item *one = &items[i];
 			st = write_items(ing, &one, 1, &pending, &samples_written, &created, errbuf, errlen);
+			/*
+			 * Once more: when a concurrent writer of the same run key made the
+			 * COPY fail, it had committed by then, and the lookup now sees its
+			 * row. A run that fails twice is dead-lettered.
+			 */
+			if (st == PW_ERR_PG)
+				st = write_items(ing, &one, 1, &pending, &samples_written, &created, errbuf,
+				                 errlen);
 			if (st == PW_ERR_PG) {
 				one->state = ST_DLQ;
 				one->reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED;
