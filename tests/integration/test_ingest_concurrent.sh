@@ -35,6 +35,7 @@ fail() {
 }
 q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 json() { grep -o "\"$1\":[0-9.]*" <<<"$2" | head -1 | cut -d: -f2; }
+. tests/integration/lib_ingest.sh
 metric() { curl -fsS "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
 
 count=$("$sim" count "$scn" "${scale[@]}")
@@ -71,19 +72,9 @@ for p in "${ports[@]}"; do
   done
 done
 
-like="run_id LIKE '${prefix}%'"
-runs=$(q "SELECT count(*) FROM perfwatch.runs WHERE $like")
-samples=$(q "SELECT count(*) FROM perfwatch.samples WHERE $like")
-distinct=$(q "SELECT count(*) FROM (SELECT DISTINCT run_id, repeat_index, metric FROM perfwatch.samples WHERE $like) x")
-[ "$runs" = "$want_runs" ] || fail "runs: $runs, want $want_runs"
-[ "$samples" = "$want_samples" ] || fail "samples: $samples, want $want_samples"
-[ "$distinct" = "$want_samples" ] || fail "distinct samples: $distinct, want $want_samples"
-ops_dup=$(q "SELECT count(*) - count(DISTINCT (run_id, repeat_index, op_name)) FROM perfwatch.op_timings WHERE $like")
-[ "$ops_dup" = "0" ] || fail "$ops_dup op timings stored twice"
+stored_exactly_once "$prefix" "$want_runs" "$want_samples"
 dl=$(q "SELECT count(*) FROM perfwatch.dead_letters WHERE convert_from(original_key, 'UTF8') LIKE '${prefix}%'")
 [ "$dl" = "0" ] || fail "$dl runs dead-lettered: $(q "SELECT reason || ': ' || left(detail, 120) FROM perfwatch.dead_letters WHERE convert_from(original_key, 'UTF8') LIKE '${prefix}%' LIMIT 1")"
-wrong=$(q "SELECT count(*) FROM perfwatch.samples s JOIN perfwatch.runs r USING (run_id, repeat_index) LEFT JOIN perfwatch.series z ON z.series_id = s.series_id WHERE s.$like AND (z.series_id IS NULL OR (z.model, z.hlo_fingerprint, z.platform, z.config, z.metric) IS DISTINCT FROM (r.model, r.hlo_fingerprint, r.platform, r.config, s.metric))")
-[ "$wrong" = "0" ] || fail "$wrong samples whose series id is missing or names another series"
 accepted=$(( $(metric "${ports[0]}" perfwatch_ingester_runs_accepted_total) + $(metric "${ports[1]}" perfwatch_ingester_runs_accepted_total) ))
 [ "$accepted" = "$want_runs" ] || fail "the two ingesters counted $accepted runs stored, want $want_runs"
 retried=$(cat "$work"/ing.*.log | grep -c "one run at a time" || true)

@@ -35,6 +35,7 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- ingester logs (tail)"; tail -5 "$work"/ing.*.log || true; exit 1; }
 q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 json() { grep -o "\"$1\":[0-9.]*" <<<"$2" | head -1 | cut -d: -f2; }
+. tests/integration/lib_ingest.sh
 like="run_id LIKE '${prefix}%'"
 stored() { q "SELECT count(*) FROM perfwatch.samples WHERE $like"; }
 
@@ -92,23 +93,9 @@ while :; do
 done
 sleep 2
 
-# exactly once: as many rows as produced, no key twice, nothing missing
-samples=$(stored)
-distinct=$(q "SELECT count(*) FROM (SELECT DISTINCT run_id, repeat_index, metric FROM perfwatch.samples WHERE $like) x")
-runs=$(q "SELECT count(*) FROM perfwatch.runs WHERE $like")
-[ "$samples" = "$want_samples" ] || fail "samples: $samples rows, want $want_samples"
-[ "$distinct" = "$want_samples" ] || fail "distinct samples: $distinct, want $want_samples"
-[ "$runs" = "$want_runs" ] || fail "runs: $runs, want $want_runs"
-orphans=$(q "SELECT count(*) FROM perfwatch.runs r WHERE $like AND NOT EXISTS (SELECT 1 FROM perfwatch.samples s WHERE s.run_id = r.run_id AND s.repeat_index = r.repeat_index)")
-[ "$orphans" = "0" ] || fail "$orphans runs without samples (a batch was half-written)"
-# samples and op timings carry no foreign keys (migration 0015): the links are the ingester's
-lost=$(q "SELECT count(*) FROM perfwatch.samples s WHERE $like AND NOT EXISTS (SELECT 1 FROM perfwatch.runs r WHERE r.run_id = s.run_id AND r.repeat_index = s.repeat_index)")
-[ "$lost" = "0" ] || fail "$lost samples without their run"
-lost=$(q "SELECT count(*) FROM perfwatch.op_timings o WHERE $like AND NOT EXISTS (SELECT 1 FROM perfwatch.runs r WHERE r.run_id = o.run_id AND r.repeat_index = o.repeat_index)")
-[ "$lost" = "0" ] || fail "$lost op timings without their run"
-wrong=$(q "SELECT count(*) FROM perfwatch.samples s JOIN perfwatch.runs r USING (run_id, repeat_index) LEFT JOIN perfwatch.series z ON z.series_id = s.series_id WHERE s.$like AND (z.series_id IS NULL OR (z.model, z.hlo_fingerprint, z.platform, z.config, z.metric) IS DISTINCT FROM (r.model, r.hlo_fingerprint, r.platform, r.config, s.metric))")
-[ "$wrong" = "0" ] || fail "$wrong samples whose series id is missing or names another series"
-echo "ok: $samples samples of $runs runs stored exactly once after 3 kills"
+# exactly once: as many rows as produced, no key twice, nothing missing or orphaned
+stored_exactly_once "$prefix" "$want_runs" "$want_samples"
+echo "ok: $want_samples samples of $want_runs runs stored exactly once after 3 kills"
 
 pts_rc=0; wait "$pts_pid" || pts_rc=$?
 pts_pid=""
