@@ -84,6 +84,13 @@ done
 t1=$(now)
 got=$(stored)
 ingest_s=$(echo "$t1 - $t0" | bc -l)
+# peak resident memory of the ingesters: bounded by the batch and librdkafka's
+# prefetch queue (queued.max.messages.kbytes), not by the backlog
+rss_kb=0
+for p in "${ing_pids[@]}"; do
+  k=$(awk '/^VmHWM:/ { print $2 }' "/proc/$p/status")
+  [ "$k" -le "$rss_kb" ] || rss_kb=$k
+done
 
 # The same rows by raw COPY, same database, same run, two ways:
 #  - live: deleted from the real tables (vacuumed, untimed) and COPYed back
@@ -109,6 +116,6 @@ q "VACUUM perfwatch.runs, perfwatch.samples, perfwatch.op_timings" >/dev/null
 copy_s=$(copy_in perfwatch.)
 for t in runs samples op_timings; do q "CREATE TABLE public.${tag}_$t (LIKE perfwatch.$t INCLUDING ALL)"; done
 empty_s=$(copy_in "public.${tag}_")
-awk -v m="$members" -v n="$got" -v r="$runs" -v o="$ops" -v ti="$ingest_s" -v tc="$copy_s" -v te="$empty_s" 'BEGIN {
+awk -v m="$members" -v n="$got" -v r="$runs" -v o="$ops" -v ti="$ingest_s" -v tc="$copy_s" -v te="$empty_s" -v rss="$rss_kb" 'BEGIN {
   ir = n / ti; cr = n / tc; er = n / te;
-  printf "{\"bench\":\"ingest\",\"ingesters\":%d,\"samples\":%d,\"runs\":%d,\"op_rows\":%d,\"ingest_s\":%.2f,\"ingest_samples_per_s\":%.0f,\"raw_copy_s\":%.2f,\"raw_copy_samples_per_s\":%.0f,\"ratio\":%.3f,\"raw_copy_empty_s\":%.2f,\"raw_copy_empty_samples_per_s\":%.0f,\"ratio_empty\":%.3f}\n", m, n, r, o, ti, ir, tc, cr, ir / cr, te, er, ir / er }'
+  printf "{\"bench\":\"ingest\",\"ingesters\":%d,\"samples\":%d,\"runs\":%d,\"op_rows\":%d,\"ingest_s\":%.2f,\"ingest_samples_per_s\":%.0f,\"raw_copy_s\":%.2f,\"raw_copy_samples_per_s\":%.0f,\"ratio\":%.3f,\"raw_copy_empty_s\":%.2f,\"raw_copy_empty_samples_per_s\":%.0f,\"ratio_empty\":%.3f,\"ingester_peak_rss_mb\":%.1f}\n", m, n, r, o, ti, ir, tc, cr, ir / cr, te, er, ir / er, rss / 1024 }'
