@@ -144,6 +144,58 @@ void pw_copybuf_bytea(pw_copybuf *b, const uint8_t *p, size_t n)
 
 void pw_copybuf_bool(pw_copybuf *b, int v) { pw_copybuf_put(b, v ? "t" : "f", 1); }
 
+/* ---- binary COPY ------------------------------------------------------------- */
+
+static void put_be(pw_copybuf *b, uint64_t v, int bytes)
+{
+	char t[8];
+	for (int i = 0; i < bytes; i++)
+		t[i] = (char)(v >> (8 * (bytes - 1 - i)));
+	pw_copybuf_put(b, t, (size_t)bytes);
+}
+
+void pw_copybin_header(pw_copybuf *b)
+{
+	pw_copybuf_put(b, "PGCOPY\n\377\r\n\0", 11);
+	put_be(b, 0, 4); /* flags: no OIDs */
+	put_be(b, 0, 4); /* header extension length */
+}
+
+void pw_copybin_trailer(pw_copybuf *b) { put_be(b, 0xffff, 2); }
+void pw_copybin_row(pw_copybuf *b, int nfields) { put_be(b, (uint16_t)nfields, 2); }
+
+void pw_copybin_text(pw_copybuf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	put_be(b, (uint32_t)n, 4);
+	pw_copybuf_put(b, s ? s : "", n);
+}
+
+void pw_copybin_int4(pw_copybuf *b, int32_t v)
+{
+	put_be(b, 4, 4);
+	put_be(b, (uint32_t)v, 4);
+}
+
+void pw_copybin_int8(pw_copybuf *b, int64_t v)
+{
+	put_be(b, 8, 4);
+	put_be(b, (uint64_t)v, 8);
+}
+
+void pw_copybin_float8(pw_copybuf *b, double v)
+{
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof bits);
+	put_be(b, 8, 4);
+	put_be(b, bits, 8);
+}
+
+void pw_copybin_timestamptz(pw_copybuf *b, int64_t unix_us)
+{
+	pw_copybin_int8(b, unix_us - 946684800LL * 1000000LL);
+}
+
 /* ---- SHA-256 (FIPS 180-4) ----------------------------------------------------- */
 
 static const uint32_t K256[64] = {
@@ -359,22 +411,22 @@ void pw_ingest_rows_samples(pw_copybuf *b, const Perfwatch__V1__RunResult *r,
                             const int64_t *series_ids)
 {
 	const Perfwatch__V1__CompilerBuild *c = r->key->compiler;
+	const char *kind = pw_ingest_build_kind_name(c->kind);
 	for (size_t i = 0; i < r->n_metrics; i++) {
 		const Perfwatch__V1__MetricSample *m = r->metrics[i];
-		T(r->run_id);
-		I(r->repeat_index);
-		T(m->name);
-		I(series_ids[i]);
-		D(m->value);
-		T(m->unit);
-		pw_copybuf_time(b, r->finished_unix_us);
-		pw_copybuf_sep(b);
-		T(c->build_id);
-		T(pw_ingest_build_kind_name(c->kind));
-		I(c->cl_number);
-		T(r->chip_set);
-		pw_copybuf_text(b, r->bisect_job_id ? r->bisect_job_id : "");
-		pw_copybuf_eol(b);
+		pw_copybin_row(b, 12);
+		pw_copybin_text(b, r->run_id);
+		pw_copybin_int4(b, (int32_t)r->repeat_index);
+		pw_copybin_text(b, m->name);
+		pw_copybin_int8(b, series_ids[i]);
+		pw_copybin_float8(b, m->value);
+		pw_copybin_text(b, m->unit);
+		pw_copybin_timestamptz(b, r->finished_unix_us);
+		pw_copybin_text(b, c->build_id);
+		pw_copybin_text(b, kind);
+		pw_copybin_int8(b, (int64_t)c->cl_number);
+		pw_copybin_text(b, r->chip_set);
+		pw_copybin_text(b, r->bisect_job_id);
 	}
 }
 
@@ -382,16 +434,16 @@ void pw_ingest_rows_ops(pw_copybuf *b, const Perfwatch__V1__RunResult *r)
 {
 	for (size_t i = 0; i < r->n_ops; i++) {
 		const Perfwatch__V1__OpTiming *o = r->ops[i];
-		T(r->run_id);
-		I(r->repeat_index);
-		T(o->op_name);
-		T(o->category);
-		T(o->hlo_kind);
-		T(o->unit);
-		I(o->calls);
-		D(o->us_per_step);
-		pw_copybuf_double(b, o->hbm_bytes_per_step);
-		pw_copybuf_eol(b);
+		pw_copybin_row(b, 9);
+		pw_copybin_text(b, r->run_id);
+		pw_copybin_int4(b, (int32_t)r->repeat_index);
+		pw_copybin_text(b, o->op_name);
+		pw_copybin_text(b, o->category);
+		pw_copybin_text(b, o->hlo_kind);
+		pw_copybin_text(b, o->unit);
+		pw_copybin_int4(b, (int32_t)o->calls);
+		pw_copybin_float8(b, o->us_per_step);
+		pw_copybin_float8(b, o->hbm_bytes_per_step);
 	}
 }
 

@@ -46,6 +46,22 @@ void pw_copybuf_time(pw_copybuf *b, int64_t unix_us);
 void pw_copybuf_bytea(pw_copybuf *b, const uint8_t *p, size_t n);
 void pw_copybuf_bool(pw_copybuf *b, int v);
 
+/*
+ * COPY's binary format (FORMAT binary): a header, then per row the number of
+ * fields and each field as a 32-bit length and its value in network order,
+ * then a trailer. Each writer below must match its column's type exactly
+ * (integer = int4, bigint = int8, double precision = float8).
+ */
+void pw_copybin_header(pw_copybuf *b);
+void pw_copybin_trailer(pw_copybuf *b);
+void pw_copybin_row(pw_copybuf *b, int nfields);
+void pw_copybin_text(pw_copybuf *b, const char *s);
+void pw_copybin_int4(pw_copybuf *b, int32_t v);
+void pw_copybin_int8(pw_copybuf *b, int64_t v);
+void pw_copybin_float8(pw_copybuf *b, double v);
+/* A timestamptz from unix microseconds (PostgreSQL counts from 2000-01-01). */
+void pw_copybin_timestamptz(pw_copybuf *b, int64_t unix_us);
+
 /* SHA-256 of n bytes. */
 void pw_sha256(const void *p, size_t n, uint8_t out[32]);
 
@@ -71,10 +87,15 @@ extern const char pw_ingest_op_columns[];
 /* One runs row (sha = SHA-256 of the payload, partition/offset on perf.runs.v1). */
 void pw_ingest_row_run(pw_copybuf *b, const Perfwatch__V1__RunResult *run, const uint8_t sha[32],
                        int32_t partition, int64_t offset);
-/* One samples row per metric; series_ids[i] is the id of metric i's series. */
+/*
+ * One samples row per metric, in COPY's binary format (between a
+ * pw_copybin_header and a pw_copybin_trailer); series_ids[i] is the id of
+ * metric i's series. Binary because samples are most of a batch's rows:
+ * no number formatting here and no parsing in the server.
+ */
 void pw_ingest_rows_samples(pw_copybuf *b, const Perfwatch__V1__RunResult *run,
                             const int64_t *series_ids);
-/* One op_timings row per op. */
+/* One op_timings row per op, in COPY's binary format like the samples. */
 void pw_ingest_rows_ops(pw_copybuf *b, const Perfwatch__V1__RunResult *run);
 
 /*

@@ -273,7 +273,10 @@ static pw_status copy_items(pw_ingester *ing, const char *sql, item *const *its,
 	pw_status st = pw_pg_copy_begin(ing->pg, sql, e, el);
 	if (st != PW_OK)
 		return st;
+	bool binary = kind != ROWS_RUN;
 	pw_copybuf_reset(b);
+	if (binary)
+		pw_copybin_header(b);
 	for (size_t i = 0; i <= n; i++) {
 		if (i < n && its[i]->state == ST_NEW) {
 			const item *it = its[i];
@@ -284,6 +287,8 @@ static pw_status copy_items(pw_ingester *ing, const char *sql, item *const *its,
 			else
 				pw_ingest_rows_ops(b, it->run);
 		}
+		if (i == n && binary)
+			pw_copybin_trailer(b);
 		if (b->err != PW_OK) {
 			st = pw_fail(b->err, e, el, "copy data of one run exceeds %u bytes", COPY_MAX);
 			break;
@@ -501,11 +506,11 @@ static pw_status write_items(pw_ingester *ing, item **its, size_t n, smap *pendi
 		snprintf(sql, sizeof sql, "COPY perfwatch.runs (%s) FROM STDIN", pw_ingest_run_columns);
 		if ((st = copy_items(ing, sql, its, n, ROWS_RUN, NULL, e, el)) != PW_OK)
 			goto fail;
-		snprintf(sql, sizeof sql, "COPY perfwatch.samples (%s) FROM STDIN",
+		snprintf(sql, sizeof sql, "COPY perfwatch.samples (%s) FROM STDIN (FORMAT binary)",
 		         pw_ingest_sample_columns);
 		if ((st = copy_items(ing, sql, its, n, ROWS_SAMPLES, &nsamples, e, el)) != PW_OK)
 			goto fail;
-		snprintf(sql, sizeof sql, "COPY perfwatch.op_timings (%s) FROM STDIN",
+		snprintf(sql, sizeof sql, "COPY perfwatch.op_timings (%s) FROM STDIN (FORMAT binary)",
 		         pw_ingest_op_columns);
 		if ((st = copy_items(ing, sql, its, n, ROWS_OPS, NULL, e, el)) != PW_OK)
 			goto fail;

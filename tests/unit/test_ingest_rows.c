@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "rows.h"
@@ -122,6 +123,56 @@ static Perfwatch__V1__RunResult *sim_run(uint8_t **payload, size_t *len)
 	return run;
 }
 
+/* One field of a binary COPY row: its bytes (NULL for a SQL null) and length. */
+typedef struct bin_field {
+	const unsigned char *p;
+	uint32_t len;
+} bin_field;
+
+static uint64_t be(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Parses PostgreSQL's binary COPY format written by pw_copybin_*: checks the
+ * header, that every row has cols fields and the trailer ends the data;
+ * returns the number of rows, fields row-major in f. */
+static size_t bin_parse(const pw_copybuf *b, size_t cols, bin_field *f, size_t fmax)
+{
+	const unsigned char *p = (const unsigned char *)b->data, *end = p + b->len;
+	cr_assert_geq(b->len, 19 + 2);
+	cr_assert(memcmp(p, "PGCOPY\n\377\r\n\0", 11) == 0, "binary COPY signature");
+	cr_assert_eq(be(p + 11, 4), 0);
+	cr_assert_eq(be(p + 15, 4), 0);
+	p += 19;
+	size_t rows = 0, k = 0;
+	for (;;) {
+		cr_assert_leq(p + 2, end);
+		uint64_t nf = be(p, 2);
+		p += 2;
+		if (nf == 0xffff)
+			break;
+		cr_assert_eq(nf, cols, "row %zu has %llu fields, want %zu", rows, (unsigned long long)nf, cols);
+		for (size_t i = 0; i < cols; i++) {
+			cr_assert_leq(p + 4, end);
+			uint32_t len = (uint32_t)be(p, 4);
+			p += 4;
+			cr_assert_leq(p + len, end);
+			cr_assert_lt(k, fmax);
+			f[k].p = p;
+			f[k].len = len;
+			k++;
+			p += len;
+		}
+		rows++;
+	}
+	cr_assert_eq(p, end, "data after the trailer");
+	return rows;
+}
+
 Test(ingest_rows, rows_have_as_many_fields_as_their_column_lists)
 {
 	uint8_t *payload;
@@ -143,18 +194,51 @@ Test(ingest_rows, rows_have_as_many_fields_as_their_column_lists)
 	int64_t ids[16];
 	for (size_t i = 0; i < run->n_metrics; i++)
 		ids[i] = 100 + (int64_t)i;
+	pw_copybin_header(&b);
 	pw_ingest_rows_samples(&b, run, ids);
+	pw_copybin_trailer(&b);
 	size_t cols = count_char(pw_ingest_sample_columns, strlen(pw_ingest_sample_columns), ',') + 1;
-	cr_assert_eq(count_char(b.data, b.len, '\n'), run->n_metrics);
-	cr_assert_eq(count_char(b.data, b.len, '\t'), run->n_metrics * (cols - 1));
-	cr_assert(strstr(text(&b), "t0-20260617-00000\t0\ttpot_p50_ms\t102\t") != NULL, "%s", text(&b));
+	bin_field f[16 * 16];
+	size_t rows = bin_parse(&b, cols, f, sizeof f / sizeof f[0]);
+	cr_assert_eq(rows, run->n_metrics);
+	/* row 2 (tpot_p50_ms): run id, repeat 0, metric, series id 102, value, unit ms, time */
+	const bin_field *r2 = &f[2 * cols];
+	cr_assert_eq(r2[0].len, strlen("t0-20260617-00000"));
+	cr_assert(memcmp(r2[0].p, "t0-20260617-00000", r2[0].len) == 0);
+	cr_assert_eq(r2[1].len, 4);
+	cr_assert_eq(be(r2[1].p, 4), 0);
+	cr_assert_eq(r2[2].len, strlen("tpot_p50_ms"));
+	cr_assert(memcmp(r2[2].p, "tpot_p50_ms", r2[2].len) == 0);
+	cr_assert_eq(r2[3].len, 8);
+	cr_assert_eq(be(r2[3].p, 8), 102);
+	uint64_t bits = be(r2[4].p, 8);
+	double v;
+	memcpy(&v, &bits, sizeof v);
+	cr_assert_eq(v, run->metrics[2]->value);
+	/* timestamptz: microseconds since 2000-01-01 00:00:00 UTC */
+	cr_assert_eq((int64_t)be(r2[6].p, 8), run->finished_unix_us - 946684800000000LL);
+	cr_assert_eq(r2[8].len, strlen("nightly"));
+	cr_assert(memcmp(r2[8].p, "nightly", r2[8].len) == 0);
+	cr_assert_eq((int64_t)be(r2[9].p, 8), 7841923);
 
 	pw_copybuf_reset(&b);
+	pw_copybin_header(&b);
 	pw_ingest_rows_ops(&b, run);
+	pw_copybin_trailer(&b);
 	cols = count_char(pw_ingest_op_columns, strlen(pw_ingest_op_columns), ',') + 1;
-	cr_assert_eq(count_char(b.data, b.len, '\n'), run->n_ops);
-	cr_assert_eq(count_char(b.data, b.len, '\t'), run->n_ops * (cols - 1));
-	cr_assert(strstr(text(&b), "\tfusion.1423a\tqk_scores\tkLoop\tMXU\t32\t") != NULL, "%s", text(&b));
+	rows = bin_parse(&b, cols, f, sizeof f / sizeof f[0]);
+	cr_assert_eq(rows, run->n_ops);
+	bool found = false;
+	for (size_t i = 0; i < rows; i++) {
+		const bin_field *o = &f[i * cols];
+		if (o[2].len == strlen("fusion.1423a") && memcmp(o[2].p, "fusion.1423a", o[2].len) == 0) {
+			found = true;
+			cr_assert(memcmp(o[3].p, "qk_scores", o[3].len) == 0);
+			cr_assert(memcmp(o[5].p, "MXU", o[5].len) == 0);
+			cr_assert_eq(be(o[6].p, 4), 32);
+		}
+	}
+	cr_assert(found, "fusion.1423a is not among the op rows");
 	pw_copybuf_release(&b);
 	perfwatch__v1__run_result__free_unpacked(run, NULL);
 	free(payload);
