@@ -20,9 +20,16 @@
  *          as possible), --dup-every K (also re-send every K-th run verbatim),
  *          --bad-every K (also send a broken copy of every K-th run: its first
  *          metric NaN), --answer (replay, then answer bisection jobs),
- *          --run-prefix P (prefix every run id: tests isolate their runs).
+ *          --run-prefix P (prefix every run id: tests isolate their runs),
+ *          --namespace TAG (append ".TAG" to model, fingerprint, release, fleet
+ *          event and waiver names: the replay starts its own series, releases
+ *          and families; see sim_proto.h), --since T / --until T (replay only
+ *          the events at or after / before simulated time T, YYYY-MM-DD or
+ *          YYYY-MM-DDTHH:MM[:SS]Z: a test can let its consumers catch up at
+ *          a point of the timeline, e.g. before a fleet change).
  * Exit status: 0 done, 1 failure, 2 usage.
  */
+#include <ctype.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -57,6 +64,8 @@ typedef struct opts {
 	bool answer;
 	int64_t from, to;
 	const char *run_prefix;
+	const char *ns;
+	int64_t since_us, until_us; /* 0: unbounded */
 } opts;
 
 typedef struct app {
@@ -75,7 +84,7 @@ static int usage(void)
 	        "usage: pw-sim replay|answer|count|history|dump SCENARIO [--seed N] [--models N]\n"
 	        "       [--platforms N] [--configs N] [--days N] [--repeats N] [--limit N] [--rate N]\n"
 	        "       [--dup-every K] [--bad-every K] [--answer] [--from CL] [--to CL]\n"
-	        "       [--run-prefix P]\n");
+	        "       [--run-prefix P] [--namespace TAG] [--since TIME] [--until TIME]\n");
 	return 2;
 }
 
@@ -96,6 +105,47 @@ static bool num_arg(int argc, char **argv, int *i, const char *name, unsigned lo
 		fprintf(stderr, "pw-sim: %s \"%s\" is not a number\n", name, argv[*i]);
 		exit(2);
 	}
+	return true;
+}
+
+/* "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM[:SS]Z" (UTC) to unix µs; false when malformed. */
+static bool parse_when(const char *v, int64_t *out)
+{
+	int y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
+	if (sscanf(v, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3)
+		return false;
+	const char *rest = v + n;
+	if (*rest) {
+		int k = 0;
+		if (sscanf(rest, "T%2d:%2d%n", &h, &mi, &k) != 2)
+			return false;
+		rest += k;
+		if (*rest == ':') {
+			k = 0;
+			if (sscanf(rest, ":%2d%n", &sec, &k) != 1)
+				return false;
+			rest += k;
+		}
+		if (strcmp(rest, "Z") != 0)
+			return false;
+	}
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		return false;
+	struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
+	                .tm_min = mi, .tm_sec = sec};
+	*out = (int64_t)timegm(&tm) * 1000000LL;
+	return true;
+}
+
+/* A namespace tag: 1..16 of [A-Za-z0-9_-], so that names stay key-safe and short. */
+static bool ns_ok(const char *v)
+{
+	size_t n = strlen(v);
+	if (n == 0 || n > 16)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)v[i]) && v[i] != '-' && v[i] != '_')
+			return false;
 	return true;
 }
 
@@ -137,6 +187,23 @@ static int parse_args(int argc, char **argv, opts *o)
 			o->answer = true;
 		else if (strcmp(argv[i], "--run-prefix") == 0 && i + 1 < argc)
 			o->run_prefix = argv[++i];
+		else if (strcmp(argv[i], "--namespace") == 0 && i + 1 < argc) {
+			o->ns = argv[++i];
+			if (!ns_ok(o->ns)) {
+				fprintf(stderr, "pw-sim: --namespace \"%s\" is not 1 to 16 of A-Z a-z 0-9 - _\n",
+				        o->ns);
+				return 2;
+			}
+		} else if ((strcmp(argv[i], "--since") == 0 || strcmp(argv[i], "--until") == 0) &&
+		           i + 1 < argc) {
+			bool since = strcmp(argv[i], "--since") == 0;
+			if (!parse_when(argv[i + 1], since ? &o->since_us : &o->until_us)) {
+				fprintf(stderr, "pw-sim: %s \"%s\" is not YYYY-MM-DD[THH:MM[:SS]Z]\n",
+				        argv[i], argv[i + 1]);
+				return 2;
+			}
+			i++;
+		}
 		else {
 			fprintf(stderr, "pw-sim: unknown option \"%s\"\n", argv[i]);
 			return usage();
@@ -182,6 +249,11 @@ static int cmd_replay(app *a)
 	while (!stop_flag && (st = pw_sim_cursor_next(&c, &ev)) == PW_OK) {
 		uint8_t *buf = NULL;
 		size_t len = 0;
+		/* a segment of the timeline: the cursor is in time order */
+		if (a->o.until_us && ev.t_unix_us >= a->o.until_us)
+			break;
+		if (a->o.since_us && ev.t_unix_us < a->o.since_us)
+			continue;
 		if (ev.kind == PW_SIM_EV_RUN) {
 			if (a->o.limit && runs >= a->o.limit)
 				break;
@@ -195,6 +267,8 @@ static int cmd_replay(app *a)
 				memcpy(ev.run.run_id, id, n);
 				ev.run.run_id[n] = '\0';
 			}
+			if (pw_sim_run_namespace(&ev.run, a->o.ns) != PW_OK)
+				goto fail_long;
 			if ((st = pw_sim_proto_run(a->w, &ev.run, &buf, &len)) != PW_OK)
 				goto fail_nomem;
 			st = produce(a, PW_TOPIC_RUNS, ev.run.run_id, buf, len, err, sizeof err);
@@ -222,14 +296,23 @@ static int cmd_replay(app *a)
 				}
 			}
 		} else if (ev.kind == PW_SIM_EV_FLEET_CHANGE) {
-			if ((st = pw_sim_proto_fleet(ev.fleet, &buf, &len)) != PW_OK)
+			char id[PW_SIM_NAME_MAX];
+			snprintf(id, sizeof id, "%s", ev.fleet->id);
+			if (pw_sim_ns_append(id, sizeof id, a->o.ns) != PW_OK)
+				goto fail_long;
+			if ((st = pw_sim_proto_fleet_ns(ev.fleet, a->o.ns, &buf, &len)) != PW_OK)
 				goto fail_nomem;
-			st = produce(a, PW_TOPIC_FLEET_CHANGES, ev.fleet->id, buf, len, err, sizeof err);
+			st = produce(a, PW_TOPIC_FLEET_CHANGES, id, buf, len, err, sizeof err);
 			fleet++;
 		} else {
-			if ((st = pw_sim_proto_gate(a->w, ev.release, ev.t_unix_us, &buf, &len)) != PW_OK)
+			char id[PW_SIM_NAME_MAX];
+			snprintf(id, sizeof id, "%s", ev.release->id);
+			if (pw_sim_ns_append(id, sizeof id, a->o.ns) != PW_OK)
+				goto fail_long;
+			if ((st = pw_sim_proto_gate_ns(a->w, ev.release, ev.t_unix_us, a->o.ns, pw_now_us(),
+			                               &buf, &len)) != PW_OK)
 				goto fail_nomem;
-			st = produce(a, PW_TOPIC_GATE_REQUESTS, ev.release->id, buf, len, err, sizeof err);
+			st = produce(a, PW_TOPIC_GATE_REQUESTS, id, buf, len, err, sizeof err);
 			gates++;
 		}
 		free(buf);
@@ -256,6 +339,34 @@ static int cmd_replay(app *a)
 fail_nomem:
 	pw_log_error(&a->log, "packing a message failed: %s", pw_strerror(st));
 	return 1;
+fail_long:
+	pw_log_error(&a->log, "namespace \"%s\" makes a name longer than %d characters", a->o.ns,
+	             PW_SIM_NAME_MAX - 1);
+	return 1;
+}
+
+/* Takes the namespace off the names a job asks for (in place: it only shortens
+ * them); false when a named model or fingerprint is not of namespace ns. */
+static bool job_strip_ns(Perfwatch__V1__BisectJob *job, const char *ns)
+{
+	char *names[4] = {NULL};
+	if (job->key) {
+		names[0] = job->key->model;
+		names[1] = job->key->hlo_fingerprint;
+	}
+	if (job->series) {
+		names[2] = job->series->model;
+		names[3] = job->series->hlo_fingerprint;
+	}
+	bool any = false;
+	for (size_t i = 0; i < 4; i++) {
+		if (!names[i] || !*names[i])
+			continue;
+		if (!pw_sim_ns_strip(names[i], ns))
+			return false;
+		any = true;
+	}
+	return any;
 }
 
 /* One BisectJob: build, run, publish; malformed jobs are logged and skipped. */
@@ -273,7 +384,14 @@ static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 		}
 		pw_sim_bisect_plan plan;
 		char err[512];
-		pw_status st = pw_sim_bisect_plan_make(a->w, job, &plan, err, sizeof err);
+		pw_status st = PW_OK;
+		if (a->o.ns && !job_strip_ns(job, a->o.ns)) {
+			pw_log_info(&a->log, "bisect job \"%s\" is not of namespace \"%s\"; skipped",
+			            job->job_id ? job->job_id : "", a->o.ns);
+			perfwatch__v1__bisect_job__free_unpacked(job, NULL);
+			continue;
+		}
+		st = pw_sim_bisect_plan_make(a->w, job, &plan, err, sizeof err);
 		perfwatch__v1__bisect_job__free_unpacked(job, NULL);
 		if (st != PW_OK) {
 			pw_log_warn(&a->log, "%s; skipped", err);
@@ -293,6 +411,9 @@ static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 			}
 			uint8_t *buf;
 			size_t len;
+			if (pw_sim_run_namespace(&run, a->o.ns) != PW_OK)
+				return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+				               "namespace \"%s\" makes a name too long", a->o.ns);
 			if ((st = pw_sim_proto_run(a->w, &run, &buf, &len)) != PW_OK)
 				return pw_fail(st, errbuf, errlen, "packing a run failed");
 			st = produce(a, PW_TOPIC_RUNS, run.run_id, buf, len, errbuf, errlen);
@@ -394,17 +515,22 @@ static int cmd_dump(app *a)
 	uint64_t runs = 0;
 	while (pw_sim_cursor_next(&c, &ev) == PW_OK) {
 		if (ev.kind == PW_SIM_EV_FLEET_CHANGE) {
-			printf("{\"fleet_change\":\"%s\",\"at_us\":%lld,\"cell\":\"%s\",\"pct\":%g}\n",
-			       ev.fleet->id, (long long)ev.t_unix_us, ev.fleet->cell, ev.fleet->pct);
+			printf("{\"fleet_change\":\"%s%s%s\",\"at_us\":%lld,\"cell\":\"%s\",\"pct\":%g}\n",
+			       ev.fleet->id, a->o.ns ? "." : "", a->o.ns ? a->o.ns : "",
+			       (long long)ev.t_unix_us, ev.fleet->cell, ev.fleet->pct);
 			continue;
 		}
 		if (ev.kind == PW_SIM_EV_GATE_REQUEST) {
-			printf("{\"gate_request\":\"%s\",\"at_us\":%lld}\n", ev.release->id,
-			       (long long)ev.t_unix_us);
+			printf("{\"gate_request\":\"%s%s%s\",\"at_us\":%lld}\n", ev.release->id,
+			       a->o.ns ? "." : "", a->o.ns ? a->o.ns : "", (long long)ev.t_unix_us);
 			continue;
 		}
 		if (a->o.limit && runs >= a->o.limit)
 			break;
+		if (pw_sim_run_namespace(&ev.run, a->o.ns) != PW_OK) {
+			fprintf(stderr, "pw-sim: namespace \"%s\" makes a name too long\n", a->o.ns);
+			return 1;
+		}
 		const pw_sim_run *r = &ev.run;
 		printf("{\"run_id\":\"%s\",\"repeat\":%u,\"model\":\"%s\",\"platform\":\"%s\","
 		       "\"config\":\"%s\",\"build\":\"%s\",\"cl\":%lld,\"chip_set\":\"%s\",\"started_us\":%lld",

@@ -222,6 +222,24 @@ typedef struct pw_sim_expect {
 	double pct;                     /* expected relative change of the metric, percent */
 } pw_sim_expect;
 
+/*
+ * A waiver the release tooling sends with an RC (§8 follow-up). Selectors
+ * are exact names, as the gate matches them (empty = any). The gate checks
+ * the expiry at its evaluation time, which is the wall clock, not the
+ * simulated one: expires_unix_us is absolute, or, when expires_rel is set,
+ * expires_rel_us from the moment the request is published.
+ */
+typedef struct pw_sim_waiver {
+	char id[PW_SIM_NAME_MAX];
+	char model[PW_SIM_NAME_MAX], platform[PW_SIM_NAME_MAX], config[PW_SIM_NAME_MAX];
+	char metric[PW_SIM_NAME_MAX];
+	char owner[PW_SIM_NAME_MAX], approved_by[PW_SIM_NAME_MAX];
+	char reason[PW_SIM_TEXT_MAX];
+	int64_t expires_unix_us;
+	bool expires_rel;
+	int64_t expires_rel_us;
+} pw_sim_waiver;
+
 /* A release (kind RELEASE) or release candidate (kind RC) and its sweep. */
 typedef struct pw_sim_release {
 	pw_sim_build_kind kind;
@@ -232,6 +250,8 @@ typedef struct pw_sim_release {
 	uint32_t repeats;               /* runs per series (0: declared only) */
 	pw_sim_expect *expects;         /* registered expected wins (RC only) */
 	size_t nexpects;
+	pw_sim_waiver *waivers;         /* waivers sent with the gate request (RC only) */
+	size_t nwaivers;
 } pw_sim_release;
 
 typedef struct pw_sim_fleet_change {

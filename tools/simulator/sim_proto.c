@@ -29,6 +29,49 @@ static pw_status pack_out(const ProtobufCMessage *m, uint8_t **out, size_t *len)
 	return PW_OK;
 }
 
+/* ------------------------------------------------------------- namespaces */
+
+pw_status pw_sim_ns_append(char *buf, size_t len, const char *ns)
+{
+	if (!ns || !*ns)
+		return PW_OK;
+	size_t n = strlen(buf), k = strlen(ns);
+	if (n + 1 + k + 1 > len)
+		return PW_ERR_INVALID;
+	buf[n] = '.';
+	memcpy(buf + n + 1, ns, k + 1);
+	return PW_OK;
+}
+
+bool pw_sim_ns_strip(char *buf, const char *ns)
+{
+	if (!ns || !*ns)
+		return true;
+	size_t n = strlen(buf), k = strlen(ns);
+	if (n < k + 2 || buf[n - k - 1] != '.' || strcmp(buf + n - k, ns) != 0)
+		return false;
+	buf[n - k - 1] = '\0';
+	return true;
+}
+
+pw_status pw_sim_run_namespace(pw_sim_run *r, const char *ns)
+{
+	if (!ns || !*ns)
+		return PW_OK;
+	pw_status st = pw_sim_ns_append(r->model, sizeof r->model, ns);
+	if (st == PW_OK)
+		st = pw_sim_ns_append(r->fingerprint, sizeof r->fingerprint, ns);
+	/* nightly and bisection builds are the fleet's, shared by every series */
+	if (st == PW_OK && (r->build.kind == PW_SIM_BUILD_RC || r->build.kind == PW_SIM_BUILD_RELEASE))
+		st = pw_sim_ns_append(r->build.build_id, sizeof r->build.build_id, ns);
+	if (st == PW_OK && r->build.release_id[0])
+		st = pw_sim_ns_append(r->build.release_id, sizeof r->build.release_id, ns);
+	/* the replay's fleet is its own too: its fleet changes freeze only its series */
+	if (st == PW_OK && r->cell[0])
+		st = pw_sim_ns_append(r->cell, sizeof r->cell, ns);
+	return st;
+}
+
 /* hlo_kind and execution unit of the op categories the model emits */
 static void op_kind(const char *category, bool gpu, const char **hlo_kind, const char **unit)
 {
@@ -177,7 +220,30 @@ static Perfwatch__V1__FleetChangeKind fleet_kind(const char *k)
 	return PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_OTHER;
 }
 
+static pw_status fleet_pack(const pw_sim_fleet_change *fc, const char *ns, uint8_t **out,
+                            size_t *len);
+
+pw_status pw_sim_proto_fleet_ns(const pw_sim_fleet_change *fc, const char *ns, uint8_t **out,
+                                size_t *len)
+{
+	pw_sim_fleet_change c = *fc;
+	if (pw_sim_ns_append(c.id, sizeof c.id, ns) != PW_OK)
+		return PW_ERR_INVALID;
+	return fleet_pack(&c, ns, out, len);
+}
+
 pw_status pw_sim_proto_fleet(const pw_sim_fleet_change *fc, uint8_t **out, size_t *len)
+{
+	return fleet_pack(fc, NULL, out, len);
+}
+
+/*
+ * With a namespace the cells are named as the replay's runs name them; an
+ * event for every cell of its platforms lists those cells, so that it
+ * selects the replay's runs only (an empty list would match every replay's).
+ */
+static pw_status fleet_pack(const pw_sim_fleet_change *fc, const char *ns, uint8_t **out,
+                            size_t *len)
 {
 	Perfwatch__V1__FleetChangeEvent ev = PERFWATCH__V1__FLEET_CHANGE_EVENT__INIT;
 	char *plats[16];
@@ -187,7 +253,26 @@ pw_status pw_sim_proto_fleet(const pw_sim_fleet_change *fc, uint8_t **out, size_
 		for (size_t i = 0; i < pw_sim_platforms_count && np < 16; i++)
 			if (fnmatch(fc->platform, pw_sim_platforms[i].name, 0) == 0)
 				plats[np++] = (char *)pw_sim_platforms[i].name;
-	char *cells[1] = {(char *)fc->cell};
+	char cellbuf[32][PW_SIM_NAME_MAX], *cells[32];
+	size_t nc = 0;
+	if (fc->cell[0]) {
+		snprintf(cellbuf[nc], sizeof cellbuf[nc], "%s", fc->cell);
+		cells[nc] = cellbuf[nc];
+		nc++;
+	} else if (ns && *ns) {
+		for (size_t i = 0; i < pw_sim_platforms_count; i++) {
+			if (fc->platform[0] && fnmatch(fc->platform, pw_sim_platforms[i].name, 0) != 0)
+				continue;
+			for (size_t k = 0; k < 2 && nc < 32; k++) {
+				snprintf(cellbuf[nc], sizeof cellbuf[nc], "%s", pw_sim_platforms[i].cells[k]);
+				cells[nc] = cellbuf[nc];
+				nc++;
+			}
+		}
+	}
+	for (size_t k = 0; k < nc; k++)
+		if (pw_sim_ns_append(cellbuf[k], sizeof cellbuf[k], ns) != PW_OK)
+			return PW_ERR_INVALID;
 	ev.event_id = (char *)fc->id;
 	ev.occurred_unix_us = fc->at_unix_us;
 	ev.kind = fleet_kind(fc->kind);
@@ -195,13 +280,29 @@ pw_status pw_sim_proto_fleet(const pw_sim_fleet_change *fc, uint8_t **out, size_
 	ev.source = "fleet-ops";
 	ev.n_platforms = np;
 	ev.platforms = plats;
-	ev.n_cells = fc->cell[0] ? 1 : 0;
+	ev.n_cells = nc;
 	ev.cells = cells;
 	return pack_out(&ev.base, out, len);
 }
 
 pw_status pw_sim_proto_gate(const pw_sim *w, const pw_sim_release *rel, int64_t t_unix_us,
                             uint8_t **out, size_t *len)
+{
+	return pw_sim_proto_gate_ns(w, rel, t_unix_us, NULL, t_unix_us, out, len);
+}
+
+/* A name with ".ns" appended, in the arena slot dst (PW_SIM_NAME_MAX * 5 bytes). */
+static pw_status ns_copy(char *dst, size_t len, const char *name, const char *ns)
+{
+	if ((size_t)snprintf(dst, len, "%s", name) >= len)
+		return PW_ERR_INVALID;
+	return pw_sim_ns_append(dst, len, ns);
+}
+
+typedef char ns_name[PW_SIM_NAME_MAX * 5];
+
+pw_status pw_sim_proto_gate_ns(const pw_sim *w, const pw_sim_release *rel, int64_t t_unix_us,
+                               const char *ns, int64_t wall_unix_us, uint8_t **out, size_t *len)
 {
 	pw_status st = PW_OK;
 	Perfwatch__V1__GateRequest gr = PERFWATCH__V1__GATE_REQUEST__INIT;
@@ -210,15 +311,22 @@ pw_status pw_sim_proto_gate(const pw_sim *w, const pw_sim_release *rel, int64_t 
 	Perfwatch__V1__TierRepeats t_tail = PERFWATCH__V1__TIER_REPEATS__INIT;
 	Perfwatch__V1__TierRepeats *tiers[2] = {&t_top, &t_tail};
 	Perfwatch__V1__ExpectedWin *wins = NULL, **winp = NULL;
-	char (*keys)[PW_SIM_NAME_MAX * 5] = NULL, (*cls)[32] = NULL, (*owners)[PW_SIM_NAME_MAX] = NULL;
-	size_t nwin = 0, cap = 0;
+	Perfwatch__V1__Waiver *wv = NULL, **wvp = NULL;
+	ns_name *keys = NULL, *fams = NULL, *wv_names = NULL;
+	char **famp = NULL;
+	char (*cls)[32] = NULL, (*owners)[PW_SIM_NAME_MAX] = NULL;
+	size_t nwin = 0, cap = 0, nfam = 0, nseries = pw_sim_series_count(w);
 	char cl[32];
+	ns_name rel_id, base_id;
+	if (ns_copy(rel_id, sizeof rel_id, rel->id, ns) != PW_OK ||
+	    ns_copy(base_id, sizeof base_id, rel->base, rel->base[0] ? ns : NULL) != PW_OK)
+		return PW_ERR_INVALID;
 	snprintf(cl, sizeof cl, "cl/%lld", (long long)rel->cl);
-	cb.build_id = (char *)rel->id;
+	cb.build_id = rel_id;
 	cb.kind = PERFWATCH__V1__BUILD_KIND__BUILD_KIND_RC;
 	cb.cl = cl;
 	cb.cl_number = rel->cl;
-	cb.release_id = (char *)rel->id;
+	cb.release_id = rel_id;
 	t_top.tier = PERFWATCH__V1__TIER__TIER_TOP;
 	t_top.n = 5;
 	t_top.mde_pct = 1.0;
@@ -226,8 +334,31 @@ pw_status pw_sim_proto_gate(const pw_sim *w, const pw_sim_release *rel, int64_t 
 	t_tail.n = 3;
 	t_tail.mde_pct = 3.0;
 
+	/* the families: every model of the matrix, once, in series order */
+	fams = calloc(nseries + 1, sizeof *fams);
+	famp = calloc(nseries + 1, sizeof *famp);
+	wv = calloc(rel->nwaivers + 1, sizeof *wv);
+	wvp = calloc(rel->nwaivers + 1, sizeof *wvp);
+	wv_names = calloc(2 * rel->nwaivers + 1, sizeof *wv_names);
+	if (!fams || !famp || !wv || !wvp || !wv_names) {
+		st = PW_ERR_NOMEM;
+		goto done;
+	}
+	for (size_t i = 0; i < nseries; i++) {
+		const char *m = pw_sim_series_at(w, i)->model.name;
+		bool seen = false;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = strcmp(pw_sim_series_at(w, k)->model.name, m) == 0;
+		if (seen)
+			continue;
+		if ((st = ns_copy(fams[nfam], sizeof fams[nfam], m, ns)) != PW_OK)
+			goto done;
+		famp[nfam] = fams[nfam];
+		nfam++;
+	}
+
 	for (size_t e = 0; e < rel->nexpects; e++)
-		for (size_t i = 0; i < pw_sim_series_count(w); i++) {
+		for (size_t i = 0; i < nseries; i++) {
 			const pw_sim_series *s = pw_sim_series_at(w, i);
 			const pw_sim_expect *x = &rel->expects[e];
 			const char *phase = s->config.phase == PW_SIM_DECODE ? "decode" : "prefill";
@@ -259,12 +390,14 @@ pw_status pw_sim_proto_gate(const pw_sim *w, const pw_sim_release *rel, int64_t 
 				}
 				cap = nc;
 			}
-			/* the fingerprint the series has on the RC's day */
+			/* the fingerprint the series has on the RC's day, named as published */
 			pw_sim_build b;
 			pw_sim_build_at(&b, PW_SIM_BUILD_RC, rel->id, rel->cl);
 			pw_sim_run probe;
 			pw_sim_run_make(w, i, &b, "probe", 0, t_unix_us, NULL, &probe);
-			snprintf(keys[nwin], sizeof keys[nwin], "%s/%s/%s/%s/%s", s->model.name,
+			if ((st = pw_sim_run_namespace(&probe, ns)) != PW_OK)
+				goto done;
+			snprintf(keys[nwin], sizeof keys[nwin], "%s/%s/%s/%s/%s", probe.model,
 			         probe.fingerprint, s->platform->name, s->config.name,
 			         pw_sim_metric_name(x->metric));
 			snprintf(cls[nwin], sizeof cls[nwin], "cl/%lld", (long long)x->cl);
@@ -281,12 +414,37 @@ pw_status pw_sim_proto_gate(const pw_sim *w, const pw_sim_release *rel, int64_t 
 		}
 	for (size_t i = 0; i < nwin; i++)
 		winp[i] = &wins[i];
-	gr.release_id = (char *)rel->id;
+
+	for (size_t k = 0; k < rel->nwaivers; k++) {
+		const pw_sim_waiver *x = &rel->waivers[k];
+		Perfwatch__V1__Waiver *o = &wv[k];
+		perfwatch__v1__waiver__init(o);
+		if ((st = ns_copy(wv_names[2 * k], sizeof wv_names[0], x->id, ns)) != PW_OK ||
+		    (st = ns_copy(wv_names[2 * k + 1], sizeof wv_names[0], x->model,
+		                  x->model[0] ? ns : NULL)) != PW_OK)
+			goto done;
+		o->waiver_id = wv_names[2 * k];
+		o->model = wv_names[2 * k + 1];
+		o->platform = (char *)x->platform;
+		o->config = (char *)x->config;
+		o->metric = (char *)x->metric;
+		o->owner = (char *)x->owner;
+		o->approved_by = (char *)x->approved_by;
+		o->reason = (char *)x->reason;
+		o->expires_unix_us = x->expires_rel ? wall_unix_us + x->expires_rel_us : x->expires_unix_us;
+		wvp[k] = o;
+	}
+
+	gr.release_id = rel_id;
 	gr.evaluation = 1;
 	gr.candidate = &cb;
-	gr.baseline_release = (char *)rel->base;
+	gr.baseline_release = base_id;
+	gr.n_families = nfam;
+	gr.families = famp;
 	gr.n_expected_wins = nwin;
 	gr.expected_wins = winp;
+	gr.n_waivers = rel->nwaivers;
+	gr.waivers = wvp;
 	gr.n_tiers = 2;
 	gr.tiers = tiers;
 	gr.fdr_q = 0.05;
@@ -299,6 +457,11 @@ done:
 	free(keys);
 	free(cls);
 	free(owners);
+	free(fams);
+	free(famp);
+	free(wv);
+	free(wvp);
+	free(wv_names);
 	return st;
 }
 

@@ -12,6 +12,7 @@
 #ifndef PW_SIM_PROTO_H
 #define PW_SIM_PROTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,20 +20,51 @@
 #include "pw_status.h"
 #include "sim_model.h"
 
+/*
+ * Namespaces (--namespace TAG): a replay that must not meet an earlier replay
+ * of the same scenario on one stack appends ".TAG" to every name that
+ * identifies a series, a release or an event — model (family) names, HLO
+ * fingerprints, release and RC ids (build and release ids), fleet-change
+ * event ids and waiver ids. Values are untouched: they stay those of the
+ * scenario. A new fingerprint starts new series (§3); a new model name keeps
+ * the gate's families apart too, since the gate scopes a release by family
+ * and by the (simulated) time of the request, which two replays share.
+ * An empty or NULL ns leaves the name as it is.
+ */
+/* Appends ".ns" to the string in buf (capacity len); PW_ERR_INVALID when it does not fit. */
+pw_status pw_sim_ns_append(char *buf, size_t len, const char *ns);
+/* Removes a trailing ".ns" from buf; false when buf does not end in it. */
+bool pw_sim_ns_strip(char *buf, const char *ns);
+/* Namespaces the names a published run carries (model, fingerprint, release build and release ids). */
+pw_status pw_sim_run_namespace(pw_sim_run *r, const char *ns);
+
 /* Packs run r (of world w) as a perfwatch.v1.RunResult. PW_ERR_NOMEM. */
 pw_status pw_sim_proto_run(const pw_sim *w, const pw_sim_run *r, uint8_t **out, size_t *len);
 
 /* Packs a fleet change as a perfwatch.v1.FleetChangeEvent. PW_ERR_NOMEM. */
 pw_status pw_sim_proto_fleet(const pw_sim_fleet_change *fc, uint8_t **out, size_t *len);
+/* The same, with the event id namespaced; PW_ERR_INVALID when it does not fit. */
+pw_status pw_sim_proto_fleet_ns(const pw_sim_fleet_change *fc, const char *ns, uint8_t **out,
+                                size_t *len);
 
 /*
  * Packs the gate request of an RC at time t_unix_us: the candidate build, the
- * release it is gated against, every registered expected win expanded to the
- * series keys it matches, tiers (top: n 5, MDE 1%; tail: n 3, MDE 3%), FDR
- * 0.05 and the 24 h deadline. PW_ERR_NOMEM.
+ * release it is gated against, the families the scenario measures (its
+ * models: the release tooling gates what it ran, whatever else the spend
+ * table holds), every registered expected win expanded to the series keys it
+ * matches, the RC's waivers, tiers (top: n 5, MDE 1%; tail: n 3, MDE 3%),
+ * FDR 0.05 and the 24 h deadline. Relative waiver expiries count from
+ * t_unix_us. PW_ERR_NOMEM.
  */
 pw_status pw_sim_proto_gate(const pw_sim *w, const pw_sim_release *rel, int64_t t_unix_us,
                             uint8_t **out, size_t *len);
+/*
+ * The same with names namespaced by ns (NULL: none) and relative waiver
+ * expiries counted from wall_unix_us (the gate checks them at its own
+ * clock). PW_ERR_INVALID when a namespaced name does not fit.
+ */
+pw_status pw_sim_proto_gate_ns(const pw_sim *w, const pw_sim_release *rel, int64_t t_unix_us,
+                               const char *ns, int64_t wall_unix_us, uint8_t **out, size_t *len);
 
 /* What a BisectJob asks the simulator to run. */
 typedef struct pw_sim_bisect_plan {

@@ -672,6 +672,93 @@ static pw_status line_expect(parser *ps, tok *t, int nt)
 	return PW_OK;
 }
 
+/* "+30d", "-1h", "+90m", "+600s": a signed duration in µs. */
+static pw_status parse_rel(parser *ps, const char *key, const char *v, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long n = strtoll(v + 1, &end, 10);
+	int64_t unit = 0;
+	if (strcmp(end, "d") == 0)
+		unit = US_PER_DAY;
+	else if (strcmp(end, "h") == 0)
+		unit = 3600LL * 1000000LL;
+	else if (strcmp(end, "m") == 0)
+		unit = 60LL * 1000000LL;
+	else if (strcmp(end, "s") == 0)
+		unit = 1000000LL;
+	if (errno || end == v + 1 || !unit || n < 0 || n > 36500LL * 86400LL)
+		PERR(ps, "%s=\"%s\" is not +N or -N with a unit d, h, m or s", key, v);
+	*out = (v[0] == '-' ? -n : n) * unit;
+	return PW_OK;
+}
+
+/*
+ * waiver rc=ID id=WV [model=M] [platform=P] [config=C] [metric=NAME]
+ *        owner=O [approved_by=A] reason="..." expires=TIME|+N{d,h,m,s}|-N{d,h,m,s}
+ */
+static pw_status line_waiver(parser *ps, tok *t, int nt)
+{
+	pw_sim_scenario *sc = ps->sc;
+	const char *rc = NULL;
+	for (int i = 1; i < nt; i++)
+		if (t[i].key && strcmp(t[i].key, "rc") == 0)
+			rc = t[i].value;
+	pw_sim_release *r = NULL;
+	for (size_t i = 0; rc && i < sc->nreleases; i++)
+		if (strcmp(sc->releases[i].id, rc) == 0 && sc->releases[i].kind == PW_SIM_BUILD_RC)
+			r = &sc->releases[i];
+	if (!r)
+		PERR(ps, "\"waiver\" needs rc= naming an rc declared above");
+	pw_sim_waiver *w = push(&r->waivers, &r->nwaivers, sizeof *w);
+	if (!w)
+		return PW_ERR_NOMEM;
+	bool have_exp = false;
+	pw_status st = PW_OK;
+	for (int i = 1; i < nt && st == PW_OK; i++) {
+		const char *k = t[i].key, *v = t[i].value;
+		if (!k)
+			UNKNOWN_KEY(ps, "waiver", &t[i]);
+		if (strcmp(k, "rc") == 0)
+			continue;
+		if (strcmp(k, "id") == 0)
+			st = copy_str(ps, k, v, w->id, sizeof w->id);
+		else if (strcmp(k, "model") == 0)
+			st = copy_str(ps, k, v, w->model, sizeof w->model);
+		else if (strcmp(k, "platform") == 0)
+			st = copy_str(ps, k, v, w->platform, sizeof w->platform);
+		else if (strcmp(k, "config") == 0)
+			st = copy_str(ps, k, v, w->config, sizeof w->config);
+		else if (strcmp(k, "metric") == 0) {
+			int m;
+			st = parse_metric(ps, k, v, &m);
+			if (st == PW_OK)
+				st = copy_str(ps, k, v, w->metric, sizeof w->metric);
+		} else if (strcmp(k, "owner") == 0)
+			st = copy_str(ps, k, v, w->owner, sizeof w->owner);
+		else if (strcmp(k, "approved_by") == 0)
+			st = copy_str(ps, k, v, w->approved_by, sizeof w->approved_by);
+		else if (strcmp(k, "reason") == 0)
+			st = copy_str(ps, k, v, w->reason, sizeof w->reason);
+		else if (strcmp(k, "expires") == 0) {
+			w->expires_rel = v[0] == '+' || v[0] == '-';
+			st = w->expires_rel ? parse_rel(ps, k, v, &w->expires_rel_us)
+			                    : parse_time(ps, k, v, &w->expires_unix_us);
+			have_exp = st == PW_OK;
+		} else
+			UNKNOWN_KEY(ps, "waiver", &t[i]);
+	}
+	if (st != PW_OK)
+		return st;
+	/* the gate dead-letters a waiver without these */
+	if (!w->id[0] || !w->owner[0] || !w->reason[0] || !have_exp)
+		PERR(ps, "\"waiver\" needs id=, owner=, reason= and expires=");
+	for (size_t i = 0; i + 1 < r->nwaivers; i++)
+		if (strcmp(r->waivers[i].id, w->id) == 0)
+			PERR(ps, "waiver id \"%s\" is used twice", w->id);
+	return PW_OK;
+}
+
 static pw_status line_fleet(parser *ps, tok *t, int nt)
 {
 	pw_sim_scenario *sc = ps->sc;
@@ -910,6 +997,8 @@ static pw_status parse_line(parser *ps, char *line)
 		return line_release(ps, dir, t, nt);
 	if (strcmp(dir, "expect") == 0)
 		return line_expect(ps, t, nt);
+	if (strcmp(dir, "waiver") == 0)
+		return line_waiver(ps, t, nt);
 	if (strcmp(dir, "fleet_change") == 0)
 		return line_fleet(ps, t, nt);
 	if (strcmp(dir, "model_rev") == 0)
@@ -1043,8 +1132,10 @@ void pw_sim_scenario_free(pw_sim_scenario *sc)
 	for (size_t i = 0; i < sc->nflags; i++)
 		free(sc->flags[i].cls);
 	free(sc->flags);
-	for (size_t i = 0; i < sc->nreleases; i++)
+	for (size_t i = 0; i < sc->nreleases; i++) {
 		free(sc->releases[i].expects);
+		free(sc->releases[i].waivers);
+	}
 	free(sc->releases);
 	free(sc->fleet);
 	free(sc->revs);
