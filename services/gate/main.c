@@ -596,7 +596,7 @@ int main(int argc, char **argv, char **envp)
 	size_t nprops = 0, nprod = 0;
 	const pw_kv *props = pw_config_kafka_props(app.cfg, &nprops);
 	/* the producers get the same properties minus the consumer-only ones */
-	app.producer_props = calloc(nprops + 1, sizeof *app.producer_props);
+	app.producer_props = calloc(nprops + 3, sizeof *app.producer_props);
 	if (!app.producer_props) {
 		pw_log_error(&app.lg, "out of memory");
 		goto out;
@@ -607,6 +607,20 @@ int main(int argc, char **argv, char **envp)
 		    strcmp(props[i].key, "heartbeat.interval.ms") != 0 &&
 		    strcmp(props[i].key, "auto.offset.reset") != 0)
 			app.producer_props[nprod++] = props[i];
+	/*
+	 * A GateVerdict lists every gated series: 2,160 of them are about 1 MB,
+	 * over librdkafka's default message.max.bytes. Allow 16 MiB and compress
+	 * (the verdicts topic's max.message.bytes must allow it too, see
+	 * docs/gate.md); settings of the operator's own win.
+	 */
+	static const pw_kv large[] = {{"message.max.bytes", "16777216"}, {"compression.type", "lz4"}};
+	for (size_t k = 0; k < sizeof large / sizeof large[0]; k++) {
+		bool set = false;
+		for (size_t i = 0; i < nprops; i++)
+			set = set || strcmp(props[i].key, large[k].key) == 0;
+		if (!set)
+			app.producer_props[nprod++] = large[k];
+	}
 	if (pw_producer_new(&app.out, NULL, app.producer_props, nprod, &app.lg, err, sizeof err) !=
 	        PW_OK ||
 	    pw_producer_new(&app.dlq, NULL, app.producer_props, nprod, &app.lg, err, sizeof err) !=
