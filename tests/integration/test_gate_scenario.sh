@@ -33,6 +33,7 @@ fail() {
   exit 1
 }
 psqlq() { psql "$PW_PG_DSN" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
+. tests/integration/lib_gate.sh
 rel=xla-rc-2026-06-17
 
 psqlq -c "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
@@ -50,17 +51,7 @@ start gate "${bins[2]}"
   || fail "pw-sim replay failed"
 cat "$work/sim.json"
 
-line=""
-for _ in $(seq 1 900); do
-  line=$(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.gate.verdicts.v1 -o beginning -e -q \
-           -f '%k %p %o\n' 2>/dev/null | awk -v k="$rel" '$1 == k' | tail -n 1 || true)
-  [ -n "$line" ] && break
-  sleep 0.2
-done
-[ -n "$line" ] || fail "no verdict for $rel on perf.gate.verdicts.v1"
-read -r _ p o <<<"$line"
-kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.gate.verdicts.v1 -p "$p" -o "$o" -c 1 -e -q -f '%s' \
-  | protoc --decode=perfwatch.v1.GateVerdict -I proto proto/perfwatch/v1/gate.proto >"$work/verdict.txt"
+gate_verdict "$rel" "${pids[2]}" "$work/verdict.txt"
 grep -q '^verdict: VERDICT_BLOCKING' "$work/verdict.txt" || fail "release verdict is not BLOCKING"
 grep '^summary' "$work/verdict.txt"
 

@@ -5,9 +5,9 @@
 # pw-watcher, every model top tier (the strictest routing): at most 5 alerts
 # routed to page in any week (§1, §4.4).
 #
-# Run by tests/integration/run.sh. Needs pw-sim (tools/simulator) and
-# pw-ingester (services/ingester) built; while they are not in the build it
-# says so and passes without checking anything else (exit 0, "skip:" line).
+# Run by tests/integration/run.sh. The replay carries its own namespace
+# (pw-sim --namespace), so its series are new whatever ran on the stack
+# before.
 set -euo pipefail
 
 for v in PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_RUN_DIR; do
@@ -17,10 +17,7 @@ sim=$PW_BUILD/tools/simulator/pw-sim
 ingester=$PW_BUILD/services/ingester/pw-ingester
 watcher=$PW_BUILD/services/watcher/pw-watcher
 it=$PW_BUILD/tests/it_watcher
-for b in "$sim" "$ingester"; do
-  [ -x "$b" ] || { echo "skip: $b is not built; the quiet-week check needs it"; exit 0; }
-done
-for b in "$watcher" "$it"; do [ -x "$b" ] || { echo "FAIL: $b not built"; exit 1; }; done
+for b in "$sim" "$ingester" "$watcher" "$it"; do [ -x "$b" ] || { echo "FAIL: $b not built"; exit 1; }; done
 
 nonce=q$$x$RANDOM
 work=$PW_RUN_DIR/it-watcher-quiet-$nonce
@@ -41,7 +38,7 @@ PW_KAFKA_GROUP_ID=it-watcher-$nonce PW_HTTP_PORT=0 "$watcher" >"$work/watcher.lo
 pids+=($!)
 
 # every model of the scenario top tier: every regression would page
-"$sim" dump tools/simulator/scenarios/quiet-week.scn --models 24 --limit 100000 |
+"$sim" dump tools/simulator/scenarios/quiet-week.scn --models 24 --namespace "$nonce" --limit 100000 |
   grep -o '"model":"[^"]*"' | sort -u | sed 's/"model":"\(.*\)"/\1/' >"$work/models.txt"
 while read -r m; do
   sql "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES ('$m', 0.01, 'top', 'test_watcher_quiet')
@@ -50,7 +47,7 @@ done <"$work/models.txt"
 echo "models, all top tier: $(wc -l <"$work/models.txt")"
 
 start=$SECONDS
-"$sim" replay tools/simulator/scenarios/quiet-week.scn --models 24 --run-prefix "$nonce-" >"$work/sim.json"
+"$sim" replay tools/simulator/scenarios/quiet-week.scn --models 24 --namespace "$nonce" --run-prefix "$nonce-" >"$work/sim.json"
 echo "replayed in $((SECONDS - start)) s: $(cat "$work/sim.json")"
 "$it" wait "it-ingester-$nonce" 150 perf.runs.v1 || { echo "FAIL: pw-ingester did not catch up"; tail -5 "$work/ingester.log"; exit 1; }
 "$it" wait "it-watcher-$nonce" 150 || { echo "FAIL: pw-watcher did not catch up"; tail -5 "$work/watcher.log"; exit 1; }
@@ -60,14 +57,10 @@ seen=$(curl -fsS "http://127.0.0.1:$port/metrics" |
   awk '/^perfwatch_watcher_points_total\{result="(appended|reloaded)"\}/ {s += $2} END {printf "%d", s}')
 
 series=$(sql "SELECT count(DISTINCT series_id) FROM perfwatch.samples WHERE run_id LIKE '$nonce-%' AND build_kind = 'nightly'")
-# the scenario's series keys do not carry the run prefix: an earlier replay on
-# this stack doubles every series' history, and the check means nothing then
+# the namespace makes these series this replay's alone
 others=$(sql "SELECT count(*) FROM perfwatch.samples WHERE run_id NOT LIKE '$nonce-%'
                 AND series_id IN (SELECT DISTINCT series_id FROM perfwatch.samples WHERE run_id LIKE '$nonce-%')")
-if [ "$others" -gt 0 ]; then
-  echo "skip: these series already held $others points of an earlier replay; run on a fresh stack (tests/integration/run.sh starts one)"
-  exit 0
-fi
+[ "$others" -eq 0 ] || { echo "FAIL: these series hold $others points of other replays (namespace not applied?)"; exit 1; }
 weekly=$(sql "SELECT coalesce(max(n), 0) FROM (SELECT date_trunc('week', c.day) AS w, count(*) AS n
                 FROM perfwatch.changepoints c
                WHERE c.detected_at >= '$start_ts' AND c.routing = 'page'
