@@ -626,17 +626,23 @@ static pw_status line_release(parser *ps, const char *dir, tok *t, int nt)
 	return PW_OK;
 }
 
-static pw_status line_expect(parser *ps, tok *t, int nt)
+/* The rc declared above that the line's rc= names, or NULL. */
+static pw_sim_release *rc_named(pw_sim_scenario *sc, const tok *t, int nt)
 {
-	pw_sim_scenario *sc = ps->sc;
 	const char *rc = NULL;
 	for (int i = 1; i < nt; i++)
 		if (t[i].key && strcmp(t[i].key, "rc") == 0)
 			rc = t[i].value;
-	pw_sim_release *r = NULL;
 	for (size_t i = 0; rc && i < sc->nreleases; i++)
 		if (strcmp(sc->releases[i].id, rc) == 0 && sc->releases[i].kind == PW_SIM_BUILD_RC)
-			r = &sc->releases[i];
+			return &sc->releases[i];
+	return NULL;
+}
+
+static pw_status line_expect(parser *ps, tok *t, int nt)
+{
+	pw_sim_scenario *sc = ps->sc;
+	pw_sim_release *r = rc_named(sc, t, nt);
 	if (!r)
 		PERR(ps, "\"expect\" needs rc= naming an rc declared above");
 	pw_sim_expect *e = push(&r->expects, &r->nexpects, sizeof *e);
@@ -700,14 +706,7 @@ static pw_status parse_rel(parser *ps, const char *key, const char *v, int64_t *
 static pw_status line_waiver(parser *ps, tok *t, int nt)
 {
 	pw_sim_scenario *sc = ps->sc;
-	const char *rc = NULL;
-	for (int i = 1; i < nt; i++)
-		if (t[i].key && strcmp(t[i].key, "rc") == 0)
-			rc = t[i].value;
-	pw_sim_release *r = NULL;
-	for (size_t i = 0; rc && i < sc->nreleases; i++)
-		if (strcmp(sc->releases[i].id, rc) == 0 && sc->releases[i].kind == PW_SIM_BUILD_RC)
-			r = &sc->releases[i];
+	pw_sim_release *r = rc_named(sc, t, nt);
 	if (!r)
 		PERR(ps, "\"waiver\" needs rc= naming an rc declared above");
 	pw_sim_waiver *w = push(&r->waivers, &r->nwaivers, sizeof *w);
