@@ -119,6 +119,7 @@ static pw_status parse_double(parser *ps, const char *key, const char *v, double
 static pw_status parse_u64(parser *ps, const char *key, const char *v, uint64_t *out)
 {
 	char *end;
+	*out = 0; /* written on every path: callers read it only after PW_OK, which -O3 cannot see */
 	errno = 0;
 	unsigned long long u = strtoull(v, &end, 10);
 	if (errno || end == v || *end || v[0] == '-')
