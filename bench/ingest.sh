@@ -41,39 +41,69 @@ cleanup() {
   for p in "${ing_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   q "DROP TABLE IF EXISTS public.${tag}_runs, public.${tag}_samples, public.${tag}_op_timings" >/dev/null 2>&1 || true
   q "DELETE FROM perfwatch.runs WHERE run_id LIKE '${prefix}%'" >/dev/null 2>&1 || true
-  rm -rf "$work"
+  [ -z "${PW_BENCH_KEEP:-}" ] && rm -rf "$work" || echo "bench ingest: kept $work" >&2
 }
 trap cleanup EXIT
 json() { grep -o "\"$1\":[0-9.]*" <<<"$2" | head -1 | cut -d: -f2; }
 now() { date +%s.%N; }
-stored() { q "SELECT count(*) FROM perfwatch.samples WHERE run_id LIKE '${prefix}%'"; }
+# Progress comes from the ingesters' own /metrics (samples committed), not
+# from PostgreSQL: a count(*) over samples every 100 ms is a sequential scan
+# of the whole table that took more CPU than the ingester it was timing.
+# The stored rows are counted in PostgreSQL once, at the end.
+ports=()
+accepted() { # one curl and one awk a poll: the poll must stay cheap beside what it times
+  local urls=() p
+  for p in "${ports[@]}"; do urls+=("http://127.0.0.1:$p/metrics"); done
+  curl -sf "${urls[@]}" | awk '$1 == "perfwatch_ingester_samples_accepted_total" { s += $2 } END { printf "%.0f\n", s }'
+}
+stored() { echo $(( $(accepted) - base )); }
+base=0
 
 per=$(json samples "$("$sim" count "$scn" "${scale[@]}")")
 total=$((per * chunks))
 [ "$total" -ge 1000000 ] || { echo "bench ingest: only $total samples" >&2; exit 1; }
 
 # the ingester, joined to its group and caught up with whatever the topic already holds
-export PW_KAFKA_GROUP_ID="bench-ingest-$$" PW_HTTP_PORT=0
+# The group starts at the topic's end: what earlier runs left on the broker
+# (whose rows their cleanup deleted) is not this run's work.
+export PW_KAFKA_GROUP_ID="bench-ingest-$$" PW_HTTP_PORT=0 PW_HTTP_LISTEN=127.0.0.1 \
+  PW_KAFKA_AUTO_OFFSET_RESET=latest
 for m in $(seq 1 "$members"); do
   "$ing" >"$work/ing.$m.log" 2>&1 &
   ing_pids+=($!)
 done
 warm=(--models 1 --days 1 --repeats 1)
 warm_n=$(json samples "$("$sim" count "$scn" "${warm[@]}")")
-env -u PW_KAFKA_GROUP_ID "$sim" replay "$scn" "${warm[@]}" --run-prefix "${prefix}warm-" >/dev/null 2>&1
-until [ "$(q "SELECT count(*) FROM perfwatch.samples WHERE run_id LIKE '${prefix}warm-%'")" -ge "$warm_n" ]; do sleep 0.2; done
-q "DELETE FROM perfwatch.runs WHERE run_id LIKE '${prefix}warm-%'" >/dev/null
+for m in $(seq 1 "$members"); do
+  until p=$(grep -o '"http_port":"[0-9]*"' "$work/ing.$m.log" | head -1 | grep -o '[0-9]*'); do
+    kill -0 "${ing_pids[$((m - 1))]}" 2>/dev/null || { echo "bench ingest: an ingester exited" >&2; tail -5 "$work/ing.$m.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  ports+=("$p")
+done
+# warm-up: replay one small model until the group has joined and stored all
+# of one replay (a replay published before the partitions were assigned is
+# skipped, as latest says)
+for w in $(seq 1 60); do
+  before=$(accepted)
+  env -u PW_KAFKA_GROUP_ID "$sim" replay "$scn" "${warm[@]}" --run-prefix "${prefix}warm$w-" >/dev/null 2>&1
+  for _ in $(seq 1 20); do [ "$(accepted)" -ge $((before + warm_n)) ] && break 2; sleep 0.1; done
+  [ "$w" -lt 60 ] || { echo "bench ingest: the ingesters stored no warm-up replay" >&2; exit 1; }
+done
+q "DELETE FROM perfwatch.runs WHERE run_id LIKE '${prefix}warm%'" >/dev/null
+base=$(accepted)
 
 t0=$(now)
 for c in $(seq 1 "$chunks"); do
   env -u PW_KAFKA_GROUP_ID "$sim" replay "$scn" "${scale[@]}" --run-prefix "${prefix}c$c-" >/dev/null 2>>"$work/sim.log"
-  # publish the next chunk once half of this one is in
+  # publish the next chunk once half of this one is in (half a chunk is
+  # about a second of work, so a poll every 0.25 s never lets the backlog run dry)
   want=$(( (c - 1) * per + per / 2 ))
   while [ "$(stored)" -lt "$want" ]; do
     for p in "${ing_pids[@]}"; do
       kill -0 "$p" 2>/dev/null || { echo "bench ingest: an ingester exited" >&2; tail -5 "$work"/ing.*.log >&2; exit 1; }
     done
-    sleep 0.1
+    sleep 0.25
   done
 done
 deadline=$((SECONDS + 600))
@@ -82,7 +112,8 @@ while [ "$(stored)" -lt "$total" ]; do
   sleep 0.1
 done
 t1=$(now)
-got=$(stored)
+got=$(q "SELECT count(*) FROM perfwatch.samples WHERE run_id LIKE '${prefix}c%'")
+[ "$got" -eq "$total" ] || { echo "bench ingest: the ingesters counted $(stored) samples, PostgreSQL holds $got of $total" >&2; exit 1; }
 ingest_s=$(echo "$t1 - $t0" | bc -l)
 # peak resident memory of the ingesters: bounded by the batch and librdkafka's
 # prefetch queue (queued.max.messages.kbytes), not by the backlog

@@ -187,6 +187,13 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 max_connections = 200
+# Sized for ingest: the ingester's COPYs insert into the samples key at every
+# series at once, so the key's pages must stay in shared buffers, and bulk
+# loads should not force a checkpoint every gigabyte of WAL.
+shared_buffers = 1GB
+wal_buffers = 64MB
+max_wal_size = 8GB
+checkpoint_timeout = 15min
 log_line_prefix = '%m [%p] %u@%d '
 EOF
   [ "$(id -u)" -ne 0 ] || chown postgres:postgres "$pg_data/perfwatch-dev.conf"
