@@ -15,8 +15,9 @@
 # target is a ratio >= 0.5 and >= 100,000 samples/s.
 #
 #   bench/ingest.sh [BUILD_DIR]   (run by bench/run.sh with the stack up)
-# Environment: PW_BENCH_CHUNKS (7), PW_BENCH_INGESTERS (members of the
-# ingester's consumer group, default 1), PW_SIM_BIN, PW_INGESTER_BIN.
+# Environment: PW_BENCH_CHUNKS (7), PW_BENCH_INGESTERS (ingester processes,
+# default 1), PW_INGEST_WORKERS (worker threads of each, the service's
+# ingest.workers, default 2), PW_SIM_BIN, PW_INGESTER_BIN.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -147,6 +148,6 @@ q "VACUUM perfwatch.runs, perfwatch.samples, perfwatch.op_timings" >/dev/null
 copy_s=$(copy_in perfwatch.)
 for t in runs samples op_timings; do q "CREATE TABLE public.${tag}_$t (LIKE perfwatch.$t INCLUDING ALL)"; done
 empty_s=$(copy_in "public.${tag}_")
-awk -v m="$members" -v n="$got" -v r="$runs" -v o="$ops" -v ti="$ingest_s" -v tc="$copy_s" -v te="$empty_s" -v rss="$rss_kb" 'BEGIN {
+awk -v m="$members" -v w="${PW_INGEST_WORKERS:-2}" -v n="$got" -v r="$runs" -v o="$ops" -v ti="$ingest_s" -v tc="$copy_s" -v te="$empty_s" -v rss="$rss_kb" 'BEGIN {
   ir = n / ti; cr = n / tc; er = n / te;
-  printf "{\"bench\":\"ingest\",\"ingesters\":%d,\"samples\":%d,\"runs\":%d,\"op_rows\":%d,\"ingest_s\":%.2f,\"ingest_samples_per_s\":%.0f,\"raw_copy_s\":%.2f,\"raw_copy_samples_per_s\":%.0f,\"ratio\":%.3f,\"raw_copy_empty_s\":%.2f,\"raw_copy_empty_samples_per_s\":%.0f,\"ratio_empty\":%.3f,\"ingester_peak_rss_mb\":%.1f}\n", m, n, r, o, ti, ir, tc, cr, ir / cr, te, er, ir / er, rss / 1024 }'
+  printf "{\"bench\":\"ingest\",\"ingesters\":%d,\"workers\":%d,\"samples\":%d,\"runs\":%d,\"op_rows\":%d,\"ingest_s\":%.2f,\"ingest_samples_per_s\":%.0f,\"raw_copy_s\":%.2f,\"raw_copy_samples_per_s\":%.0f,\"ratio\":%.3f,\"raw_copy_empty_s\":%.2f,\"raw_copy_empty_samples_per_s\":%.0f,\"ratio_empty\":%.3f,\"ingester_peak_rss_mb\":%.1f}\n", m, w, n, r, o, ti, ir, tc, cr, ir / cr, te, er, ir / er, rss / 1024 }'

@@ -3,13 +3,16 @@
  * and perf.dlq.v1 out.
  *
  * Wiring only: configuration (pw_config.h: the common keys plus the ingest.*
- * keys below, from an optional file and PW_* variables), the PostgreSQL
- * connection, the idempotent producer, the HTTP server for /healthz,
- * /readyz and /metrics, the signal flag, and the consumer loop of pw_kafka.h
- * that hands batches to pw_ingester_batch (store.h), which holds every
- * decision. Exit status: 0 after SIGTERM/SIGINT, 1 on a fatal error, 2 on a
- * bad command line or configuration.
+ * keys below, from an optional file and PW_* variables), the HTTP server for
+ * /healthz, /readyz and /metrics, the signal flag, and ingest.workers worker
+ * threads. Each worker is one member of the consumer group with its own
+ * PostgreSQL connection, idempotent producer and pw_ingester (store.h, which
+ * holds every decision), so a partition is always handled by one thread in
+ * order, and one worker's transaction runs while another formats, publishes
+ * or waits for the broker. Exit status: 0 after SIGTERM/SIGINT, 1 on a fatal
+ * error, 2 on a bad command line or configuration.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,8 @@
 #include "pw_topics.h"
 #include "store.h"
 
+#define MAX_WORKERS 16
+
 static const pw_conf_key ingest_keys[] = {
 	{.name = "ingest.max.age.days", .type = PW_CONF_INT, .def = "1830", .min = 1, .max = 36600,
 	 .help = "runs that started longer ago than this are dead-lettered (invalid_value)"},
@@ -34,18 +39,33 @@ static const pw_conf_key ingest_keys[] = {
 	{.name = "ingest.flush.timeout.ms", .type = PW_CONF_DURATION_MS, .def = "30s", .min = 100,
 	 .max = 600000, .help = "how long a batch waits for the delivery reports of its points"},
 	{.name = "ingest.series.cache.max", .type = PW_CONF_INT, .def = "1000000", .min = 1,
-	 .max = 100000000, .help = "series ids kept in memory"},
+	 .max = 100000000, .help = "series ids kept in memory (per worker)"},
+	{.name = "ingest.workers", .type = PW_CONF_INT, .def = "2", .min = 1, .max = MAX_WORKERS,
+	 .help = "worker threads, each a consumer-group member with its own PostgreSQL connection "
+	         "and producer; memory grows with workers x batch.max.messages"},
 };
+
+typedef struct worker {
+	struct app *app;
+	int index;
+	pw_pg *pg;
+	pw_producer *prod;
+	pw_consumer *cons;
+	pw_ingester *ing;
+	pthread_t thread;
+	bool started;
+	pw_status st;       /* what its consumer loop returned */
+	char err[1024];
+} worker;
 
 typedef struct app {
 	pw_log log;
 	pw_config *cfg;
-	pw_pg *pg;
-	pw_producer *prod;
-	pw_consumer *cons;
 	pw_metrics *metrics;
+	pw_ingest_metrics im;
 	pw_http *http;
-	pw_ingester *ing;
+	worker workers[MAX_WORKERS];
+	int nworkers;
 	volatile sig_atomic_t *stop;
 } app;
 
@@ -60,11 +80,66 @@ static void on_signal(int sig)
 static bool ready(void *arg, char *reason, size_t len)
 {
 	app *a = arg;
-	if (!pw_pg_conn(a->pg)) {
-		snprintf(reason, len, "postgresql: not connected");
-		return false;
-	}
+	for (int i = 0; i < a->nworkers; i++)
+		if (!a->workers[i].pg || !pw_pg_conn(a->workers[i].pg)) {
+			snprintf(reason, len, "postgresql: worker %d not connected", i);
+			return false;
+		}
 	return true;
+}
+
+/* Connections, producer, ingester and consumer of one worker; *what names the part that failed. */
+static pw_status worker_open(app *a, worker *w, const pw_ingest_opts *io, const char **what,
+                             char *err, size_t errlen)
+{
+	const char *dsn = pw_config_get_str(a->cfg, "pg.dsn");
+	size_t nprops = 0;
+	const pw_kv *props = pw_config_kafka_props(a->cfg, &nprops);
+	const char *brokers = pw_config_get_str(a->cfg, "kafka.bootstrap.servers");
+	pw_status st;
+	*what = "postgresql";
+	if ((st = pw_pg_new(&w->pg, dsn, NULL, &a->log, err, errlen)) != PW_OK ||
+	    (st = pw_pg_wait_connected(w->pg, 60000, a->stop, err, errlen)) != PW_OK)
+		return st;
+	*what = "kafka producer";
+	if ((st = pw_producer_new(&w->prod, brokers, props, nprops, &a->log, err, errlen)) != PW_OK)
+		return st;
+	*what = "ingester";
+	if ((st = pw_ingester_new(&w->ing, w->pg, w->prod, &a->log, &a->im, io, err, errlen)) != PW_OK)
+		return st;
+	const char *topics[] = {PW_TOPIC_RUNS};
+	pw_consumer_opts co = {
+		.brokers = brokers,
+		.group_id = pw_config_get_str(a->cfg, "kafka.group.id"),
+		.topics = topics,
+		.ntopics = 1,
+		.props = props,
+		.nprops = nprops,
+		.batch_max_msgs = (size_t)pw_config_get_int(a->cfg, "batch.max.messages"),
+		.batch_max_ms = (int)pw_config_get_duration_ms(a->cfg, "batch.max.ms"),
+	};
+	*what = "kafka consumer";
+	return pw_consumer_new(&w->cons, &co, &a->log, err, errlen);
+}
+
+static void worker_close(worker *w)
+{
+	pw_consumer_free(w->cons);
+	pw_ingester_free(w->ing);
+	pw_producer_free(w->prod);
+	pw_pg_free(w->pg);
+}
+
+static void *worker_main(void *arg)
+{
+	worker *w = arg;
+	w->st = pw_consumer_run(w->cons, pw_ingester_batch, w->ing, w->app->stop, w->err,
+	                        sizeof w->err);
+	if (w->st != PW_OK) {
+		pw_log_error(&w->app->log, "worker %d: consumer loop: %s", w->index, w->err);
+		*w->app->stop = 1; /* one fatal worker stops the process: its partitions need a new owner */
+	}
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -122,24 +197,13 @@ int main(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	if (pw_pg_new(&a.pg, dsn, NULL, &a.log, err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "postgresql: %s", err);
-		goto out;
-	}
-	if (pw_pg_wait_connected(a.pg, 60000, a.stop, err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "postgresql: %s", err);
-		goto out;
-	}
-	size_t nprops = 0;
-	const pw_kv *props = pw_config_kafka_props(a.cfg, &nprops);
-	const char *brokers = pw_config_get_str(a.cfg, "kafka.bootstrap.servers");
-	if (pw_producer_new(&a.prod, brokers, props, nprops, &a.log, err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "kafka producer: %s", err);
-		goto out;
-	}
 	a.metrics = pw_metrics_new();
 	if (!a.metrics) {
 		pw_log_error(&a.log, "out of memory");
+		goto out;
+	}
+	if (pw_ingest_metrics_register(a.metrics, &a.im, err, sizeof err) != PW_OK) {
+		pw_log_error(&a.log, "metrics: %s", err);
 		goto out;
 	}
 	pw_ingest_opts io = {
@@ -149,9 +213,15 @@ int main(int argc, char **argv)
 		.flush_timeout_ms = (int)pw_config_get_duration_ms(a.cfg, "ingest.flush.timeout.ms"),
 		.series_cache_max = (size_t)pw_config_get_int(a.cfg, "ingest.series.cache.max"),
 	};
-	if (pw_ingester_new(&a.ing, a.pg, a.prod, &a.log, a.metrics, &io, err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "ingester: %s", err);
-		goto out;
+	a.nworkers = (int)pw_config_get_int(a.cfg, "ingest.workers");
+	for (int i = 0; i < a.nworkers; i++) {
+		a.workers[i].app = &a;
+		a.workers[i].index = i;
+		const char *what = "";
+		if (worker_open(&a, &a.workers[i], &io, &what, err, sizeof err) != PW_OK) {
+			pw_log_error(&a.log, "worker %d: %s: %s", i, what, err);
+			goto out;
+		}
 	}
 	char host[256];
 	int port;
@@ -167,45 +237,49 @@ int main(int argc, char **argv)
 		pw_log_error(&a.log, "http: %s", err);
 		goto out;
 	}
-	char portbuf[16];
+	char portbuf[16], wbuf[16];
 	snprintf(portbuf, sizeof portbuf, "%d", pw_http_port(a.http));
-	pw_log_write(&a.log, PW_LOG_INFO, (const char *[]){"http_port", portbuf, NULL},
+	snprintf(wbuf, sizeof wbuf, "%d", a.nworkers);
+	pw_log_write(&a.log, PW_LOG_INFO, (const char *[]){"http_port", portbuf, "workers", wbuf, NULL},
 	             "ingester listening on %s:%d", host, pw_http_port(a.http));
 
-	const char *topics[] = {PW_TOPIC_RUNS};
-	pw_consumer_opts co = {
-		.brokers = brokers,
-		.group_id = pw_config_get_str(a.cfg, "kafka.group.id"),
-		.topics = topics,
-		.ntopics = 1,
-		.props = props,
-		.nprops = nprops,
-		.batch_max_msgs = (size_t)pw_config_get_int(a.cfg, "batch.max.messages"),
-		.batch_max_ms = (int)pw_config_get_duration_ms(a.cfg, "batch.max.ms"),
-	};
-	if (pw_consumer_new(&a.cons, &co, &a.log, err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "kafka consumer: %s", err);
-		goto out;
+	bool failed = false;
+	for (int i = 0; i < a.nworkers; i++) {
+		worker *w = &a.workers[i];
+		if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+			pw_log_error(&a.log, "worker %d: cannot start its thread", i);
+			stop_flag = 1;
+			failed = true;
+			break;
+		}
+		w->started = true;
 	}
-	pw_status st = pw_consumer_run(a.cons, pw_ingester_batch, a.ing, a.stop, err, sizeof err);
-	if (st != PW_OK) {
-		pw_log_error(&a.log, "consumer loop: %s", err);
-		goto out;
+	pw_ingest_counts sum = {0};
+	for (int i = 0; i < a.nworkers; i++) {
+		worker *w = &a.workers[i];
+		if (!w->started)
+			continue;
+		pthread_join(w->thread, NULL);
+		w->started = false;
+		failed = failed || w->st != PW_OK;
+		pw_ingest_counts c;
+		pw_ingester_counts_get(w->ing, &c);
+		sum.batches += c.batches;
+		sum.runs_accepted += c.runs_accepted;
+		sum.samples_accepted += c.samples_accepted;
+		sum.duplicates += c.duplicates;
+		sum.points_published += c.points_published;
 	}
-	pw_ingest_counts c;
-	pw_ingester_counts_get(a.ing, &c);
 	pw_log_info(&a.log, "stopped: %llu batches, %llu runs, %llu samples, %llu duplicates, %llu points",
-	            (unsigned long long)c.batches, (unsigned long long)c.runs_accepted,
-	            (unsigned long long)c.samples_accepted, (unsigned long long)c.duplicates,
-	            (unsigned long long)c.points_published);
-	rc = 0;
+	            (unsigned long long)sum.batches, (unsigned long long)sum.runs_accepted,
+	            (unsigned long long)sum.samples_accepted, (unsigned long long)sum.duplicates,
+	            (unsigned long long)sum.points_published);
+	rc = failed ? 1 : 0;
 out:
-	pw_consumer_free(a.cons);
 	pw_http_free(a.http);
-	pw_ingester_free(a.ing);
-	pw_producer_free(a.prod);
+	for (int i = 0; i < a.nworkers; i++)
+		worker_close(&a.workers[i]);
 	pw_metrics_free(a.metrics);
-	pw_pg_free(a.pg);
 	pw_config_free(a.cfg);
 	return rc;
 }

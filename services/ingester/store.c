@@ -126,12 +126,47 @@ struct pw_ingester {
 	smap cache;                    /* series key → series id, committed ones only */
 	pw_copybuf buf;
 	pw_ingest_counts counts;
-	pw_metric *m_runs, *m_samples, *m_dups, *m_rejected, *m_points, *m_series, *m_batch_s,
-		*m_batch_n;
+	pw_ingest_metrics m;           /* all NULL: no metrics */
 };
 
+pw_status pw_ingest_metrics_register(pw_metrics *reg, pw_ingest_metrics *m, char *errbuf,
+                                     size_t errlen)
+{
+	static const char *const reason_label[] = {"reason", NULL};
+	static const double lat[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+	static const double sizes[] = {1, 10, 50, 100, 250, 500, 1000, 2500, 5000};
+	pw_status st;
+	memset(m, 0, sizeof *m);
+	if ((st = pw_metrics_counter(reg, "perfwatch_ingester_runs_accepted_total",
+	                             "runs newly stored", NULL, &m->runs, errbuf, errlen)) ||
+	    (st = pw_metrics_counter(reg, "perfwatch_ingester_samples_accepted_total",
+	                             "metric samples newly stored (one per series point)", NULL,
+	                             &m->samples, errbuf, errlen)) ||
+	    (st = pw_metrics_counter(reg, "perfwatch_ingester_duplicates_total",
+	                             "runs dropped as duplicates (same run id, repeat and payload)",
+	                             NULL, &m->dups, errbuf, errlen)) ||
+	    (st = pw_metrics_counter(reg, "perfwatch_ingester_rejected_total",
+	                             "runs dead-lettered to perf.dlq.v1, by reason", reason_label,
+	                             &m->rejected, errbuf, errlen)) ||
+	    (st = pw_metrics_counter(reg, "perfwatch_ingester_points_published_total",
+	                             "series points produced on perf.points.v1 (at least once)", NULL,
+	                             &m->points, errbuf, errlen)) ||
+	    (st = pw_metrics_counter(reg, "perfwatch_ingester_series_created_total",
+	                             "new series (model, fingerprint, platform, config, metric)", NULL,
+	                             &m->series, errbuf, errlen)) ||
+	    (st = pw_metrics_histogram(reg, "perfwatch_ingester_batch_seconds",
+	                               "wall time of one batch, decode to delivery reports", NULL, lat,
+	                               sizeof lat / sizeof lat[0], &m->batch_s, errbuf, errlen)) ||
+	    (st = pw_metrics_histogram(reg, "perfwatch_ingester_batch_messages", "messages per batch",
+	                               NULL, sizes, sizeof sizes / sizeof sizes[0], &m->batch_n, errbuf,
+	                               errlen)))
+		return st;
+	return PW_OK;
+}
+
 pw_status pw_ingester_new(pw_ingester **out, pw_pg *pg, pw_producer *producer, const pw_log *lg,
-                          pw_metrics *reg, const pw_ingest_opts *o, char *errbuf, size_t errlen)
+                          const pw_ingest_metrics *m, const pw_ingest_opts *o, char *errbuf,
+                          size_t errlen)
 {
 	*out = NULL;
 	pw_ingester *ing = calloc(1, sizeof *ing);
@@ -140,6 +175,8 @@ pw_status pw_ingester_new(pw_ingester **out, pw_pg *pg, pw_producer *producer, c
 	ing->pg = pg;
 	ing->prod = producer;
 	ing->lg = lg;
+	if (m)
+		ing->m = *m;
 	if (o)
 		ing->o = *o;
 	if (!ing->o.flush_timeout_ms)
@@ -151,40 +188,6 @@ pw_status pw_ingester_new(pw_ingester **out, pw_pg *pg, pw_producer *producer, c
 	if (!ing->o.dlq_topic)
 		ing->o.dlq_topic = PW_TOPIC_DLQ;
 	pw_copybuf_init(&ing->buf, COPY_MAX);
-	if (reg) {
-		static const char *const reason_label[] = {"reason", NULL};
-		static const double lat[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
-		static const double sizes[] = {1, 10, 50, 100, 250, 500, 1000, 2500, 5000};
-		pw_status st;
-		if ((st = pw_metrics_counter(reg, "perfwatch_ingester_runs_accepted_total",
-		                             "runs newly stored", NULL, &ing->m_runs, errbuf, errlen)) ||
-		    (st = pw_metrics_counter(reg, "perfwatch_ingester_samples_accepted_total",
-		                             "metric samples newly stored (one per series point)", NULL,
-		                             &ing->m_samples, errbuf, errlen)) ||
-		    (st = pw_metrics_counter(reg, "perfwatch_ingester_duplicates_total",
-		                             "runs dropped as duplicates (same run id, repeat and payload)",
-		                             NULL, &ing->m_dups, errbuf, errlen)) ||
-		    (st = pw_metrics_counter(reg, "perfwatch_ingester_rejected_total",
-		                             "runs dead-lettered to perf.dlq.v1, by reason", reason_label,
-		                             &ing->m_rejected, errbuf, errlen)) ||
-		    (st = pw_metrics_counter(reg, "perfwatch_ingester_points_published_total",
-		                             "series points produced on perf.points.v1 (at least once)",
-		                             NULL, &ing->m_points, errbuf, errlen)) ||
-		    (st = pw_metrics_counter(reg, "perfwatch_ingester_series_created_total",
-		                             "new series (model, fingerprint, platform, config, metric)",
-		                             NULL, &ing->m_series, errbuf, errlen)) ||
-		    (st = pw_metrics_histogram(reg, "perfwatch_ingester_batch_seconds",
-		                               "wall time of one batch, decode to delivery reports", NULL,
-		                               lat, sizeof lat / sizeof lat[0], &ing->m_batch_s, errbuf,
-		                               errlen)) ||
-		    (st = pw_metrics_histogram(reg, "perfwatch_ingester_batch_messages",
-		                               "messages per batch", NULL, sizes,
-		                               sizeof sizes / sizeof sizes[0], &ing->m_batch_n, errbuf,
-		                               errlen))) {
-			pw_ingester_free(ing);
-			return st;
-		}
-	}
 	*out = ing;
 	return PW_OK;
 }
@@ -460,12 +463,20 @@ static pw_status write_items(pw_ingester *ing, item **its, size_t n, smap *pendi
 		PGresult *res = NULL;
 		if (ids.err != PW_OK || reps.err != PW_OK)
 			st = pw_fail(PW_ERR_NOMEM, e, el, "run keys of the batch exceed %u bytes", COPY_MAX);
-		else
-			st = pw_pg_exec(ing->pg,
-			                "SELECT r.run_id, r.repeat_index, r.payload_sha256 "
-			                "FROM unnest($1::text[], $2::integer[]) AS k (run_id, repeat_index) "
-			                "JOIN perfwatch.runs r USING (run_id, repeat_index)",
-			                2, (const char *[]){ids.data, reps.data}, &res, e, el);
+		/*
+		 * The keys are probed in runs' primary key, always: the planner's
+		 * estimates lag behind a runs table that grew or shrank since its
+		 * last analyze (a new database, a bulk delete), and it then chose a
+		 * hash join over a scan of all of runs, 170-200 ms a batch instead
+		 * of 7 ms.
+		 */
+		else if ((st = exec0(ing, "SET LOCAL enable_seqscan = off", NULL, e, el)) == PW_OK &&
+		         (st = pw_pg_exec(ing->pg,
+		                          "SELECT r.run_id, r.repeat_index, r.payload_sha256 "
+		                          "FROM unnest($1::text[], $2::integer[]) AS k (run_id, repeat_index) "
+		                          "JOIN perfwatch.runs r USING (run_id, repeat_index)",
+		                          2, (const char *[]){ids.data, reps.data}, &res, e, el)) == PW_OK)
+			st = exec0(ing, "SET LOCAL enable_seqscan = on", NULL, e, el);
 		if (st == PW_OK && PQntuples(res) > 0) {
 			smap stored = {0};
 			char k[512], hex[67];
@@ -740,19 +751,19 @@ pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
 	ing->counts.series_created += created;
 	for (int r = 0; r < 16; r++)
 		ing->counts.rejected[r] += rejected[r];
-	if (ing->m_runs) {
-		pw_metric_add(ing->m_runs, NULL, (double)runs_new);
-		pw_metric_add(ing->m_samples, NULL, (double)samples_written);
-		pw_metric_add(ing->m_dups, NULL, (double)dups);
-		pw_metric_add(ing->m_points, NULL, (double)points);
-		pw_metric_add(ing->m_series, NULL, (double)created);
+	if (ing->m.runs) {
+		pw_metric_add(ing->m.runs, NULL, (double)runs_new);
+		pw_metric_add(ing->m.samples, NULL, (double)samples_written);
+		pw_metric_add(ing->m.dups, NULL, (double)dups);
+		pw_metric_add(ing->m.points, NULL, (double)points);
+		pw_metric_add(ing->m.series, NULL, (double)created);
 		for (int r = 0; r < 16; r++)
 			if (rejected[r])
-				pw_metric_add(ing->m_rejected,
+				pw_metric_add(ing->m.rejected,
 				              (const char *[]){pw_dlq_reason_name((pw_dlq_reason)r)},
 				              (double)rejected[r]);
-		pw_metric_observe(ing->m_batch_s, NULL, pw_mono_s() - t0);
-		pw_metric_observe(ing->m_batch_n, NULL, (double)n);
+		pw_metric_observe(ing->m.batch_s, NULL, pw_mono_s() - t0);
+		pw_metric_observe(ing->m.batch_n, NULL, (double)n);
 	}
 done:
 	smap_release(&pending);

@@ -61,13 +61,23 @@ typedef struct pw_ingest_counts {
 	uint64_t series_created;
 } pw_ingest_counts;
 
+/* The ingester's metric families: registered once per process, shared by its workers. */
+typedef struct pw_ingest_metrics {
+	pw_metric *runs, *samples, *dups, *rejected, *points, *series, *batch_s, *batch_n;
+} pw_ingest_metrics;
+
+/* Registers the families in reg and fills *m. PW_ERR_INVALID (already registered), PW_ERR_NOMEM. */
+pw_status pw_ingest_metrics_register(pw_metrics *reg, pw_ingest_metrics *m, char *errbuf,
+                                     size_t errlen);
+
 /*
- * pg, producer, lg and reg (may be NULL: no metrics) are borrowed and must
- * outlive the ingester. Registers its metric families in reg. PW_ERR_NOMEM,
- * PW_ERR_INVALID (metrics registration).
+ * One ingester per worker: pg, producer, lg and m (may be NULL: no metrics)
+ * are borrowed and must outlive it; pg and producer are this worker's own
+ * (neither is shared between threads). PW_ERR_NOMEM.
  */
 pw_status pw_ingester_new(pw_ingester **out, pw_pg *pg, pw_producer *producer, const pw_log *lg,
-                          pw_metrics *reg, const pw_ingest_opts *o, char *errbuf, size_t errlen);
+                          const pw_ingest_metrics *m, const pw_ingest_opts *o, char *errbuf,
+                          size_t errlen);
 void pw_ingester_free(pw_ingester *ing);
 
 /* The pw_batch_fn of pw_kafka.h; ctx is the pw_ingester. */
