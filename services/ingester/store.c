@@ -237,29 +237,6 @@ static pw_status exec0(pw_ingester *ing, const char *sql, PGresult **res, char *
 	return pw_pg_exec(ing->pg, sql, 0, NULL, res, e, el);
 }
 
-/* COPYs what ing->buf holds */
-static pw_status copy_buf(pw_ingester *ing, const char *sql, char *e, size_t el)
-{
-	if (ing->buf.err != PW_OK)
-		return pw_fail(ing->buf.err, e, el, "copy data of the batch exceeds %u bytes", COPY_MAX);
-	if (ing->buf.len == 0)
-		return PW_OK;
-	pw_status st = pw_pg_copy_begin(ing->pg, sql, e, el);
-	if (st != PW_OK)
-		return st;
-	size_t off = 0;
-	while (off < ing->buf.len) {
-		size_t n = ing->buf.len - off > (1u << 20) ? (1u << 20) : ing->buf.len - off;
-		st = pw_pg_copy_put(ing->pg, ing->buf.data + off, n, e, el);
-		if (st != PW_OK) {
-			pw_pg_copy_abort(ing->pg, "ingester: copy failed");
-			return st;
-		}
-		off += n;
-	}
-	return pw_pg_copy_end(ing->pg, NULL, e, el);
-}
-
 enum rows_kind { ROWS_RUN, ROWS_SAMPLES, ROWS_OPS };
 
 #define COPY_CHUNK (256u << 10)
@@ -367,7 +344,8 @@ static pw_status resolve_series(pw_ingester *ing, item **its, size_t n, const sm
 	}
 	if (nstaged) {
 		PGresult *res = NULL;
-		if ((st = copy_buf(ing, "COPY pw_stage_series FROM STDIN", e, el)) != PW_OK)
+		if ((st = pw_copy_send(ing->pg, "COPY pw_stage_series FROM STDIN", &ing->buf, NULL, e,
+		                       el)) != PW_OK)
 			goto done;
 		st = exec0(ing,
 		           "INSERT INTO perfwatch.series (model, hlo_fingerprint, platform, config, "
