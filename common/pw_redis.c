@@ -28,6 +28,8 @@ struct pw_redis {
 	int64_t next_attempt; /* monotonic ms; 0 = now */
 	bool down_logged;
 	char last_error[256];
+	char sha[41];              /* SHA-1 of the versioned-set script */
+	const redisContext *sha_conn; /* the connection it was loaded on; NULL: load again */
 };
 
 static int64_t now_ms(void)
@@ -78,6 +80,7 @@ static void drop_connection(pw_redis *r, const char *why)
 	snprintf(r->last_error, sizeof r->last_error, "%s", why);
 	redisFree(r->ctx);
 	r->ctx = NULL;
+	r->sha_conn = NULL;
 	r->next_attempt = now_ms() + pw_backoff_next(&r->backoff);
 	if (!r->down_logged) {
 		r->down_logged = true;
@@ -219,37 +222,204 @@ pw_status pw_redis_del(pw_redis *r, const char *key, char *errbuf, size_t errlen
 	return PW_OK;
 }
 
-/* KEYS[1] key; ARGV[1] version, ARGV[2] data, ARGV[3] ttl seconds (0 = none). */
+/*
+ * The versioned set, for any number of keys: KEYS[i] gets version
+ * ARGV[3i-2] and data ARGV[3i-1] unless it holds that version or a newer one;
+ * ARGV[3i] > 0 sets an expiry in seconds, 0 clears one. Returns per key 1
+ * (written) or 0 (kept the newer). One call per many keys: Lua's per-call
+ * cost was most of the server's time for single-key calls.
+ */
 static const char set_versioned_lua[] =
-	"local cur = redis.call('HGET', KEYS[1], 'v')\n"
-	"if cur and tonumber(cur) >= tonumber(ARGV[1]) then return 0 end\n"
-	"redis.call('HMSET', KEYS[1], 'v', ARGV[1], 'd', ARGV[2])\n"
-	"if tonumber(ARGV[3]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[3]) "
-	"else redis.call('PERSIST', KEYS[1]) end\n"
-	"return 1\n";
+	"local out = {}\n"
+	"for i = 1, #KEYS do\n"
+	"  local v, ttl = ARGV[3 * i - 2], tonumber(ARGV[3 * i])\n"
+	"  local cur = redis.call('HGET', KEYS[i], 'v')\n"
+	"  if cur and tonumber(cur) >= tonumber(v) then out[i] = 0 else\n"
+	"    redis.call('HSET', KEYS[i], 'v', v, 'd', ARGV[3 * i - 1])\n"
+	"    if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) else redis.call('PERSIST', KEYS[i]) end\n"
+	"    out[i] = 1\n"
+	"  end\n"
+	"end\n"
+	"return out\n";
+
+/* Loads the script once per connection (SCRIPT LOAD is idempotent). */
+static pw_status script_sha(pw_redis *r, char *errbuf, size_t errlen)
+{
+	if (r->ctx && r->sha_conn == r->ctx)
+		return PW_OK;
+	redisReply *rep;
+	const char *argv[] = {"SCRIPT", "LOAD", set_versioned_lua};
+	size_t argvlen[] = {6, 4, sizeof set_versioned_lua - 1};
+	pw_status st = redis_call(r, 3, argv, argvlen, &rep, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (rep->type != REDIS_REPLY_STRING || rep->len != 40) {
+		st = pw_fail(PW_ERR_REDIS, errbuf, errlen, "redis SCRIPT LOAD: unexpected reply");
+	} else {
+		memcpy(r->sha, rep->str, 41);
+		r->sha_conn = r->ctx;
+	}
+	freeReplyObject(rep);
+	return st;
+}
+
+#define PIPELINE_CMDS 64 /* commands in flight per round trip */
+#define SET_KEYS 256     /* keys per script call */
+
+/* One command of a pipeline: DEL of w[first], or the script over w[first .. first + n). */
+typedef struct wcmd {
+	size_t first, n;
+	bool del;
+} wcmd;
+
+/* Appends one script call over w[0..n); eval sends the script's text instead of its SHA-1. */
+static int append_sets(pw_redis *r, const pw_redis_write *w, size_t n, bool eval,
+                       const char **argv, size_t *argvlen, char (*num)[24])
+{
+	int argc = 0;
+	char nk[24];
+	snprintf(nk, sizeof nk, "%zu", n);
+	argv[argc] = eval ? "EVAL" : "EVALSHA";
+	argvlen[argc++] = eval ? 4 : 7;
+	argv[argc] = eval ? set_versioned_lua : r->sha;
+	argvlen[argc++] = eval ? sizeof set_versioned_lua - 1 : 40;
+	argv[argc] = nk;
+	argvlen[argc++] = strlen(nk);
+	for (size_t i = 0; i < n; i++) {
+		argv[argc] = w[i].key;
+		argvlen[argc++] = strlen(w[i].key);
+	}
+	for (size_t i = 0; i < n; i++) {
+		snprintf(num[2 * i], sizeof num[0], "%llu", (unsigned long long)w[i].version);
+		snprintf(num[2 * i + 1], sizeof num[0], "%d", w[i].ttl_s > 0 ? w[i].ttl_s : 0);
+		argv[argc] = num[2 * i];
+		argvlen[argc++] = strlen(num[2 * i]);
+		argv[argc] = w[i].val;
+		argvlen[argc++] = w[i].len;
+		argv[argc] = num[2 * i + 1];
+		argvlen[argc++] = strlen(num[2 * i + 1]);
+	}
+	return redisAppendCommandArgv(r->ctx, argc, argv, argvlen);
+}
+
+/* Books the reply of one command into its writes; NOSCRIPT is PW_ERR_NOT_FOUND for a resend. */
+static pw_status book_reply(const redisReply *rep, pw_redis_write *w, const wcmd *c,
+                            char *errbuf, size_t errlen)
+{
+	if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOSCRIPT", 8) == 0)
+		return PW_ERR_NOT_FOUND;
+	for (size_t i = 0; i < c->n; i++) {
+		pw_redis_write *x = &w[c->first + i];
+		x->stored = false;
+		if (rep->type == REDIS_REPLY_ERROR) {
+			x->st = pw_fail(PW_ERR_REDIS, errbuf, errlen, "redis write \"%s\" failed: %s", x->key,
+			                rep->str);
+		} else if (c->del) {
+			x->st = PW_OK;
+		} else if (rep->type == REDIS_REPLY_ARRAY && rep->elements == c->n &&
+		           rep->element[i]->type == REDIS_REPLY_INTEGER) {
+			x->st = PW_OK;
+			x->stored = rep->element[i]->integer == 1;
+		} else {
+			x->st = pw_fail(PW_ERR_REDIS, errbuf, errlen,
+			                "redis versioned set \"%s\": unexpected reply", x->key);
+		}
+	}
+	return PW_OK;
+}
+
+pw_status pw_redis_write_many(pw_redis *r, pw_redis_write *w, size_t n, char *errbuf,
+                              size_t errlen)
+{
+	bool any_set = false;
+	for (size_t i = 0; i < n && !any_set; i++)
+		any_set = w[i].val != NULL;
+	pw_status st = any_set ? script_sha(r, errbuf, errlen) : ensure(r, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	size_t maxargs = 3 + 4 * SET_KEYS;
+	const char **argv = malloc(maxargs * sizeof *argv);
+	size_t *argvlen = malloc(maxargs * sizeof *argvlen);
+	char (*num)[24] = malloc(2 * SET_KEYS * sizeof *num);
+	if (!argv || !argvlen || !num) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a redis pipeline");
+		goto out;
+	}
+	for (size_t next = 0; next < n && st == PW_OK;) {
+		/* up to PIPELINE_CMDS commands: a DEL per delete, one script call per run of sets */
+		wcmd cmds[PIPELINE_CMDS];
+		size_t ncmds = 0;
+		while (next < n && ncmds < PIPELINE_CMDS) {
+			wcmd c = {.first = next, .n = 1, .del = w[next].val == NULL};
+			if (!c.del)
+				while (c.n < SET_KEYS && next + c.n < n && w[next + c.n].val)
+					c.n++;
+			next += c.n;
+			cmds[ncmds++] = c;
+		}
+		for (size_t k = 0; k < ncmds && st == PW_OK; k++) {
+			int rc;
+			if (cmds[k].del) {
+				const char *dv[] = {"DEL", w[cmds[k].first].key};
+				rc = redisAppendCommandArgv(r->ctx, 2, dv, NULL);
+			} else {
+				rc = append_sets(r, &w[cmds[k].first], cmds[k].n, false, argv, argvlen, num);
+			}
+			if (rc != REDIS_OK)
+				st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a redis pipeline");
+		}
+		bool resend[PIPELINE_CMDS] = {false};
+		for (size_t k = 0; k < ncmds && st == PW_OK; k++) {
+			redisReply *rep = NULL;
+			if (redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
+				char why[160];
+				snprintf(why, sizeof why, "%s", r->ctx->err ? r->ctx->errstr : "no reply");
+				drop_connection(r, why);
+				st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen, "redis pipeline failed: %s", why);
+				break;
+			}
+			resend[k] = book_reply(rep, w, &cmds[k], errbuf, errlen) == PW_ERR_NOT_FOUND;
+			freeReplyObject(rep);
+		}
+		/* a server that lost its scripts (restart, SCRIPT FLUSH): those calls again as EVAL */
+		for (size_t k = 0; k < ncmds && st == PW_OK; k++) {
+			if (!resend[k])
+				continue;
+			r->sha_conn = NULL;
+			redisReply *rep = NULL;
+			if (append_sets(r, &w[cmds[k].first], cmds[k].n, true, argv, argvlen, num) != REDIS_OK ||
+			    redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
+				drop_connection(r, r->ctx->err ? r->ctx->errstr : "no reply");
+				st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen, "redis pipeline failed: %s",
+				             r->last_error);
+				break;
+			}
+			book_reply(rep, w, &cmds[k], errbuf, errlen);
+			freeReplyObject(rep);
+		}
+	}
+out:
+	free(argv);
+	free(argvlen);
+	free(num);
+	if (st != PW_OK && r->ctx)
+		drop_connection(r, "pipeline abandoned"); /* replies may still be in flight */
+	return st;
+}
 
 pw_status pw_redis_set_versioned(pw_redis *r, const char *key, uint64_t version,
                                  const void *val, size_t len, int ttl_s, bool *stored,
                                  char *errbuf, size_t errlen)
 {
-	redisReply *rep;
-	char ver[24], ttl[16];
+	pw_redis_write w = {.key = key, .val = val ? val : "", .len = len, .version = version,
+	                    .ttl_s = ttl_s};
 	if (stored)
 		*stored = false;
-	snprintf(ver, sizeof ver, "%llu", (unsigned long long)version);
-	snprintf(ttl, sizeof ttl, "%d", ttl_s > 0 ? ttl_s : 0);
-	const char *argv[] = {"EVAL", set_versioned_lua, "1", key, ver, val, ttl};
-	size_t argvlen[] = {4, sizeof set_versioned_lua - 1, 1, strlen(key), strlen(ver), len,
-	                    strlen(ttl)};
-	pw_status st = redis_call(r, 7, argv, argvlen, &rep, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	if (rep->type != REDIS_REPLY_INTEGER)
-		st = pw_fail(PW_ERR_REDIS, errbuf, errlen, "redis versioned set \"%s\": unexpected reply",
-		             key);
-	else if (stored)
-		*stored = rep->integer == 1;
-	freeReplyObject(rep);
+	pw_status st = pw_redis_write_many(r, &w, 1, errbuf, errlen);
+	if (st == PW_OK)
+		st = w.st;
+	if (st == PW_OK && stored)
+		*stored = w.stored;
 	return st;
 }
 

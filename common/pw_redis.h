@@ -69,9 +69,10 @@ pw_status pw_redis_del(pw_redis *r, const char *key, char *errbuf, size_t errlen
 /*
  * Stores val (len bytes) under key with version, atomically (one Lua script),
  * only when the stored version is lower or the key is absent; ttl_s > 0 sets
- * an expiry. *stored (may be NULL) tells whether it was written. Versions are
- * compared as Lua numbers: exact up to 2^53. The key holds a hash (fields v,
- * d); read it with pw_redis_get_versioned only.
+ * an expiry, 0 clears one. *stored (may be NULL) tells whether it was
+ * written. Versions are compared as Lua numbers: exact up to 2^53. The key
+ * holds a hash (fields v, d); read it with pw_redis_get_versioned only. The
+ * one-write case of pw_redis_write_many.
  */
 pw_status pw_redis_set_versioned(pw_redis *r, const char *key, uint64_t version,
                                  const void *val, size_t len, int ttl_s, bool *stored,
@@ -83,6 +84,30 @@ pw_status pw_redis_set_versioned(pw_redis *r, const char *key, uint64_t version,
  */
 pw_status pw_redis_get_versioned(pw_redis *r, const char *key, uint64_t *version, char **val,
                                  size_t *len, char *errbuf, size_t errlen);
+
+/* One write of a pipelined batch (pw_redis_write_many). */
+typedef struct pw_redis_write {
+	const char *key;    /* borrowed for the call */
+	const void *val;    /* NULL: DEL key; else a versioned set of len bytes, as pw_redis_set_versioned */
+	size_t len;
+	uint64_t version;
+	int ttl_s;
+	pw_status st;       /* out: PW_OK, or PW_ERR_REDIS when the server refused this write */
+	bool stored;        /* out: a versioned set was written (false when the stored version was newer) */
+} pw_redis_write;
+
+/*
+ * Sends w[0..n) as pipelines of up to 64 commands, one round trip each, and
+ * reads every reply into w[i].st / w[i].stored. A run of versioned sets is
+ * one call of the versioned-set script for up to 256 keys (EVALSHA, the
+ * script loaded once per connection; a server that lost its scripts gets the
+ * call again as EVAL); a delete is a DEL. Returns PW_OK when every write has its answer;
+ * PW_ERR_UNAVAILABLE when the connection failed on the way (it is dropped
+ * and retried as for any call, and which writes landed is unknown: treat all
+ * of them as not written); PW_ERR_NOMEM.
+ */
+pw_status pw_redis_write_many(pw_redis *r, pw_redis_write *w, size_t n, char *errbuf,
+                              size_t errlen);
 
 /* True while a connection is established (no I/O). */
 bool pw_redis_connected(const pw_redis *r);
