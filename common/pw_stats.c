@@ -178,6 +178,13 @@ static double min_of(const double *a, size_t n)
 }
 
 /* Median of a[0..n) in place (reorders a). n >= 1. */
+/* The mean of the two middle values of an even sample, as numpy computes it. */
+static double mid_of(double lo, double hi)
+{
+	double mid = (lo + hi) / 2.0;
+	return isfinite(mid) ? mid : lo / 2.0 + hi / 2.0;
+}
+
 static double median_inplace(double *a, size_t n)
 {
 	size_t k = (n - 1) / 2;
@@ -185,9 +192,7 @@ static double median_inplace(double *a, size_t n)
 	if (n % 2 == 1)
 		return a[k];
 	/* The upper middle is the smallest of what lies above the lower one. */
-	double hi = min_of(a + k + 1, n - k - 1);
-	double mid = (a[k] + hi) / 2.0; /* numpy's mean of the two */
-	return isfinite(mid) ? mid : a[k] / 2.0 + hi / 2.0;
+	return mid_of(a[k], min_of(a + k + 1, n - k - 1));
 }
 
 static pw_status check_sample(const double *x, size_t n, size_t min_n)
@@ -250,6 +255,41 @@ pw_status pw_stats_median_mad(const double *x, size_t n, double *work, double *m
 		work[i] = fabs(x[i] - med);
 	*median = med;
 	*mad_n = PW_MAD_NORMAL_SCALE * median_inplace(work, n);
+	return PW_OK;
+}
+
+pw_status pw_stats_median_mad_sorted(const double *sorted, size_t n, double *median,
+                                     double *mad_n)
+{
+	pw_status st = check_sample(sorted, n, 1);
+	if (st != PW_OK)
+		return st;
+	if (!median || !mad_n)
+		return PW_ERR_INVALID;
+	const double *x = sorted;
+	size_t k = (n - 1) / 2;
+	double med = n % 2 == 1 ? x[k] : mid_of(x[k], x[k + 1]);
+	/*
+	 * The deviations |x[i] − med| below the median grow leftwards from x[k],
+	 * those above grow rightwards from x[k + 1]: merging the two runs yields
+	 * them in order. med − x[i] is exactly fabs(x[i] − med) for x[i] <= med
+	 * (IEEE subtraction is sign-symmetric), so the values equal
+	 * pw_stats_median_mad's.
+	 */
+	size_t left = k + 1, right = k + 1; /* next candidates: x[left − 1], x[right] */
+	double d = 0.0, prev = 0.0;
+	for (size_t step = 0; step <= n / 2; step++) {
+		bool take_left = left > 0 &&
+		                 (right >= n || med - x[left - 1] <= x[right] - med);
+		prev = d;
+		d = take_left ? med - x[--left] : x[right++] - med;
+		if (d < 0.0 || d < prev)
+			return PW_ERR_INVALID; /* not sorted */
+	}
+	/* after n/2 + 1 steps d is the deviation of rank n/2, prev that of rank n/2 − 1 */
+	double mad = n % 2 == 1 ? d : mid_of(prev, d);
+	*median = med;
+	*mad_n = PW_MAD_NORMAL_SCALE * mad;
 	return PW_OK;
 }
 

@@ -47,6 +47,17 @@ pw_status pw_stats_quantile(const double *x, size_t n, double q, double *work, d
 pw_status pw_stats_median_mad(const double *x, size_t n, double *work, double *median,
                               double *mad_n);
 
+/*
+ * The same median and normalised MAD, bit for bit, of x[0..n) already sorted
+ * ascending: the median is read off the middle and the deviations are
+ * walked outward from it in increasing order (both sides of a sorted sample
+ * are sorted by distance), so it takes at most n/2 + 1 steps and no
+ * workspace. For windows kept in order (the baseliner's). n >= 1; an
+ * unsorted x is PW_ERR_INVALID only where the walk notices it, so sort first.
+ */
+pw_status pw_stats_median_mad_sorted(const double *sorted, size_t n, double *median,
+                                     double *mad_n);
+
 /* The noise band of §4.2: [median − k·MAD_n, median + k·MAD_n], k = 3 by default. */
 #define PW_NOISE_BAND_K 3.0
 

@@ -133,6 +133,49 @@ Test(stats_quantile, selection_matches_sort)
 	free(w);
 }
 
+/*
+ * The sorted-window form gives pw_stats_median_mad's values bit for bit, on
+ * every size from 1 to 241 and shapes with ties, negatives and wide ranges;
+ * the scipy values of the test below hold for it too.
+ */
+Test(stats_descriptive, median_mad_sorted_equals_selection)
+{
+	enum { N = 241 };
+	double x[N], s[N], w[N];
+	unsigned long long st = 7;
+	for (int shape = 0; shape < 5; shape++) {
+		for (size_t n = 1; n <= N; n++) {
+			for (size_t i = 0; i < n; i++) {
+				st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+				double r = (double)(st >> 11) / 9007199254740992.0;
+				x[i] = shape == 0 ? 100.0 + r                 /* a latency around 100 */
+				     : shape == 1 ? floor(r * 4.0)            /* heavy ties */
+				     : shape == 2 ? (r - 0.5) * 1e-3          /* around zero, negatives */
+				     : shape == 3 ? (r < 0.1 ? 1e6 : r)       /* outliers */
+				                  : 3.0;                      /* constant */
+			}
+			memcpy(s, x, n * sizeof *s);
+			qsort(s, n, sizeof *s, cmp_double);
+			double m1, d1, m2, d2;
+			cr_assert_eq(pw_stats_median_mad(x, n, w, &m1, &d1), PW_OK);
+			cr_assert_eq(pw_stats_median_mad_sorted(s, n, &m2, &d2), PW_OK);
+			cr_assert(m1 == m2 && d1 == d2, "shape %d n %zu: (%.17g, %.17g) != (%.17g, %.17g)",
+			          shape, n, m2, d2, m1, d1);
+		}
+	}
+	double med, mad;
+	memcpy(s, ODD, sizeof ODD);
+	qsort(s, N_OF(ODD), sizeof *s, cmp_double);
+	cr_assert_eq(pw_stats_median_mad_sorted(s, N_OF(ODD), &med, &mad), PW_OK);
+	NEAR(med, 4.4, 1e-15);
+	NEAR(mad, 3.1134646588617634, 1e-13);
+	const double nan3[] = {1.0, 2.0, NAN};
+	cr_assert_eq(pw_stats_median_mad_sorted(nan3, 3, &med, &mad), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_median_mad_sorted(nan3, 0, &med, &mad), PW_ERR_INSUFFICIENT);
+	const double unsorted[] = {5.0, 1.0, 3.0, 0.0, 9.0};
+	cr_assert_eq(pw_stats_median_mad_sorted(unsorted, 5, &med, &mad), PW_ERR_INVALID);
+}
+
 /* scipy.stats.median_abs_deviation(x, scale='normal'); numpy mean and var(ddof=1). */
 Test(stats_descriptive, mad_mean_var_match_scipy)
 {
