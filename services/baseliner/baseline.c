@@ -49,8 +49,8 @@ pw_status pw_baseline_series_init(pw_baseline_series *s, const pw_baseline_param
 	s->params = *p;
 	s->state = PW_BASELINE_BASELINING;
 	s->ring = calloc(p->max_window, sizeof *s->ring);
-	s->work = calloc(2 * p->max_window, sizeof *s->work);
-	if (!s->ring || !s->work) {
+	s->sorted = calloc(p->max_window, sizeof *s->sorted);
+	if (!s->ring || !s->sorted) {
 		pw_baseline_series_release(s);
 		return PW_ERR_NOMEM;
 	}
@@ -62,10 +62,16 @@ void pw_baseline_series_release(pw_baseline_series *s)
 	if (!s)
 		return;
 	free(s->ring);
-	free(s->work);
+	free(s->sorted);
 	s->ring = NULL;
-	s->work = NULL;
+	s->sorted = NULL;
 	s->ring_len = s->ring_head = 0;
+}
+
+void pw_baseline_series_clear_window(pw_baseline_series *s)
+{
+	s->ring_len = 0;
+	s->ring_head = 0;
 }
 
 size_t pw_baseline_series_window_len(const pw_baseline_series *s)
@@ -81,26 +87,88 @@ static const pw_baseline_point *ring_at(const pw_baseline_series *s, size_t i)
 	return &s->ring[(start + i) % cap];
 }
 
+/* The first index of sorted[0..n) whose value is >= v. */
+static size_t lower_bound(const double *sorted, size_t n, double v)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sorted[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Appends pt, evicting the oldest point of a full window; the sorted values
+ * follow by one removal and one insertion (memmove of at most a window), so
+ * that a baseline is read off them without sorting or selecting.
+ */
 static void ring_push(pw_baseline_series *s, const pw_baseline_point *pt)
 {
+	size_t n = s->ring_len;
+	if (n == s->params.max_window) {
+		/* ring_head is the oldest point when the ring is full */
+		size_t at = lower_bound(s->sorted, n, s->ring[s->ring_head].value);
+		memmove(&s->sorted[at], &s->sorted[at + 1], (n - at - 1) * sizeof *s->sorted);
+		n--;
+	}
+	size_t at = lower_bound(s->sorted, n, pt->value);
+	memmove(&s->sorted[at + 1], &s->sorted[at], (n - at) * sizeof *s->sorted);
+	s->sorted[at] = pt->value;
 	s->ring[s->ring_head] = *pt;
 	s->ring_head = (s->ring_head + 1) % s->params.max_window;
 	if (s->ring_len < s->params.max_window)
 		s->ring_len++;
 }
 
-/* Distinct chip-sets in the window: small windows, so a quadratic scan over
- * the already-seen prefix is cheaper than a hash set. */
+/* Distinct chip-sets in the window, with an open-addressing set twice the
+ * window's size (a quadratic scan was a third of the baseliner's time). */
 static size_t window_chipsets(const pw_baseline_series *s)
 {
+	enum { SLOTS = 1024 };
+	uint64_t set_small[SLOTS];
+	bool used_small[SLOTS];
+	size_t slots = SLOTS;
+	while (slots < 2 * s->ring_len)
+		slots *= 2;
+	uint64_t *set = set_small;
+	bool *used = used_small;
+	if (slots > SLOTS) {
+		set = malloc(slots * sizeof *set);
+		used = calloc(slots, sizeof *used);
+		if (!set || !used) { /* out of memory: the quadratic count, allocation-free */
+			free(set);
+			free(used);
+			size_t distinct = 0;
+			for (size_t i = 0; i < s->ring_len; i++) {
+				bool seen = false;
+				for (size_t j = 0; j < i && !seen; j++)
+					seen = s->ring[j].chipset == s->ring[i].chipset;
+				distinct += !seen;
+			}
+			return distinct;
+		}
+	} else {
+		memset(used, 0, slots * sizeof *used);
+	}
 	size_t distinct = 0;
 	for (size_t i = 0; i < s->ring_len; i++) {
-		uint64_t c = ring_at(s, i)->chipset;
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = ring_at(s, j)->chipset == c;
-		if (!seen)
+		uint64_t c = s->ring[i].chipset; /* order does not matter: the ring's slots as they are */
+		size_t h = (size_t)((c * 0x9e3779b97f4a7c15ULL) >> 32) & (slots - 1);
+		while (used[h] && set[h] != c)
+			h = (h + 1) & (slots - 1);
+		if (!used[h]) {
+			used[h] = true;
+			set[h] = c;
 			distinct++;
+		}
+	}
+	if (set != set_small) {
+		free(set);
+		free(used);
 	}
 	return distinct;
 }
@@ -145,18 +213,16 @@ void pw_baseline_series_describe_need(const pw_baseline_series *s, char *buf, si
 /* Median, MAD_n and the band over the whole window into out. */
 static pw_status compute_baseline(pw_baseline_series *s, size_t nchip, pw_baseline_value *out)
 {
-	double *vals = s->work + s->params.max_window;
 	int64_t lo = 0, hi = 0;
 	for (size_t i = 0; i < s->ring_len; i++) {
-		const pw_baseline_point *p = ring_at(s, i);
-		vals[i] = p->value;
+		const pw_baseline_point *p = &s->ring[i]; /* the valid slots, in any order */
 		if (i == 0 || p->ts_us < lo)
 			lo = p->ts_us;
 		if (i == 0 || p->ts_us > hi)
 			hi = p->ts_us;
 	}
 	double med, mad;
-	pw_status st = pw_stats_median_mad(vals, s->ring_len, s->work, &med, &mad);
+	pw_status st = pw_stats_median_mad_sorted(s->sorted, s->ring_len, &med, &mad);
 	if (st != PW_OK)
 		return st;
 	out->version = s->current.version + 1;
@@ -239,8 +305,7 @@ bool pw_baseline_series_freeze(pw_baseline_series *s, const char *event_id, cons
 		return false;
 	s->state = PW_BASELINE_FROZEN;
 	s->has_baseline = false;
-	s->ring_len = 0;
-	s->ring_head = 0;
+	pw_baseline_series_clear_window(s);
 	snprintf(s->freeze_event, sizeof s->freeze_event, "%s", event_id);
 	snprintf(s->freeze_reason, sizeof s->freeze_reason, "%s", reason);
 	return true;

@@ -98,10 +98,10 @@ typedef struct pw_baseline_series {
 	bool has_baseline;
 	char freeze_reason[128];
 	char freeze_event[64];
-	/* the window, a ring of the most recent points */
+	/* the window, a ring of the most recent points, and its values in order */
 	pw_baseline_point *ring;
 	size_t ring_head, ring_len;
-	double *work;                /* 2 × max_window doubles for median/MAD */
+	double *sorted;              /* the ring_len values of the ring, ascending */
 } pw_baseline_series;
 
 pw_status pw_baseline_series_init(pw_baseline_series *s, const pw_baseline_params *p);
@@ -121,6 +121,9 @@ pw_status pw_baseline_series_add(pw_baseline_series *s, const pw_baseline_point 
  * was not already frozen by the same event (so the caller publishes once).
  */
 bool pw_baseline_series_freeze(pw_baseline_series *s, const char *event_id, const char *reason);
+
+/* Empties the window (the state and current baseline are untouched). */
+void pw_baseline_series_clear_window(pw_baseline_series *s);
 
 /*
  * Appends pt to the window without deciding anything: no baseline is

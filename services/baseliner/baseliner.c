@@ -92,14 +92,15 @@ void pw_baseliner_release(pw_baseliner *b)
 	if (!b)
 		return;
 	free(b->sc.rec);
-	free(b->sc.rec_store);
+	free(b->sc.rec_fresh);
 	free(b->sc.alerts);
 	memset(&b->sc, 0, sizeof b->sc);
 }
 
 /* ------------------------------------------------------------- scratch */
 
-static pw_baseline_record *push_rec(pw_baseliner *b, bool store)
+/* A record to publish and store (version 0 only publishes), as a new version when fresh. */
+static pw_baseline_record *push_rec(pw_baseliner *b, bool fresh)
 {
 	pw_baseliner_scratch *sc = &b->sc;
 	if (sc->nrec == sc->caprec) {
@@ -108,13 +109,13 @@ static pw_baseline_record *push_rec(pw_baseliner *b, bool store)
 		if (!r)
 			return NULL;
 		sc->rec = r;
-		bool *s = realloc(sc->rec_store, cap * sizeof *s);
-		if (!s)
+		bool *f = realloc(sc->rec_fresh, cap * sizeof *f);
+		if (!f)
 			return NULL;
-		sc->rec_store = s;
+		sc->rec_fresh = f;
 		sc->caprec = cap;
 	}
-	sc->rec_store[sc->nrec] = store;
+	sc->rec_fresh[sc->nrec] = fresh;
 	return &sc->rec[sc->nrec++];
 }
 
@@ -228,7 +229,7 @@ static pw_status freeze_entry(pw_baseliner *b, pw_series_entry *e, const char *e
 		return st;
 	/* the stored latest version turns frozen in place (or, for a series with
 	 * no baseline yet, only the published message says so) */
-	pw_baseline_record *r = push_rec(b, e->bs.current.version > 0);
+	pw_baseline_record *r = push_rec(b, false);
 	if (!r)
 		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
 	pw_baseline_record_from_entry(r, e, PW_BASELINE_FROZEN, now);
@@ -538,6 +539,7 @@ out:
 
 /* ---------------------------------------------------------------- batch */
 
+/* Enqueues the batch's baselines and alerts; pw_producer_flush waits for them. */
 static pw_status publish(pw_baseliner *b, char *errbuf, size_t errlen)
 {
 	for (size_t i = 0; i < b->sc.nrec; i++) {
@@ -566,7 +568,45 @@ static pw_status publish(pw_baseliner *b, char *errbuf, size_t errlen)
 		if (st != PW_OK)
 			return st;
 	}
-	return pw_producer_flush(b->prod, b->flush_timeout_ms, errbuf, errlen);
+	return PW_OK;
+}
+
+/* Marks e's cache entry stale (or fresh) and keeps b->dirty counting them. */
+static void cache_mark(pw_baseliner *b, pw_series_entry *e, bool dirty)
+{
+	if (!e || e->cache_dirty == dirty)
+		return;
+	e->cache_dirty = dirty;
+	if (dirty)
+		b->dirty++;
+	else
+		b->dirty--;
+}
+
+/*
+ * Writes recs[0..n) (entries ents[i], may be NULL) to Redis in one pipeline
+ * and books the outcome: an entry whose write did not land stays dirty, to be
+ * resynced when Redis answers again. Returns false when Redis is unavailable.
+ */
+static bool cache_write(pw_baseliner *b, const pw_baseline_record *const *recs,
+                        pw_series_entry **ents, size_t n)
+{
+	if (n == 0)
+		return true;
+	char rerr[256];
+	pw_status *st = malloc(n * sizeof *st);
+	pw_status rc = st ? pw_baseline_cache_write_many(b->rd, recs, n, st, rerr, sizeof rerr)
+	                  : PW_ERR_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		bool ok = rc == PW_OK && st[i] == PW_OK;
+		cache_mark(b, ents[i], !ok);
+		if (!ok)
+			m_inc(b->m ? b->m->redis_fallbacks : NULL, "cache_write");
+	}
+	free(st);
+	if (rc == PW_ERR_UNAVAILABLE)
+		b->redis_lost = true;
+	return rc != PW_ERR_UNAVAILABLE;
 }
 
 /* After the commit: the cache follows PostgreSQL; failures leave entries dirty. */
@@ -575,7 +615,6 @@ static void update_cache(pw_baseliner *b)
 	if (!b->rd)
 		return;
 	char rerr[256];
-	bool redis_down = false;
 	if (b->redis_lost && pw_redis_ping(b->rd, rerr, sizeof rerr) == PW_OK) {
 		/* Redis is back, maybe empty (it is a cache: no persistence): every
 		 * series is resynced from what this process holds */
@@ -588,6 +627,14 @@ static void update_cache(pw_baseliner *b)
 		}
 	}
 	/* newest first: only a series' last record of the batch is written */
+	size_t n = 0, cap = b->sc.nrec;
+	const pw_baseline_record **recs = malloc((cap ? cap : 1) * sizeof *recs);
+	pw_series_entry **ents = malloc((cap ? cap : 1) * sizeof *ents);
+	if (!recs || !ents) {
+		free(recs);
+		free(ents);
+		return; /* entries keep their dirty marks; the next batch tries again */
+	}
 	uint64_t stamp = b->batches + 1;
 	for (size_t i = b->sc.nrec; i-- > 0;) {
 		const pw_baseline_record *r = &b->sc.rec[i];
@@ -596,53 +643,42 @@ static void update_cache(pw_baseliner *b)
 			continue;
 		if (e)
 			e->cache_stamp = stamp;
-		pw_status st = PW_ERR_UNAVAILABLE;
-		if (!redis_down)
-			st = r->state == PW_BASELINE_FROZEN ? pw_baseline_cache_del(b->rd, r->series_key, rerr, sizeof rerr)
-			                                    : pw_baseline_cache_put(b->rd, r, rerr, sizeof rerr);
-		if (st != PW_OK) {
-			redis_down = redis_down || st == PW_ERR_UNAVAILABLE;
-			b->redis_lost = b->redis_lost || st == PW_ERR_UNAVAILABLE;
-			if (e && !e->cache_dirty) {
-				e->cache_dirty = true;
-				b->dirty++;
-			}
-			m_inc(b->m ? b->m->redis_fallbacks : NULL, "cache_write");
-		} else if (e && e->cache_dirty) {
-			e->cache_dirty = false;
-			b->dirty--;
-		}
+		recs[n] = r;
+		ents[n++] = e;
 	}
+	bool tried = !b->redis_lost;
+	bool up = tried && cache_write(b, recs, ents, n);
+	if (!tried) /* Redis was already known to be down */
+		for (size_t i = 0; i < n; i++) {
+			cache_mark(b, ents[i], true);
+			m_inc(b->m ? b->m->redis_fallbacks : NULL, "cache_write");
+		}
+	free(recs);
+	free(ents);
 	/* entries whose cache went stale while Redis was away: resync them */
-	if (redis_down || b->dirty == 0)
+	if (!up || b->dirty == 0)
 		return;
-	size_t fixed = 0;
-	for (size_t i = 0; i < pw_series_table_count(b->table) && b->dirty > 0; i++) {
+	pw_baseline_record *rs = malloc(b->dirty * sizeof *rs);
+	recs = malloc(b->dirty * sizeof *recs);
+	ents = malloc(b->dirty * sizeof *ents);
+	n = 0;
+	for (size_t i = 0; rs && recs && ents && i < pw_series_table_count(b->table) && n < b->dirty;
+	     i++) {
 		pw_series_entry *e = pw_series_table_at(b->table, i);
 		if (!e->cache_dirty)
 			continue;
-		pw_status st;
-		if (e->bs.state == PW_BASELINE_FROZEN || e->bs.current.version == 0 ||
-		    e->bs.state == PW_BASELINE_BASELINING) {
-			st = pw_baseline_cache_del(b->rd, e->key, rerr, sizeof rerr);
-		} else {
-			pw_baseline_record r;
-			pw_baseline_record_from_entry(&r, e, e->bs.state, pw_now_us());
-			if (e->bs.state == PW_BASELINE_QUARANTINED)
-				quarantine_reason(e, &r, r.freeze_reason, sizeof r.freeze_reason);
-			st = pw_baseline_cache_put(b->rd, &r, rerr, sizeof rerr);
-		}
-		if (st != PW_OK) {
-			b->redis_lost = b->redis_lost || st == PW_ERR_UNAVAILABLE;
-			m_inc(b->m ? b->m->redis_fallbacks : NULL, "cache_write");
-			return;
-		}
-		e->cache_dirty = false;
-		b->dirty--;
-		fixed++;
+		pw_baseline_record_from_entry(&rs[n], e, e->bs.state, pw_now_us());
+		if (e->bs.state == PW_BASELINE_QUARANTINED)
+			quarantine_reason(e, &rs[n], rs[n].freeze_reason, sizeof rs[n].freeze_reason);
+		recs[n] = &rs[n];
+		ents[n++] = e;
 	}
-	if (fixed)
-		pw_log_info(b->lg, "redis is back: resynced %zu cached baselines", fixed);
+	size_t before = b->dirty;
+	if (n && cache_write(b, recs, ents, n) && before > b->dirty)
+		pw_log_info(b->lg, "redis is back: resynced %zu cached baselines", before - b->dirty);
+	free(rs);
+	free(recs);
+	free(ents);
 }
 
 static void drop_state(pw_baseliner *b)
@@ -691,25 +727,13 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 			goto fail;
 	}
 	double t1 = pw_mono_s();
-	size_t nstore = 0;
-	for (size_t i = 0; i < b->sc.nrec; i++)
-		nstore += b->sc.rec_store[i];
-	if (nstore) {
-		/* the stored ones, contiguous for the COPY */
-		pw_baseline_record *tmp = malloc(nstore * sizeof *tmp);
-		if (!tmp) {
-			st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
-			goto fail;
-		}
-		size_t k = 0;
-		for (size_t i = 0; i < b->sc.nrec; i++)
-			if (b->sc.rec_store[i])
-				tmp[k++] = b->sc.rec[i];
-		st = pw_bstore_put_baselines(b->pg, tmp, nstore, errbuf, errlen);
-		free(tmp);
-		if (st != PW_OK)
-			goto fail;
-	}
+	/* the messages go out while PostgreSQL works; the flush below waits for them */
+	st = publish(b, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	st = pw_bstore_put_baselines(b->pg, b->sc.rec, b->sc.rec_fresh, b->sc.nrec, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
 	for (size_t i = 0; i < b->sc.nalerts; i++) {
 		st = pw_bstore_put_alert(b->pg, &b->sc.alerts[i], errbuf, errlen);
 		if (st != PW_OK)
@@ -720,7 +744,7 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 		goto fail;
 	double t2 = pw_mono_s();
 	/* delivered before the commit: a crash in between re-derives the same messages */
-	st = publish(b, errbuf, errlen);
+	st = pw_producer_flush(b->prod, b->flush_timeout_ms, errbuf, errlen);
 	if (st != PW_OK)
 		goto fail;
 	double t3 = pw_mono_s();

@@ -54,8 +54,8 @@ pw_status pw_baseliner_metrics_register(pw_metrics *reg, pw_baseliner_metrics *m
 
 /* Growing arrays of one batch's effects; owned by the pw_baseliner. */
 typedef struct pw_baseliner_scratch {
-	pw_baseline_record *rec;  /* baselines to publish, in order */
-	bool *rec_store;          /* rec[i] is also stored (version > 0) */
+	pw_baseline_record *rec;  /* baselines to publish and store (version > 0), in order */
+	bool *rec_fresh;          /* rec[i]'s version was created in this batch (else: a state change) */
 	size_t nrec, caprec;
 	pw_bstore_alert *alerts;
 	size_t nalerts, capalerts;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pw_copy.h"
+
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/baseline.pb-c.h"
 
@@ -90,47 +92,6 @@ static pw_baseline_state state_from_proto(Perfwatch__V1__BaselineState st)
 	case PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_QUARANTINED: return PW_BASELINE_QUARANTINED;
 	default: return PW_BASELINE_BASELINING;
 	}
-}
-
-/* Appends s to a COPY text row, escaped. */
-static void copy_text(FILE *f, const char *s)
-{
-	for (const char *p = s ? s : ""; *p; p++) {
-		switch (*p) {
-		case '\\': fputs("\\\\", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		default: fputc(*p, f);
-		}
-	}
-}
-
-static void copy_double(FILE *f, double x)
-{
-	if (isnan(x))
-		fputs("NaN", f);
-	else if (isinf(x))
-		fputs(x > 0 ? "Infinity" : "-Infinity", f);
-	else
-		fprintf(f, "%.17g", x);
-}
-
-/* Sends the memstream text of a COPY and ends it; aborts on failure. */
-static pw_status copy_send(pw_pg *pg, const char *copy_sql, const char *text, size_t len,
-                           char *errbuf, size_t errlen)
-{
-	pw_status st = pw_pg_copy_begin(pg, copy_sql, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	if (len > 0) {
-		st = pw_pg_copy_put(pg, text, len, errbuf, errlen);
-		if (st != PW_OK) {
-			pw_pg_copy_abort(pg, "baseliner: copy failed");
-			return st;
-		}
-	}
-	return pw_pg_copy_end(pg, NULL, errbuf, errlen);
 }
 
 #define TS_SQL(p) "('epoch'::timestamptz + (" p ")::bigint * interval '1 microsecond')"
@@ -267,6 +228,45 @@ pw_status pw_baseline_cache_del(pw_redis *rd, const char *series_key, char *errb
 	char key[PW_ST_KEY_MAX + 16];
 	cache_key(key, sizeof key, series_key);
 	return pw_redis_del(rd, key, errbuf, errlen);
+}
+
+pw_status pw_baseline_cache_write_many(pw_redis *rd, const pw_baseline_record *const *recs,
+                                       size_t n, pw_status *st, char *errbuf, size_t errlen)
+{
+	if (n == 0)
+		return PW_OK;
+	pw_status rc = PW_OK;
+	pw_redis_write *w = calloc(n, sizeof *w);
+	char (*keys)[PW_ST_KEY_MAX + 16] = malloc(n * sizeof *keys);
+	uint8_t **bufs = calloc(n, sizeof *bufs);
+	if (!w || !keys || !bufs) {
+		rc = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for %zu cache writes", n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		cache_key(keys[i], sizeof keys[i], recs[i]->series_key);
+		w[i].key = keys[i];
+		if (recs[i]->version == 0 || (recs[i]->state != PW_BASELINE_ACTIVE &&
+		                              recs[i]->state != PW_BASELINE_QUARANTINED))
+			continue; /* val NULL: DEL */
+		if (pw_baseline_record_pack(recs[i], &bufs[i], &w[i].len) != PW_OK) {
+			rc = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory packing a baseline");
+			goto out;
+		}
+		w[i].val = bufs[i];
+		w[i].version = pw_baseline_cache_version(recs[i]);
+	}
+	rc = pw_redis_write_many(rd, w, n, errbuf, errlen);
+	for (size_t i = 0; i < n; i++)
+		st[i] = rc == PW_OK ? w[i].st : rc;
+out:
+	if (bufs)
+		for (size_t i = 0; i < n; i++)
+			free(bufs[i]);
+	free(bufs);
+	free(keys);
+	free(w);
+	return rc;
 }
 
 /* ------------------------------------------------------------- reading */
@@ -446,7 +446,7 @@ pw_status pw_bstore_load_series(pw_pg *pg, pw_series_entry *e, const pw_point_ma
 
 refill:
 	/* 4. the window, re-filled from the samples up to the newest point folded in */
-	bs->ring_len = bs->ring_head = 0;
+	pw_baseline_series_clear_window(bs);
 	(void)pw_series_entry_set_refilled(e, NULL, 0);
 	if (e->mark.ts_us != 0) {
 		char since[32], mark_ts[32], lim[16];
@@ -690,75 +690,141 @@ out:
 	return st;
 }
 
-pw_status pw_bstore_put_baselines(pw_pg *pg, const pw_baseline_record *rec, size_t nrec,
+/* A record's place in its batch, ordered by (series_id, version, position). */
+typedef struct rec_ref {
+	int64_t series_id;
+	uint32_t version;
+	size_t i;
+} rec_ref;
+
+static int rec_order(const void *a, const void *b)
+{
+	const rec_ref *x = a, *y = b;
+	if (x->series_id != y->series_id)
+		return x->series_id < y->series_id ? -1 : 1;
+	if (x->version != y->version)
+		return x->version < y->version ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+#define BASELINE_COPY_COLS                                                                  \
+	"series_id, version, state, hlo_fingerprint, median, mad_n, band_lo, band_hi, sigma, "  \
+	"sigma_pct, platform_norm_sigma_pct, n, days, chip_sets, window_start, window_end, "    \
+	"unit, build_id, freeze_reason, freeze_event_id, computed_at"
+
+static void baseline_row_bin(pw_copybuf *b, const pw_baseline_record *r)
+{
+	char kb[PW_ST_KEY_MAX];
+	char *parts[5];
+	split_key(r->series_key, kb, sizeof kb, parts);
+	pw_copybin_row(b, 21);
+	pw_copybin_int8(b, r->series_id);
+	pw_copybin_int4(b, (int32_t)r->version);
+	pw_copybin_text(b, state_text(r->state));
+	pw_copybin_text(b, parts[1]);
+	pw_copybin_float8(b, r->median);
+	pw_copybin_float8(b, r->mad_n);
+	pw_copybin_float8(b, r->band_lo);
+	pw_copybin_float8(b, r->band_hi);
+	pw_copybin_float8(b, r->sigma);
+	pw_copybin_float8(b, r->sigma_pct);
+	pw_copybin_float8(b, r->platform_norm_sigma_pct);
+	pw_copybin_int4(b, (int32_t)r->n);
+	pw_copybin_int4(b, (int32_t)r->days);
+	pw_copybin_int4(b, (int32_t)r->chip_sets);
+	pw_copybin_timestamptz(b, r->window_start_us);
+	pw_copybin_timestamptz(b, r->window_end_us);
+	pw_copybin_text(b, r->unit);
+	pw_copybin_text(b, r->build_id);
+	pw_copybin_text(b, r->freeze_reason);
+	pw_copybin_text(b, r->freeze_event_id);
+	pw_copybin_timestamptz(b, r->computed_us);
+}
+
+/* Upserts state changes of stored versions through a staging table (few rows: freezes). */
+static pw_status upsert_baselines(pw_pg *pg, const pw_baseline_record *const *recs, size_t nrec,
                                   char *errbuf, size_t errlen)
 {
-	if (nrec == 0)
-		return PW_OK;
-	pw_status st = pw_pg_exec(
-		pg,
-		"CREATE TEMP TABLE IF NOT EXISTS pw_bl_stage (seq bigint, series_id bigint, "
-		"version integer, state text, hlo_fingerprint text, median float8, mad_n float8, "
-		"band_lo float8, band_hi float8, sigma float8, sigma_pct float8, norm_pct float8, "
-		"n integer, days integer, chip_sets integer, ws bigint, we bigint, unit text, "
-		"build_id text, freeze_reason text, freeze_event_id text, computed bigint) "
-		"ON COMMIT DELETE ROWS",
-		0, NULL, NULL, errbuf, errlen);
+	pw_status st = pw_pg_exec(pg,
+	                          "CREATE TEMP TABLE IF NOT EXISTS pw_bl_changes "
+	                          "(LIKE perfwatch.baselines INCLUDING DEFAULTS) ON COMMIT DELETE ROWS",
+	                          0, NULL, NULL, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	char *txt = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&txt, &len);
-	if (!m)
-		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
-	for (size_t i = 0; i < nrec; i++) {
-		const pw_baseline_record *r = &rec[i];
-		char kb[PW_ST_KEY_MAX];
-		char *parts[5];
-		split_key(r->series_key, kb, sizeof kb, parts);
-		fprintf(m, "%zu\t%" PRId64 "\t%" PRIu32 "\t%s\t", i, r->series_id, r->version,
-		        state_text(r->state));
-		copy_text(m, parts[1]);
-		double d[7] = {r->median, r->mad_n, r->band_lo, r->band_hi, r->sigma, r->sigma_pct,
-		               r->platform_norm_sigma_pct};
-		for (int k = 0; k < 7; k++) {
-			fputc('\t', m);
-			copy_double(m, d[k]);
-		}
-		fprintf(m, "\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32 "\t%" PRId64 "\t%" PRId64 "\t", r->n,
-		        r->days, r->chip_sets, r->window_start_us, r->window_end_us);
-		copy_text(m, r->unit);
-		fputc('\t', m);
-		copy_text(m, r->build_id);
-		fputc('\t', m);
-		copy_text(m, r->freeze_reason);
-		fputc('\t', m);
-		copy_text(m, r->freeze_event_id);
-		fprintf(m, "\t%" PRId64 "\n", r->computed_us);
-	}
-	fclose(m);
-	st = copy_send(pg, "COPY pw_bl_stage FROM STDIN", txt, len, errbuf, errlen);
-	free(txt);
+	pw_copybuf b;
+	pw_copybuf_init(&b, (size_t)1 << 30);
+	pw_copybin_header(&b);
+	for (size_t i = 0; i < nrec; i++)
+		baseline_row_bin(&b, recs[i]);
+	pw_copybin_trailer(&b);
+	st = pw_copy_send(pg, "COPY pw_bl_changes (" BASELINE_COPY_COLS ") FROM STDIN (FORMAT binary)",
+	                  &b, NULL, errbuf, errlen);
+	pw_copybuf_release(&b);
 	if (st != PW_OK)
 		return st;
 	return pw_pg_exec(
 		pg,
-		"INSERT INTO perfwatch.baselines (series_id, version, state, hlo_fingerprint, median, "
-		"mad_n, band_lo, band_hi, sigma, sigma_pct, platform_norm_sigma_pct, n, days, "
-		"chip_sets, window_start, window_end, unit, build_id, freeze_reason, freeze_event_id, "
-		"computed_at) "
-		"SELECT DISTINCT ON (series_id, version) series_id, version, state, hlo_fingerprint, "
-		"median, mad_n, band_lo, band_hi, sigma, sigma_pct, norm_pct, n, days, chip_sets, "
-		TS_SQL("ws") ", " TS_SQL("we") ", unit, build_id, freeze_reason, freeze_event_id, "
-		TS_SQL("computed") " FROM pw_bl_stage ORDER BY series_id, version, seq DESC "
-		"ON CONFLICT (series_id, version) DO UPDATE SET state = EXCLUDED.state, "
-		"median = EXCLUDED.median, mad_n = EXCLUDED.mad_n, band_lo = EXCLUDED.band_lo, "
-		"band_hi = EXCLUDED.band_hi, sigma = EXCLUDED.sigma, sigma_pct = EXCLUDED.sigma_pct, "
-		"n = EXCLUDED.n, days = EXCLUDED.days, chip_sets = EXCLUDED.chip_sets, "
-		"window_start = EXCLUDED.window_start, window_end = EXCLUDED.window_end, "
-		"freeze_reason = EXCLUDED.freeze_reason, freeze_event_id = EXCLUDED.freeze_event_id, "
-		"updated_at = now()",
+		"INSERT INTO perfwatch.baselines (" BASELINE_COPY_COLS ") SELECT " BASELINE_COPY_COLS
+		" FROM pw_bl_changes ON CONFLICT (series_id, version) DO UPDATE SET "
+		"state = EXCLUDED.state, median = EXCLUDED.median, mad_n = EXCLUDED.mad_n, "
+		"band_lo = EXCLUDED.band_lo, band_hi = EXCLUDED.band_hi, sigma = EXCLUDED.sigma, "
+		"sigma_pct = EXCLUDED.sigma_pct, n = EXCLUDED.n, days = EXCLUDED.days, "
+		"chip_sets = EXCLUDED.chip_sets, window_start = EXCLUDED.window_start, "
+		"window_end = EXCLUDED.window_end, freeze_reason = EXCLUDED.freeze_reason, "
+		"freeze_event_id = EXCLUDED.freeze_event_id, updated_at = now()",
 		0, NULL, NULL, errbuf, errlen);
+}
+
+pw_status pw_bstore_put_baselines(pw_pg *pg, const pw_baseline_record *rec, const bool *fresh,
+                                  size_t nrec, char *errbuf, size_t errlen)
+{
+	if (nrec == 0)
+		return PW_OK;
+	pw_status st = PW_OK;
+	pw_copybuf b;
+	pw_copybuf_init(&b, (size_t)1 << 30);
+	rec_ref *idx = malloc(nrec * sizeof *idx);
+	const pw_baseline_record **changes = malloc(nrec * sizeof *changes);
+	if (!idx || !changes) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for %zu baselines", nrec);
+		goto out;
+	}
+	size_t nref = 0;
+	for (size_t i = 0; i < nrec; i++)
+		if (rec[i].version > 0)
+			idx[nref++] = (rec_ref){rec[i].series_id, rec[i].version, i};
+	nrec = nref;
+	qsort(idx, nrec, sizeof *idx, rec_order);
+	size_t nchanges = 0, nfresh = 0;
+	pw_copybin_header(&b);
+	for (size_t g = 0; g < nrec;) {
+		/* one (series_id, version): the last record counts; fresh if any is */
+		size_t end = g;
+		bool any_fresh = false;
+		while (end < nrec && idx[end].series_id == idx[g].series_id &&
+		       idx[end].version == idx[g].version)
+			any_fresh = any_fresh || fresh[idx[end++].i];
+		const pw_baseline_record *last = &rec[idx[end - 1].i];
+		if (any_fresh) {
+			baseline_row_bin(&b, last);
+			nfresh++;
+		} else {
+			changes[nchanges++] = last;
+		}
+		g = end;
+	}
+	pw_copybin_trailer(&b);
+	if (nfresh && (st = pw_copy_send(pg, "COPY perfwatch.baselines (" BASELINE_COPY_COLS
+	                                     ") FROM STDIN (FORMAT binary)",
+	                                 &b, NULL, errbuf, errlen)) != PW_OK)
+		goto out;
+	if (nchanges)
+		st = upsert_baselines(pg, changes, nchanges, errbuf, errlen);
+out:
+	pw_copybuf_release(&b);
+	free(idx);
+	free(changes);
+	return st;
 }
 
 pw_status pw_bstore_mark_frozen(pw_pg *pg, const pw_baseline_record *r, char *errbuf,
@@ -844,54 +910,53 @@ pw_status pw_bstore_put_progress(pw_pg *pg, pw_series_table *t, char *errbuf, si
 		return PW_OK;
 	pw_status st = pw_pg_exec(
 		pg,
-		"CREATE TEMP TABLE IF NOT EXISTS pw_bs_stage (series_id bigint, series_key text, "
-		"state text, mark bigint, part integer, off bigint, platform text, chip_set text, "
+		"CREATE TEMP TABLE IF NOT EXISTS pw_bs_progress (series_id bigint, series_key text, "
+		"state text, mark timestamptz, part integer, off bigint, platform text, chip_set text, "
 		"cell text, firmware text, harness text, window_n integer, need text) "
 		"ON COMMIT DELETE ROWS",
 		0, NULL, NULL, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	char *txt = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&txt, &len);
-	if (!m)
-		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	pw_copybuf b;
+	pw_copybuf_init(&b, (size_t)1 << 30);
+	pw_copybin_header(&b);
 	for (size_t i = 0; i < count; i++) {
 		const pw_series_entry *e = pw_series_table_at(t, i);
 		if (!e->touched)
 			continue;
 		char need[256];
 		pw_baseline_series_describe_need(&e->bs, need, sizeof need);
-		fprintf(m, "%" PRId64 "\t", e->series_id);
-		copy_text(m, e->key);
-		fprintf(m, "\t%s\t", state_text(e->bs.state));
+		pw_copybin_row(&b, 13);
+		pw_copybin_int8(&b, e->series_id);
+		pw_copybin_text(&b, e->key);
+		pw_copybin_text(&b, state_text(e->bs.state));
 		if (e->mark.ts_us != 0)
-			fprintf(m, "%" PRId64, e->mark.ts_us);
+			pw_copybin_timestamptz(&b, e->mark.ts_us);
 		else
-			fputs("\\N", m);
-		fprintf(m, "\t%" PRId32 "\t%" PRId64 "\t", e->mark.partition, e->mark.offset);
-		const char *envs[5] = {e->env.platform, e->env.chip_set, e->env.cell, e->env.firmware,
-		                       e->env.harness_version};
-		for (int k = 0; k < 5; k++) {
-			copy_text(m, envs[k]);
-			fputc('\t', m);
-		}
-		fprintf(m, "%zu\t", pw_baseline_series_window_len(&e->bs));
-		copy_text(m, need);
-		fputc('\n', m);
+			pw_copybin_null(&b);
+		pw_copybin_int4(&b, e->mark.partition);
+		pw_copybin_int8(&b, e->mark.offset);
+		pw_copybin_text(&b, e->env.platform);
+		pw_copybin_text(&b, e->env.chip_set);
+		pw_copybin_text(&b, e->env.cell);
+		pw_copybin_text(&b, e->env.firmware);
+		pw_copybin_text(&b, e->env.harness_version);
+		pw_copybin_int4(&b, (int32_t)pw_baseline_series_window_len(&e->bs));
+		pw_copybin_text(&b, need);
 	}
-	fclose(m);
-	st = copy_send(pg, "COPY pw_bs_stage FROM STDIN", txt, len, errbuf, errlen);
-	free(txt);
+	pw_copybin_trailer(&b);
+	st = pw_copy_send(pg, "COPY pw_bs_progress FROM STDIN (FORMAT binary)", &b, NULL, errbuf,
+	                  errlen);
+	pw_copybuf_release(&b);
 	if (st != PW_OK)
 		return st;
 	return pw_pg_exec(
 		pg,
 		"INSERT INTO perfwatch.baseliner_series (series_id, series_key, state, "
 		"mark_measured_at, mark_partition, mark_offset, platform, chip_set, cell, firmware, "
-		"harness_version, window_n, window_need) SELECT series_id, series_key, state, "
-		"CASE WHEN mark IS NULL THEN NULL ELSE " TS_SQL("mark") " END, part, off, platform, "
-		"chip_set, cell, firmware, harness, window_n, need FROM pw_bs_stage "
+		"harness_version, window_n, window_need) SELECT series_id, series_key, state, mark, "
+		"part, off, platform, chip_set, cell, firmware, harness, window_n, need "
+		"FROM pw_bs_progress "
 		"ON CONFLICT (series_id) DO UPDATE SET state = EXCLUDED.state, "
 		"mark_measured_at = EXCLUDED.mark_measured_at, mark_partition = EXCLUDED.mark_partition, "
 		"mark_offset = EXCLUDED.mark_offset, platform = EXCLUDED.platform, "

@@ -72,6 +72,18 @@ pw_status pw_baseline_cache_put(pw_redis *rd, const pw_baseline_record *r, char 
 pw_status pw_baseline_cache_del(pw_redis *rd, const char *series_key, char *errbuf,
                                 size_t errlen);
 
+/*
+ * The cache writes of one batch in one Redis pipeline: recs[i] is put
+ * (versioned, as pw_baseline_cache_put) when it is a baseline to gate
+ * against (a version, active or quarantined); otherwise (frozen, baselining)
+ * its key is deleted, as pw_baseline_cache_del. st[i] gets each outcome.
+ * Returns PW_OK when every write has its outcome; PW_ERR_UNAVAILABLE when
+ * Redis is down or the connection broke (every st[i] is then that code:
+ * none is known to be written); PW_ERR_NOMEM.
+ */
+pw_status pw_baseline_cache_write_many(pw_redis *rd, const pw_baseline_record *const *recs,
+                                       size_t n, pw_status *st, char *errbuf, size_t errlen);
+
 /* Where pw_baseline_read found a baseline. */
 typedef enum pw_baseline_source {
 	PW_BASELINE_FROM_REDIS = 0,
@@ -176,12 +188,20 @@ typedef struct pw_bstore_fleet {
 pw_status pw_bstore_put_fleet(pw_pg *pg, const pw_bstore_fleet *f, char *errbuf, size_t errlen);
 
 /*
- * Inside the caller's transaction: upserts nrec baseline versions (natural
- * key (series_id, version): a state change updates in place), through COPY
- * into a staging table.
+ * Inside the caller's transaction: stores the records of rec[0..nrec) that
+ * have a version (version 0 — a freeze before the first baseline — is only
+ * published), natural key (series_id, version); of records with the same key
+ * the last one counts.
+ * A key with a fresh record (fresh[i]: a version created in this batch) is
+ * COPYed straight into perfwatch.baselines, in COPY's binary format; the
+ * others are state changes of stored versions (a freeze) and update their row
+ * through a staging table. A fresh version that is already stored (another
+ * writer got there first) fails the COPY on the primary key: PW_ERR_PG, and
+ * the caller redoes the batch from reloaded state. PW_ERR_NOMEM, pw_pg's
+ * errors.
  */
-pw_status pw_bstore_put_baselines(pw_pg *pg, const pw_baseline_record *rec, size_t nrec,
-                                  char *errbuf, size_t errlen);
+pw_status pw_bstore_put_baselines(pw_pg *pg, const pw_baseline_record *rec, const bool *fresh,
+                                  size_t nrec, char *errbuf, size_t errlen);
 
 /* Inside the caller's transaction: marks version of series frozen in place. */
 pw_status pw_bstore_mark_frozen(pw_pg *pg, const pw_baseline_record *r, char *errbuf,

@@ -60,11 +60,13 @@ wait_for() {
 
 bl_pid=""
 bl_log=""
+# Batches of one time step (40 series): phase (c) must find the baseliner
+# mid-stream, and a batch of all its 720 points is done before a poll sees it.
 start_baseliner() {
   bl_log=$work/baseliner.$1.log
   PW_BASELINER_MIN_RUNS=10 PW_BASELINER_MIN_DAYS=2 PW_BASELINER_MIN_CHIPSETS=3 \
   PW_BASELINER_MAX_WINDOW=16 PW_KAFKA_GROUP_ID=perfwatch-baseliner-$prefix \
-  PW_HTTP_PORT=0 PW_BATCH_MAX_MS=100 PW_KAFKA_SESSION_TIMEOUT_MS=6000 \
+  PW_HTTP_PORT=0 PW_BATCH_MAX_MS=100 PW_BATCH_MAX_MESSAGES=40 PW_KAFKA_SESSION_TIMEOUT_MS=6000 \
   PW_KAFKA_HEARTBEAT_INTERVAL_MS=500 "$bl" >"$bl_log" 2>&1 &
   bl_pid=$!
   local i
