@@ -11,6 +11,7 @@
  * service's stderr stays JSON lines. See pw_kafka.h for the contract.
  */
 #include "pw_kafka.h"
+#include "pw_topics.h"
 
 #include "pw_backoff.h"
 
@@ -348,7 +349,125 @@ void pw_producer_free(pw_producer *p)
 	free(p);
 }
 
-/* ------------------------------------------------------ batch bookkeeping */
+/* A consumer handle of group `group` that only asks about offsets. */
+static pw_status group_client(rd_kafka_t **out, const char *brokers, const char *group,
+                              char *errbuf, size_t errlen)
+{
+	char why[512];
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers ? brokers : "", why, sizeof why) ||
+	    rd_kafka_conf_set(conf, "group.id", group, why, sizeof why) ||
+	    rd_kafka_conf_set(conf, "enable.auto.commit", "false", why, sizeof why)) {
+		rd_kafka_conf_destroy(conf);
+		return pw_fail(PW_ERR_CONFIG, errbuf, errlen, "kafka: %s", why);
+	}
+	*out = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof why);
+	if (!*out) {
+		rd_kafka_conf_destroy(conf);
+		return pw_fail(PW_ERR_KAFKA, errbuf, errlen, "cannot create kafka client: %s", why);
+	}
+	return PW_OK;
+}
+
+/*
+ * Every partition of topics[0..ntopics) into l, its offset the partition's
+ * end; the start offsets into lo[] (room for l's entries) when lo is not NULL.
+ */
+static pw_status partition_ends(rd_kafka_t *rk, const char *const *topics, size_t ntopics,
+                                rd_kafka_topic_partition_list_t *l, int64_t **lo_out,
+                                char *errbuf, size_t errlen)
+{
+	pw_status st = PW_OK;
+	size_t total = 0;
+	for (size_t t = 0; t < ntopics; t++) {
+		const pw_topic_spec *spec = pw_topic_find(topics[t]);
+		if (!spec)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "unknown topic \"%s\"", topics[t]);
+		total += (size_t)spec->partitions;
+	}
+	int64_t *lows = lo_out ? calloc(total ? total : 1, sizeof *lows) : NULL;
+	if (lo_out && !lows)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	for (size_t t = 0; t < ntopics && st == PW_OK; t++) {
+		const pw_topic_spec *spec = pw_topic_find(topics[t]);
+		for (int p = 0; p < spec->partitions && st == PW_OK; p++) {
+			int64_t lo = 0, hi = 0;
+			rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(rk, topics[t], p, &lo, &hi,
+			                                                         5000);
+			if (e) {
+				st = pw_fail(PW_ERR_KAFKA, errbuf, errlen, "end of \"%s\" [%d]: %s",
+				             topics[t], p, rd_kafka_err2str(e));
+				break;
+			}
+			if (lows)
+				lows[l->cnt] = lo;
+			rd_kafka_topic_partition_list_add(l, topics[t], p)->offset = hi;
+		}
+	}
+	if (st != PW_OK)
+		free(lows);
+	else if (lo_out)
+		*lo_out = lows;
+	return st;
+}
+
+pw_status pw_kafka_group_commit_ends(const char *brokers, const char *group,
+                                     const char *const *topics, size_t ntopics,
+                                     size_t *npartitions, char *errbuf, size_t errlen)
+{
+	if (npartitions)
+		*npartitions = 0;
+	rd_kafka_t *rk;
+	pw_status st = group_client(&rk, brokers, group, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(32);
+	st = partition_ends(rk, topics, ntopics, l, NULL, errbuf, errlen);
+	if (st == PW_OK) {
+		rd_kafka_resp_err_t e = rd_kafka_commit(rk, l, 0);
+		if (e)
+			st = pw_fail(PW_ERR_KAFKA, errbuf, errlen,
+			             "committing the end offsets of group \"%s\": %s", group,
+			             rd_kafka_err2str(e));
+		else if (npartitions)
+			*npartitions = (size_t)l->cnt;
+	}
+	rd_kafka_topic_partition_list_destroy(l);
+	rd_kafka_destroy(rk);
+	return st;
+}
+
+pw_status pw_kafka_group_lag(const char *brokers, const char *group, const char *const *topics,
+                             size_t ntopics, int64_t *lag, char *errbuf, size_t errlen)
+{
+	*lag = 0;
+	rd_kafka_t *rk;
+	pw_status st = group_client(&rk, brokers, group, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	rd_kafka_topic_partition_list_t *ends = rd_kafka_topic_partition_list_new(32);
+	int64_t *lows = NULL;
+	st = partition_ends(rk, topics, ntopics, ends, &lows, errbuf, errlen);
+	rd_kafka_topic_partition_list_t *done = NULL;
+	if (st == PW_OK) {
+		done = rd_kafka_topic_partition_list_copy(ends);
+		rd_kafka_resp_err_t e = rd_kafka_committed(rk, done, 5000);
+		if (e)
+			st = pw_fail(PW_ERR_KAFKA, errbuf, errlen, "committed offsets of group \"%s\": %s",
+			             group, rd_kafka_err2str(e));
+	}
+	for (int i = 0; st == PW_OK && i < ends->cnt; i++) {
+		int64_t from = done->elems[i].offset >= 0 ? done->elems[i].offset : lows[i];
+		if (ends->elems[i].offset > from)
+			*lag += ends->elems[i].offset - from;
+	}
+	if (done)
+		rd_kafka_topic_partition_list_destroy(done);
+	rd_kafka_topic_partition_list_destroy(ends);
+	free(lows);
+	rd_kafka_destroy(rk);
+	return st;
+}
 
 pw_status pw_partition_spans_add(pw_partition_span *spans, size_t *n, size_t cap,
                                  const char *topic, int32_t partition, int64_t offset)

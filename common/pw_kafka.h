@@ -116,6 +116,30 @@ typedef struct pw_partition_span {
 pw_status pw_partition_spans_add(pw_partition_span *spans, size_t *n, size_t cap,
                                  const char *topic, int32_t partition, int64_t offset);
 
+/*
+ * Commits, for consumer group `group`, the current end offset of every
+ * partition of topics[0..ntopics) (partition counts from pw_topics.h), so
+ * that members joining the group afterwards start there: what the topics held
+ * before is skipped, and nothing published after the call is. For a new
+ * deployment that must not replay history, a demo, or a test on a shared
+ * broker. Unlike auto.offset.reset=latest it has no race with messages
+ * published while the group joins. The group must have no active members.
+ * *npartitions (may be NULL) gets the partitions committed. PW_ERR_INVALID
+ * for a topic not in pw_topics.h, PW_ERR_KAFKA when the broker refuses.
+ */
+pw_status pw_kafka_group_commit_ends(const char *brokers, const char *group,
+                                     const char *const *topics, size_t ntopics,
+                                     size_t *npartitions, char *errbuf, size_t errlen);
+
+/*
+ * The consumer lag of group `group` on topics[0..ntopics): the sum over their
+ * partitions of end offset − committed offset (− the start offset where the
+ * group committed nothing). 0 means the group has committed everything
+ * published so far. Errors as pw_kafka_group_commit_ends.
+ */
+pw_status pw_kafka_group_lag(const char *brokers, const char *group, const char *const *topics,
+                             size_t ntopics, int64_t *lag, char *errbuf, size_t errlen);
+
 /* --------------------------------------------------------------- consumer */
 
 typedef struct pw_consumer pw_consumer;

@@ -355,56 +355,21 @@ static int it_wait(const char *group, int timeout_s, const char *topic)
 {
 	const char *brokers = getenv("PW_KAFKA_BOOTSTRAP_SERVERS");
 	char err[512];
-	rd_kafka_conf_t *conf = rd_kafka_conf_new();
-	if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err) ||
-	    rd_kafka_conf_set(conf, "group.id", group, err, sizeof err)) {
-		fprintf(stderr, "FAIL: %s\n", err);
-		rd_kafka_conf_destroy(conf);
-		return 1;
-	}
-	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
-	if (!rk) {
-		fprintf(stderr, "FAIL: %s\n", err);
-		return 1;
-	}
-	const pw_topic_spec *spec = pw_topic_find(topic);
-	if (!spec) {
-		fprintf(stderr, "FAIL: unknown topic %s\n", topic);
-		rd_kafka_destroy(rk);
-		return 1;
-	}
-	int parts = spec->partitions;
-	int rc = 1;
+	int64_t lag = -1;
 	time_t end = time(NULL) + timeout_s;
 	while (time(NULL) < end) {
-		rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(parts);
-		for (int p = 0; p < parts; p++)
-			rd_kafka_topic_partition_list_add(l, topic, p);
-		int behind = 0;
-		if (rd_kafka_committed(rk, l, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-			for (int p = 0; p < parts; p++) {
-				int64_t lo = 0, hi = 0;
-				if (rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi, 5000))
-					behind++;
-				else if (hi > 0 && l->elems[p].offset < hi)
-					behind++;
-			}
-		} else {
-			behind = parts;
+		if (pw_kafka_group_lag(brokers, group, &topic, 1, &lag, err, sizeof err) != PW_OK) {
+			fprintf(stderr, "FAIL: %s\n", err);
+			return 1;
 		}
-		rd_kafka_topic_partition_list_destroy(l);
-		if (behind == 0) {
-			rc = 0;
-			break;
-		}
+		if (lag == 0)
+			return 0;
 		struct timespec ts = {.tv_sec = 0, .tv_nsec = 500000000};
 		nanosleep(&ts, NULL);
 	}
-	rd_kafka_destroy(rk);
-	if (rc)
-		fprintf(stderr, "FAIL: group %s did not catch up on %s within %d s\n", group, topic,
-		        timeout_s);
-	return rc;
+	fprintf(stderr, "FAIL: group %s still %lld behind on %s after %d s\n", group, (long long)lag,
+	        topic, timeout_s);
+	return 1;
 }
 
 /*
@@ -415,48 +380,13 @@ static int it_wait(const char *group, int timeout_s, const char *topic)
  */
 static int it_start_at_end(const char *group, const char *const *topics, size_t ntopics)
 {
-	const char *brokers = getenv("PW_KAFKA_BOOTSTRAP_SERVERS");
 	char err[512];
-	rd_kafka_conf_t *conf = rd_kafka_conf_new();
-	if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err) ||
-	    rd_kafka_conf_set(conf, "group.id", group, err, sizeof err) ||
-	    rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err)) {
-		fprintf(stderr, "FAIL: %s\n", err);
-		rd_kafka_conf_destroy(conf);
-		return 1;
-	}
-	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
-	if (!rk) {
+	if (pw_kafka_group_commit_ends(getenv("PW_KAFKA_BOOTSTRAP_SERVERS"), group, topics, ntopics,
+	                               NULL, err, sizeof err) != PW_OK) {
 		fprintf(stderr, "FAIL: %s\n", err);
 		return 1;
 	}
-	int rc = 1;
-	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(32);
-	for (size_t t = 0; t < ntopics; t++) {
-		const pw_topic_spec *spec = pw_topic_find(topics[t]);
-		for (int p = 0; spec && p < spec->partitions; p++) {
-			int64_t lo = 0, hi = 0;
-			rd_kafka_resp_err_t e =
-				rd_kafka_query_watermark_offsets(rk, topics[t], p, &lo, &hi, 5000);
-			if (e) {
-				fprintf(stderr, "FAIL: end of %s [%d]: %s\n", topics[t], p,
-				        rd_kafka_err2str(e));
-				goto out;
-			}
-			rd_kafka_topic_partition_list_add(l, topics[t], p)->offset = hi;
-		}
-	}
-	rd_kafka_resp_err_t e = rd_kafka_commit(rk, l, 0);
-	if (e) {
-		fprintf(stderr, "FAIL: committing the end offsets for %s: %s\n", group,
-		        rd_kafka_err2str(e));
-		goto out;
-	}
-	rc = 0;
-out:
-	rd_kafka_topic_partition_list_destroy(l);
-	rd_kafka_destroy(rk);
-	return rc;
+	return 0;
 }
 
 static const char *it_routing(Perfwatch__V1__Routing r)
