@@ -328,6 +328,171 @@ static pw_status book_reply(const redisReply *rep, pw_redis_write *w, const wcmd
 	return PW_OK;
 }
 
+/* The commands of a send, as built by plan(): which writes each reply books. */
+struct pw_redis_pending {
+	size_t n;     /* writes */
+	size_t ncmds;
+	wcmd cmds[];
+};
+
+/* Groups w[0..n) into commands: a DEL per delete, one script call per run of up to SET_KEYS sets. */
+static size_t plan(const pw_redis_write *w, size_t n, wcmd *cmds)
+{
+	size_t ncmds = 0;
+	for (size_t next = 0; next < n;) {
+		wcmd c = {.first = next, .n = 1, .del = w[next].val == NULL};
+		if (!c.del)
+			while (c.n < SET_KEYS && next + c.n < n && w[next + c.n].val)
+				c.n++;
+		next += c.n;
+		cmds[ncmds++] = c;
+	}
+	return ncmds;
+}
+
+/* Scratch for building one script call's argv. */
+typedef struct argv_buf {
+	const char **argv;
+	size_t *argvlen;
+	char (*num)[24];
+} argv_buf;
+
+static pw_status argv_buf_init(argv_buf *a, char *errbuf, size_t errlen)
+{
+	size_t maxargs = 3 + 4 * SET_KEYS;
+	a->argv = malloc(maxargs * sizeof *a->argv);
+	a->argvlen = malloc(maxargs * sizeof *a->argvlen);
+	a->num = malloc(2 * SET_KEYS * sizeof *a->num);
+	if (a->argv && a->argvlen && a->num)
+		return PW_OK;
+	free(a->argv);
+	free(a->argvlen);
+	free(a->num);
+	return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a redis pipeline");
+}
+
+static void argv_buf_release(argv_buf *a)
+{
+	free(a->argv);
+	free(a->argvlen);
+	free(a->num);
+}
+
+/* Appends cmds[0..ncmds) of w to the output buffer. */
+static pw_status append_cmds(pw_redis *r, const pw_redis_write *w, const wcmd *cmds, size_t ncmds,
+                             argv_buf *a, char *errbuf, size_t errlen)
+{
+	for (size_t k = 0; k < ncmds; k++) {
+		int rc;
+		if (cmds[k].del) {
+			const char *dv[] = {"DEL", w[cmds[k].first].key};
+			rc = redisAppendCommandArgv(r->ctx, 2, dv, NULL);
+		} else {
+			rc = append_sets(r, &w[cmds[k].first], cmds[k].n, false, a->argv, a->argvlen, a->num);
+		}
+		if (rc != REDIS_OK)
+			return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a redis pipeline");
+	}
+	return PW_OK;
+}
+
+/* Reads the replies of cmds[0..ncmds) into w; resend[k] when command k met NOSCRIPT. */
+static pw_status read_replies(pw_redis *r, pw_redis_write *w, const wcmd *cmds, size_t ncmds,
+                              bool *resend, char *errbuf, size_t errlen)
+{
+	for (size_t k = 0; k < ncmds; k++) {
+		redisReply *rep = NULL;
+		if (redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
+			char why[160];
+			snprintf(why, sizeof why, "%s", r->ctx->err ? r->ctx->errstr : "no reply");
+			drop_connection(r, why);
+			return pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen, "redis pipeline failed: %s", why);
+		}
+		resend[k] = book_reply(rep, w, &cmds[k], errbuf, errlen) == PW_ERR_NOT_FOUND;
+		freeReplyObject(rep);
+	}
+	return PW_OK;
+}
+
+pw_status pw_redis_write_send(pw_redis *r, const pw_redis_write *w, size_t n,
+                              pw_redis_pending **pending, char *errbuf, size_t errlen)
+{
+	*pending = NULL;
+	bool any_set = false;
+	for (size_t i = 0; i < n && !any_set; i++)
+		any_set = w[i].val != NULL;
+	pw_status st = any_set ? script_sha(r, errbuf, errlen) : ensure(r, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	pw_redis_pending *p = malloc(sizeof *p + (n ? n : 1) * sizeof p->cmds[0]);
+	argv_buf a;
+	if (!p)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a redis pipeline");
+	if ((st = argv_buf_init(&a, errbuf, errlen)) != PW_OK) {
+		free(p);
+		return st;
+	}
+	p->n = n;
+	p->ncmds = plan(w, n, p->cmds);
+	st = append_cmds(r, w, p->cmds, p->ncmds, &a, errbuf, errlen);
+	argv_buf_release(&a);
+	/* out of the buffer and onto the socket: the server works while the caller goes on */
+	for (int done = 0; st == PW_OK && !done;)
+		if (redisBufferWrite(r->ctx, &done) != REDIS_OK) {
+			char why[160];
+			snprintf(why, sizeof why, "%s", r->ctx->err ? r->ctx->errstr : "write failed");
+			drop_connection(r, why);
+			st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen, "redis pipeline failed: %s", why);
+		}
+	if (st != PW_OK) {
+		if (r->ctx)
+			drop_connection(r, "pipeline abandoned"); /* a partial command may be buffered */
+		free(p);
+		return st;
+	}
+	*pending = p;
+	return PW_OK;
+}
+
+pw_status pw_redis_write_collect(pw_redis *r, pw_redis_pending *p, pw_redis_write *w, size_t n,
+                                 char *errbuf, size_t errlen)
+{
+	if (!p)
+		return PW_OK;
+	pw_status st = PW_OK;
+	bool *resend = calloc(p->ncmds ? p->ncmds : 1, sizeof *resend);
+	if (n != p->n)
+		st = pw_fail(PW_ERR_INVALID, errbuf, errlen, "collecting %zu writes of a send of %zu", n,
+		             p->n);
+	else if (!resend)
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a redis pipeline");
+	else if (!r->ctx)
+		st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen, "redis connection lost: %s",
+		             r->last_error);
+	else
+		st = read_replies(r, w, p->cmds, p->ncmds, resend, errbuf, errlen);
+	/* the values are the caller's no longer: a set the server refused for want of its
+	 * script (SCRIPT FLUSH since the send) fails, and the next send loads it again */
+	for (size_t k = 0; st == PW_OK && k < p->ncmds; k++) {
+		if (!resend[k])
+			continue;
+		r->sha_conn = NULL;
+		for (size_t i = 0; i < p->cmds[k].n; i++)
+			w[p->cmds[k].first + i].st = pw_fail(PW_ERR_REDIS, errbuf, errlen,
+			                                     "redis lost its scripts before the write");
+	}
+	if (st != PW_OK && st != PW_ERR_INVALID && r->ctx)
+		drop_connection(r, "pipeline abandoned");
+	free(resend);
+	free(p);
+	return st;
+}
+
+void pw_redis_pending_free(pw_redis_pending *p)
+{
+	free(p);
+}
+
 pw_status pw_redis_write_many(pw_redis *r, pw_redis_write *w, size_t n, char *errbuf,
                               size_t errlen)
 {
@@ -337,57 +502,29 @@ pw_status pw_redis_write_many(pw_redis *r, pw_redis_write *w, size_t n, char *er
 	pw_status st = any_set ? script_sha(r, errbuf, errlen) : ensure(r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	size_t maxargs = 3 + 4 * SET_KEYS;
-	const char **argv = malloc(maxargs * sizeof *argv);
-	size_t *argvlen = malloc(maxargs * sizeof *argvlen);
-	char (*num)[24] = malloc(2 * SET_KEYS * sizeof *num);
-	if (!argv || !argvlen || !num) {
-		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a redis pipeline");
-		goto out;
+	argv_buf a;
+	wcmd *cmds = malloc((n ? n : 1) * sizeof *cmds);
+	bool *resend = malloc((n ? n : 1) * sizeof *resend);
+	if (!cmds || !resend || (st = argv_buf_init(&a, errbuf, errlen)) != PW_OK) {
+		free(cmds);
+		free(resend);
+		return st != PW_OK ? st : pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
 	}
-	for (size_t next = 0; next < n && st == PW_OK;) {
-		/* up to PIPELINE_CMDS commands: a DEL per delete, one script call per run of sets */
-		wcmd cmds[PIPELINE_CMDS];
-		size_t ncmds = 0;
-		while (next < n && ncmds < PIPELINE_CMDS) {
-			wcmd c = {.first = next, .n = 1, .del = w[next].val == NULL};
-			if (!c.del)
-				while (c.n < SET_KEYS && next + c.n < n && w[next + c.n].val)
-					c.n++;
-			next += c.n;
-			cmds[ncmds++] = c;
-		}
-		for (size_t k = 0; k < ncmds && st == PW_OK; k++) {
-			int rc;
-			if (cmds[k].del) {
-				const char *dv[] = {"DEL", w[cmds[k].first].key};
-				rc = redisAppendCommandArgv(r->ctx, 2, dv, NULL);
-			} else {
-				rc = append_sets(r, &w[cmds[k].first], cmds[k].n, false, argv, argvlen, num);
-			}
-			if (rc != REDIS_OK)
-				st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a redis pipeline");
-		}
-		bool resend[PIPELINE_CMDS] = {false};
-		for (size_t k = 0; k < ncmds && st == PW_OK; k++) {
-			redisReply *rep = NULL;
-			if (redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
-				char why[160];
-				snprintf(why, sizeof why, "%s", r->ctx->err ? r->ctx->errstr : "no reply");
-				drop_connection(r, why);
-				st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen, "redis pipeline failed: %s", why);
-				break;
-			}
-			resend[k] = book_reply(rep, w, &cmds[k], errbuf, errlen) == PW_ERR_NOT_FOUND;
-			freeReplyObject(rep);
-		}
+	size_t ncmds = plan(w, n, cmds);
+	/* PIPELINE_CMDS commands a round trip */
+	for (size_t base = 0; base < ncmds && st == PW_OK; base += PIPELINE_CMDS) {
+		size_t m = ncmds - base < PIPELINE_CMDS ? ncmds - base : PIPELINE_CMDS;
+		if ((st = append_cmds(r, w, cmds + base, m, &a, errbuf, errlen)) != PW_OK ||
+		    (st = read_replies(r, w, cmds + base, m, resend + base, errbuf, errlen)) != PW_OK)
+			break;
 		/* a server that lost its scripts (restart, SCRIPT FLUSH): those calls again as EVAL */
-		for (size_t k = 0; k < ncmds && st == PW_OK; k++) {
+		for (size_t k = base; k < base + m && st == PW_OK; k++) {
 			if (!resend[k])
 				continue;
 			r->sha_conn = NULL;
 			redisReply *rep = NULL;
-			if (append_sets(r, &w[cmds[k].first], cmds[k].n, true, argv, argvlen, num) != REDIS_OK ||
+			if (append_sets(r, &w[cmds[k].first], cmds[k].n, true, a.argv, a.argvlen, a.num) !=
+			        REDIS_OK ||
 			    redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
 				drop_connection(r, r->ctx->err ? r->ctx->errstr : "no reply");
 				st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen, "redis pipeline failed: %s",
@@ -398,10 +535,9 @@ pw_status pw_redis_write_many(pw_redis *r, pw_redis_write *w, size_t n, char *er
 			freeReplyObject(rep);
 		}
 	}
-out:
-	free(argv);
-	free(argvlen);
-	free(num);
+	argv_buf_release(&a);
+	free(cmds);
+	free(resend);
 	if (st != PW_OK && r->ctx)
 		drop_connection(r, "pipeline abandoned"); /* replies may still be in flight */
 	return st;

@@ -109,6 +109,25 @@ typedef struct pw_redis_write {
 pw_status pw_redis_write_many(pw_redis *r, pw_redis_write *w, size_t n, char *errbuf,
                               size_t errlen);
 
+/*
+ * pw_redis_write_many in two halves, so that the server works while the
+ * caller goes on: pw_redis_write_send writes every command of w[0..n) to the
+ * socket and returns *pending (owned by the caller); pw_redis_write_collect
+ * later reads their replies into the same w[0..n) (st, stored; the keys are
+ * read for messages, the values no longer) and frees pending. Between the
+ * two, nothing else may be sent on this connection. A set the server
+ * refuses because it lost its scripts after the send is PW_ERR_REDIS (the
+ * next send loads the script again). Errors as pw_redis_write_many;
+ * collecting a NULL pending is PW_OK; pw_redis_pending_free drops one
+ * without reading it (only before the handle itself is freed).
+ */
+typedef struct pw_redis_pending pw_redis_pending;
+pw_status pw_redis_write_send(pw_redis *r, const pw_redis_write *w, size_t n,
+                              pw_redis_pending **pending, char *errbuf, size_t errlen);
+pw_status pw_redis_write_collect(pw_redis *r, pw_redis_pending *pending, pw_redis_write *w,
+                                 size_t n, char *errbuf, size_t errlen);
+void pw_redis_pending_free(pw_redis_pending *p);
+
 /* True while a connection is established (no I/O). */
 bool pw_redis_connected(const pw_redis *r);
 

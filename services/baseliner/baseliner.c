@@ -83,14 +83,24 @@ void pw_baseliner_init(pw_baseliner *b)
 	b->need_known = true;
 	b->dirty = 0;
 	b->redis_lost = false;
+	b->cache_pending = NULL;
 	b->batches = b->points = b->updates = b->freezes = b->unfreezes = 0;
 	b->quarantines = b->outliers = 0;
+}
+
+static void cache_settle(pw_baseliner *b);
+
+void pw_baseliner_cache_settle(pw_baseliner *b)
+{
+	if (b->rd)
+		cache_settle(b);
 }
 
 void pw_baseliner_release(pw_baseliner *b)
 {
 	if (!b)
 		return;
+	pw_baseliner_cache_settle(b);
 	free(b->sc.rec);
 	free(b->sc.rec_fresh);
 	free(b->sc.alerts);
@@ -583,37 +593,62 @@ static void cache_mark(pw_baseliner *b, pw_series_entry *e, bool dirty)
 		b->dirty--;
 }
 
+/* One cache write's outcome: the entry (if still held) is clean or stale. */
+static void cache_done(void *arg, const char *series_key, pw_status st)
+{
+	pw_baseliner *b = arg;
+	cache_mark(b, pw_series_table_find(b->table, series_key), st != PW_OK);
+	if (st != PW_OK)
+		m_inc(b->m ? b->m->redis_fallbacks : NULL, "cache_write");
+	if (st == PW_ERR_UNAVAILABLE)
+		b->redis_lost = true;
+}
+
+/* Reads the replies of the previous batch's cache writes, if any are pending. */
+static void cache_settle(pw_baseliner *b)
+{
+	char rerr[256];
+	pw_baseline_cache_batch *cb = b->cache_pending;
+	b->cache_pending = NULL;
+	if (cb)
+		(void)pw_baseline_cache_collect(b->rd, cb, cache_done, b, rerr, sizeof rerr);
+}
+
 /*
- * Writes recs[0..n) (entries ents[i], may be NULL) to Redis in one pipeline
- * and books the outcome: an entry whose write did not land stays dirty, to be
- * resynced when Redis answers again. Returns false when Redis is unavailable.
+ * Sends recs[0..n) to Redis in one pipeline. wait: read the replies now;
+ * else they are read by the next cache_settle, while this process goes on
+ * with its next batch. An entry whose write did not land turns dirty, to be
+ * resynced when Redis answers again. False when Redis is unavailable.
  */
-static bool cache_write(pw_baseliner *b, const pw_baseline_record *const *recs,
-                        pw_series_entry **ents, size_t n)
+static bool cache_write(pw_baseliner *b, const pw_baseline_record *const *recs, size_t n,
+                        bool wait)
 {
 	if (n == 0)
 		return true;
 	char rerr[256];
-	pw_status *st = malloc(n * sizeof *st);
-	pw_status rc = st ? pw_baseline_cache_write_many(b->rd, recs, n, st, rerr, sizeof rerr)
-	                  : PW_ERR_NOMEM;
-	for (size_t i = 0; i < n; i++) {
-		bool ok = rc == PW_OK && st[i] == PW_OK;
-		cache_mark(b, ents[i], !ok);
-		if (!ok)
-			m_inc(b->m ? b->m->redis_fallbacks : NULL, "cache_write");
+	pw_baseline_cache_batch *cb = NULL;
+	pw_status rc = pw_baseline_cache_send(b->rd, recs, n, &cb, rerr, sizeof rerr);
+	if (rc != PW_OK) {
+		for (size_t i = 0; i < n; i++)
+			cache_done(b, recs[i]->series_key, rc);
+		return rc != PW_ERR_UNAVAILABLE;
 	}
-	free(st);
-	if (rc == PW_ERR_UNAVAILABLE)
-		b->redis_lost = true;
-	return rc != PW_ERR_UNAVAILABLE;
+	b->cache_pending = cb;
+	if (wait)
+		cache_settle(b);
+	return !b->redis_lost;
 }
 
-/* After the commit: the cache follows PostgreSQL; failures leave entries dirty. */
+/*
+ * After the commit: the cache follows PostgreSQL. This batch's writes are
+ * sent and their replies read at the next batch (or at release); failures
+ * leave entries dirty.
+ */
 static void update_cache(pw_baseliner *b)
 {
 	if (!b->rd)
 		return;
+	cache_settle(b);
 	char rerr[256];
 	if (b->redis_lost && pw_redis_ping(b->rd, rerr, sizeof rerr) == PW_OK) {
 		/* Redis is back, maybe empty (it is a cache: no persistence): every
@@ -626,15 +661,32 @@ static void update_cache(pw_baseliner *b)
 			b->dirty += e->cache_dirty;
 		}
 	}
-	/* newest first: only a series' last record of the batch is written */
-	size_t n = 0, cap = b->sc.nrec;
-	const pw_baseline_record **recs = malloc((cap ? cap : 1) * sizeof *recs);
-	pw_series_entry **ents = malloc((cap ? cap : 1) * sizeof *ents);
-	if (!recs || !ents) {
-		free(recs);
-		free(ents);
-		return; /* entries keep their dirty marks; the next batch tries again */
+	/* entries whose cache went stale while Redis was away: resynced first,
+	 * waiting for the replies, so that this batch's writes land after them */
+	if (!b->redis_lost && b->dirty > 0) {
+		pw_baseline_record *rs = malloc(b->dirty * sizeof *rs);
+		const pw_baseline_record **rp = malloc(b->dirty * sizeof *rp);
+		size_t n = 0, before = b->dirty;
+		for (size_t i = 0; rs && rp && i < pw_series_table_count(b->table) && n < before; i++) {
+			pw_series_entry *e = pw_series_table_at(b->table, i);
+			if (!e->cache_dirty)
+				continue;
+			pw_baseline_record_from_entry(&rs[n], e, e->bs.state, pw_now_us());
+			if (e->bs.state == PW_BASELINE_QUARANTINED)
+				quarantine_reason(e, &rs[n], rs[n].freeze_reason, sizeof rs[n].freeze_reason);
+			rp[n] = &rs[n];
+			n++;
+		}
+		if (n && cache_write(b, rp, n, true) && before > b->dirty)
+			pw_log_info(b->lg, "redis is back: resynced %zu cached baselines", before - b->dirty);
+		free(rs);
+		free(rp);
 	}
+	/* newest first: only a series' last record of the batch is written */
+	size_t n = 0;
+	const pw_baseline_record **recs = malloc((b->sc.nrec ? b->sc.nrec : 1) * sizeof *recs);
+	if (!recs)
+		return; /* entries keep their dirty marks; the next batch tries again */
 	uint64_t stamp = b->batches + 1;
 	for (size_t i = b->sc.nrec; i-- > 0;) {
 		const pw_baseline_record *r = &b->sc.rec[i];
@@ -643,42 +695,14 @@ static void update_cache(pw_baseliner *b)
 			continue;
 		if (e)
 			e->cache_stamp = stamp;
-		recs[n] = r;
-		ents[n++] = e;
+		recs[n++] = r;
 	}
-	bool tried = !b->redis_lost;
-	bool up = tried && cache_write(b, recs, ents, n);
-	if (!tried) /* Redis was already known to be down */
-		for (size_t i = 0; i < n; i++) {
-			cache_mark(b, ents[i], true);
-			m_inc(b->m ? b->m->redis_fallbacks : NULL, "cache_write");
-		}
+	if (b->redis_lost) /* Redis was already known to be down: mark, do not try */
+		for (size_t i = 0; i < n; i++)
+			cache_done(b, recs[i]->series_key, PW_ERR_UNAVAILABLE);
+	else
+		(void)cache_write(b, recs, n, false);
 	free(recs);
-	free(ents);
-	/* entries whose cache went stale while Redis was away: resync them */
-	if (!up || b->dirty == 0)
-		return;
-	pw_baseline_record *rs = malloc(b->dirty * sizeof *rs);
-	recs = malloc(b->dirty * sizeof *recs);
-	ents = malloc(b->dirty * sizeof *ents);
-	n = 0;
-	for (size_t i = 0; rs && recs && ents && i < pw_series_table_count(b->table) && n < b->dirty;
-	     i++) {
-		pw_series_entry *e = pw_series_table_at(b->table, i);
-		if (!e->cache_dirty)
-			continue;
-		pw_baseline_record_from_entry(&rs[n], e, e->bs.state, pw_now_us());
-		if (e->bs.state == PW_BASELINE_QUARANTINED)
-			quarantine_reason(e, &rs[n], rs[n].freeze_reason, sizeof rs[n].freeze_reason);
-		recs[n] = &rs[n];
-		ents[n++] = e;
-	}
-	size_t before = b->dirty;
-	if (n && cache_write(b, recs, ents, n) && before > b->dirty)
-		pw_log_info(b->lg, "redis is back: resynced %zu cached baselines", before - b->dirty);
-	free(rs);
-	free(recs);
-	free(ents);
 }
 
 static void drop_state(pw_baseliner *b)

@@ -65,6 +65,7 @@ typedef struct pw_baseliner {
 	const pw_log *lg;          /* borrowed */
 	pw_pg *pg;                 /* borrowed; used by the consumer thread only */
 	pw_redis *rd;              /* borrowed; may be NULL (no cache) */
+	pw_baseline_cache_batch *cache_pending; /* the last batch's cache writes, replies unread */
 	pw_producer *prod;         /* borrowed */
 	pw_series_table *table;    /* owned by main */
 	pw_fleet_log *fleet;       /* owned by main; may be NULL (no event-time freezes) */
@@ -88,6 +89,14 @@ typedef struct pw_baseliner {
  * need_known = true); the caller fills the borrowed pointers.
  */
 void pw_baseliner_init(pw_baseliner *b);
+
+/*
+ * Reads the replies of the last batch's cache writes (a batch sends them and
+ * the next one reads them, so that Redis works while the batch after goes
+ * on). Call it before using the batch's pw_redis for anything else, and at
+ * the end; pw_baseliner_release does.
+ */
+void pw_baseliner_cache_settle(pw_baseliner *b);
 
 /* Frees the scratch arrays. */
 void pw_baseliner_release(pw_baseliner *b);

@@ -230,46 +230,89 @@ pw_status pw_baseline_cache_del(pw_redis *rd, const char *series_key, char *errb
 	return pw_redis_del(rd, key, errbuf, errlen);
 }
 
-pw_status pw_baseline_cache_write_many(pw_redis *rd, const pw_baseline_record *const *recs,
-                                       size_t n, pw_status *st, char *errbuf, size_t errlen)
+struct pw_baseline_cache_batch {
+	size_t n;
+	pw_redis_write *w;
+	char (*keys)[PW_ST_KEY_MAX + 16];   /* cache keys, w[i].key */
+	char (*series)[PW_ST_KEY_MAX];      /* series keys, for the caller's bookkeeping */
+	pw_redis_pending *pending;
+};
+
+static void cache_batch_free(pw_baseline_cache_batch *cb)
 {
-	if (n == 0)
-		return PW_OK;
+	if (!cb)
+		return;
+	pw_redis_pending_free(cb->pending);
+	free(cb->w);
+	free(cb->keys);
+	free(cb->series);
+	free(cb);
+}
+
+pw_status pw_baseline_cache_send(pw_redis *rd, const pw_baseline_record *const *recs, size_t n,
+                                 pw_baseline_cache_batch **out, char *errbuf, size_t errlen)
+{
+	*out = NULL;
 	pw_status rc = PW_OK;
-	pw_redis_write *w = calloc(n, sizeof *w);
-	char (*keys)[PW_ST_KEY_MAX + 16] = malloc(n * sizeof *keys);
-	uint8_t **bufs = calloc(n, sizeof *bufs);
-	if (!w || !keys || !bufs) {
+	uint8_t **bufs = calloc(n ? n : 1, sizeof *bufs);
+	pw_baseline_cache_batch *cb = calloc(1, sizeof *cb);
+	if (cb) {
+		cb->n = n;
+		cb->w = calloc(n ? n : 1, sizeof *cb->w);
+		cb->keys = malloc((n ? n : 1) * sizeof *cb->keys);
+		cb->series = malloc((n ? n : 1) * sizeof *cb->series);
+	}
+	if (!bufs || !cb || !cb->w || !cb->keys || !cb->series) {
 		rc = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for %zu cache writes", n);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		cache_key(keys[i], sizeof keys[i], recs[i]->series_key);
-		w[i].key = keys[i];
+		copy_str(cb->series[i], sizeof cb->series[i], recs[i]->series_key);
+		cache_key(cb->keys[i], sizeof cb->keys[i], recs[i]->series_key);
+		cb->w[i].key = cb->keys[i];
 		if (recs[i]->version == 0 || (recs[i]->state != PW_BASELINE_ACTIVE &&
 		                              recs[i]->state != PW_BASELINE_QUARANTINED))
 			continue; /* val NULL: DEL */
-		if (pw_baseline_record_pack(recs[i], &bufs[i], &w[i].len) != PW_OK) {
+		if (pw_baseline_record_pack(recs[i], &bufs[i], &cb->w[i].len) != PW_OK) {
 			rc = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory packing a baseline");
 			goto out;
 		}
-		w[i].val = bufs[i];
-		w[i].version = pw_baseline_cache_version(recs[i]);
+		cb->w[i].val = bufs[i];
+		cb->w[i].version = pw_baseline_cache_version(recs[i]);
 	}
-	rc = pw_redis_write_many(rd, w, n, errbuf, errlen);
-	for (size_t i = 0; i < n; i++)
-		st[i] = rc == PW_OK ? w[i].st : rc;
+	rc = pw_redis_write_send(rd, cb->w, n, &cb->pending, errbuf, errlen);
 out:
-	if (bufs)
-		for (size_t i = 0; i < n; i++)
-			free(bufs[i]);
+	/* sent: the values are on the socket, no longer needed */
+	for (size_t i = 0; bufs && i < n; i++)
+		free(bufs[i]);
 	free(bufs);
-	free(keys);
-	free(w);
+	if (cb)
+		for (size_t i = 0; i < n; i++)
+			cb->w[i].val = NULL;
+	if (rc != PW_OK) {
+		cache_batch_free(cb);
+		return rc;
+	}
+	*out = cb;
+	return PW_OK;
+}
+
+pw_status pw_baseline_cache_collect(pw_redis *rd, pw_baseline_cache_batch *cb,
+                                    void (*done)(void *arg, const char *series_key, pw_status st),
+                                    void *arg, char *errbuf, size_t errlen)
+{
+	if (!cb)
+		return PW_OK;
+	pw_redis_pending *p = cb->pending;
+	cb->pending = NULL;
+	pw_status rc = pw_redis_write_collect(rd, p, cb->w, cb->n, errbuf, errlen);
+	for (size_t i = 0; done && i < cb->n; i++)
+		done(arg, cb->series[i], rc == PW_OK ? cb->w[i].st : rc);
+	cache_batch_free(cb);
 	return rc;
 }
 
-/* ------------------------------------------------------------- reading */
+/* ------------------------------------------------------------- reading *//* ------------------------------------------------------------- reading */
 
 #define BASELINE_COLS                                                                     \
 	"b.series_id, b.series_key, b.version, b.state, b.median, b.mad_n, b.band_lo, "       \

@@ -73,16 +73,23 @@ pw_status pw_baseline_cache_del(pw_redis *rd, const char *series_key, char *errb
                                 size_t errlen);
 
 /*
- * The cache writes of one batch in one Redis pipeline: recs[i] is put
+ * The cache writes of one batch in one Redis pipeline, in two halves so that
+ * Redis works while the baseliner goes on with its next batch: recs[i] is put
  * (versioned, as pw_baseline_cache_put) when it is a baseline to gate
  * against (a version, active or quarantined); otherwise (frozen, baselining)
- * its key is deleted, as pw_baseline_cache_del. st[i] gets each outcome.
- * Returns PW_OK when every write has its outcome; PW_ERR_UNAVAILABLE when
- * Redis is down or the connection broke (every st[i] is then that code:
- * none is known to be written); PW_ERR_NOMEM.
+ * its key is deleted, as pw_baseline_cache_del. pw_baseline_cache_send
+ * writes the commands and returns *out, which pw_baseline_cache_collect
+ * reads: done(arg, series_key, status) once per record, status
+ * PW_ERR_UNAVAILABLE for all when Redis went away; it frees the batch.
+ * Nothing else may use rd in between. PW_ERR_UNAVAILABLE (Redis down: *out
+ * NULL, nothing sent), PW_ERR_NOMEM.
  */
-pw_status pw_baseline_cache_write_many(pw_redis *rd, const pw_baseline_record *const *recs,
-                                       size_t n, pw_status *st, char *errbuf, size_t errlen);
+typedef struct pw_baseline_cache_batch pw_baseline_cache_batch;
+pw_status pw_baseline_cache_send(pw_redis *rd, const pw_baseline_record *const *recs, size_t n,
+                                 pw_baseline_cache_batch **out, char *errbuf, size_t errlen);
+pw_status pw_baseline_cache_collect(pw_redis *rd, pw_baseline_cache_batch *cb,
+                                    void (*done)(void *arg, const char *series_key, pw_status st),
+                                    void *arg, char *errbuf, size_t errlen);
 
 /* Where pw_baseline_read found a baseline. */
 typedef enum pw_baseline_source {
