@@ -414,14 +414,21 @@ static pw_status read_replies(pw_redis *r, pw_redis_write *w, const wcmd *cmds, 
 	return PW_OK;
 }
 
+/* A connection for w[0..n), with the script loaded when any write is a set. */
+static pw_status pipeline_ready(pw_redis *r, const pw_redis_write *w, size_t n, char *errbuf,
+                                size_t errlen)
+{
+	bool any_set = false;
+	for (size_t i = 0; i < n && !any_set; i++)
+		any_set = w[i].val != NULL;
+	return any_set ? script_sha(r, errbuf, errlen) : ensure(r, errbuf, errlen);
+}
+
 pw_status pw_redis_write_send(pw_redis *r, const pw_redis_write *w, size_t n,
                               pw_redis_pending **pending, char *errbuf, size_t errlen)
 {
 	*pending = NULL;
-	bool any_set = false;
-	for (size_t i = 0; i < n && !any_set; i++)
-		any_set = w[i].val != NULL;
-	pw_status st = any_set ? script_sha(r, errbuf, errlen) : ensure(r, errbuf, errlen);
+	pw_status st = pipeline_ready(r, w, n, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	pw_redis_pending *p = malloc(sizeof *p + (n ? n : 1) * sizeof p->cmds[0]);
@@ -496,10 +503,7 @@ void pw_redis_pending_free(pw_redis_pending *p)
 pw_status pw_redis_write_many(pw_redis *r, pw_redis_write *w, size_t n, char *errbuf,
                               size_t errlen)
 {
-	bool any_set = false;
-	for (size_t i = 0; i < n && !any_set; i++)
-		any_set = w[i].val != NULL;
-	pw_status st = any_set ? script_sha(r, errbuf, errlen) : ensure(r, errbuf, errlen);
+	pw_status st = pipeline_ready(r, w, n, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	argv_buf a;
