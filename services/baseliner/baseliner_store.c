@@ -222,13 +222,6 @@ pw_status pw_baseline_cache_put(pw_redis *rd, const pw_baseline_record *r, char 
 	return st;
 }
 
-pw_status pw_baseline_cache_del(pw_redis *rd, const char *series_key, char *errbuf,
-                                size_t errlen)
-{
-	char key[PW_ST_KEY_MAX + 16];
-	cache_key(key, sizeof key, series_key);
-	return pw_redis_del(rd, key, errbuf, errlen);
-}
 
 struct pw_baseline_cache_batch {
 	size_t n;

@@ -68,16 +68,12 @@ uint64_t pw_baseline_cache_version(const pw_baseline_record *r);
 pw_status pw_baseline_cache_put(pw_redis *rd, const pw_baseline_record *r, char *errbuf,
                                 size_t errlen);
 
-/* DEL baseline:{key}. */
-pw_status pw_baseline_cache_del(pw_redis *rd, const char *series_key, char *errbuf,
-                                size_t errlen);
-
 /*
  * The cache writes of one batch in one Redis pipeline, in two halves so that
  * Redis works while the baseliner goes on with its next batch: recs[i] is put
  * (versioned, as pw_baseline_cache_put) when it is a baseline to gate
  * against (a version, active or quarantined); otherwise (frozen, baselining)
- * its key is deleted, as pw_baseline_cache_del. pw_baseline_cache_send
+ * its key baseline:{key} is deleted. pw_baseline_cache_send
  * writes the commands and returns *out, which pw_baseline_cache_collect
  * reads: done(arg, series_key, status) once per record, status
  * PW_ERR_UNAVAILABLE for all when Redis went away; it frees the batch.
