@@ -272,10 +272,19 @@ typedef struct wcmd {
 	bool del;
 } wcmd;
 
+/* Scratch for building one script call's argv. */
+typedef struct argv_buf {
+	const char **argv;
+	size_t *argvlen;
+	char (*num)[24];
+} argv_buf;
+
 /* Appends one script call over w[0..n); eval sends the script's text instead of its SHA-1. */
-static int append_sets(pw_redis *r, const pw_redis_write *w, size_t n, bool eval,
-                       const char **argv, size_t *argvlen, char (*num)[24])
+static int append_sets(pw_redis *r, const pw_redis_write *w, size_t n, bool eval, argv_buf *a)
 {
+	const char **argv = a->argv;
+	size_t *argvlen = a->argvlen;
+	char (*num)[24] = a->num;
 	int argc = 0;
 	char nk[24];
 	snprintf(nk, sizeof nk, "%zu", n);
@@ -350,13 +359,6 @@ static size_t plan(const pw_redis_write *w, size_t n, wcmd *cmds)
 	return ncmds;
 }
 
-/* Scratch for building one script call's argv. */
-typedef struct argv_buf {
-	const char **argv;
-	size_t *argvlen;
-	char (*num)[24];
-} argv_buf;
-
 static pw_status argv_buf_init(argv_buf *a, char *errbuf, size_t errlen)
 {
 	size_t maxargs = 3 + 4 * SET_KEYS;
@@ -388,7 +390,7 @@ static pw_status append_cmds(pw_redis *r, const pw_redis_write *w, const wcmd *c
 			const char *dv[] = {"DEL", w[cmds[k].first].key};
 			rc = redisAppendCommandArgv(r->ctx, 2, dv, NULL);
 		} else {
-			rc = append_sets(r, &w[cmds[k].first], cmds[k].n, false, a->argv, a->argvlen, a->num);
+			rc = append_sets(r, &w[cmds[k].first], cmds[k].n, false, a);
 		}
 		if (rc != REDIS_OK)
 			return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a redis pipeline");
@@ -527,7 +529,7 @@ pw_status pw_redis_write_many(pw_redis *r, pw_redis_write *w, size_t n, char *er
 				continue;
 			r->sha_conn = NULL;
 			redisReply *rep = NULL;
-			if (append_sets(r, &w[cmds[k].first], cmds[k].n, true, a.argv, a.argvlen, a.num) !=
+			if (append_sets(r, &w[cmds[k].first], cmds[k].n, true, &a) !=
 			        REDIS_OK ||
 			    redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
 				drop_connection(r, r->ctx->err ? r->ctx->errstr : "no reply");
