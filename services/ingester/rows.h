@@ -1,9 +1,10 @@
 /*
  * rows.h: how a validated run becomes database rows and messages — COPY
- * text rows for perfwatch.runs, samples and op_timings, the series key, the
- * SeriesPoint and DeadLetter payloads, and the payload's SHA-256.
+ * rows for perfwatch.runs (text), samples and op_timings (binary), built
+ * with the encoders of pw_copy.h; the series key, the SeriesPoint and
+ * DeadLetter payloads, and the payload's SHA-256.
  *
- * store.c sends these rows into staging tables with COPY and publishes the
+ * store.c COPYs these rows straight into their tables and publishes the
  * messages; all of it is pure and allocation-bounded (a pw_copybuf has a
  * hard cap), so tests/unit/test_ingest_rows.c checks the encodings without
  * PostgreSQL.
