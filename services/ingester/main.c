@@ -39,7 +39,7 @@ static const pw_conf_key ingest_keys[] = {
 	{.name = "ingest.flush.timeout.ms", .type = PW_CONF_DURATION_MS, .def = "30s", .min = 100,
 	 .max = 600000, .help = "how long a batch waits for the delivery reports of its points"},
 	{.name = "ingest.series.cache.max", .type = PW_CONF_INT, .def = "1000000", .min = 1,
-	 .max = 100000000, .help = "series ids kept in memory (per worker)"},
+	 .max = 100000000, .help = "series ids kept in memory (one cache shared by the workers)"},
 	{.name = "ingest.workers", .type = PW_CONF_INT, .def = "2", .min = 1, .max = MAX_WORKERS,
 	 .help = "worker threads, each a consumer-group member with its own PostgreSQL connection "
 	         "and producer; memory grows with workers x batch.max.messages"},
@@ -63,6 +63,7 @@ typedef struct app {
 	pw_config *cfg;
 	pw_metrics *metrics;
 	pw_ingest_metrics im;
+	pw_series_cache *series;       /* shared by the workers */
 	pw_http *http;
 	worker workers[MAX_WORKERS];
 	int nworkers;
@@ -213,6 +214,11 @@ int main(int argc, char **argv)
 		.flush_timeout_ms = (int)pw_config_get_duration_ms(a.cfg, "ingest.flush.timeout.ms"),
 		.series_cache_max = (size_t)pw_config_get_int(a.cfg, "ingest.series.cache.max"),
 	};
+	if (pw_series_cache_new(&a.series, io.series_cache_max) != PW_OK) {
+		pw_log_error(&a.log, "out of memory");
+		goto out;
+	}
+	io.series_cache = a.series;
 	a.nworkers = (int)pw_config_get_int(a.cfg, "ingest.workers");
 	for (int i = 0; i < a.nworkers; i++) {
 		a.workers[i].app = &a;
@@ -279,6 +285,7 @@ out:
 	pw_http_free(a.http);
 	for (int i = 0; i < a.nworkers; i++)
 		worker_close(&a.workers[i]);
+	pw_series_cache_free(a.series);
 	pw_metrics_free(a.metrics);
 	pw_config_free(a.cfg);
 	return rc;

@@ -40,12 +40,22 @@
 
 typedef struct pw_ingester pw_ingester;
 
+/*
+ * Series key → series id, committed ids only, shared by the workers of one
+ * process so that a series one worker created is not resolved again by the
+ * others. Holds at most max ids (emptied when full). PW_ERR_NOMEM.
+ */
+typedef struct pw_series_cache pw_series_cache;
+pw_status pw_series_cache_new(pw_series_cache **out, size_t max);
+void pw_series_cache_free(pw_series_cache *c);
+
 typedef struct pw_ingest_opts {
 	int64_t max_age_us;        /* validation: see pw_ingest_limits */
 	int64_t max_future_us;
 	size_t max_payload;
 	int flush_timeout_ms;      /* waiting for delivery reports of a batch (default 30000) */
 	size_t series_cache_max;   /* series ids kept in memory (default 1,000,000) */
+	pw_series_cache *series_cache; /* shared with other workers; NULL: the ingester's own */
 	const char *points_topic;  /* NULL: PW_TOPIC_POINTS */
 	const char *dlq_topic;     /* NULL: PW_TOPIC_DLQ */
 } pw_ingest_opts;
