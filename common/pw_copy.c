@@ -192,6 +192,43 @@ void pw_copybin_timestamptz(pw_copybuf *b, int64_t unix_us)
 	pw_copybin_int8(b, unix_us - 946684800LL * 1000000LL);
 }
 
+void pw_copybin_bool(pw_copybuf *b, int v)
+{
+	put_be(b, 1, 4);
+	put_be(b, v ? 1 : 0, 1);
+}
+
+void pw_copybin_bytea(pw_copybuf *b, const uint8_t *p, size_t n)
+{
+	put_be(b, (uint32_t)n, 4);
+	pw_copybuf_put(b, (const char *)p, n);
+}
+
+/*
+ * numeric's send format: ndigits, weight, sign, dscale (int16 each), then
+ * ndigits base-10000 digits, most significant first; the value is
+ * sum(digit[i] * 10000^(weight - i)). Trailing zero digits are left out, as
+ * PostgreSQL stores them.
+ */
+void pw_copybin_numeric_u64(pw_copybuf *b, uint64_t v)
+{
+	uint16_t d[5]; /* 2^64 < 10000^5 */
+	int nd = 0;
+	for (uint64_t x = v; x; x /= 10000)
+		d[nd++] = (uint16_t)(x % 10000); /* least significant first */
+	int weight = nd - 1, lo = 0;
+	while (lo < nd && d[lo] == 0)
+		lo++;
+	int ndigits = nd - lo;
+	put_be(b, 8 + 2 * (uint32_t)ndigits, 4);
+	put_be(b, (uint16_t)ndigits, 2);
+	put_be(b, (uint16_t)(nd ? weight : 0), 2);
+	put_be(b, 0x0000, 2); /* positive */
+	put_be(b, 0, 2);      /* no digits after the point */
+	for (int i = nd - 1; i >= lo; i--)
+		put_be(b, d[i], 2);
+}
+
 /* ---- sending ---------------------------------------------------------------- */
 
 pw_status pw_copy_send(pw_pg *pg, const char *copy_sql, const pw_copybuf *b, uint64_t *rows,

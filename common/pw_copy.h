@@ -62,6 +62,10 @@ void pw_copybin_int8(pw_copybuf *b, int64_t v);
 void pw_copybin_float8(pw_copybuf *b, double v);
 /* A timestamptz from unix microseconds (PostgreSQL counts from 2000-01-01). */
 void pw_copybin_timestamptz(pw_copybuf *b, int64_t unix_us);
+void pw_copybin_bool(pw_copybuf *b, int v);
+void pw_copybin_bytea(pw_copybuf *b, const uint8_t *p, size_t n);
+/* A numeric (any precision and scale that hold it) from an unsigned 64-bit integer. */
+void pw_copybin_numeric_u64(pw_copybuf *b, uint64_t v);
 
 /*
  * Sends b->len bytes of b as the data of copy_sql ("COPY ... FROM STDIN ...")

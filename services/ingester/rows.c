@@ -114,68 +114,60 @@ const char pw_ingest_op_columns[] =
 	"run_id, repeat_index, op_name, category, hlo_kind, exec_unit, calls, us_per_step, "
 	"hbm_bytes_per_step";
 
-#define T(s) (pw_copybuf_text(b, (s) ? (s) : ""), pw_copybuf_sep(b))
-#define I(v) (pw_copybuf_int(b, (long long)(v)), pw_copybuf_sep(b))
-#define D(v) (pw_copybuf_double(b, (v)), pw_copybuf_sep(b))
-#define B(v) (pw_copybuf_bool(b, (v)), pw_copybuf_sep(b))
-
+/* the run row's 48 fields, in pw_ingest_run_columns order, with each column's binary type */
 void pw_ingest_row_run(pw_copybuf *b, const Perfwatch__V1__RunResult *r, const uint8_t sha[32],
                        int32_t partition, int64_t offset)
 {
 	const Perfwatch__V1__RunKey *k = r->key;
-	T(r->run_id);
-	I(r->repeat_index);
-	T(k->model);
-	T(k->model_rev);
-	T(k->hlo_fingerprint);
-	T(k->compiler->build_id);
-	T(pw_ingest_build_kind_name(k->compiler->kind));
-	T(k->compiler->cl);
-	I(k->compiler->cl_number);
-	T(k->compiler->release_id);
-	T(k->platform->name);
-	T(pw_ingest_family_name(k->platform->family));
-	I(k->platform->chips);
-	T(k->config->name);
-	T(pw_ingest_phase_name(k->config->phase));
-	I(k->config->batch);
-	I(k->config->seq_len);
-	T(pw_ingest_dtype_name(k->config->dtype));
-	B(k->config->geometry_matched);
-	T(k->firmware);
-	T(r->chip_set);
-	T(r->cell);
-	T(r->harness_version);
-	T(r->runtime_env);
-	T(r->host_cpuset);
-	B(r->reserved_neighbors);
-	D(r->warmup_discarded_s);
-	I(r->compile_cache_hits);
-	I(r->compile_cache_total);
-	D(r->allocator_steady_s);
-	T(pw_ingest_load_mode_name(r->load_mode));
-	D(r->arrival_rate_rps);
-	T(r->trace_mix);
-	pw_copybuf_uint(b, r->seed);
-	pw_copybuf_sep(b);
-	D(r->measure_window_s);
-	pw_copybuf_time(b, r->started_unix_us);
-	pw_copybuf_sep(b);
-	pw_copybuf_time(b, r->finished_unix_us);
-	pw_copybuf_sep(b);
-	D(r->wall_step_us);
-	D(r->roofline_predicted_step_us);
-	D(r->achieved_hbm_bw_tb_s);
-	D(r->achieved_bw_fraction);
-	T(r->hlo_text);
-	T(r->trace_uri);
-	T(r->hlo_uri);
-	T(r->bisect_job_id);
-	pw_copybuf_bytea(b, sha, 32);
-	pw_copybuf_sep(b);
-	I(partition);
-	pw_copybuf_int(b, offset);
-	pw_copybuf_eol(b);
+	pw_copybin_row(b, 48);
+	pw_copybin_text(b, r->run_id);
+	pw_copybin_int4(b, (int32_t)r->repeat_index);
+	pw_copybin_text(b, k->model);
+	pw_copybin_text(b, k->model_rev);
+	pw_copybin_text(b, k->hlo_fingerprint);
+	pw_copybin_text(b, k->compiler->build_id);
+	pw_copybin_text(b, pw_ingest_build_kind_name(k->compiler->kind));
+	pw_copybin_text(b, k->compiler->cl);
+	pw_copybin_int8(b, k->compiler->cl_number);
+	pw_copybin_text(b, k->compiler->release_id);
+	pw_copybin_text(b, k->platform->name);
+	pw_copybin_text(b, pw_ingest_family_name(k->platform->family));
+	pw_copybin_int4(b, (int32_t)k->platform->chips);
+	pw_copybin_text(b, k->config->name);
+	pw_copybin_text(b, pw_ingest_phase_name(k->config->phase));
+	pw_copybin_int4(b, (int32_t)k->config->batch);
+	pw_copybin_int4(b, (int32_t)k->config->seq_len);
+	pw_copybin_text(b, pw_ingest_dtype_name(k->config->dtype));
+	pw_copybin_bool(b, k->config->geometry_matched);
+	pw_copybin_text(b, k->firmware);
+	pw_copybin_text(b, r->chip_set);
+	pw_copybin_text(b, r->cell);
+	pw_copybin_text(b, r->harness_version);
+	pw_copybin_text(b, r->runtime_env);
+	pw_copybin_text(b, r->host_cpuset);
+	pw_copybin_bool(b, r->reserved_neighbors);
+	pw_copybin_float8(b, r->warmup_discarded_s);
+	pw_copybin_int4(b, (int32_t)r->compile_cache_hits);
+	pw_copybin_int4(b, (int32_t)r->compile_cache_total);
+	pw_copybin_float8(b, r->allocator_steady_s);
+	pw_copybin_text(b, pw_ingest_load_mode_name(r->load_mode));
+	pw_copybin_float8(b, r->arrival_rate_rps);
+	pw_copybin_text(b, r->trace_mix);
+	pw_copybin_numeric_u64(b, r->seed);
+	pw_copybin_float8(b, r->measure_window_s);
+	pw_copybin_timestamptz(b, r->started_unix_us);
+	pw_copybin_timestamptz(b, r->finished_unix_us);
+	pw_copybin_float8(b, r->wall_step_us);
+	pw_copybin_float8(b, r->roofline_predicted_step_us);
+	pw_copybin_float8(b, r->achieved_hbm_bw_tb_s);
+	pw_copybin_float8(b, r->achieved_bw_fraction);
+	pw_copybin_text(b, r->hlo_text);
+	pw_copybin_text(b, r->trace_uri);
+	pw_copybin_text(b, r->hlo_uri);
+	pw_copybin_text(b, r->bisect_job_id);
+	pw_copybin_bytea(b, sha, 32);
+	pw_copybin_int4(b, partition);
+	pw_copybin_int8(b, offset);
 }
 
 void pw_ingest_rows_samples(pw_copybuf *b, const Perfwatch__V1__RunResult *r,

@@ -1,7 +1,7 @@
 /*
  * rows.h: how a validated run becomes database rows and messages — COPY
- * rows for perfwatch.runs (text), samples and op_timings (binary), built
- * with the encoders of pw_copy.h; the series key, the SeriesPoint and
+ * rows for perfwatch.runs, samples and op_timings in COPY's binary format,
+ * built with the encoders of pw_copy.h; the series key, the SeriesPoint and
  * DeadLetter payloads, and the payload's SHA-256.
  *
  * store.c COPYs these rows straight into their tables and publishes the
@@ -43,7 +43,11 @@ extern const char pw_ingest_run_columns[];
 extern const char pw_ingest_sample_columns[];
 extern const char pw_ingest_op_columns[];
 
-/* One runs row (sha = SHA-256 of the payload, partition/offset on perf.runs.v1). */
+/*
+ * One runs row in COPY's binary format (sha = SHA-256 of the payload,
+ * partition/offset on perf.runs.v1). Binary like the others: the run's
+ * twelve numbers were formatted here and parsed again by the server.
+ */
 void pw_ingest_row_run(pw_copybuf *b, const Perfwatch__V1__RunResult *run, const uint8_t sha[32],
                        int32_t partition, int64_t offset);
 /*

@@ -312,10 +312,8 @@ static pw_status copy_items(pw_ingester *ing, const char *sql, item *const *its,
 	pw_status st = pw_pg_copy_begin(ing->pg, sql, e, el);
 	if (st != PW_OK)
 		return st;
-	bool binary = kind != ROWS_RUN;
 	pw_copybuf_reset(b);
-	if (binary)
-		pw_copybin_header(b);
+	pw_copybin_header(b);
 	for (size_t i = 0; i <= n; i++) {
 		if (i < n && its[i]->state == ST_NEW) {
 			const item *it = its[i];
@@ -326,7 +324,7 @@ static pw_status copy_items(pw_ingester *ing, const char *sql, item *const *its,
 			else
 				pw_ingest_rows_ops(b, it->run);
 		}
-		if (i == n && binary)
+		if (i == n)
 			pw_copybin_trailer(b);
 		if (b->err != PW_OK) {
 			st = pw_fail(b->err, e, el, "copy data of one run exceeds %u bytes", COPY_MAX);
@@ -564,7 +562,8 @@ static pw_status write_items(pw_ingester *ing, item **its, size_t n, smap *pendi
 		goto fail;
 	if (nnew) {
 		/* the runs, then the samples and op timings of the runs this transaction inserts */
-		snprintf(sql, sizeof sql, "COPY perfwatch.runs (%s) FROM STDIN", pw_ingest_run_columns);
+		snprintf(sql, sizeof sql, "COPY perfwatch.runs (%s) FROM STDIN (FORMAT binary)",
+		         pw_ingest_run_columns);
 		if ((st = copy_items(ing, sql, its, n, ROWS_RUN, NULL, e, el)) != PW_OK)
 			goto fail;
 		snprintf(sql, sizeof sql, "COPY perfwatch.samples (%s) FROM STDIN (FORMAT binary)",

@@ -182,13 +182,33 @@ Test(ingest_rows, rows_have_as_many_fields_as_their_column_lists)
 	pw_copybuf_init(&b, 1 << 20);
 	uint8_t sha[32];
 	pw_sha256(payload, len, sha);
+	pw_copybin_header(&b);
 	pw_ingest_row_run(&b, run, sha, 7, 1234);
-	cr_assert_eq(count_char(b.data, b.len, '\n'), 1);
-	cr_assert_eq(count_char(b.data, b.len, '\t') + 1,
-	             count_char(pw_ingest_run_columns, strlen(pw_ingest_run_columns), ',') + 1);
-	cr_assert(strstr(text(&b), "\tnightly\tcl/7841923\t7841923\t") != NULL, "%s", text(&b));
-	cr_assert(strstr(text(&b), "\ttpu_v6e\t4\tdecode.B64.s2048.int8\tdecode\t64\t2048\tint8\t") != NULL);
-	cr_assert(strstr(text(&b), "\t7\t1234\n") != NULL);
+	pw_copybin_trailer(&b);
+	size_t run_cols = count_char(pw_ingest_run_columns, strlen(pw_ingest_run_columns), ',') + 1;
+	cr_assert_eq(run_cols, 48);
+	bin_field rf[48];
+	cr_assert_eq(bin_parse(&b, run_cols, rf, 48), 1);
+#define FIELD_IS(i, s) (rf[i].len == strlen(s) && memcmp(rf[i].p, s, rf[i].len) == 0)
+	cr_assert(FIELD_IS(0, "t0-20260617-00000"));
+	cr_assert(FIELD_IS(6, "nightly") && FIELD_IS(7, "cl/7841923"));
+	cr_assert_eq(rf[8].len, 8);
+	cr_assert_eq(be(rf[8].p, 8), 7841923, "compiler_cl_number is an int8");
+	cr_assert(FIELD_IS(11, "tpu_v6e") && FIELD_IS(13, "decode.B64.s2048.int8") &&
+	          FIELD_IS(14, "decode") && FIELD_IS(17, "int8"));
+	cr_assert_eq(rf[12].len, 4);
+	cr_assert_eq(be(rf[12].p, 4), 4, "chips is an int4");
+	cr_assert_eq(be(rf[15].p, 4), 64);
+	cr_assert_eq(be(rf[16].p, 4), 2048);
+	cr_assert_eq(rf[18].len, 1, "geometry_matched is a bool");
+	cr_assert_eq((int64_t)be(rf[36].p, 8), run->finished_unix_us - 946684800000000LL);
+	cr_assert_eq(rf[45].len, 32);
+	cr_assert(memcmp(rf[45].p, sha, 32) == 0, "payload_sha256 is the raw digest");
+	cr_assert_eq(rf[46].len, 4);
+	cr_assert_eq(be(rf[46].p, 4), 7);
+	cr_assert_eq(rf[47].len, 8);
+	cr_assert_eq(be(rf[47].p, 8), 1234);
+#undef FIELD_IS
 
 	pw_copybuf_reset(&b);
 	int64_t ids[16];
@@ -242,6 +262,39 @@ Test(ingest_rows, rows_have_as_many_fields_as_their_column_lists)
 	pw_copybuf_release(&b);
 	perfwatch__v1__run_result__free_unpacked(run, NULL);
 	free(payload);
+}
+
+/*
+ * numeric's binary form, as PostgreSQL's numeric_send writes it
+ * (SELECT numeric_send(v::numeric(20,0))): ndigits, weight, sign, dscale,
+ * then the base-10000 digits without trailing zeros.
+ */
+Test(ingest_rows, numeric_u64_matches_numeric_send)
+{
+	static const struct {
+		uint64_t v;
+		const char *hex;
+	} cases[] = {
+		{0, "0000000000000000"},
+		{1, "0001000000000000" "0001"},
+		{9999, "0001000000000000" "270f"},
+		{10000, "0001000100000000" "0001"},
+		{12345678, "0002000100000000" "04d2" "162e"},
+		{100000000, "0001000200000000" "0001"},
+		{18446744073709551615ULL, "0005000400000000" "0734" "1a58" "02e1" "03bb" "064f"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		pw_copybuf b;
+		pw_copybuf_init(&b, 64);
+		pw_copybin_numeric_u64(&b, cases[i].v);
+		char hex[128] = {0};
+		cr_assert_geq(b.len, 4);
+		cr_assert_eq(be((const unsigned char *)b.data, 4), b.len - 4, "field length");
+		for (size_t j = 4; j < b.len; j++)
+			snprintf(hex + 2 * (j - 4), 3, "%02x", (unsigned char)b.data[j]);
+		cr_assert_str_eq(hex, cases[i].hex, "numeric_send(%llu)", (unsigned long long)cases[i].v);
+		pw_copybuf_release(&b);
+	}
 }
 
 Test(ingest_rows, point_and_dead_letter_round_trip)
