@@ -6,9 +6,11 @@
 #
 # The dev broker keeps only ~5 MB per partition, so the replay is cut into
 # chunks (quiet-week at 130 models x 4 platforms x 6 configs, one nightly of
-# 6 repeats each: 18,720 runs, 143,520 samples a chunk) and the next chunk is
-# published when half of the previous one is stored: the ingester always has
-# a backlog, and the backlog never exceeds what the broker keeps. The figure
+# 6 repeats each: 18,720 runs, 143,520 samples, ~18 MB a chunk, ~1.5 MB per
+# partition) and a chunk is published when half of the one before the
+# previous is stored: between 1.5 and 2.5 chunks wait on the broker (2-4 MB
+# a partition), so no worker's partitions run dry, and the backlog never
+# exceeds what the broker keeps. The figure
 # is samples stored / (last sample stored - first chunk published). The
 # reference is the rows this run stored (runs, samples, op_timings) exported
 # with COPY TO and COPYed back, timed (see below). Prints one JSON line; the
@@ -112,14 +114,15 @@ poll_accepted; base=$acc
 t0=$(now)
 for c in $(seq 1 "$chunks"); do
   env -u PW_KAFKA_GROUP_ID "$sim" replay "$scn" "${scale[@]}" --run-prefix "${prefix}c$c-" >/dev/null 2>>"$work/sim.log"
-  # publish the next chunk once half of this one is in (half a chunk is
-  # about a second of work, so a poll every 0.25 s never lets the backlog run dry)
-  want=$(( (c - 1) * per + per / 2 ))
+  # publish the next chunk once half of the previous one is in: with one
+  # chunk of backlog, a worker whose partitions were drained first waited
+  # for the next chunk (0.1-0.2 s, several times a run)
+  want=$(( (c - 2) * per + per / 2 ))
   while poll_stored; [ "$stored" -lt "$want" ]; do
     for p in "${ing_pids[@]}"; do
       kill -0 "$p" 2>/dev/null || { echo "bench ingest: an ingester exited" >&2; tail -5 "$work"/ing.*.log >&2; exit 1; }
     done
-    snooze 0.25
+    snooze 0.1
   done
 done
 deadline=$((SECONDS + 600))
