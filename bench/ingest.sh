@@ -111,6 +111,13 @@ done
 q "DELETE FROM perfwatch.runs WHERE run_id LIKE '${prefix}warm%'" >/dev/null
 poll_accepted; base=$acc
 
+# the machine's CPU over the ingest, from /proc/stat (busy = user + nice +
+# system + irq + softirq; steal = taken by the hypervisor): how saturated the
+# two cores were, and whether a slow run was this machine's neighbours
+cpu_ticks() { local _ u n sy id io irq sirq st; read -r _ u n sy id io irq sirq st _ </proc/stat; echo "$((u + n + sy + irq + sirq)) $((id + io)) $st"; }
+ing_ticks() { local p t=0 f; for p in "${ing_pids[@]}"; do read -ra f <"/proc/$p/stat"; t=$((t + f[13] + f[14])); done; echo "$t"; }
+read -r busy0 idle0 steal0 <<<"$(cpu_ticks)"
+ing0=$(ing_ticks)
 t0=$(now)
 for c in $(seq 1 "$chunks"); do
   env -u PW_KAFKA_GROUP_ID "$sim" replay "$scn" "${scale[@]}" --run-prefix "${prefix}c$c-" >/dev/null 2>>"$work/sim.log"
@@ -122,7 +129,7 @@ for c in $(seq 1 "$chunks"); do
     for p in "${ing_pids[@]}"; do
       kill -0 "$p" 2>/dev/null || { echo "bench ingest: an ingester exited" >&2; tail -5 "$work"/ing.*.log >&2; exit 1; }
     done
-    snooze 0.1
+    snooze 0.25
   done
 done
 deadline=$((SECONDS + 600))
@@ -131,6 +138,9 @@ while poll_stored; [ "$stored" -lt "$total" ]; do
   snooze 0.1
 done
 t1=$(now)
+read -r busy1 idle1 steal1 <<<"$(cpu_ticks)"
+ing1=$(ing_ticks)
+hz=$(getconf CLK_TCK)
 got=$(q "SELECT count(*) FROM perfwatch.samples WHERE run_id LIKE '${prefix}c%'")
 [ "$got" -eq "$total" ] || { echo "bench ingest: the ingesters counted $stored samples, PostgreSQL holds $got of $total" >&2; exit 1; }
 ingest_s=$(echo "$t1 - $t0" | bc -l)
@@ -166,6 +176,7 @@ q "VACUUM perfwatch.runs, perfwatch.samples, perfwatch.op_timings" >/dev/null
 copy_s=$(copy_in perfwatch.)
 for t in runs samples op_timings; do q "CREATE TABLE public.${tag}_$t (LIKE perfwatch.$t INCLUDING ALL)"; done
 empty_s=$(copy_in "public.${tag}_")
-awk -v m="$members" -v w="${PW_INGEST_WORKERS:-2}" -v n="$got" -v r="$runs" -v o="$ops" -v ti="$ingest_s" -v tc="$copy_s" -v te="$empty_s" -v rss="$rss_kb" 'BEGIN {
+awk -v m="$members" -v w="${PW_INGEST_WORKERS:-2}" -v n="$got" -v r="$runs" -v o="$ops" -v ti="$ingest_s" -v tc="$copy_s" -v te="$empty_s" -v rss="$rss_kb" \
+  -v busy=$(( busy1 - busy0 )) -v idle=$(( idle1 - idle0 )) -v steal=$(( steal1 - steal0 )) -v ingc=$(( ing1 - ing0 )) -v hz="$hz" 'BEGIN {
   ir = n / ti; cr = n / tc; er = n / te;
-  printf "{\"bench\":\"ingest\",\"ingesters\":%d,\"workers\":%d,\"samples\":%d,\"runs\":%d,\"op_rows\":%d,\"ingest_s\":%.2f,\"ingest_samples_per_s\":%.0f,\"raw_copy_s\":%.2f,\"raw_copy_samples_per_s\":%.0f,\"ratio\":%.3f,\"raw_copy_empty_s\":%.2f,\"raw_copy_empty_samples_per_s\":%.0f,\"ratio_empty\":%.3f,\"ingester_peak_rss_mb\":%.1f}\n", m, w, n, r, o, ti, ir, tc, cr, ir / cr, te, er, ir / er, rss / 1024 }'
+  printf "{\"bench\":\"ingest\",\"ingesters\":%d,\"workers\":%d,\"samples\":%d,\"runs\":%d,\"op_rows\":%d,\"ingest_s\":%.2f,\"ingest_samples_per_s\":%.0f,\"raw_copy_s\":%.2f,\"raw_copy_samples_per_s\":%.0f,\"ratio\":%.3f,\"raw_copy_empty_s\":%.2f,\"raw_copy_empty_samples_per_s\":%.0f,\"ratio_empty\":%.3f,\"ingester_peak_rss_mb\":%.1f,\"cpu_busy_s\":%.2f,\"cpu_idle_s\":%.2f,\"cpu_steal_s\":%.2f,\"ingester_cpu_s\":%.2f,\"machine_cpu_us_per_sample\":%.2f}\n", m, w, n, r, o, ti, ir, tc, cr, ir / cr, te, er, ir / er, rss / 1024, busy / hz, idle / hz, steal / hz, ingc / hz, busy / hz / n * 1e6 }'
