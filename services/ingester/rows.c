@@ -210,23 +210,15 @@ void pw_ingest_rows_ops(pw_copybuf *b, const Perfwatch__V1__RunResult *r)
 	}
 }
 
-#undef T
-#undef I
-#undef D
-#undef B
-
 /* ---- messages ----------------------------------------------------------------------- */
 
 pw_status pw_ingest_point_pack(const Perfwatch__V1__RunResult *r, size_t i, int64_t series_id,
-                               uint8_t **out, size_t *len)
+                               const char *series_key, uint8_t **out, size_t *len)
 {
 	*out = NULL;
-	if (i >= r->n_metrics)
+	if (i >= r->n_metrics || !series_key)
 		return PW_ERR_INVALID;
 	const Perfwatch__V1__MetricSample *m = r->metrics[i];
-	char key[1100];
-	if (pw_ingest_series_key(key, sizeof key, r, m->name) != PW_OK)
-		return PW_ERR_INVALID;
 	Perfwatch__V1__SeriesKey sk = PERFWATCH__V1__SERIES_KEY__INIT;
 	sk.model = r->key->model;
 	sk.hlo_fingerprint = r->key->hlo_fingerprint;
@@ -235,7 +227,7 @@ pw_status pw_ingest_point_pack(const Perfwatch__V1__RunResult *r, size_t i, int6
 	sk.metric = m->name;
 	Perfwatch__V1__SeriesPoint p = PERFWATCH__V1__SERIES_POINT__INIT;
 	p.series_id = series_id;
-	p.series_key = key;
+	p.series_key = (char *)series_key;
 	p.key = &sk;
 	p.run_id = r->run_id;
 	p.repeat_index = r->repeat_index;

@@ -63,10 +63,12 @@ void pw_ingest_rows_ops(pw_copybuf *b, const Perfwatch__V1__RunResult *run);
 
 /*
  * The SeriesPoint of metric i of run, packed into a malloc'd buffer the caller
- * frees. PW_ERR_NOMEM, PW_ERR_INVALID (index out of range, key too long).
+ * frees. series_key is metric i's pw_ingest_series_key, built once by the
+ * caller, which also sends it as the message's Kafka key. PW_ERR_NOMEM,
+ * PW_ERR_INVALID (index out of range, no key).
  */
 pw_status pw_ingest_point_pack(const Perfwatch__V1__RunResult *run, size_t i, int64_t series_id,
-                               uint8_t **out, size_t *len);
+                               const char *series_key, uint8_t **out, size_t *len);
 
 /* A DeadLetter for a message, packed (malloc'd). */
 pw_status pw_ingest_dead_letter_pack(Perfwatch__V1__DlqReason reason, const char *detail,

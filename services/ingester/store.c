@@ -791,7 +791,7 @@ pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
 			uint8_t *buf;
 			size_t len;
 			const char *key = it->keys[k];
-			if ((st = pw_ingest_point_pack(it->run, k, it->sids[k], &buf, &len)) != PW_OK) {
+			if ((st = pw_ingest_point_pack(it->run, k, it->sids[k], key, &buf, &len)) != PW_OK) {
 				pw_fail(st, errbuf, errlen, "packing a series point failed");
 				goto done;
 			}

@@ -311,7 +311,8 @@ Test(ingest_rows, point_and_dead_letter_round_trip)
 		ti++;
 	uint8_t *buf;
 	size_t n;
-	cr_assert_eq(pw_ingest_point_pack(run, ti, 42, &buf, &n), PW_OK);
+	cr_assert_eq(pw_ingest_series_key(key, sizeof key, run, run->metrics[ti]->name), PW_OK);
+	cr_assert_eq(pw_ingest_point_pack(run, ti, 42, key, &buf, &n), PW_OK);
 	Perfwatch__V1__SeriesPoint *p = perfwatch__v1__series_point__unpack(NULL, n, buf);
 	cr_assert_not_null(p);
 	cr_assert_eq(p->series_id, 42);
@@ -324,7 +325,7 @@ Test(ingest_rows, point_and_dead_letter_round_trip)
 	cr_assert_str_eq(p->chip_set, run->chip_set);
 	perfwatch__v1__series_point__free_unpacked(p, NULL);
 	free(buf);
-	cr_assert_eq(pw_ingest_point_pack(run, run->n_metrics, 1, &buf, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_ingest_point_pack(run, run->n_metrics, 1, key, &buf, &n), PW_ERR_INVALID);
 
 	cr_assert_eq(pw_ingest_dead_letter_pack(PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
 	                                        "metric \"x\" has value NaN", "perf.runs.v1", 3, 77,
