@@ -82,13 +82,6 @@ void pw_copybuf_text(pw_copybuf *b, const char *s)
 void pw_copybuf_sep(pw_copybuf *b) { pw_copybuf_put(b, "\t", 1); }
 void pw_copybuf_eol(pw_copybuf *b) { pw_copybuf_put(b, "\n", 1); }
 
-void pw_copybuf_int(pw_copybuf *b, long long v)
-{
-	char t[32];
-	int n = snprintf(t, sizeof t, "%lld", v);
-	pw_copybuf_put(b, t, (size_t)n);
-}
-
 void pw_copybuf_uint(pw_copybuf *b, unsigned long long v)
 {
 	char t[32];
@@ -135,8 +128,6 @@ void pw_copybuf_bytea(pw_copybuf *b, const uint8_t *p, size_t n)
 	}
 	pw_copybuf_put(b, t, k);
 }
-
-void pw_copybuf_bool(pw_copybuf *b, int v) { pw_copybuf_put(b, v ? "t" : "f", 1); }
 
 /* ---- binary COPY ------------------------------------------------------------- */
 
