@@ -72,10 +72,21 @@ poll_accepted() { # sets acc: samples the ingesters committed
     exec {fd}<&-
   done
 }
-stored=0
-poll_stored() { poll_accepted; stored=$((acc - base)); }
 exec {snooze_fd}<> <(:)
 snooze() { read -rt "$1" -u "$snooze_fd" || true; } # sleep without a fork
+# wait_accepted N EVERY LIMIT WHAT: polls every EVERY s until the ingesters
+# have committed N samples (absolute); fails, saying WHAT, if one exits or
+# after LIMIT s
+wait_accepted() {
+  local until=$((SECONDS + $3)) p
+  while poll_accepted; [ "$acc" -lt "$1" ]; do
+    for p in "${ing_pids[@]}"; do
+      kill -0 "$p" 2>/dev/null || { echo "bench ingest: an ingester exited" >&2; tail -5 "$work"/ing.*.log >&2; exit 1; }
+    done
+    [ $SECONDS -lt $until ] || { echo "bench ingest: $4: $((acc - base)) samples stored" >&2; exit 1; }
+    snooze "$2"
+  done
+}
 base=0
 
 per=$(json samples "$("$sim" count "$scn" "${scale[@]}")")
@@ -120,11 +131,7 @@ if [ -z "${PW_BENCH_COLD:-}" ]; then
   regime=steady
   poll_accepted; before=$acc
   env -u PW_KAFKA_GROUP_ID "$sim" replay "$scn" "${scale[@]}" --run-prefix "${prefix}warmday-" >/dev/null 2>>"$work/sim.log"
-  deadline=$((SECONDS + 300))
-  while poll_accepted; [ "$acc" -lt $((before + per)) ]; do
-    [ $SECONDS -lt $deadline ] || { echo "bench ingest: the warm-up chunk was not stored" >&2; exit 1; }
-    snooze 0.1
-  done
+  wait_accepted $((before + per)) 0.1 300 "the warm-up chunk was not stored"
 fi
 q "DELETE FROM perfwatch.runs WHERE run_id LIKE '${prefix}warm%'" >/dev/null
 poll_accepted; base=$acc
@@ -139,22 +146,13 @@ ing0=$(ing_ticks)
 t0=$(now)
 for c in $(seq 1 "$chunks"); do
   env -u PW_KAFKA_GROUP_ID "$sim" replay "$scn" "${scale[@]}" --run-prefix "${prefix}c$c-" >/dev/null 2>>"$work/sim.log"
-  # publish the next chunk once half of the previous one is in: with one
-  # chunk of backlog, a worker whose partitions were drained first waited
-  # for the next chunk (0.1-0.2 s, several times a run)
-  want=$(( (c - 2) * per + per / 2 ))
-  while poll_stored; [ "$stored" -lt "$want" ]; do
-    for p in "${ing_pids[@]}"; do
-      kill -0 "$p" 2>/dev/null || { echo "bench ingest: an ingester exited" >&2; tail -5 "$work"/ing.*.log >&2; exit 1; }
-    done
-    snooze 0.25
-  done
+  # publish the next chunk once half of the chunk before this one is in:
+  # with one chunk of backlog, a worker whose partitions were drained first
+  # waited for the next chunk (0.1-0.2 s, several times a run)
+  wait_accepted $((base + (c - 2) * per + per / 2)) 0.25 600 "chunk $c stalled"
 done
-deadline=$((SECONDS + 600))
-while poll_stored; [ "$stored" -lt "$total" ]; do
-  [ $SECONDS -lt $deadline ] || { echo "bench ingest: only $stored of $total samples stored" >&2; exit 1; }
-  snooze 0.1
-done
+wait_accepted $((base + total)) 0.1 600 "not all $total samples were stored"
+stored=$((acc - base))
 t1=$(now)
 read -r busy1 idle1 steal1 <<<"$(cpu_ticks)"
 ing1=$(ing_ticks)
