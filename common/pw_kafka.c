@@ -2,11 +2,14 @@
  * pw_kafka.c: the idempotent producer and the commit-after-work consumer loop.
  *
  * Both wrap one rd_kafka_t. The producer counts delivery reports in its
- * dr_msg_cb so that pw_producer_flush can tell the caller whether everything
- * arrived; the consumer keeps the messages of the current batch (destroyed
- * after the batch, so memory is bounded by batch_max_msgs) and a table of
- * per-partition spans (pw_partition_spans_add, a pure function the unit tests
- * check) from which it builds both the commit list and the seek-back list.
+ * dr_msg_cb, in total and per delivery generation, so that pw_producer_flush
+ * and pw_producer_settle can tell the caller whether everything arrived; the
+ * consumer keeps the messages of the current batch (destroyed after the
+ * batch, so memory is bounded by batch_max_msgs) and a table of per-partition
+ * spans (pw_partition_spans_add, a pure function the unit tests check) from
+ * which it builds both the commit list and the seek-back list. With outputs,
+ * the spans of one more batch are held, without its messages, until its
+ * outputs' generation settles.
  * librdkafka's own log lines are forwarded to the caller's pw_log so that a
  * service's stderr stays JSON lines. See pw_kafka.h for the contract.
  */
@@ -134,6 +137,20 @@ struct producer_topic {
 	rd_kafka_topic_t *rkt;
 };
 
+/*
+ * Delivery generations (pw_producer_seal/_settle): each message carries the
+ * number of the generation it was produced in as its msg_opaque, and a small
+ * ring keeps the count of reports outstanding and failed per live generation.
+ * A generation is live from its first message until a settle retires it.
+ */
+#define GEN_SLOTS 16
+
+struct gen_slot {
+	uint64_t gen;          /* which generation the slot counts; free when <= gen_retired */
+	uint64_t outstanding;  /* produced, no delivery report yet */
+	uint64_t failed;       /* delivery reports with an error */
+};
+
 struct pw_producer {
 	const pw_log *lg; /* first: see opaque_log */
 	rd_kafka_t *rk;
@@ -142,16 +159,26 @@ struct pw_producer {
 	char last_error[256];
 	struct producer_topic *topics;
 	size_t ntopics, cap_topics;
+	uint64_t gen;               /* the open generation: what is produced now joins it */
+	uint64_t gen_retired;       /* generations up to this one are settled and forgotten */
+	struct gen_slot slots[GEN_SLOTS];
 };
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
 	(void)rk;
 	pw_producer *p = opaque;
+	uint64_t gen = (uint64_t)(uintptr_t)m->_private;
+	struct gen_slot *slot = &p->slots[gen % GEN_SLOTS];
+	bool live = gen > p->gen_retired && slot->gen == gen;
+	if (live)
+		slot->outstanding--;
 	if (!m->err) {
 		p->counts.delivered++;
 		return;
 	}
+	if (live)
+		slot->failed++;
 	p->counts.failed++;
 	p->failed_window++;
 	snprintf(p->last_error, sizeof p->last_error, "%s", rd_kafka_err2str(m->err));
@@ -185,6 +212,7 @@ pw_status pw_producer_new(pw_producer **out, const char *brokers, const pw_kv *p
 	if (!p)
 		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for kafka producer");
 	p->lg = lg;
+	p->gen = 1; /* slots start at generation 0, retired */
 	st = conf_build(&conf, brokers, props, nprops, NULL, 0, enforced,
 	                sizeof enforced / sizeof enforced[0], lg, errbuf, errlen);
 	if (st != PW_OK)
@@ -254,7 +282,11 @@ pw_status pw_producer_produce(pw_producer *p, const char *topic, const void *key
 	int64_t deadline = 0;
 	for (;;) {
 		if (rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)payload,
-		                     len, key, keylen, NULL) == 0) {
+		                     len, key, keylen, (void *)(uintptr_t)p->gen) == 0) {
+			struct gen_slot *slot = &p->slots[p->gen % GEN_SLOTS];
+			if (slot->gen != p->gen)
+				*slot = (struct gen_slot){.gen = p->gen};
+			slot->outstanding++;
 			p->counts.produced++;
 			return PW_OK;
 		}
@@ -319,6 +351,56 @@ pw_status pw_producer_flush(pw_producer *p, int timeout_ms, char *errbuf, size_t
 		               "%llu kafka message(s) still undelivered after %d ms",
 		               (unsigned long long)outstanding(p), timeout_ms);
 	return PW_OK;
+}
+
+uint64_t pw_producer_seal(pw_producer *p)
+{
+	uint64_t sealed = p->gen;
+	/* the next generation's slot must be free; when it is not (settles fell
+	 * GEN_SLOTS behind), later messages join the sealed generation, which only
+	 * makes waiting for it more conservative */
+	if (p->slots[(p->gen + 1) % GEN_SLOTS].gen <= p->gen_retired)
+		p->gen++;
+	return sealed;
+}
+
+pw_status pw_producer_settle(pw_producer *p, uint64_t gen, int timeout_ms, char *errbuf,
+                             size_t errlen)
+{
+	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	for (;;) {
+		rd_kafka_poll(p->rk, 0);
+		uint64_t waiting = 0, failed = 0;
+		for (size_t i = 0; i < GEN_SLOTS; i++) {
+			const struct gen_slot *s = &p->slots[i];
+			if (s->gen > p->gen_retired && s->gen <= gen) {
+				waiting += s->outstanding;
+				failed += s->failed;
+			}
+		}
+		if (failed > 0 || waiting == 0) {
+			if (gen >= p->gen) {
+				/* the open generation (seal kept it): close it so that it can
+				 * be forgotten too; with everything before it retired, the
+				 * next slot is free */
+				p->gen_retired = p->gen - 1;
+				gen = p->gen++;
+			}
+			if (gen > p->gen_retired)
+				p->gen_retired = gen;
+			if (failed == 0)
+				return PW_OK;
+			return pw_fail(PW_ERR_KAFKA, errbuf, errlen,
+			               "%llu kafka message(s) not delivered; last error: %s",
+			               (unsigned long long)failed, p->last_error);
+		}
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return pw_fail(PW_ERR_TIMEOUT, errbuf, errlen,
+			               "%llu kafka message(s) still undelivered after %d ms",
+			               (unsigned long long)waiting, timeout_ms);
+		rd_kafka_poll(p->rk, (int)(left < 20 ? left : 20));
+	}
 }
 
 void pw_producer_counts_get(const pw_producer *p, pw_producer_counts *out)
@@ -505,6 +587,17 @@ struct pw_consumer {
 	size_t nspans;
 	bool ran, closed;
 	pw_consumer_counts counts;
+	/* with outputs: the held batch, whose work is done and whose output
+	 * messages (generations up to held_gen) await their delivery reports */
+	pw_producer *outputs;
+	int outputs_timeout_ms;
+	pw_partition_span *held;   /* topics interned in names */
+	size_t nheld, held_msgs;
+	uint64_t held_gen;
+	bool holding, held_failed;
+	char **names;              /* topic names the held spans point to */
+	size_t nnames;
+	pw_partition_span *scratch;/* held and gathered spans united for a rewind */
 };
 
 static void batch_clear(pw_consumer *c)
@@ -548,6 +641,23 @@ static void batch_drop_revoked(pw_consumer *c, const rd_kafka_topic_partition_li
 	}
 }
 
+/* Forgets the held spans of revoked partitions: their next owner re-reads them. */
+static void held_drop_revoked(pw_consumer *c, const rd_kafka_topic_partition_list_t *revoked)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < c->nheld; i++)
+		if (!in_list(revoked, c->held[i].topic, c->held[i].partition))
+			c->held[kept++] = c->held[i];
+	if (kept < c->nheld)
+		pw_log_info(c->lg, "dropped the unacknowledged batch's spans of %zu revoked partition(s)",
+		            c->nheld - kept);
+	c->nheld = kept;
+	if (kept == 0)
+		c->holding = c->held_failed = false;
+}
+
+static pw_status held_settle(pw_consumer *c, int timeout_ms);
+
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
@@ -573,8 +683,14 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 			pw_log_write(c->lg, PW_LOG_INFO, (const char *[]){"partitions", cnt, NULL},
 			             "kafka partitions revoked");
 		c->counts.revocations++;
-		if (parts)
+		/* commit the held batch while its partitions are still ours */
+		if (c->holding && !c->held_failed)
+			held_settle(c, c->outputs_timeout_ms);
+		if (parts) {
 			batch_drop_revoked(c, parts);
+			if (c->holding)
+				held_drop_revoked(c, parts);
+		}
 		if (coop)
 			e = rd_kafka_incremental_unassign(rk, parts);
 		else
@@ -616,9 +732,15 @@ pw_status pw_consumer_new(pw_consumer **out, const pw_consumer_opts *o, const pw
 	c->batch_ms = o->batch_max_ms > 0 ? o->batch_max_ms : 500;
 	c->backoff_base = o->retry_backoff_ms ? o->retry_backoff_ms : 200;
 	c->backoff_cap = o->retry_backoff_max_ms ? o->retry_backoff_max_ms : 30000;
+	c->outputs = o->outputs;
+	c->outputs_timeout_ms = o->outputs_timeout_ms > 0 ? o->outputs_timeout_ms : 30000;
 	c->msgs = calloc(c->batch_max, sizeof *c->msgs);
 	c->spans = calloc(c->batch_max, sizeof *c->spans);
-	if (!c->msgs || !c->spans) {
+	if (c->outputs) {
+		c->held = calloc(c->batch_max, sizeof *c->held);
+		c->scratch = calloc(2 * c->batch_max, sizeof *c->scratch);
+	}
+	if (!c->msgs || !c->spans || (c->outputs && (!c->held || !c->scratch))) {
 		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a batch of %zu",
 		             c->batch_max);
 		goto fail_free;
@@ -661,27 +783,30 @@ fail_conf:
 	if (conf)
 		rd_kafka_conf_destroy(conf);
 fail_free:
+	free(c->scratch);
+	free(c->held);
 	free(c->spans);
 	free(c->msgs);
 	free(c);
 	return st;
 }
 
-static rd_kafka_topic_partition_list_t *spans_list(const pw_consumer *c, bool next)
+static rd_kafka_topic_partition_list_t *spans_list(const pw_partition_span *spans, size_t n,
+                                                   bool next)
 {
-	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)c->nspans);
-	for (size_t i = 0; i < c->nspans; i++)
-		rd_kafka_topic_partition_list_add(l, c->spans[i].topic, c->spans[i].partition)->offset =
-			next ? c->spans[i].next : c->spans[i].first;
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)n);
+	for (size_t i = 0; i < n; i++)
+		rd_kafka_topic_partition_list_add(l, spans[i].topic, spans[i].partition)->offset =
+			next ? spans[i].next : spans[i].first;
 	return l;
 }
 
-/* Commits the batch's next offsets synchronously. Failure is logged and
- * counted, not fatal: the work is durable and idempotent, so the worst case
- * is a redelivery. */
-static void batch_commit(pw_consumer *c)
+/* Commits the next offsets of spans[0..n), a batch of nmsgs messages,
+ * synchronously. Failure is logged and counted, not fatal: the work is
+ * durable and idempotent, so the worst case is a redelivery. */
+static void spans_commit(pw_consumer *c, const pw_partition_span *spans, size_t n, size_t nmsgs)
 {
-	rd_kafka_topic_partition_list_t *l = spans_list(c, true);
+	rd_kafka_topic_partition_list_t *l = spans_list(spans, n, true);
 	rd_kafka_resp_err_t err = rd_kafka_commit(c->rk, l, 0);
 	if (!err) {
 		for (int i = 0; i < l->cnt && !err; i++)
@@ -695,15 +820,16 @@ static void batch_commit(pw_consumer *c)
 		return;
 	}
 	c->counts.batches++;
-	c->counts.messages += c->n;
+	c->counts.messages += nmsgs;
 }
 
-/* Rewinds every partition of the batch to its first offset. A failure here
+/* Rewinds every partition of spans[0..n) to its first offset. A failure here
  * would skip messages, so it is fatal for the loop. */
-static pw_status batch_rewind(pw_consumer *c, char *errbuf, size_t errlen)
+static pw_status spans_rewind(pw_consumer *c, const pw_partition_span *spans, size_t n,
+                              char *errbuf, size_t errlen)
 {
 	pw_status st = PW_OK;
-	rd_kafka_topic_partition_list_t *l = spans_list(c, false);
+	rd_kafka_topic_partition_list_t *l = spans_list(spans, n, false);
 	rd_kafka_error_t *e = rd_kafka_seek_partitions(c->rk, l, 10000);
 	if (e) {
 		st = pw_fail(PW_ERR_KAFKA, errbuf, errlen, "cannot rewind failed batch: %s",
@@ -717,6 +843,92 @@ static pw_status batch_rewind(pw_consumer *c, char *errbuf, size_t errlen)
 			             (int)l->elems[i].partition, (long long)l->elems[i].offset,
 			             rd_kafka_err2str(l->elems[i].err));
 	rd_kafka_topic_partition_list_destroy(l);
+	return st;
+}
+
+/* A copy of topic owned by the consumer, for spans that outlive their messages. */
+static const char *topic_intern(pw_consumer *c, const char *topic)
+{
+	for (size_t i = 0; i < c->nnames; i++)
+		if (strcmp(c->names[i], topic) == 0)
+			return c->names[i];
+	char **names = realloc(c->names, (c->nnames + 1) * sizeof *names);
+	if (!names)
+		return NULL;
+	c->names = names;
+	if (!(names[c->nnames] = strdup(topic)))
+		return NULL;
+	return names[c->nnames++];
+}
+
+/* Holds the gathered batch (whose callback returned PW_OK) until generation
+ * gen of the outputs is acknowledged. Nothing may be held already. */
+static pw_status hold(pw_consumer *c, uint64_t gen, char *errbuf, size_t errlen)
+{
+	for (size_t i = 0; i < c->nspans; i++) {
+		c->held[i] = c->spans[i];
+		if (!(c->held[i].topic = topic_intern(c, c->spans[i].topic)))
+			return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a topic name");
+	}
+	c->nheld = c->nspans;
+	c->held_msgs = c->n;
+	c->held_gen = gen;
+	c->holding = true;
+	c->held_failed = false;
+	return PW_OK;
+}
+
+/*
+ * Commits the held batch once its outputs are acknowledged, waiting up to
+ * timeout_ms for their reports. PW_OK when it was committed or nothing is
+ * held; PW_ERR_TIMEOUT when timeout_ms is 0 and reports are outstanding; and
+ * PW_ERR_KAFKA when a delivery failed or the reports did not arrive in time:
+ * the batch then stays held, marked failed, for held_rewind.
+ */
+static pw_status held_settle(pw_consumer *c, int timeout_ms)
+{
+	if (!c->holding)
+		return PW_OK;
+	if (c->held_failed)
+		return PW_ERR_KAFKA;
+	char why[256];
+	pw_status st = pw_producer_settle(c->outputs, c->held_gen, timeout_ms, why, sizeof why);
+	if (st == PW_OK) {
+		spans_commit(c, c->held, c->nheld, c->held_msgs);
+		c->holding = false;
+		return PW_OK;
+	}
+	if (st == PW_ERR_TIMEOUT && timeout_ms == 0)
+		return st;
+	char nmsg[24];
+	snprintf(nmsg, sizeof nmsg, "%zu", c->held_msgs);
+	pw_log_write(c->lg, PW_LOG_WARN, (const char *[]){"messages", nmsg, NULL},
+	             "outputs of a batch not acknowledged, batch not committed: %s", why);
+	c->counts.failed_batches++;
+	c->held_failed = true;
+	return PW_ERR_KAFKA;
+}
+
+/* Rewinds every partition of the gathered batch, and of the held one if it
+ * failed, to its first offset, and drops both. */
+static pw_status batches_rewind(pw_consumer *c, char *errbuf, size_t errlen)
+{
+	const pw_partition_span *spans = c->spans;
+	size_t n = c->nspans;
+	if (c->holding) {
+		/* cannot fail: scratch holds 2 x batch_max spans */
+		n = 0;
+		for (size_t i = 0; i < c->nheld; i++)
+			pw_partition_spans_add(c->scratch, &n, 2 * c->batch_max, c->held[i].topic,
+			                       c->held[i].partition, c->held[i].first);
+		for (size_t i = 0; i < c->nspans; i++)
+			pw_partition_spans_add(c->scratch, &n, 2 * c->batch_max, c->spans[i].topic,
+			                       c->spans[i].partition, c->spans[i].first);
+		spans = c->scratch;
+	}
+	pw_status st = n > 0 ? spans_rewind(c, spans, n, errbuf, errlen) : PW_OK;
+	c->holding = c->held_failed = false;
+	batch_clear(c);
 	return st;
 }
 
@@ -756,8 +968,12 @@ pw_status pw_consumer_run(pw_consumer *c, pw_batch_fn fn, void *ctx,
 	                (uint64_t)now_ms() ^ (uint64_t)(uintptr_t)c);
 
 	while (!*stop) {
+		/* between batches, commit the held one as soon as its outputs are acknowledged */
+		if (c->holding && c->n == 0 && held_settle(c, 0) == PW_ERR_KAFKA)
+			goto rewind;
+
 		/* gather */
-		int timeout = 100;
+		int timeout = c->holding ? 10 : 100;
 		if (c->n > 0) {
 			int64_t left = deadline - now_ms();
 			timeout = left <= 0 ? 0 : left < 100 ? (int)left : 100;
@@ -799,27 +1015,38 @@ pw_status pw_consumer_run(pw_consumer *c, pw_batch_fn fn, void *ctx,
 		if (c->n == 0 || (c->n < c->batch_max && now_ms() < deadline))
 			continue;
 
-		/* work, then commit or rewind */
+		/* work, then commit (or hold until the outputs are acknowledged) or rewind */
 		cberr[0] = '\0';
 		pw_status cst = fn(ctx, c->msgs, c->n, cberr, sizeof cberr);
-		if (cst == PW_OK) {
-			batch_commit(c);
+		if (cst == PW_OK && !c->outputs) {
+			spans_commit(c, c->spans, c->nspans, c->n);
 			batch_clear(c);
 			pw_backoff_reset(&bo);
 			continue;
 		}
-		c->counts.failed_batches++;
+		if (cst == PW_OK) {
+			uint64_t gen = pw_producer_seal(c->outputs);
+			if (held_settle(c, c->outputs_timeout_ms) == PW_OK) {
+				st = hold(c, gen, errbuf, errlen);
+				batch_clear(c);
+				if (st != PW_OK)
+					goto close;
+				pw_backoff_reset(&bo);
+				continue;
+			}
+		} else {
+			c->counts.failed_batches++;
+			char nmsg[24];
+			snprintf(nmsg, sizeof nmsg, "%zu", c->n);
+			pw_log_write(c->lg, PW_LOG_WARN,
+			             (const char *[]){"messages", nmsg, "status", pw_strerror(cst), NULL},
+			             "batch failed, not committed: %s", cberr[0] ? cberr : pw_strerror(cst));
+			held_settle(c, c->outputs_timeout_ms);
+		}
+	rewind:;
 		uint32_t wait = pw_backoff_next(&bo);
-		char nmsg[24], wms[16];
-		snprintf(nmsg, sizeof nmsg, "%zu", c->n);
-		snprintf(wms, sizeof wms, "%u", wait);
-		pw_log_write(c->lg, PW_LOG_WARN,
-		             (const char *[]){"messages", nmsg, "status", pw_strerror(cst),
-		                              "retry_in_ms", wms, NULL},
-		             "batch failed, not committed: %s", cberr[0] ? cberr : pw_strerror(cst));
-		st = batch_rewind(c, errbuf, errlen);
-		batch_clear(c);
-		if (st != PW_OK)
+		pw_log_debug(c->lg, "rewinding, next read in %u ms", wait);
+		if ((st = batches_rewind(c, errbuf, errlen)) != PW_OK)
 			goto close;
 		wait_or_stop(wait, stop);
 	}
@@ -827,15 +1054,29 @@ pw_status pw_consumer_run(pw_consumer *c, pw_batch_fn fn, void *ctx,
 	/* stop requested: hand a gathered batch over once more */
 	if (c->n > 0) {
 		cberr[0] = '\0';
-		if (fn(ctx, c->msgs, c->n, cberr, sizeof cberr) == PW_OK) {
-			batch_commit(c);
-		} else {
+		if (fn(ctx, c->msgs, c->n, cberr, sizeof cberr) != PW_OK) {
 			c->counts.dropped_batches++;
 			pw_log_warn(c->lg, "batch of %zu abandoned at shutdown, not committed: %s", c->n,
 			            cberr);
+		} else if (!c->outputs) {
+			spans_commit(c, c->spans, c->nspans, c->n);
+		} else {
+			uint64_t gen = pw_producer_seal(c->outputs);
+			if (held_settle(c, c->outputs_timeout_ms) != PW_OK ||
+			    hold(c, gen, errbuf, errlen) != PW_OK) {
+				c->counts.dropped_batches++;
+				pw_log_warn(c->lg, "batch of %zu abandoned at shutdown, not committed: the "
+				            "batch before it was not acknowledged", c->n);
+			}
 		}
 		batch_clear(c);
 	}
+	if (c->holding && held_settle(c, c->outputs_timeout_ms) != PW_OK) {
+		c->counts.dropped_batches++;
+		pw_log_warn(c->lg, "batch of %zu abandoned at shutdown, its outputs not acknowledged",
+		            c->held_msgs);
+	}
+	c->holding = false;
 
 close:;
 	pw_status cs = consumer_close(c, st == PW_OK ? errbuf : NULL, errlen);
@@ -861,6 +1102,11 @@ void pw_consumer_free(pw_consumer *c)
 		rd_kafka_destroy(c->rk);
 	}
 	batch_clear(c);
+	for (size_t i = 0; i < c->nnames; i++)
+		free(c->names[i]);
+	free(c->names);
+	free(c->scratch);
+	free(c->held);
 	free(c->spans);
 	free(c->msgs);
 	free(c);

@@ -84,6 +84,29 @@ int pw_producer_poll(pw_producer *p, int timeout_ms);
  */
 pw_status pw_producer_flush(pw_producer *p, int timeout_ms, char *errbuf, size_t errlen);
 
+/*
+ * Delivery generations, for a caller that keeps working while the reports of
+ * earlier messages arrive (see pw_consumer_opts.outputs). Every message joins
+ * the producer's open generation; pw_producer_seal closes it, returns its
+ * number and opens the next, so a caller can mark "everything produced so
+ * far" and ask about it later. Numbers grow by one per seal (at most 16
+ * generations are tracked at once; beyond that a seal keeps the open one,
+ * which only widens what a later settle waits for).
+ */
+uint64_t pw_producer_seal(pw_producer *p);
+
+/*
+ * Serves delivery reports for up to timeout_ms (0 = only what is ready) until
+ * every message of generations up to gen has one. PW_OK when they all
+ * arrived without error; PW_ERR_KAFKA naming the count and last error when
+ * one failed (the caller must not commit the input that produced them);
+ * either way those generations are then forgotten. PW_ERR_TIMEOUT when
+ * reports are still outstanding (nothing is forgotten; ask again). The
+ * failure window of pw_producer_flush is separate and unaffected.
+ */
+pw_status pw_producer_settle(pw_producer *p, uint64_t gen, int timeout_ms, char *errbuf,
+                             size_t errlen);
+
 /* Copies the counters into *out. */
 void pw_producer_counts_get(const pw_producer *p, pw_producer_counts *out);
 
@@ -169,6 +192,21 @@ typedef struct pw_consumer_opts {
 	int batch_max_ms;             /* 0 = 500: a batch is handed over this long after its first message */
 	uint32_t retry_backoff_ms;    /* 0 = 200: first wait after a failed batch */
 	uint32_t retry_backoff_max_ms;/* 0 = 30000: cap of the wait */
+	/*
+	 * The producer the callback publishes its results to, or NULL. When set,
+	 * the callback does not wait for delivery reports (no pw_producer_flush):
+	 * after it returns PW_OK the loop seals the producer's generation and
+	 * holds the batch, hands over the next one, and commits the held batch
+	 * once every message produced up to its seal is acknowledged. The broker
+	 * round trip of one batch thus overlaps the work of the next. A held
+	 * batch is also committed between batches as soon as its reports are in,
+	 * before a rebalance gives its partitions away, and at stop. A delivery
+	 * failure, or no reports within outputs_timeout_ms, rewinds to the held
+	 * batch's first offsets like a failed callback. The producer is used from
+	 * the loop's thread only and must outlive the consumer.
+	 */
+	pw_producer *outputs;
+	int outputs_timeout_ms;       /* 0 = 30000 */
 } pw_consumer_opts;
 
 /* What the loop has done so far. */
@@ -199,7 +237,8 @@ pw_status pw_consumer_new(pw_consumer **out, const pw_consumer_opts *o, const pw
  * Runs the loop until *stop becomes non-zero (a flag the caller owns and its
  * SIGTERM handler sets). Gathers up to batch_max_msgs messages or for
  * batch_max_ms after the first one, calls fn(ctx, ...), and on PW_OK commits
- * the batch's next offsets per partition synchronously. On an error return it
+ * the batch's next offsets per partition synchronously (with o->outputs,
+ * once its outputs are acknowledged: see pw_consumer_opts). On an error return it
  * seeks every partition of the batch back to its first offset, waits a
  * capped, jittered backoff (checking *stop) and reads the batch again. A
  * rebalance revoke drops the uncommitted batch (the next owner re-reads it).

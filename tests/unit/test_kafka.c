@@ -281,6 +281,113 @@ Test(kafka_mock, produce_consume_commit_after_work_and_retry)
 	mock_stop(&m);
 }
 
+/* The callback of a consumer with outputs: every input message is published
+ * again on OUT_TOPIC through the loop's producer, without flushing. */
+#define OUT_TOPIC "pw.test.out"
+
+typedef struct relay {
+	seen s;
+	pw_producer *out;
+	int fail_call;            /* this call (1-based) fails after publishing; 0: none */
+	int stop_after;           /* set stop after this many calls; 0: when all are accepted */
+} relay;
+
+static pw_status relay_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
+                             size_t errlen)
+{
+	relay *r = ctx;
+	for (size_t i = 0; i < n; i++)
+		if (pw_producer_produce(r->out, OUT_TOPIC, NULL, 0, msgs[i]->payload, msgs[i]->len,
+		                        1000, errbuf, errlen) != PW_OK)
+			return PW_ERR_KAFKA;
+	r->s.fail_first = r->fail_call == r->s.calls + 1 ? r->s.calls + 1 : 0;
+	pw_status st = on_batch(&r->s, msgs, n, errbuf, errlen);
+	if (r->stop_after) /* instead of stopping when all were accepted */
+		r->s.stop = r->s.calls >= r->stop_after;
+	return st;
+}
+
+Test(kafka_mock, outputs_acknowledged_before_commit_and_held_batch_committed_at_stop)
+{
+	mock m;
+	mock_start(&m);
+	cr_assert_eq(rd_kafka_mock_topic_create(m.mc, OUT_TOPIC, 2, 3), RD_KAFKA_RESP_ERR_NO_ERROR);
+	produce_n(&m, NMSG);
+
+	char err[512];
+	relay *r = calloc(1, sizeof *r);
+	cr_assert_eq(pw_producer_new(&r->out, m.bootstraps, NULL, 0, &m.lg, err, sizeof err), PW_OK,
+	             "%s", err);
+	r->fail_call = 2; /* fails while the first batch is held */
+	const char *topics[] = {TOPIC};
+	pw_consumer_opts o = {.brokers = m.bootstraps, .group_id = "pw-test-out", .topics = topics,
+	                      .ntopics = 1, .batch_max_msgs = 32, .batch_max_ms = 200,
+	                      .retry_backoff_ms = 20, .retry_backoff_max_ms = 50, .outputs = r->out,
+	                      .outputs_timeout_ms = 20000};
+	pw_consumer *c = NULL;
+	cr_assert_eq(pw_consumer_new(&c, &o, &m.lg, err, sizeof err), PW_OK, "%s", err);
+	cr_assert_eq(pw_consumer_run(c, relay_batch, r, &r->s.stop, err, sizeof err), PW_OK, "%s",
+	             err);
+
+	pw_consumer_counts cc;
+	pw_consumer_counts_get(c, &cc);
+	cr_assert_eq(cc.failed_batches, 1);
+	cr_assert_eq(cc.messages, NMSG, "every message committed once: %llu",
+	             (unsigned long long)cc.messages);
+	for (int i = 0; i < NMSG; i++)
+		cr_assert_eq(r->s.committed[i], 1, "payload %d accepted %d times", i, r->s.committed[i]);
+	pw_producer_counts pc;
+	pw_producer_counts_get(r->out, &pc);
+	cr_assert_eq(pc.failed, 0);
+	cr_assert_eq(pc.delivered, pc.produced, "every output acknowledged before the loop ended");
+	cr_assert_geq(pc.produced, NMSG);
+	pw_consumer_free(c);
+	pw_producer_free(r->out);
+	cr_assert_eq(committed_total(&m, "pw-test-out"), NMSG,
+	             "the last, held batch was committed at stop");
+	free(r);
+	mock_stop(&m);
+}
+
+Test(kafka_mock, undelivered_outputs_rewind_the_held_batch)
+{
+	mock m;
+	mock_start(&m);
+	produce_n(&m, NMSG);
+
+	char err[512];
+	relay *r = calloc(1, sizeof *r);
+	/* nothing listens on port 1: every output times out */
+	const pw_kv props[] = {{"message.timeout.ms", "200"}, {"log_level", "0"}};
+	cr_assert_eq(pw_producer_new(&r->out, "127.0.0.1:1", props, 2, &m.lg, err, sizeof err),
+	             PW_OK, "%s", err);
+	r->stop_after = 3;
+	const char *topics[] = {TOPIC};
+	pw_consumer_opts o = {.brokers = m.bootstraps, .group_id = "pw-test-out-fail",
+	                      .topics = topics, .ntopics = 1, .batch_max_msgs = 100,
+	                      .batch_max_ms = 300, .retry_backoff_ms = 20,
+	                      .retry_backoff_max_ms = 50, .outputs = r->out,
+	                      .outputs_timeout_ms = 5000};
+	pw_consumer *c = NULL;
+	cr_assert_eq(pw_consumer_new(&c, &o, &m.lg, err, sizeof err), PW_OK, "%s", err);
+	cr_assert_eq(pw_consumer_run(c, relay_batch, r, &r->s.stop, err, sizeof err), PW_OK, "%s",
+	             err);
+	pw_consumer_counts cc;
+	pw_consumer_counts_get(c, &cc);
+	cr_assert_eq(cc.batches, 0, "nothing committed while outputs fail");
+	cr_assert_geq(cc.failed_batches, 1);
+	cr_assert_geq(cc.dropped_batches, 1, "the batch held at stop was abandoned");
+	int again = 0;
+	for (int i = 0; i < NMSG; i++)
+		again += r->s.count[i] >= 2;
+	cr_assert_gt(again, 0, "the held batch was read again after its outputs failed");
+	pw_consumer_free(c);
+	pw_producer_free(r->out);
+	cr_assert_eq(committed_total(&m, "pw-test-out-fail"), 0);
+	free(r);
+	mock_stop(&m);
+}
+
 static pw_status never_ok(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
                           size_t errlen)
 {
@@ -368,6 +475,72 @@ Test(kafka_producer, queue_full_is_a_clear_error_and_failures_are_counted)
 	pw_producer_free(p);
 }
 
+Test(kafka_producer, generations_settle_one_at_a_time)
+{
+	mock m;
+	mock_start(&m);
+	char err[512];
+	pw_producer *p = NULL;
+	cr_assert_eq(pw_producer_new(&p, m.bootstraps, NULL, 0, &m.lg, err, sizeof err), PW_OK,
+	             "%s", err);
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(pw_producer_produce(p, TOPIC, NULL, 0, "a", 1, 1000, err, sizeof err), PW_OK);
+	uint64_t g1 = pw_producer_seal(p);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(pw_producer_produce(p, TOPIC, NULL, 0, "b", 1, 1000, err, sizeof err), PW_OK);
+	uint64_t g2 = pw_producer_seal(p);
+	cr_assert_eq(g2, g1 + 1);
+	cr_assert_eq(pw_producer_settle(p, g1, 20000, err, sizeof err), PW_OK, "%s", err);
+	pw_producer_counts pc;
+	pw_producer_counts_get(p, &pc);
+	cr_assert_geq(pc.delivered, 10, "the first generation's ten are in");
+	cr_assert_eq(pw_producer_settle(p, g2, 20000, err, sizeof err), PW_OK, "%s", err);
+	pw_producer_counts_get(p, &pc);
+	cr_assert_eq(pc.delivered, 15);
+	cr_assert_eq(pw_producer_settle(p, g2, 0, err, sizeof err), PW_OK, "settled stays settled");
+	pw_producer_free(p);
+	mock_stop(&m);
+}
+
+Test(kafka_producer, failed_generation_is_reported_once_and_flush_window_is_separate)
+{
+	char err[512];
+	pw_log lg;
+	pw_log_init(&lg, "test_kafka", PW_LOG_ERROR);
+	const pw_kv props[] = {{"message.timeout.ms", "300"}, {"log_level", "0"}};
+	pw_producer *p = NULL;
+	cr_assert_eq(pw_producer_new(&p, "127.0.0.1:1", props, 2, &lg, err, sizeof err), PW_OK,
+	             "%s", err);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(pw_producer_produce(p, "t", NULL, 0, "x", 1, 0, err, sizeof err), PW_OK);
+	uint64_t g = pw_producer_seal(p);
+	cr_assert_eq(pw_producer_settle(p, g, 0, err, sizeof err), PW_ERR_TIMEOUT,
+	             "reports outstanding");
+	cr_assert_eq(pw_producer_settle(p, g, 10000, err, sizeof err), PW_ERR_KAFKA);
+	cr_assert(strstr(err, "3 kafka message(s) not delivered") != NULL, "%s", err);
+	cr_assert_eq(pw_producer_settle(p, g, 0, err, sizeof err), PW_OK,
+	             "a reported generation is forgotten");
+	cr_assert_eq(pw_producer_flush(p, 100, err, sizeof err), PW_ERR_KAFKA,
+	             "flush still reports the failures of its own window");
+
+	/* more unsettled generations than the producer tracks: the seal keeps the
+	 * open one, and settling it retires it like any other */
+	uint64_t last = 0, prev = 0;
+	for (int i = 0; i < 20; i++) {
+		cr_assert_eq(pw_producer_produce(p, "t", NULL, 0, "y", 1, 0, err, sizeof err), PW_OK);
+		prev = last;
+		last = pw_producer_seal(p);
+		cr_assert_geq(last, prev);
+	}
+	cr_assert_eq(last, prev, "the seal stopped advancing once the ring was full");
+	cr_assert_eq(pw_producer_settle(p, last, 10000, err, sizeof err), PW_ERR_KAFKA);
+	cr_assert(strstr(err, "20 kafka message(s) not delivered") != NULL, "%s", err);
+	cr_assert_gt(pw_producer_seal(p), last, "sealing advances again");
+	cr_assert_eq(pw_producer_settle(p, last + 1, 0, err, sizeof err), PW_OK,
+	             "nothing from before is reported twice");
+	pw_producer_free(p);
+}
+
 Test(kafka_producer, bad_property_is_a_config_error)
 {
 	char err[512];
@@ -401,6 +574,7 @@ typedef struct member {
 	shared *sh;
 	mock *m;
 	pw_consumer *c;
+	pw_producer *out;  /* the loop's outputs, or NULL */
 	int calls;
 	int messages;
 	pw_status st;
@@ -410,9 +584,11 @@ typedef struct member {
 static pw_status slow_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
                             size_t errlen)
 {
-	(void)errbuf;
-	(void)errlen;
 	member *mb = ctx;
+	for (size_t i = 0; mb->out && i < n; i++)
+		if (pw_producer_produce(mb->out, OUT_TOPIC, NULL, 0, msgs[i]->payload, msgs[i]->len,
+		                        1000, errbuf, errlen) != PW_OK)
+			return PW_ERR_KAFKA;
 	/* slow enough that one member alone needs ~12 s for the topic: the second
 	 * must get partitions even when a loaded machine stretches the rebalance */
 	struct timespec ts = {0, 300 * 1000000};
@@ -442,29 +618,37 @@ static void *member_run(void *arg)
 	return NULL;
 }
 
-static void member_new(member *mb, mock *m, shared *sh)
+static void member_new(member *mb, mock *m, shared *sh, bool outputs)
 {
 	char err[512];
 	const char *topics[] = {TOPIC};
 	const pw_kv props[] = {{"heartbeat.interval.ms", "300"}, {"session.timeout.ms", "6000"}};
+	memset(mb, 0, sizeof *mb);
+	if (outputs)
+		cr_assert_eq(pw_producer_new(&mb->out, m->bootstraps, NULL, 0, &m->lg, err, sizeof err),
+		             PW_OK, "%s", err);
 	pw_consumer_opts o = {.brokers = m->bootstraps, .group_id = "pw-test-rebalance",
 	                      .topics = topics, .ntopics = 1, .props = props, .nprops = 2,
-	                      .batch_max_msgs = 5, .batch_max_ms = 50};
-	memset(mb, 0, sizeof *mb);
+	                      .batch_max_msgs = 5, .batch_max_ms = 50, .outputs = mb->out};
 	mb->sh = sh;
 	mb->m = m;
 	cr_assert_eq(pw_consumer_new(&mb->c, &o, &m->lg, err, sizeof err), PW_OK, "%s", err);
 }
 
-Test(kafka_mock, rebalance_moves_partitions_and_loses_nothing)
+/* Two members of one group, the second joining once the first works; with
+ * outputs, each holds a batch at every revoke. */
+static void rebalance_run(bool outputs)
 {
 	mock m;
 	mock_start(&m);
+	if (outputs)
+		cr_assert_eq(rd_kafka_mock_topic_create(m.mc, OUT_TOPIC, 2, 3),
+		             RD_KAFKA_RESP_ERR_NO_ERROR);
 	produce_n(&m, NMSG);
 	shared *sh = calloc(1, sizeof *sh);
 	pthread_mutex_init(&sh->mu, NULL);
 	member *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
-	member_new(a, &m, sh);
+	member_new(a, &m, sh, outputs);
 	pthread_t ta, tb;
 	cr_assert_eq(pthread_create(&ta, NULL, member_run, a), 0);
 	/* the second member joins (is even created: a subscribed consumer joins
@@ -478,7 +662,7 @@ Test(kafka_mock, rebalance_moves_partitions_and_loses_nothing)
 		struct timespec ts = {0, 50 * 1000000};
 		nanosleep(&ts, NULL);
 	}
-	member_new(b, &m, sh);
+	member_new(b, &m, sh, outputs);
 	cr_assert_eq(pthread_create(&tb, NULL, member_run, b), 0);
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
@@ -492,6 +676,14 @@ Test(kafka_mock, rebalance_moves_partitions_and_loses_nothing)
 	cr_assert_geq(ca.revocations, 2, "revoked at the rebalance and at close");
 	pw_consumer_free(a->c);
 	pw_consumer_free(b->c);
+	for (member *mb = a; mb; mb = mb == a ? b : NULL) {
+		if (!mb->out)
+			continue;
+		pw_producer_counts pc;
+		pw_producer_counts_get(mb->out, &pc);
+		cr_assert_eq(pc.delivered, pc.produced, "outputs acknowledged before the commits");
+		pw_producer_free(mb->out);
+	}
 	cr_assert_eq(committed_total(&m, "pw-test-rebalance"), NMSG,
 	             "the committed offsets of both members cover every message");
 	pthread_mutex_destroy(&sh->mu);
@@ -499,4 +691,14 @@ Test(kafka_mock, rebalance_moves_partitions_and_loses_nothing)
 	free(b);
 	free(sh);
 	mock_stop(&m);
+}
+
+Test(kafka_mock, rebalance_moves_partitions_and_loses_nothing)
+{
+	rebalance_run(false);
+}
+
+Test(kafka_mock, rebalance_with_outputs_commits_or_hands_over_the_held_batch)
+{
+	rebalance_run(true);
 }
