@@ -37,7 +37,8 @@ static const pw_conf_key ingest_keys[] = {
 	{.name = "ingest.max.payload.bytes", .type = PW_CONF_INT, .def = "4194304", .min = 1024,
 	 .max = 104857600, .help = "larger RunResult messages are dead-lettered (oversize)"},
 	{.name = "ingest.flush.timeout.ms", .type = PW_CONF_DURATION_MS, .def = "30s", .min = 100,
-	 .max = 600000, .help = "how long a batch waits for the delivery reports of its points"},
+	 .max = 600000, .help = "how long a batch's points may wait for local queue space and then for their "
+	         "delivery reports before the batch is read again"},
 	{.name = "ingest.series.cache.max", .type = PW_CONF_INT, .def = "1000000", .min = 1,
 	 .max = 100000000, .help = "series ids kept in memory (one cache shared by the workers)"},
 	{.name = "ingest.workers", .type = PW_CONF_INT, .def = "2", .min = 1, .max = MAX_WORKERS,
@@ -118,6 +119,8 @@ static pw_status worker_open(app *a, worker *w, const pw_ingest_opts *io, const 
 		.nprops = nprops,
 		.batch_max_msgs = (size_t)pw_config_get_int(a->cfg, "batch.max.messages"),
 		.batch_max_ms = (int)pw_config_get_duration_ms(a->cfg, "batch.max.ms"),
+		.outputs = w->prod,
+		.outputs_timeout_ms = io->flush_timeout_ms,
 	};
 	*what = "kafka consumer";
 	return pw_consumer_new(&w->cons, &co, &a->log, err, errlen);

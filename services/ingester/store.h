@@ -4,8 +4,11 @@
  * bad ones' DeadLetters.
  *
  * main.c creates one pw_ingester with its connections and hands
- * pw_ingester_batch to the consumer loop of pw_kafka.h, which commits the
- * batch's offsets only after this returns PW_OK. The order inside a batch is
+ * pw_ingester_batch to the consumer loop of pw_kafka.h, with this ingester's
+ * producer as the loop's outputs: the loop commits the batch's offsets only
+ * after this returned PW_OK and the points and dead letters it produced were
+ * acknowledged, which it checks after handing over the next batch, so the
+ * broker round trip overlaps the next transaction. The order inside a batch is
  * what makes delivery exactly-once in effect: decode and validate
  * (validate.h) → BEGIN → series ids (new series inserted ON CONFLICT DO
  * NOTHING: a new HLO fingerprint is a new series) → look the batch's run
@@ -17,8 +20,8 @@
  * dead_letters rows
  * (ON CONFLICT DO NOTHING) → COMMIT →
  * publish a SeriesPoint per sample of every accepted or duplicate run (keyed
- * by series key) and a DeadLetter per bad message → wait for the delivery
- * reports. A crash anywhere before the offset commit replays the batch: the
+ * by series key) and a DeadLetter per bad message → (the loop) wait for the
+ * delivery reports. A crash anywhere before the offset commit replays the batch: the
  * database writes are no-ops the second time, the messages are sent again
  * (at least once). Memory is bounded by the batch: everything a batch
  * allocates is freed before the callback returns, COPY data is streamed in
@@ -53,7 +56,8 @@ typedef struct pw_ingest_opts {
 	int64_t max_age_us;        /* validation: see pw_ingest_limits */
 	int64_t max_future_us;
 	size_t max_payload;
-	int flush_timeout_ms;      /* waiting for delivery reports of a batch (default 30000) */
+	int flush_timeout_ms;      /* waiting for local queue space (default 30000); main.c gives
+	                              the consumer loop the same bound for delivery reports */
 	size_t series_cache_max;   /* series ids kept in memory (default 1,000,000) */
 	pw_series_cache *series_cache; /* shared with other workers; NULL: the ingester's own */
 	const char *points_topic;  /* NULL: PW_TOPIC_POINTS */
