@@ -883,7 +883,7 @@ static pw_status hold(pw_consumer *c, uint64_t gen, char *errbuf, size_t errlen)
  * timeout_ms for their reports. PW_OK when it was committed or nothing is
  * held; PW_ERR_TIMEOUT when timeout_ms is 0 and reports are outstanding; and
  * PW_ERR_KAFKA when a delivery failed or the reports did not arrive in time:
- * the batch then stays held, marked failed, for held_rewind.
+ * the batch then stays held, marked failed, for batches_rewind.
  */
 static pw_status held_settle(pw_consumer *c, int timeout_ms)
 {
