@@ -57,19 +57,22 @@ now() { date +%s.%N; }
 # A poll is bash alone (/dev/tcp, read, arithmetic): with curl and awk
 # forked four times a second the poll took 8% of the two cores (perf).
 ports=()
-acc=0
-poll_accepted() { # sets acc: samples the ingesters committed
-  local p fd line v
-  acc=0
+acc=0 idle_members=0
+poll_accepted() { # sets acc: samples the ingesters committed; idle_members: ingesters with none
+  local p fd line v mine
+  acc=0 idle_members=0
   for p in "${ports[@]}"; do
     exec {fd}<>"/dev/tcp/127.0.0.1/$p"
     printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&"$fd"
+    mine=0
     while IFS= read -r line <&"$fd"; do
       case $line in
-        "perfwatch_ingester_samples_accepted_total "*) v=${line#* }; acc=$((acc + ${v%$'\r'})) ;;
+        "perfwatch_ingester_samples_accepted_total "*) v=${line#* }; mine=$((mine + ${v%$'\r'})) ;;
       esac
     done
     exec {fd}<&-
+    acc=$((acc + mine))
+    [ "$mine" -gt 0 ] || idle_members=$((idle_members + 1))
   done
 }
 exec {snooze_fd}<> <(:)
@@ -113,12 +116,19 @@ for m in $(seq 1 "$members"); do
 done
 # warm-up: replay one small model until the group has joined and stored all
 # of one replay (a replay published before the partitions were assigned is
-# skipped, as latest says)
-for w in $(seq 1 60); do
+# skipped, as latest says), and every ingester process stored some of one: a
+# process that joined after the others did so in a rebalance that the dev
+# broker may take ~45 s to finish, and the warm chunk below must reach its
+# series cache too
+for w in $(seq 1 90); do
   poll_accepted; before=$acc
   env -u PW_KAFKA_GROUP_ID "$sim" replay "$scn" "${warm[@]}" --run-prefix "${prefix}warm$w-" >/dev/null 2>&1
-  for _ in $(seq 1 20); do poll_accepted; [ "$acc" -ge $((before + warm_n)) ] && break 2; snooze 0.1; done
-  [ "$w" -lt 60 ] || { echo "bench ingest: the ingesters stored no warm-up replay" >&2; exit 1; }
+  for _ in $(seq 1 20); do
+    poll_accepted
+    [ "$acc" -ge $((before + warm_n)) ] && [ "$idle_members" -eq 0 ] && break 2
+    snooze 0.1
+  done
+  [ "$w" -lt 90 ] || { echo "bench ingest: not every ingester stored a warm-up replay" >&2; exit 1; }
 done
 # Steady state (the default): one whole chunk is ingested before the clock
 # starts, so that the fleet's 23,920 series exist and the ingesters' cache
