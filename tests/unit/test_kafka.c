@@ -307,6 +307,25 @@ static pw_status relay_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 	return st;
 }
 
+/* Runs a consumer of group `group` with r->out as its outputs to the end;
+ * its counters go to *cc. */
+static void relay_run(mock *m, relay *r, const char *group, size_t batch_max, int outputs_ms,
+                      pw_consumer_counts *cc)
+{
+	char err[512];
+	const char *topics[] = {TOPIC};
+	pw_consumer_opts o = {.brokers = m->bootstraps, .group_id = group, .topics = topics,
+	                      .ntopics = 1, .batch_max_msgs = batch_max, .batch_max_ms = 200,
+	                      .retry_backoff_ms = 20, .retry_backoff_max_ms = 50, .outputs = r->out,
+	                      .outputs_timeout_ms = outputs_ms};
+	pw_consumer *c = NULL;
+	cr_assert_eq(pw_consumer_new(&c, &o, &m->lg, err, sizeof err), PW_OK, "%s", err);
+	cr_assert_eq(pw_consumer_run(c, relay_batch, r, &r->s.stop, err, sizeof err), PW_OK, "%s",
+	             err);
+	pw_consumer_counts_get(c, cc);
+	pw_consumer_free(c);
+}
+
 Test(kafka_mock, outputs_acknowledged_before_commit_and_held_batch_committed_at_stop)
 {
 	mock m;
@@ -319,18 +338,8 @@ Test(kafka_mock, outputs_acknowledged_before_commit_and_held_batch_committed_at_
 	cr_assert_eq(pw_producer_new(&r->out, m.bootstraps, NULL, 0, &m.lg, err, sizeof err), PW_OK,
 	             "%s", err);
 	r->fail_call = 2; /* fails while the first batch is held */
-	const char *topics[] = {TOPIC};
-	pw_consumer_opts o = {.brokers = m.bootstraps, .group_id = "pw-test-out", .topics = topics,
-	                      .ntopics = 1, .batch_max_msgs = 32, .batch_max_ms = 200,
-	                      .retry_backoff_ms = 20, .retry_backoff_max_ms = 50, .outputs = r->out,
-	                      .outputs_timeout_ms = 20000};
-	pw_consumer *c = NULL;
-	cr_assert_eq(pw_consumer_new(&c, &o, &m.lg, err, sizeof err), PW_OK, "%s", err);
-	cr_assert_eq(pw_consumer_run(c, relay_batch, r, &r->s.stop, err, sizeof err), PW_OK, "%s",
-	             err);
-
 	pw_consumer_counts cc;
-	pw_consumer_counts_get(c, &cc);
+	relay_run(&m, r, "pw-test-out", 32, 20000, &cc);
 	cr_assert_eq(cc.failed_batches, 1);
 	cr_assert_eq(cc.messages, NMSG, "every message committed once: %llu",
 	             (unsigned long long)cc.messages);
@@ -341,7 +350,6 @@ Test(kafka_mock, outputs_acknowledged_before_commit_and_held_batch_committed_at_
 	cr_assert_eq(pc.failed, 0);
 	cr_assert_eq(pc.delivered, pc.produced, "every output acknowledged before the loop ended");
 	cr_assert_geq(pc.produced, NMSG);
-	pw_consumer_free(c);
 	pw_producer_free(r->out);
 	cr_assert_eq(committed_total(&m, "pw-test-out"), NMSG,
 	             "the last, held batch was committed at stop");
@@ -362,18 +370,8 @@ Test(kafka_mock, undelivered_outputs_rewind_the_held_batch)
 	cr_assert_eq(pw_producer_new(&r->out, "127.0.0.1:1", props, 2, &m.lg, err, sizeof err),
 	             PW_OK, "%s", err);
 	r->stop_after = 3;
-	const char *topics[] = {TOPIC};
-	pw_consumer_opts o = {.brokers = m.bootstraps, .group_id = "pw-test-out-fail",
-	                      .topics = topics, .ntopics = 1, .batch_max_msgs = 100,
-	                      .batch_max_ms = 300, .retry_backoff_ms = 20,
-	                      .retry_backoff_max_ms = 50, .outputs = r->out,
-	                      .outputs_timeout_ms = 5000};
-	pw_consumer *c = NULL;
-	cr_assert_eq(pw_consumer_new(&c, &o, &m.lg, err, sizeof err), PW_OK, "%s", err);
-	cr_assert_eq(pw_consumer_run(c, relay_batch, r, &r->s.stop, err, sizeof err), PW_OK, "%s",
-	             err);
 	pw_consumer_counts cc;
-	pw_consumer_counts_get(c, &cc);
+	relay_run(&m, r, "pw-test-out-fail", 100, 5000, &cc);
 	cr_assert_eq(cc.batches, 0, "nothing committed while outputs fail");
 	cr_assert_geq(cc.failed_batches, 1);
 	cr_assert_geq(cc.dropped_batches, 1, "the batch held at stop was abandoned");
@@ -381,7 +379,6 @@ Test(kafka_mock, undelivered_outputs_rewind_the_held_batch)
 	for (int i = 0; i < NMSG; i++)
 		again += r->s.count[i] >= 2;
 	cr_assert_gt(again, 0, "the held batch was read again after its outputs failed");
-	pw_consumer_free(c);
 	pw_producer_free(r->out);
 	cr_assert_eq(committed_total(&m, "pw-test-out-fail"), 0);
 	free(r);
