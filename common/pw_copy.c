@@ -3,11 +3,9 @@
  */
 #include "pw_copy.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- buffer ---------------------------------------------------------------- */
 
@@ -87,46 +85,6 @@ void pw_copybuf_uint(pw_copybuf *b, unsigned long long v)
 	char t[32];
 	int n = snprintf(t, sizeof t, "%llu", v);
 	pw_copybuf_put(b, t, (size_t)n);
-}
-
-void pw_copybuf_double(pw_copybuf *b, double v)
-{
-	char t[40];
-	int n = snprintf(t, sizeof t, "%.17g", v);
-	pw_copybuf_put(b, t, (size_t)n);
-}
-
-void pw_copybuf_time(pw_copybuf *b, int64_t unix_us)
-{
-	int64_t s = unix_us / 1000000, us = unix_us % 1000000;
-	if (us < 0) {
-		us += 1000000;
-		s -= 1;
-	}
-	time_t t = (time_t)s;
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	char buf[48];
-	int n = snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%06lld+00", tm.tm_year + 1900,
-	                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)us);
-	pw_copybuf_put(b, buf, (size_t)n);
-}
-
-void pw_copybuf_bytea(pw_copybuf *b, const uint8_t *p, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	pw_copybuf_put(b, "\\\\x", 3);
-	char t[128];
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		t[k++] = hex[p[i] >> 4];
-		t[k++] = hex[p[i] & 15];
-		if (k == sizeof t) {
-			pw_copybuf_put(b, t, k);
-			k = 0;
-		}
-	}
-	pw_copybuf_put(b, t, k);
 }
 
 /* ---- binary COPY ------------------------------------------------------------- */

@@ -36,12 +36,6 @@ void pw_copybuf_text(pw_copybuf *b, const char *s);
 void pw_copybuf_sep(pw_copybuf *b);
 void pw_copybuf_eol(pw_copybuf *b);
 void pw_copybuf_uint(pw_copybuf *b, unsigned long long v);
-/* A double with round-trip precision (%.17g). */
-void pw_copybuf_double(pw_copybuf *b, double v);
-/* A timestamptz from unix microseconds: "2026-06-17 14:03:00.000000+00". */
-void pw_copybuf_time(pw_copybuf *b, int64_t unix_us);
-/* A bytea in COPY text: \\x followed by hex. */
-void pw_copybuf_bytea(pw_copybuf *b, const uint8_t *p, size_t n);
 
 /*
  * COPY's binary format (FORMAT binary): a header, then per row the number of
