@@ -26,13 +26,12 @@
 #       none missing) and the medians it_baseliner computes independently.
 set -euo pipefail
 
-for v in PW_BUILD PW_PG_DSN PW_REDIS_ADDR PW_KAFKA_BOOTSTRAP_SERVERS PW_RUN_DIR; do
-  [ -n "${!v:-}" ] || { echo "FAIL: $v is not set; run me through tests/integration/run.sh"; exit 1; }
-done
+. tests/integration/lib.sh
+need_env PW_BUILD PW_PG_DSN PW_REDIS_ADDR PW_KAFKA_BOOTSTRAP_SERVERS PW_RUN_DIR
 bl=$PW_BUILD/services/baseliner/pw-baseliner
 it=$PW_BUILD/tests/it_baseliner
 cli=$PW_BUILD/tools/perfwatch
-for b in "$bl" "$it" "$cli"; do [ -x "$b" ] || { echo "FAIL: $b not built"; exit 1; }; done
+need_bins "$bl" "$it" "$cli"
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 
 prefix=itbl$$
@@ -44,7 +43,6 @@ redis_port=${PW_REDIS_ADDR##*:}
 fails=0
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 now_ms() { date +%s%3N; }
 
 # wait_for SECONDS SQL EXPECTED: polls until SQL prints EXPECTED

@@ -21,14 +21,13 @@
 #   - the v5e-8 series' baselines kept moving as before (active, never frozen).
 set -euo pipefail
 
-: "${PW_PG_DSN:?}" "${PW_KAFKA_BOOTSTRAP_SERVERS:?}" "${PW_BUILD:?}" "${PW_RUN_DIR:?}"
+. tests/integration/lib.sh
+need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
 ingester=$PW_BUILD/services/ingester/pw-ingester
 baseliner=$PW_BUILD/services/baseliner/pw-baseliner
 sim=$PW_BUILD/tools/simulator/pw-sim
 pw=$PW_BUILD/tools/perfwatch
-for b in "$ingester" "$baseliner" "$sim" "$pw"; do
-  [ -x "$b" ] || { echo "test_baseliner_recabling: $b not built" >&2; exit 1; }
-done
+need_bins "$ingester" "$baseliner" "$sim" "$pw"
 scn=tools/simulator/scenarios/recabling.scn
 change_at=2026-06-03T10:00:00Z
 ns=br$(date +%s%N | tail -c 9)

@@ -12,9 +12,8 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-for v in PW_BUILD PW_PG_DSN PW_REDIS_ADDR PW_KAFKA_BOOTSTRAP_SERVERS PW_RUN_DIR; do
-  [ -n "${!v:-}" ] || { echo "FAIL: $v is not set; run me through tests/integration/run.sh"; exit 1; }
-done
+. tests/integration/lib.sh
+need_env PW_BUILD PW_PG_DSN PW_REDIS_ADDR PW_KAFKA_BOOTSTRAP_SERVERS PW_RUN_DIR
 
 failures=0
 ok() { echo "ok: $*"; }

@@ -25,11 +25,11 @@
 #      artifact-7 report and --json parses; /metrics counts what happened.
 set -euo pipefail
 
-: "${PW_PG_DSN:?}" "${PW_KAFKA_BOOTSTRAP_SERVERS:?}" "${PW_BUILD:?}" "${PW_RUN_DIR:?}"
+. tests/integration/lib.sh
+need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
 gate_bin=$PW_BUILD/services/gate/pw-gate
 cli=$PW_BUILD/tools/perfwatch
-[ -x "$gate_bin" ] || { echo "test_gate: $gate_bin not built" >&2; exit 1; }
-[ -x "$cli" ] || { echo "test_gate: $cli not built" >&2; exit 1; }
+need_bins "$gate_bin" "$cli"
 work=$(mktemp -d "$PW_RUN_DIR/test_gate.XXXXXX")
 gate_pid=""
 cleanup() {

@@ -20,18 +20,15 @@
 # store, publish) as information: the target is < 1 s for 2,160.
 set -euo pipefail
 
-: "${PW_PG_DSN:?}" "${PW_KAFKA_BOOTSTRAP_SERVERS:?}" "${PW_BUILD:?}" "${PW_RUN_DIR:?}"
+. tests/integration/lib.sh
+need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
 ingester=$PW_BUILD/services/ingester/pw-ingester
 baseliner=$PW_BUILD/services/baseliner/pw-baseliner
 gate=$PW_BUILD/services/gate/pw-gate
 sim=$PW_BUILD/tools/simulator/pw-sim
 it=$PW_BUILD/tests/it_watcher
-for b in "$ingester" "$baseliner" "$gate" "$sim" "$it"; do
-  [ -x "$b" ] || { echo "test_gate_quiet: $b not built" >&2; exit 1; }
-done
-for t in kcat protoc psql python3 curl; do
-  command -v "$t" >/dev/null || { echo "test_gate_quiet: $t is not installed" >&2; exit 1; }
-done
+need_bins "$ingester" "$baseliner" "$gate" "$sim" "$it"
+need_tools kcat protoc psql python3 curl
 
 scn=tools/simulator/scenarios/quiet-week.scn
 scale=(--models 13)

@@ -15,10 +15,11 @@
 # within noise, rank-moe-110b's +3.1% blocking too (top tier, >= 3%).
 set -euo pipefail
 
-: "${PW_PG_DSN:?}" "${PW_KAFKA_BOOTSTRAP_SERVERS:?}" "${PW_BUILD:?}" "${PW_RUN_DIR:?}"
+. tests/integration/lib.sh
+need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
 bins=("$PW_BUILD/services/ingester/pw-ingester" "$PW_BUILD/services/baseliner/pw-baseliner"
       "$PW_BUILD/services/gate/pw-gate" "$PW_BUILD/tools/simulator/pw-sim" "$PW_BUILD/tools/perfwatch")
-for b in "${bins[@]}"; do [ -x "$b" ] || { echo "test_gate_scenario: $b not built" >&2; exit 1; }; done
+need_bins "${bins[@]}"
 work=$(mktemp -d "$PW_RUN_DIR/test_gate_scenario.XXXXXX")
 tag=$(date +%s%N | tail -c 9)
 pids=()

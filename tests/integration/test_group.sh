@@ -8,7 +8,8 @@
 # returns at once at 0 and fails with exit 1 when the lag stays; an unknown
 # topic is exit 2 with a message. Run by tests/integration/run.sh.
 set -euo pipefail
-: "${PW_KAFKA_BOOTSTRAP_SERVERS:?}" "${PW_BUILD:?}"
+. tests/integration/lib.sh
+need_env PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD
 pw=$PW_BUILD/tools/perfwatch
 group=test-group-$$-$(date +%s)
 topic=perf.triage.v1

@@ -9,13 +9,12 @@
 # PW_KAFKA_BOOTSTRAP_SERVERS, PW_BUILD).
 set -euo pipefail
 
-for v in PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS; do
-  [ -n "${!v:-}" ] || { echo "FAIL: $v is not set; run me through tests/integration/run.sh"; exit 1; }
-done
+. tests/integration/lib.sh
+need_env PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS
 sim=$PW_BUILD/tools/simulator/pw-sim
 ing=$PW_BUILD/services/ingester/pw-ingester
 it=$PW_BUILD/tests/it_watcher
-for b in "$sim" "$ing" "$it"; do [ -x "$b" ] || { echo "FAIL: $b not built"; exit 1; }; done
+need_bins "$sim" "$ing" "$it"
 
 scn=tools/simulator/scenarios/quiet-week.scn
 scale=(--models 40 --days 2 --repeats 3)
@@ -33,7 +32,6 @@ fail() {
   for l in "$work"/ing.*.log; do echo "--- $l (tail)"; tail -10 "$l"; done
   exit 1
 }
-q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 json() { grep -o "\"$1\":[0-9.]*" <<<"$2" | head -1 | cut -d: -f2; }
 . tests/integration/lib_ingest.sh
 metric() { curl -fsS "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }

@@ -12,13 +12,12 @@
 # environment and binaries).
 set -euo pipefail
 
-for v in PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS; do
-  [ -n "${!v:-}" ] || { echo "FAIL: $v is not set; run me through tests/integration/run.sh"; exit 1; }
-done
+. tests/integration/lib.sh
+need_env PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS
 sim=${PW_SIM_BIN:-$PW_BUILD/tools/simulator/pw-sim}
 ing=${PW_INGESTER_BIN:-$PW_BUILD/services/ingester/pw-ingester}
 pts=${PW_IT_POINTS_BIN:-$PW_BUILD/tests/it_points}
-for b in "$sim" "$ing" "$pts"; do [ -x "$b" ] || { echo "FAIL: $b not built"; exit 1; }; done
+need_bins "$sim" "$ing" "$pts"
 
 scn=tools/simulator/scenarios/quiet-week.scn
 scale=(--models 60 --days 7 --repeats 3)
@@ -33,7 +32,6 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- ingester logs (tail)"; tail -5 "$work"/ing.*.log || true; exit 1; }
-q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 json() { grep -o "\"$1\":[0-9.]*" <<<"$2" | head -1 | cut -d: -f2; }
 . tests/integration/lib_ingest.sh
 like="run_id LIKE '${prefix}%'"

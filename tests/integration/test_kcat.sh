@@ -12,9 +12,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
-for v in PW_BUILD PW_KAFKA_BOOTSTRAP_SERVERS; do
-  [ -n "${!v:-}" ] || { echo "FAIL: $v is not set; run me through tests/integration/run.sh"; exit 1; }
-done
+. tests/integration/lib.sh
+need_env PW_BUILD PW_KAFKA_BOOTSTRAP_SERVERS
 bs=$PW_KAFKA_BOOTSTRAP_SERVERS
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

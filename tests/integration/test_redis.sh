@@ -5,9 +5,8 @@
 # Run by tests/integration/run.sh with the dev stack up and run/stack.env loaded.
 set -euo pipefail
 
-for v in PW_BUILD PW_REDIS_ADDR; do
-  [ -n "${!v:-}" ] || { echo "FAIL: $v is not set; run me through tests/integration/run.sh"; exit 1; }
-done
+. tests/integration/lib.sh
+need_env PW_BUILD PW_REDIS_ADDR
 bin=$PW_BUILD/tests/it_redis
-[ -x "$bin" ] || { echo "FAIL: $bin not built"; exit 1; }
+need_bins "$bin"
 "$bin"

@@ -6,10 +6,9 @@
 # loaded; passes when it_roundtrip prints no FAIL line and exits 0.
 set -euo pipefail
 
-for v in PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS; do
-  [ -n "${!v:-}" ] || { echo "FAIL: $v is not set; run me through tests/integration/run.sh"; exit 1; }
-done
+. tests/integration/lib.sh
+need_env PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS
 bin=$PW_BUILD/tests/it_roundtrip
-[ -x "$bin" ] || { echo "FAIL: $bin not built"; exit 1; }
+need_bins "$bin"
 
 "$bin" --runs 5

@@ -11,12 +11,11 @@
 # back. The simulator is not used (see docs/watcher.md).
 set -euo pipefail
 
-for v in PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_RUN_DIR; do
-  [ -n "${!v:-}" ] || { echo "FAIL: $v is not set; run me through tests/integration/run.sh"; exit 1; }
-done
+. tests/integration/lib.sh
+need_env PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_RUN_DIR
 it=$PW_BUILD/tests/it_watcher
 watcher=$PW_BUILD/services/watcher/pw-watcher
-for b in "$it" "$watcher"; do [ -x "$b" ] || { echo "FAIL: $b not built"; exit 1; }; done
+need_bins "$it" "$watcher"
 
 nonce=w$$x$RANDOM
 group=it-watcher-$nonce

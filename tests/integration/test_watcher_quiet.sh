@@ -10,14 +10,13 @@
 # before.
 set -euo pipefail
 
-for v in PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_RUN_DIR; do
-  [ -n "${!v:-}" ] || { echo "FAIL: $v is not set; run me through tests/integration/run.sh"; exit 1; }
-done
+. tests/integration/lib.sh
+need_env PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_RUN_DIR
 sim=$PW_BUILD/tools/simulator/pw-sim
 ingester=$PW_BUILD/services/ingester/pw-ingester
 watcher=$PW_BUILD/services/watcher/pw-watcher
 it=$PW_BUILD/tests/it_watcher
-for b in "$sim" "$ingester" "$watcher" "$it"; do [ -x "$b" ] || { echo "FAIL: $b not built"; exit 1; }; done
+need_bins "$sim" "$ingester" "$watcher" "$it"
 
 nonce=q$$x$RANDOM
 work=$PW_RUN_DIR/it-watcher-quiet-$nonce

@@ -1,0 +1,28 @@
+# lib.sh: the preamble the integration tests share; sourced first (tests run
+# from the checkout's root: . tests/integration/lib.sh).
+# run.sh gives a test its environment (PW_BUILD, PW_PG_DSN, PW_REDIS_ADDR,
+# PW_KAFKA_BOOTSTRAP_SERVERS, PW_RUN_DIR); these fail early and clearly when
+# a test is started some other way or a binary it needs was not built.
+
+# need_env VAR...: every VAR is set and not empty
+need_env() {
+  local v
+  for v in "$@"; do
+    [ -n "${!v:-}" ] || { echo "FAIL: $v is not set; run me through tests/integration/run.sh"; exit 1; }
+  done
+}
+
+# need_bins PATH...: every PATH is an executable (built)
+need_bins() {
+  local b
+  for b in "$@"; do [ -x "$b" ] || { echo "FAIL: $b not built"; exit 1; }; done
+}
+
+# q SQL: runs SQL in PostgreSQL, prints the result unaligned, fails on error
+q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
+
+# need_tools NAME...: every NAME is a command on PATH (deploy/dev/packages.txt installs them)
+need_tools() {
+  local t
+  for t in "$@"; do command -v "$t" >/dev/null || { echo "FAIL: $t is not installed"; exit 1; }; done
+}
