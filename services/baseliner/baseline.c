@@ -72,6 +72,7 @@ void pw_baseline_series_clear_window(pw_baseline_series *s)
 {
 	s->ring_len = 0;
 	s->ring_head = 0;
+	s->excursion = 0;
 }
 
 size_t pw_baseline_series_window_len(const pw_baseline_series *s)
@@ -245,6 +246,35 @@ static double outlier_sigma(const pw_baseline_series *s)
 	return s->current.mad_n > floor ? s->current.mad_n : floor;
 }
 
+/*
+ * Whether an outlier measured at ts_us (on the excursion's side) belongs to
+ * the current excursion: no in-band point of the window was measured between
+ * them. Window points beyond outlier_k·σ of the current baseline (points that
+ * joined the window before that baseline existed) do not count as in-band.
+ * Before the window's oldest point nothing can be told, so it does not.
+ */
+static bool excursion_continues(const pw_baseline_series *s, int64_t ts_us)
+{
+	if (ts_us >= s->excursion_first_us && ts_us <= s->excursion_last_us)
+		return true;
+	bool before = ts_us < s->excursion_first_us;
+	int64_t lo = before ? ts_us : s->excursion_last_us;
+	int64_t hi = before ? s->excursion_first_us : ts_us;
+	double sigma = outlier_sigma(s);
+	int64_t oldest = INT64_MAX;
+	for (size_t i = 0; i < s->ring_len; i++) {
+		const pw_baseline_point *p = ring_at(s, i);
+		int64_t t = p->ts_us;
+		bool in_band = sigma <= 0.0 ||
+		               fabs(p->value - s->current.median) <= s->params.outlier_k * sigma;
+		if (in_band && t > lo && t < hi)
+			return false;
+		oldest = t < oldest ? t : oldest;
+	}
+	/* before the window's oldest point, what lay between may have left it */
+	return !before || ts_us >= oldest;
+}
+
 pw_status pw_baseline_series_add(pw_baseline_series *s, const pw_baseline_point *pt,
                                  pw_baseline_event *ev, size_t *nev)
 {
@@ -256,7 +286,20 @@ pw_status pw_baseline_series_add(pw_baseline_series *s, const pw_baseline_point 
 		double sigma = outlier_sigma(s);
 		double z = sigma > 0.0 ? (pt->value - s->current.median) / sigma : 0.0;
 		if (fabs(z) > s->params.outlier_k) {
-			ev[(*nev)++] = (pw_baseline_event){PW_BASELINE_EV_OUTLIER, z};
+			int side = z > 0.0 ? 1 : -1;
+			bool cont = side == s->excursion && excursion_continues(s, pt->ts_us);
+			ev[(*nev)++] = (pw_baseline_event){
+				cont ? PW_BASELINE_EV_EXCURSION : PW_BASELINE_EV_OUTLIER, z};
+			if (cont) {
+				if (pt->ts_us < s->excursion_first_us)
+					s->excursion_first_us = pt->ts_us;
+				if (pt->ts_us > s->excursion_last_us)
+					s->excursion_last_us = pt->ts_us;
+			} else if (s->excursion == 0 || pt->ts_us > s->excursion_last_us) {
+				/* the newest excursion is the one that later outliers may continue */
+				s->excursion = side;
+				s->excursion_first_us = s->excursion_last_us = pt->ts_us;
+			}
 			return PW_OK;
 		}
 	}
@@ -314,4 +357,12 @@ bool pw_baseline_series_freeze(pw_baseline_series *s, const char *event_id, cons
 void pw_baseline_series_push_quiet(pw_baseline_series *s, const pw_baseline_point *pt)
 {
 	ring_push(s, pt);
+}
+
+void pw_baseline_series_resume_excursion(pw_baseline_series *s, double value, int64_t ts_us)
+{
+	if (!s->has_baseline || !isfinite(value) || value == s->current.median)
+		return;
+	s->excursion = value > s->current.median ? 1 : -1;
+	s->excursion_first_us = s->excursion_last_us = ts_us;
 }

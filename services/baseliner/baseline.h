@@ -17,7 +17,14 @@
  *
  * A point beyond outlier_k·σ of an existing baseline raises an infra-health
  * event and is kept out of the window (§4 "why MAD": outliers get their own
- * alert instead of widening the band). main.c feeds points and fleet changes
+ * alert instead of widening the band). Outliers on one side of the median
+ * with no point of the window measured between them are one excursion — a
+ * level shift such as a real regression, or a host degraded for a while:
+ * only the first to arrive raises the alert, the others are kept out as
+ * EXCURSION points. Measurement time decides, not arrival order (points of a
+ * series arrive interleaved from the ingester's workers): an in-band point
+ * measured after the excursion ends it, an outlier measured before it with
+ * in-band points between is an alert of its own. A cleared window ends it. main.c feeds points and fleet changes
  * in and turns the events out into PostgreSQL rows, Redis entries and Kafka
  * messages; nothing here touches a server.
  */
@@ -80,11 +87,12 @@ typedef enum pw_baseline_event_kind {
 	PW_BASELINE_EV_OUTLIER,      /* a 5–10σ point: infra-health alert, kept out */
 	PW_BASELINE_EV_FROZEN,       /* a fleet change froze the series */
 	PW_BASELINE_EV_UNFROZEN,     /* the re-baseline after a freeze completed */
+	PW_BASELINE_EV_EXCURSION,    /* an outlier on the side of the previous one: kept out, no alert */
 } pw_baseline_event_kind;
 
 typedef struct pw_baseline_event {
 	pw_baseline_event_kind kind;
-	double z;            /* for OUTLIER: (value − median) / mad_n */
+	double z;            /* for OUTLIER and EXCURSION: (value − median) / mad_n */
 } pw_baseline_event;
 
 /*
@@ -98,6 +106,10 @@ typedef struct pw_baseline_series {
 	bool has_baseline;
 	char freeze_reason[128];
 	char freeze_event[64];
+	/* the newest excursion: its side (+1 above the median, −1 below, 0 none)
+	 * and the measurement times of its first and last outliers */
+	int excursion;
+	int64_t excursion_first_us, excursion_last_us;
 	/* the window, a ring of the most recent points, and its values in order */
 	pw_baseline_point *ring;
 	size_t ring_head, ring_len;
@@ -122,7 +134,8 @@ pw_status pw_baseline_series_add(pw_baseline_series *s, const pw_baseline_point 
  */
 bool pw_baseline_series_freeze(pw_baseline_series *s, const char *event_id, const char *reason);
 
-/* Empties the window (the state and current baseline are untouched). */
+/* Empties the window and ends an excursion (the state and current baseline
+ * are untouched). */
 void pw_baseline_series_clear_window(pw_baseline_series *s);
 
 /*
@@ -132,6 +145,14 @@ void pw_baseline_series_clear_window(pw_baseline_series *s);
  * current from the stored baseline itself.
  */
 void pw_baseline_series_push_quiet(pw_baseline_series *s, const pw_baseline_point *pt);
+
+/*
+ * Restart path: the newest point folded in before the restart, measured at
+ * ts_us, was kept out as an outlier of value `value`; the excursion it
+ * belonged to goes on (the next outlier on its side with no window point
+ * between raises no new alert). Needs the stored baseline.
+ */
+void pw_baseline_series_resume_excursion(pw_baseline_series *s, double value, int64_t ts_us);
 
 /* Points in the window now, and what the window still lacks (for `series show`). */
 size_t pw_baseline_series_window_len(const pw_baseline_series *s);

@@ -17,7 +17,7 @@ typedef struct feed {
 	uint64_t rng;
 	int64_t t;
 	size_t i;
-	size_t updated, quarantined, outliers, frozen, unfrozen;
+	size_t updated, quarantined, outliers, frozen, unfrozen, excursion;
 } feed;
 
 static void feed_init(feed *f, const pw_baseline_params *p)
@@ -48,6 +48,7 @@ static void feed_point(feed *f, double level, double sigma, size_t nchip)
 		case PW_BASELINE_EV_OUTLIER: f->outliers++; break;
 		case PW_BASELINE_EV_FROZEN: f->frozen++; break;
 		case PW_BASELINE_EV_UNFROZEN: f->unfrozen++; break;
+		case PW_BASELINE_EV_EXCURSION: f->excursion++; break;
 		default: break;
 		}
 	}
@@ -153,6 +154,99 @@ Test(baseline, outlier_alerts_and_does_not_widen_band)
 	cr_assert_gt(ev[0].z, 5.0);
 	cr_assert_eq(pw_baseline_series_window_len(&f.s), len_before, "kept out of the window");
 	cr_assert_float_eq(f.s.current.mad_n, mad_before, 1e-15);
+	pw_baseline_series_release(&f.s);
+}
+
+/* Feeds one point of exactly value measured at ts; returns the kind of its
+ * only event (NONE when none). */
+static pw_baseline_event_kind feed_at(feed *f, double value, int64_t ts)
+{
+	pw_baseline_point pt = {value, ts, 1000 + f->i % 3};
+	f->i++;
+	pw_baseline_event ev[2];
+	size_t nev = 0;
+	cr_assert_eq(pw_baseline_series_add(&f->s, &pt, ev, &nev), PW_OK);
+	return nev > 0 ? ev[0].kind : PW_BASELINE_EV_NONE;
+}
+
+/* The same at the feed's clock, which then moves on. */
+static pw_baseline_event_kind feed_value(feed *f, double value)
+{
+	pw_baseline_event_kind k = feed_at(f, value, f->t);
+	f->t += DAY_US / 8;
+	return k;
+}
+
+Test(baseline, a_run_of_outliers_on_one_side_is_one_excursion_and_one_alert)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	feed f;
+	feed_init(&f, &p);
+	for (int i = 0; i < 50; i++)
+		feed_point(&f, 3.90, 0.004, 3);
+	cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+	size_t len = pw_baseline_series_window_len(&f.s);
+	uint64_t version = f.s.current.version;
+	double med = f.s.current.median, hi = med * 1.082, lo = med * 0.92;
+
+	/* the worked example's TPOT step, +8.2%: the first point alerts, the next
+	 * ten of the shifted level are the same excursion */
+	cr_assert_eq(feed_value(&f, hi), PW_BASELINE_EV_OUTLIER);
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(feed_value(&f, hi * (1 + 0.001 * (i % 3))), PW_BASELINE_EV_EXCURSION);
+	cr_assert_eq(pw_baseline_series_window_len(&f.s), len, "excursion points kept out");
+	cr_assert_eq(f.s.current.version, version, "the baseline stays where it was");
+	/* the other side is another excursion */
+	cr_assert_eq(feed_value(&f, lo), PW_BASELINE_EV_OUTLIER);
+	cr_assert_eq(feed_value(&f, lo), PW_BASELINE_EV_EXCURSION);
+	/* a point back within the band ends it: the next outlier alerts again */
+	cr_assert_neq(feed_value(&f, med), PW_BASELINE_EV_EXCURSION);
+	cr_assert_eq(feed_value(&f, hi), PW_BASELINE_EV_OUTLIER);
+	/* a cleared window ends it too */
+	pw_baseline_series_clear_window(&f.s);
+	cr_assert_eq(f.s.excursion, 0);
+
+	/* the restart path: resumed from the kept-out value, on its side only */
+	pw_baseline_series_resume_excursion(&f.s, hi, f.t - DAY_US / 8);
+	cr_assert_eq(feed_value(&f, hi), PW_BASELINE_EV_EXCURSION);
+	pw_baseline_series_clear_window(&f.s);
+	pw_baseline_series_resume_excursion(&f.s, lo, f.t - DAY_US / 8);
+	cr_assert_eq(feed_value(&f, hi), PW_BASELINE_EV_OUTLIER);
+	pw_baseline_series_release(&f.s);
+}
+
+Test(baseline, excursions_follow_measurement_time_not_arrival_order)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	feed f;
+	feed_init(&f, &p);
+	for (int i = 0; i < 50; i++)
+		feed_point(&f, 3.90, 0.004, 3);
+	double med = f.s.current.median, hi = med * 1.082;
+	int64_t t = f.t; /* the step: every point measured from t on is at hi */
+	int64_t d = DAY_US / 8;
+
+	/* as from two ingester workers: the shifted points arrive out of order */
+	cr_assert_eq(feed_at(&f, hi, t + 3 * d), PW_BASELINE_EV_OUTLIER, "the first to arrive alerts");
+	cr_assert_eq(feed_at(&f, hi, t + 5 * d), PW_BASELINE_EV_EXCURSION);
+	/* an infra hiccup from before the step, with in-band points between it
+	 * and the excursion: an alert of its own, and the excursion stands */
+	cr_assert_eq(feed_at(&f, hi, t - 20 * d), PW_BASELINE_EV_OUTLIER);
+	cr_assert_eq(feed_at(&f, hi, t), PW_BASELINE_EV_EXCURSION, "the step's first point, late");
+	cr_assert_eq(feed_at(&f, hi, t + 4 * d), PW_BASELINE_EV_EXCURSION, "inside the excursion");
+	/* the level comes back (a revert): an in-band point measured after the
+	 * excursion ends it, whenever it arrives */
+	cr_assert_neq(feed_at(&f, med, t + 7 * d), PW_BASELINE_EV_EXCURSION);
+	cr_assert_eq(feed_at(&f, hi, t + 6 * d), PW_BASELINE_EV_EXCURSION,
+	             "still no window point between it and the excursion");
+	cr_assert_eq(feed_at(&f, hi, t + 9 * d), PW_BASELINE_EV_OUTLIER, "a new excursion");
+	/* a shifted point that joined the window before the baseline existed is
+	 * no in-band point: it does not split the excursion */
+	pw_baseline_point early = {hi, t + 10 * d, 1000};
+	pw_baseline_series_push_quiet(&f.s, &early);
+	cr_assert_eq(feed_at(&f, hi, t + 11 * d), PW_BASELINE_EV_EXCURSION);
 	pw_baseline_series_release(&f.s);
 }
 
