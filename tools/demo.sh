@@ -174,12 +174,18 @@ step_nightlies() {
     "$pw" group lag "$ns-watcher" --wait 120 perf.points.v1 >/dev/null ||
     { echo "demo: the services did not catch up within 120 s" >&2; return 1; }
   echo
-  echo "infra-health alerts the baseliner raised on this replay's series, by kind"
-  echo "(each nightly after cl/7841917 lies more than 5 sigma above its series' baseline: the"
-  echo " baseliner keeps it out of the window and reports it, docs/baseliner.md, 'A sustained shift'):"
+  echo "infra-health alerts the baseliner raised on this replay's series, by kind, and the"
+  echo "excursion points it kept out without an alert (each nightly after cl/7841917 lies more"
+  echo "than 5 sigma above its series' baseline: one excursion per series, one alert,"
+  echo "docs/baseliner.md, 'A sustained shift'):"
   psql "$PW_PG_DSN" -Xq -P pager=off -c "
-    SELECT split_part(alert_id, '/', 1) AS kind, count(*) FROM perfwatch.alerts
-     WHERE series_key LIKE '%.$ns/%' AND source = 'baseliner' GROUP BY 1 ORDER BY 1"
+    SELECT split_part(alert_id, '/', 1) AS kind, count(*), count(DISTINCT series_id) AS series
+      FROM perfwatch.alerts
+     WHERE series_key LIKE '%.$ns/%' AND source = 'baseliner' GROUP BY 1
+    UNION ALL
+    SELECT 'excursion point', count(*), count(DISTINCT x.series_id)
+      FROM perfwatch.baseliner_excursion_points x JOIN perfwatch.series s USING (series_id)
+     WHERE s.series_key LIKE '%.$ns/%' ORDER BY 1"
   echo
   echo "changepoints found by the watcher:"
   psql "$PW_PG_DSN" -Xq -P pager=off -c "

@@ -62,6 +62,10 @@ pw_status pw_baseliner_metrics_register(pw_metrics *reg, pw_baseliner_metrics *m
 	REG(pw_metrics_counter(reg, "perfwatch_baseliner_outliers_total",
 	                       "points beyond outlier_k sigma, raised as infra-health alerts", NULL,
 	                       &m->outliers, errbuf, errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_excursion_points_total",
+	                       "outliers on the same side as the series' previous point: one excursion, "
+	                       "kept out without an alert of their own", NULL, &m->excursion_points,
+	                       errbuf, errlen));
 	REG(pw_metrics_counter(reg, "perfwatch_baseliner_redis_fallbacks_total",
 	                       "Redis failures answered from or deferred to PostgreSQL", path,
 	                       &m->redis_fallbacks, errbuf, errlen));
@@ -85,7 +89,7 @@ void pw_baseliner_init(pw_baseliner *b)
 	b->redis_lost = false;
 	b->cache_pending = NULL;
 	b->batches = b->points = b->updates = b->freezes = b->unfreezes = 0;
-	b->quarantines = b->outliers = 0;
+	b->quarantines = b->outliers = b->excursion_points = 0;
 }
 
 static void cache_settle(pw_baseliner *b);
@@ -104,6 +108,7 @@ void pw_baseliner_release(pw_baseliner *b)
 	free(b->sc.rec);
 	free(b->sc.rec_fresh);
 	free(b->sc.alerts);
+	free(b->sc.excursions);
 	memset(&b->sc, 0, sizeof b->sc);
 }
 
@@ -129,20 +134,33 @@ static pw_baseline_record *push_rec(pw_baseliner *b, bool fresh)
 	return &sc->rec[sc->nrec++];
 }
 
+/* Appends a zeroed element of size bytes to *arr (n used, cap allocated). */
+static void *scratch_push(void **arr, size_t *n, size_t *cap, size_t size)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 32;
+		void *a = realloc(*arr, c * size);
+		if (!a)
+			return NULL;
+		*arr = a;
+		*cap = c;
+	}
+	void *el = (char *)*arr + (*n)++ * size;
+	memset(el, 0, size);
+	return el;
+}
+
 static pw_bstore_alert *push_alert(pw_baseliner *b)
 {
 	pw_baseliner_scratch *sc = &b->sc;
-	if (sc->nalerts == sc->capalerts) {
-		size_t cap = sc->capalerts ? 2 * sc->capalerts : 32;
-		pw_bstore_alert *a = realloc(sc->alerts, cap * sizeof *a);
-		if (!a)
-			return NULL;
-		sc->alerts = a;
-		sc->capalerts = cap;
-	}
-	pw_bstore_alert *a = &sc->alerts[sc->nalerts++];
-	memset(a, 0, sizeof *a);
-	return a;
+	return scratch_push((void **)&sc->alerts, &sc->nalerts, &sc->capalerts, sizeof *sc->alerts);
+}
+
+static pw_bstore_excursion *push_excursion(pw_baseliner *b)
+{
+	pw_baseliner_scratch *sc = &b->sc;
+	return scratch_push((void **)&sc->excursions, &sc->nexcursions, &sc->capexcursions,
+	                    sizeof *sc->excursions);
 }
 
 /* ------------------------------------------------------------ messages */
@@ -408,6 +426,21 @@ static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, in
 			         ev[k].z, a->base.median);
 			b->outliers++;
 			m_inc(m ? m->outliers : NULL, NULL);
+			break;
+		}
+		case PW_BASELINE_EV_EXCURSION: {
+			pw_bstore_excursion *x = push_excursion(b);
+			if (!x)
+				goto nomem;
+			x->series_id = e->series_id;
+			snprintf(x->run_id, sizeof x->run_id, "%s", sp->run_id ? sp->run_id : "");
+			x->repeat_index = sp->repeat_index;
+			x->measured_us = sp->measured_unix_us;
+			x->value = sp->value;
+			x->z = ev[k].z;
+			x->baseline_version = (uint32_t)e->bs.current.version;
+			b->excursion_points++;
+			m_inc(m ? m->excursion_points : NULL, NULL);
 			break;
 		}
 		case PW_BASELINE_EV_UNFROZEN:
@@ -721,6 +754,7 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 	pw_status st;
 	b->sc.nrec = 0;
 	b->sc.nalerts = 0;
+	b->sc.nexcursions = 0;
 
 	if (b->need_known) {
 		size_t known = 0;
@@ -760,6 +794,11 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 		goto fail;
 	for (size_t i = 0; i < b->sc.nalerts; i++) {
 		st = pw_bstore_put_alert(b->pg, &b->sc.alerts[i], errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
+	for (size_t i = 0; i < b->sc.nexcursions; i++) {
+		st = pw_bstore_put_excursion(b->pg, &b->sc.excursions[i], errbuf, errlen);
 		if (st != PW_OK)
 			goto fail;
 	}

@@ -42,6 +42,7 @@ typedef struct pw_baseliner_metrics {
 	pw_metric *unfreezes;     /* counter */
 	pw_metric *quarantines;   /* counter */
 	pw_metric *outliers;      /* counter */
+	pw_metric *excursion_points; /* counter */
 	pw_metric *redis_fallbacks; /* counter {path}: cache_write (baseliner), read (API readers) */
 	pw_metric *dead_letters;  /* counter */
 	pw_metric *batch_seconds; /* histogram */
@@ -59,6 +60,8 @@ typedef struct pw_baseliner_scratch {
 	size_t nrec, caprec;
 	pw_bstore_alert *alerts;
 	size_t nalerts, capalerts;
+	pw_bstore_excursion *excursions;
+	size_t nexcursions, capexcursions;
 } pw_baseliner_scratch;
 
 typedef struct pw_baseliner {
@@ -81,7 +84,7 @@ typedef struct pw_baseliner {
 	 * and flushing, committing, updating Redis: for the benchmark and logs */
 	double phase_s[5];
 	/* counters for tests and logs */
-	uint64_t batches, points, updates, freezes, unfreezes, quarantines, outliers;
+	uint64_t batches, points, updates, freezes, unfreezes, quarantines, outliers, excursion_points;
 } pw_baseliner;
 
 /*

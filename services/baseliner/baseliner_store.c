@@ -96,6 +96,13 @@ static pw_baseline_state state_from_proto(Perfwatch__V1__BaselineState st)
 
 #define TS_SQL(p) "('epoch'::timestamptz + (" p ")::bigint * interval '1 microsecond')"
 #define US_SQL(c) "(extract(epoch from " c ") * 1000000)::bigint"
+/* Sample s was kept out of its series' window: an outlier (its alert) or the
+ * continuation of an excursion (0018). */
+#define KEPT_OUT_SQL                                                                               \
+	"(EXISTS (SELECT 1 FROM perfwatch.alerts a WHERE a.alert_id ="                              \
+	"   'bl-outlier/' || s.series_id || '/' || s.run_id || '/' || s.repeat_index)"              \
+	" OR EXISTS (SELECT 1 FROM perfwatch.baseliner_excursion_points x WHERE"                     \
+	"   x.series_id = s.series_id AND x.run_id = s.run_id AND x.repeat_index = s.repeat_index))"
 
 /* ------------------------------------------------------------- records */
 
@@ -498,8 +505,7 @@ refill:
 			" AND s.build_kind IN ('nightly', 'release')"
 			" AND s.measured_at >= " TS_SQL("$2")
 			" AND s.measured_at <= " TS_SQL("$3")
-			" AND NOT EXISTS (SELECT 1 FROM perfwatch.alerts a WHERE a.alert_id ="
-			"   'bl-outlier/' || s.series_id || '/' || s.run_id || '/' || s.repeat_index)"
+			" AND NOT " KEPT_OUT_SQL
 			" ORDER BY s.measured_at DESC, s.run_id DESC, s.repeat_index DESC LIMIT $4::integer"
 			") w ORDER BY ts, run_id, repeat_index",
 			4, p4, &res, errbuf, errlen);
@@ -557,6 +563,27 @@ refill:
 		bs->has_baseline = true;
 	} else {
 		bs->state = PW_BASELINE_BASELINING;
+	}
+
+	/* 6. an excursion in progress: the newest point folded in was kept out */
+	if (bs->has_baseline && e->mark.ts_us != 0) {
+		char mark_ts[32];
+		snprintf(mark_ts, sizeof mark_ts, "%" PRId64, e->mark.ts_us);
+		const char *p6[2] = {idbuf, mark_ts};
+		st = pw_pg_exec(pg,
+		                "SELECT s.value, " KEPT_OUT_SQL ", " US_SQL("s.measured_at")
+		                " FROM perfwatch.samples s"
+		                " WHERE s.series_id = $1 AND s.build_kind IN ('nightly', 'release')"
+		                " AND s.measured_at <= " TS_SQL("$2")
+		                " ORDER BY s.measured_at DESC, s.run_id DESC, s.repeat_index DESC LIMIT 1",
+		                2, p6, &res, errbuf, errlen);
+		if (st != PW_OK)
+			return st;
+		if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 1), "t") == 0)
+			pw_baseline_series_resume_excursion(bs, strtod(PQgetvalue(res, 0, 0), NULL),
+			                                    strtoll(PQgetvalue(res, 0, 2), NULL, 10));
+		PQclear(res);
+		res = NULL;
 	}
 	e->loaded = true;
 	return PW_OK;
@@ -935,6 +962,24 @@ pw_status pw_bstore_put_alert(pw_pg *pg, const pw_bstore_alert *a, char *errbuf,
 		"$7::integer, $8::integer, " TS_SQL("$9") ", " TS_SQL("$10") ", $11, 1, $12, $13, $14, "
 		"$15, $16, 'infra', 'queue', $17) ON CONFLICT (alert_id) DO NOTHING",
 		17, params, NULL, errbuf, errlen);
+}
+
+pw_status pw_bstore_put_excursion(pw_pg *pg, const pw_bstore_excursion *x, char *errbuf,
+                                  size_t errlen)
+{
+	char sid[32], rep[16], ts[32], val[40], z[40], ver[16];
+	snprintf(sid, sizeof sid, "%" PRId64, x->series_id);
+	snprintf(rep, sizeof rep, "%" PRIu32, x->repeat_index);
+	snprintf(ts, sizeof ts, "%" PRId64, x->measured_us);
+	snprintf(val, sizeof val, "%.17g", x->value);
+	snprintf(z, sizeof z, "%.17g", isfinite(x->z) ? x->z : 0.0);
+	snprintf(ver, sizeof ver, "%" PRIu32, x->baseline_version);
+	const char *params[7] = {sid, x->run_id, rep, ts, val, z, x->baseline_version ? ver : NULL};
+	return pw_pg_exec(pg,
+	                  "INSERT INTO perfwatch.baseliner_excursion_points (series_id, run_id, "
+	                  "repeat_index, measured_at, value, z_robust, baseline_version) VALUES ($1, $2, "
+	                  "$3::integer, " TS_SQL("$4") ", $5, $6, $7::integer) ON CONFLICT DO NOTHING",
+	                  7, params, NULL, errbuf, errlen);
 }
 
 pw_status pw_bstore_put_progress(pw_pg *pg, pw_series_table *t, char *errbuf, size_t errlen)

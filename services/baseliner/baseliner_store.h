@@ -222,6 +222,21 @@ pw_status pw_bstore_put_unfreeze(pw_pg *pg, const pw_bstore_unfreeze *u, char *e
 pw_status pw_bstore_put_alert(pw_pg *pg, const pw_bstore_alert *a, char *errbuf,
                               size_t errlen);
 
+/* A point that continued an excursion: kept out of the window, no alert (0018). */
+typedef struct pw_bstore_excursion {
+	int64_t series_id;
+	char run_id[96];
+	uint32_t repeat_index;
+	int64_t measured_us;
+	double value;
+	double z;
+	uint32_t baseline_version;  /* 0: none */
+} pw_bstore_excursion;
+
+/* Inside the caller's transaction: the point's row (ON CONFLICT DO NOTHING). */
+pw_status pw_bstore_put_excursion(pw_pg *pg, const pw_bstore_excursion *x, char *errbuf,
+                                  size_t errlen);
+
 /*
  * Inside the caller's transaction: upserts perfwatch.baseliner_series for
  * every touched entry of the table (state, mark, environment, window need)

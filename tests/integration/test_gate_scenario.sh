@@ -12,7 +12,14 @@
 # release has no runs of its own). Checks the GateVerdict on
 # perf.gate.verdicts.v1 and the stored results: chat-8b BLOCKING, decode B64
 # TPOT +8.2% and decode B8 +7.4% regressed, prefill and every v5e-8 series
-# within noise, rank-moe-110b's +3.1% blocking too (top tier, >= 3%).
+# within noise, rank-moe-110b's +3.1% blocking too (top tier, >= 3%). And
+# the baseliner's infra-health alerts on the shifted B64 TPOT series: after
+# the gate, eleven more nightlies at the shifted level are replayed (as
+# `make demo` does): with the scenario's own five shifted nightlies they are
+# one excursion — at most one bl-outlier alert on the shifted points, the
+# others recorded in baseliner_excursion_points (some of the first five may
+# arrive before the first baseline, interleaved by the ingester's workers,
+# and join its window; the excursion then starts later).
 set -euo pipefail
 
 . tests/integration/lib.sh
@@ -76,4 +83,23 @@ for (plat, cfg, metric), x in s.items():
         assert x["verdict"] in ("pass", "trend", "quarantined"), (plat, cfg, metric, x["verdict"])
 print("test_gate_scenario: B64 %+.2f%% B8 %+.2f%% over %d tests" % (b64["delta_pct"], b8["delta_pct"], d["tests"]))
 ' || fail "stored results do not match the worked example (see $work/show.txt)"
+b64_key=chat-8b/hlo:9f31c2ab/v6e-4/decode.B64.s2048.int8/tpot_p50_ms
+scn=tools/simulator/scenarios/worked-example.scn
+days=$(awk '$1 == "days" { print $2 }' "$scn")
+since=$(date -u -d "$(awk '$1 == "start" { print $2 }' "$scn") + $days days" +%Y-%m-%dT00:00:00Z)
+"${bins[3]}" replay "$scn" --days $((days + 11)) --since "$since" >>"$work/sim.json" 2>>"$work/sim.log" ||
+  fail "pw-sim replay of the later nightlies failed"
+# the ingester, then the baseliner, done with every run and point of the replay
+"${bins[4]}" group lag "it-scn-ingester-$tag" --wait 120 perf.runs.v1 >/dev/null ||
+  fail "the ingester did not catch up with perf.runs.v1"
+"${bins[4]}" group lag "it-scn-baseliner-$tag" --wait 120 perf.points.v1 >/dev/null ||
+  fail "the baseliner did not catch up with perf.points.v1"
+kept=$(psqlq -c "SELECT count(*) FROM perfwatch.baseliner_excursion_points x JOIN perfwatch.series s
+                 USING (series_id) WHERE s.series_key = '$b64_key' AND x.measured_at >= '$since'")
+alerts=$(psqlq -c "SELECT count(*) FROM perfwatch.alerts a JOIN perfwatch.samples s ON a.alert_id =
+                   'bl-outlier/' || s.series_id || '/' || s.run_id || '/' || s.repeat_index
+                   WHERE a.series_key = '$b64_key' AND s.measured_at >= '2026-06-17'")
+echo "test_gate_scenario: B64 TPOT series: $alerts bl-outlier alert(s), $kept excursion point(s)"
+[ "$alerts" -le 1 ] || fail "B64 TPOT: $alerts bl-outlier alerts on the shifted nightlies, want at most 1 (one excursion)"
+[ "$kept" -ge 9 ] || fail "B64 TPOT: $kept excursion points among the eleven later nightlies, want >= 9"
 echo "test_gate_scenario: PASS"
