@@ -54,6 +54,18 @@ static void feed_point(feed *f, double level, double sigma, size_t nchip)
 	}
 }
 
+/* A TPU-class series (default parameters) with an active baseline from n
+ * points at 3.90 ms, σ 0.4%, on 3 chip-sets. */
+static void feed_steady(feed *f, int n)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	feed_init(f, &p);
+	for (int i = 0; i < n; i++)
+		feed_point(f, 3.90, 0.004, 3);
+	cr_assert_eq(f->s.state, PW_BASELINE_ACTIVE);
+}
+
 Test(baseline, window_needs_runs_days_and_chipsets)
 {
 	pw_baseline_params p;
@@ -135,13 +147,8 @@ Test(baseline, gpu_norm_tolerates_two_percent)
 
 Test(baseline, outlier_alerts_and_does_not_widen_band)
 {
-	pw_baseline_params p;
-	pw_baseline_params_default(&p, false);
 	feed f;
-	feed_init(&f, &p);
-	for (int i = 0; i < 50; i++)
-		feed_point(&f, 3.90, 0.004, 3);
-	cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+	feed_steady(&f, 50);
 	double mad_before = f.s.current.mad_n;
 	size_t len_before = pw_baseline_series_window_len(&f.s);
 	/* an 8σ infra hiccup */
@@ -179,13 +186,8 @@ static pw_baseline_event_kind feed_value(feed *f, double value)
 
 Test(baseline, a_run_of_outliers_on_one_side_is_one_excursion_and_one_alert)
 {
-	pw_baseline_params p;
-	pw_baseline_params_default(&p, false);
 	feed f;
-	feed_init(&f, &p);
-	for (int i = 0; i < 50; i++)
-		feed_point(&f, 3.90, 0.004, 3);
-	cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+	feed_steady(&f, 50);
 	size_t len = pw_baseline_series_window_len(&f.s);
 	uint64_t version = f.s.current.version;
 	double med = f.s.current.median, hi = med * 1.082, lo = med * 0.92;
@@ -218,12 +220,8 @@ Test(baseline, a_run_of_outliers_on_one_side_is_one_excursion_and_one_alert)
 
 Test(baseline, excursions_follow_measurement_time_not_arrival_order)
 {
-	pw_baseline_params p;
-	pw_baseline_params_default(&p, false);
 	feed f;
-	feed_init(&f, &p);
-	for (int i = 0; i < 50; i++)
-		feed_point(&f, 3.90, 0.004, 3);
+	feed_steady(&f, 50);
 	double med = f.s.current.median, hi = med * 1.082;
 	int64_t t = f.t; /* the step: every point measured from t on is at hi */
 	int64_t d = DAY_US / 8;
