@@ -684,8 +684,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 			             "kafka partitions revoked");
 		c->counts.revocations++;
 		/* commit the held batch while its partitions are still ours */
-		if (c->holding && !c->held_failed)
-			held_settle(c, c->outputs_timeout_ms);
+		held_settle(c, c->outputs_timeout_ms);
 		if (parts) {
 			batch_drop_revoked(c, parts);
 			if (c->holding)
@@ -909,6 +908,25 @@ static pw_status held_settle(pw_consumer *c, int timeout_ms)
 	return PW_ERR_KAFKA;
 }
 
+/*
+ * The callback returned PW_OK for the gathered batch: commits it, or with
+ * outputs seals their generation and holds it once the batch held before it
+ * is committed. PW_OK; PW_ERR_KAFKA when that earlier batch was not
+ * acknowledged (both are for batches_rewind); PW_ERR_NOMEM. The gathered
+ * messages are left to the caller.
+ */
+static pw_status batch_done(pw_consumer *c, char *errbuf, size_t errlen)
+{
+	if (!c->outputs) {
+		spans_commit(c, c->spans, c->nspans, c->n);
+		return PW_OK;
+	}
+	uint64_t gen = pw_producer_seal(c->outputs);
+	if (held_settle(c, c->outputs_timeout_ms) != PW_OK)
+		return PW_ERR_KAFKA;
+	return hold(c, gen, errbuf, errlen);
+}
+
 /* Rewinds every partition of the gathered batch, and of the held one if it
  * failed, to its first offset, and drops both. */
 static pw_status batches_rewind(pw_consumer *c, char *errbuf, size_t errlen)
@@ -1018,19 +1036,14 @@ pw_status pw_consumer_run(pw_consumer *c, pw_batch_fn fn, void *ctx,
 		/* work, then commit (or hold until the outputs are acknowledged) or rewind */
 		cberr[0] = '\0';
 		pw_status cst = fn(ctx, c->msgs, c->n, cberr, sizeof cberr);
-		if (cst == PW_OK && !c->outputs) {
-			spans_commit(c, c->spans, c->nspans, c->n);
-			batch_clear(c);
-			pw_backoff_reset(&bo);
-			continue;
-		}
 		if (cst == PW_OK) {
-			uint64_t gen = pw_producer_seal(c->outputs);
-			if (held_settle(c, c->outputs_timeout_ms) == PW_OK) {
-				st = hold(c, gen, errbuf, errlen);
+			pw_status ds = batch_done(c, errbuf, errlen);
+			if (ds != PW_OK && ds != PW_ERR_KAFKA) {
+				st = ds;
+				goto close;
+			}
+			if (ds == PW_OK) {
 				batch_clear(c);
-				if (st != PW_OK)
-					goto close;
 				pw_backoff_reset(&bo);
 				continue;
 			}
@@ -1058,16 +1071,10 @@ pw_status pw_consumer_run(pw_consumer *c, pw_batch_fn fn, void *ctx,
 			c->counts.dropped_batches++;
 			pw_log_warn(c->lg, "batch of %zu abandoned at shutdown, not committed: %s", c->n,
 			            cberr);
-		} else if (!c->outputs) {
-			spans_commit(c, c->spans, c->nspans, c->n);
-		} else {
-			uint64_t gen = pw_producer_seal(c->outputs);
-			if (held_settle(c, c->outputs_timeout_ms) != PW_OK ||
-			    hold(c, gen, errbuf, errlen) != PW_OK) {
-				c->counts.dropped_batches++;
-				pw_log_warn(c->lg, "batch of %zu abandoned at shutdown, not committed: the "
-				            "batch before it was not acknowledged", c->n);
-			}
+		} else if (batch_done(c, errbuf, errlen) != PW_OK) {
+			c->counts.dropped_batches++;
+			pw_log_warn(c->lg, "batch of %zu abandoned at shutdown, not committed: the "
+			            "batch before it was not acknowledged", c->n);
 		}
 		batch_clear(c);
 	}
