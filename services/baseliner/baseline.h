@@ -18,15 +18,16 @@
  * A point beyond outlier_k·σ of an existing baseline raises an infra-health
  * event and is kept out of the window (§4 "why MAD": outliers get their own
  * alert instead of widening the band). Outliers on one side of the median
- * with no point of the window measured between them are one excursion — a
+ * with no in-band window point measured between them are one excursion — a
  * level shift such as a real regression, or a host degraded for a while:
  * only the first to arrive raises the alert, the others are kept out as
  * EXCURSION points. Measurement time decides, not arrival order (points of a
  * series arrive interleaved from the ingester's workers): an in-band point
  * measured after the excursion ends it, an outlier measured before it with
- * in-band points between is an alert of its own. A cleared window ends it. main.c feeds points and fleet changes
- * in and turns the events out into PostgreSQL rows, Redis entries and Kafka
- * messages; nothing here touches a server.
+ * in-band points between is an alert of its own. A cleared window ends it.
+ * main.c feeds points and fleet changes in and turns the events out into
+ * PostgreSQL rows, Redis entries and Kafka messages; nothing here touches a
+ * server.
  */
 #ifndef PW_BASELINE_H
 #define PW_BASELINE_H
@@ -87,7 +88,7 @@ typedef enum pw_baseline_event_kind {
 	PW_BASELINE_EV_OUTLIER,      /* a 5–10σ point: infra-health alert, kept out */
 	PW_BASELINE_EV_FROZEN,       /* a fleet change froze the series */
 	PW_BASELINE_EV_UNFROZEN,     /* the re-baseline after a freeze completed */
-	PW_BASELINE_EV_EXCURSION,    /* an outlier on the side of the previous one: kept out, no alert */
+	PW_BASELINE_EV_EXCURSION,    /* an outlier continuing an excursion: kept out, no alert */
 } pw_baseline_event_kind;
 
 typedef struct pw_baseline_event {
@@ -149,8 +150,8 @@ void pw_baseline_series_push_quiet(pw_baseline_series *s, const pw_baseline_poin
 /*
  * Restart path: the newest point folded in before the restart, measured at
  * ts_us, was kept out as an outlier of value `value`; the excursion it
- * belonged to goes on (the next outlier on its side with no window point
- * between raises no new alert). Needs the stored baseline.
+ * belonged to goes on (the next outlier on its side with no in-band window
+ * point between raises no new alert). Needs the stored baseline.
  */
 void pw_baseline_series_resume_excursion(pw_baseline_series *s, double value, int64_t ts_us);
 

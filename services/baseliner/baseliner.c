@@ -63,9 +63,9 @@ pw_status pw_baseliner_metrics_register(pw_metrics *reg, pw_baseliner_metrics *m
 	                       "points beyond outlier_k sigma, raised as infra-health alerts", NULL,
 	                       &m->outliers, errbuf, errlen));
 	REG(pw_metrics_counter(reg, "perfwatch_baseliner_excursion_points_total",
-	                       "outliers on the same side as the series' previous point: one excursion, "
-	                       "kept out without an alert of their own", NULL, &m->excursion_points,
-	                       errbuf, errlen));
+	                       "outliers continuing an excursion (same side, no in-band point measured "
+	                       "between): kept out without an alert of their own", NULL,
+	                       &m->excursion_points, errbuf, errlen));
 	REG(pw_metrics_counter(reg, "perfwatch_baseliner_redis_fallbacks_total",
 	                       "Redis failures answered from or deferred to PostgreSQL", path,
 	                       &m->redis_fallbacks, errbuf, errlen));

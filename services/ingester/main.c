@@ -37,8 +37,8 @@ static const pw_conf_key ingest_keys[] = {
 	{.name = "ingest.max.payload.bytes", .type = PW_CONF_INT, .def = "4194304", .min = 1024,
 	 .max = 104857600, .help = "larger RunResult messages are dead-lettered (oversize)"},
 	{.name = "ingest.flush.timeout.ms", .type = PW_CONF_DURATION_MS, .def = "30s", .min = 100,
-	 .max = 600000, .help = "how long a batch's points may wait for local queue space and then for their "
-	         "delivery reports before the batch is read again"},
+	 .max = 600000, .help = "how long a batch's points may wait for local queue space and then "
+	         "for their delivery reports before the batch is read again"},
 	{.name = "ingest.series.cache.max", .type = PW_CONF_INT, .def = "1000000", .min = 1,
 	 .max = 100000000, .help = "series ids kept in memory (one cache shared by the workers)"},
 	{.name = "ingest.workers", .type = PW_CONF_INT, .def = "2", .min = 1, .max = MAX_WORKERS,

@@ -17,13 +17,12 @@
  * COPY the other runs, their samples and their op timings straight into
  * their tables (a concurrent writer of the same key makes the runs COPY fail
  * on the unique index, and the batch is redone one run per transaction) →
- * dead_letters rows
- * (ON CONFLICT DO NOTHING) → COMMIT →
- * publish a SeriesPoint per sample of every accepted or duplicate run (keyed
- * by series key) and a DeadLetter per bad message → (the loop) wait for the
- * delivery reports. A crash anywhere before the offset commit replays the batch: the
- * database writes are no-ops the second time, the messages are sent again
- * (at least once). Memory is bounded by the batch: everything a batch
+ * dead_letters rows (ON CONFLICT DO NOTHING) → COMMIT → publish a
+ * SeriesPoint per sample of every accepted or duplicate run (keyed by series
+ * key) and a DeadLetter per bad message → (the loop) wait for the delivery
+ * reports. A crash anywhere before the offset commit replays the batch (with
+ * a held one, both): the database writes are no-ops the second time, the
+ * messages are sent again (at least once). Memory is bounded by the batch: everything a batch
  * allocates is freed before the callback returns, COPY data is streamed in
  * 256 KiB chunks, and the series-id cache is capped.
  */
