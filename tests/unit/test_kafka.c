@@ -292,14 +292,23 @@ typedef struct relay {
 	int stop_after;           /* set stop after this many calls; 0: when all are accepted */
 } relay;
 
+/* Publishes every message of a batch again on OUT_TOPIC, without flushing. */
+static pw_status republish(pw_producer *out, rd_kafka_message_t *const *msgs, size_t n,
+                           char *errbuf, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pw_producer_produce(out, OUT_TOPIC, NULL, 0, msgs[i]->payload, msgs[i]->len, 1000,
+		                        errbuf, errlen) != PW_OK)
+			return PW_ERR_KAFKA;
+	return PW_OK;
+}
+
 static pw_status relay_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
                              size_t errlen)
 {
 	relay *r = ctx;
-	for (size_t i = 0; i < n; i++)
-		if (pw_producer_produce(r->out, OUT_TOPIC, NULL, 0, msgs[i]->payload, msgs[i]->len,
-		                        1000, errbuf, errlen) != PW_OK)
-			return PW_ERR_KAFKA;
+	if (republish(r->out, msgs, n, errbuf, errlen) != PW_OK)
+		return PW_ERR_KAFKA;
 	r->s.fail_first = r->fail_call == r->s.calls + 1 ? r->s.calls + 1 : 0;
 	pw_status st = on_batch(&r->s, msgs, n, errbuf, errlen);
 	if (r->stop_after) /* instead of stopping when all were accepted */
@@ -582,10 +591,8 @@ static pw_status slow_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
                             size_t errlen)
 {
 	member *mb = ctx;
-	for (size_t i = 0; mb->out && i < n; i++)
-		if (pw_producer_produce(mb->out, OUT_TOPIC, NULL, 0, msgs[i]->payload, msgs[i]->len,
-		                        1000, errbuf, errlen) != PW_OK)
-			return PW_ERR_KAFKA;
+	if (mb->out && republish(mb->out, msgs, n, errbuf, errlen) != PW_OK)
+		return PW_ERR_KAFKA;
 	/* slow enough that one member alone needs ~12 s for the topic: the second
 	 * must get partitions even when a loaded machine stretches the rebalance */
 	struct timespec ts = {0, 300 * 1000000};
