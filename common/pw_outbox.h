@@ -1,0 +1,85 @@
+/*
+ * pw_outbox.h: the transactional outbox every service publishes its decisions
+ * through — one table, perfwatch.outbox, for every service.
+ *
+ * A decision and the messages that announce it must both happen or neither:
+ * a service writes the packed messages with pw_outbox_add in the same
+ * PostgreSQL transaction as the decision, and after that transaction commits
+ * pw_outbox_publish sends the unpublished rows, waits for the broker's
+ * acknowledgements and only then marks them published. A service killed
+ * between the commit and the acknowledgement sends the rows again when it
+ * starts (at least once; consumers key on the message's natural id).
+ *
+ * Rows carry the producing service's name, so that one table and one index
+ * serve every service and an operator looks in one place for what is stuck
+ * (docs/architecture.md says why one table rather than one per service). A
+ * publisher claims its rows with FOR UPDATE SKIP LOCKED, so several threads
+ * or instances of one service never send the same row twice at once, and
+ * publishes in bounded batches, oldest first. `ref` groups the rows of one
+ * decision (a release evaluation, a changepoint, a bisection step) so that a
+ * redelivered request can ask for its decision's messages again
+ * (pw_outbox_resend). The schema is migrations/0019_outbox.sql.
+ */
+#ifndef PW_OUTBOX_H
+#define PW_OUTBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pw_kafka.h"
+#include "pw_metrics.h"
+#include "pw_pg.h"
+#include "pw_status.h"
+
+/*
+ * Appends one message to the outbox inside the caller's open transaction on
+ * pg. service, ref, topic and key are text (ref may be NULL), payload len
+ * bytes. Nothing is sent until pw_outbox_publish. PW_OK, or pw_pg's error.
+ */
+pw_status pw_outbox_add(pw_pg *pg, const char *service, const char *ref, const char *topic,
+                        const char *key, const void *payload, size_t len, char *errbuf,
+                        size_t errlen);
+
+/*
+ * Marks every row of (service, ref) unpublished again, in the caller's
+ * transaction, so that the next publish sends them again. *n (may be NULL)
+ * gets the rows marked.
+ */
+pw_status pw_outbox_resend(pw_pg *pg, const char *service, const char *ref, size_t *n,
+                           char *errbuf, size_t errlen);
+
+typedef struct pw_outbox pw_outbox;
+
+typedef struct pw_outbox_opts {
+	const char *service;   /* rows of this service only; copied */
+	size_t batch;          /* rows per publish round; 0 = 512 */
+	int flush_timeout_ms;  /* wait for acknowledgements; 0 = 10000 */
+	int queue_wait_ms;     /* wait for local queue room per message; 0 = 5000 */
+} pw_outbox_opts;
+
+/*
+ * A publisher over pg and producer (both borrowed, used from the caller's
+ * thread only, must outlive the handle). metrics (may be NULL) gets
+ * perfwatch_outbox_published_total{service,topic} and
+ * perfwatch_outbox_pending{service} (registered once per registry).
+ */
+pw_status pw_outbox_new(pw_outbox **out, pw_pg *pg, pw_producer *producer, pw_metrics *metrics,
+                        const pw_outbox_opts *o, const pw_log *lg, char *errbuf, size_t errlen);
+
+/*
+ * Publishes every unpublished row of the service, in rounds of at most
+ * `batch` rows: claim (own transaction, FOR UPDATE SKIP LOCKED), produce,
+ * wait for every acknowledgement, mark published, commit. *published (may be
+ * NULL) gets the rows published. On a delivery failure or timeout the round's
+ * rows stay unpublished and the error is returned (retriable); rows already
+ * marked stay marked. Must not be called inside an open transaction on pg.
+ */
+pw_status pw_outbox_publish(pw_outbox *o, size_t *published, char *errbuf, size_t errlen);
+
+/* Unpublished rows of the service (a count query). */
+pw_status pw_outbox_pending(pw_outbox *o, int64_t *n, char *errbuf, size_t errlen);
+
+/* Frees the handle; NULL is allowed. Does not touch the rows. */
+void pw_outbox_free(pw_outbox *o);
+
+#endif
