@@ -7,7 +7,10 @@
 # the design's chat-8b regression) on the real topics; and shows what the
 # services made of it: what was ingested, the baselines, the gate's console
 # report and the changepoints. Each step is a function that fails loudly; the
-# demo stops at the first failing step. The services are stopped at the end,
+# demo stops at the first failing step. The last step checks the demo's own
+# result against the scenario's expected outcome (the gate's BLOCKING verdict
+# for chat-8b, the changepoints pinned to 2026-06-17) and exits non-zero,
+# naming what did not come out, when anything is missing. The services are stopped at the end,
 # the stack is left running so that it can be explored.
 #
 # A demo is its own on a stack that tests, benchmarks or earlier demos used:
@@ -83,7 +86,11 @@ step_services() {
   for svc in ingester baseliner watcher gate; do
     bin=$build/services/$svc/pw-$svc
     [ -x "$bin" ] || { echo "demo: $bin is not built" >&2; return 1; }
-    PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-$svc" "$bin" >"$demo_dir/$svc.log" 2>&1 &
+    # gate.min_wait: a member joining the ingester's group can hold its
+    # partitions for tens of seconds; the gate must not decide on a baseline
+    # that is late only because of that (it decides at once when all is in)
+    PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-$svc" PW_GATE_MIN_WAIT=180s \
+      "$bin" >"$demo_dir/$svc.log" 2>&1 &
     pids+=($!)
     echo "$svc $(printf '%*s' $((10 - ${#svc})) '') pid $!, log $demo_dir/$svc.log"
   done
@@ -129,12 +136,12 @@ step_replay() {
 
 # Step 4: the baselines and the gate's verdict on the scenario's RC.
 step_results() {
-  local pw=$build/tools/perfwatch rel deadline=$((SECONDS + 180))
+  local pw=$build/tools/perfwatch deadline=$((SECONDS + 300))
   # the scenario's GateRequest, as the replay named it
   rel=$("$sim" dump "$scn" --namespace "$ns" 2>/dev/null | grep -o '"gate_request":"[^"]*"' | head -1 | cut -d'"' -f4)
   [ -n "$rel" ] || { echo "demo: scenario $scenario sends no GateRequest" >&2; return 1; }
   until [ "$(q "SELECT status FROM perfwatch.gate_evaluations WHERE release_id = '$rel' ORDER BY evaluation DESC LIMIT 1")" = done ]; do
-    [ $SECONDS -lt $deadline ] || { echo "demo: no gate verdict within 180 s" >&2; tail -5 "$demo_dir/gate.log" >&2; return 1; }
+    [ $SECONDS -lt $deadline ] || { echo "demo: no gate verdict within 300 s" >&2; tail -5 "$demo_dir/gate.log" >&2; return 1; }
     sleep 1
   done
   # the baseliner and the watcher have taken in every point
@@ -196,12 +203,74 @@ step_nightlies() {
      ORDER BY c.day, s.series_key"
 }
 
+# expect WHAT CMD...: runs CMD; a failure is remembered under WHAT.
+failed_checks=()
+expect() {
+  local what=$1
+  shift
+  if "$@"; then
+    echo "  ok       $what"
+  else
+    echo "  MISSING  $what"
+    failed_checks+=("$what")
+  fi
+}
+
+gate_json() { "$build/tools/perfwatch" gate show "$rel" --json; }
+
+# The worked example's gate verdict: chat-8b BLOCKING with decode B64 and B8
+# on v6e-4 regressed, v5e-8 and prefill within noise (artifact 7).
+check_gate() {
+  gate_json | python3 -c '
+import json, sys
+ns = sys.argv[1]
+d = json.load(sys.stdin)
+fam = {x["family"].replace("." + ns, ""): x for x in d["families"]}
+chat = fam["chat-8b"]
+assert chat["verdict"] == "blocking", "chat-8b is " + chat["verdict"]
+s = {(x["platform"], x["config"], x["metric"]): x for x in chat["series"]}
+for cfg, lo, hi in (("decode.B64.s2048.int8", 7.6, 8.8), ("decode.B8.s2048.int8", 6.8, 8.2)):
+    x = s[("v6e-4", cfg, "tpot_p50_ms")]
+    assert x["verdict"] == "blocking" and lo <= x["delta_pct"] <= hi, (cfg, x["verdict"], x["delta_pct"])
+quiet = [k for k in s if k[0] == "v5e-8" or k[1].startswith("prefill")]
+assert quiet, "no v5e-8 or prefill series"
+for k in quiet:
+    assert s[k]["verdict"] in ("pass", "trend", "quarantined"), (k, s[k]["verdict"])
+' "$ns"
+}
+
+# The watcher pins the B64 TPOT shift to the nightly of 2026-06-17 and the CL
+# range cl/7841885..cl/7841923 (artifact 3's changepoint block).
+check_changepoint() {
+  [ "$(q "SELECT count(*) FROM perfwatch.changepoints c JOIN perfwatch.series s USING (series_id)
+           WHERE s.model = 'chat-8b.$ns' AND s.platform = 'v6e-4' AND s.config = 'decode.B64.s2048.int8'
+             AND s.metric = 'tpot_p50_ms' AND c.day = '2026-06-17' AND c.direction = 'regression'
+             AND c.last_clean_cl = 'cl/7841885' AND c.first_shifted_cl = 'cl/7841923'")" -ge 1 ]
+}
+
+# Step 6: the demo checks its own result.
+step_check() {
+  if [ "$scenario" != worked-example ]; then
+    echo "the expected outcome is written down for worked-example only; nothing to check for $scenario"
+    return 0
+  fi
+  expect "gate: chat-8b BLOCKING, decode B64 and B8 on v6e-4 regressed, v5e-8 and prefill within noise" check_gate
+  expect "watcher: chat-8b v6e-4 decode B64 TPOT changepoint on 2026-06-17, cl/7841885..cl/7841923" check_changepoint
+  if [ ${#failed_checks[@]} -gt 0 ]; then
+    echo "demo: ${#failed_checks[@]} expected result(s) did not come out:" >&2
+    printf 'demo:   %s\n' "${failed_checks[@]}" >&2
+    return 1
+  fi
+  echo "every expected result came out"
+}
+
 STEPS=(
   "start the dev stack:step_stack"
   "start the services:step_services"
   "replay the $scenario scenario:step_replay"
   "baselines and the gate's verdict on the RC:step_results"
   "eleven more nightlies, and the watcher's changepoints:step_nightlies"
+  "check the demo's own result:step_check"
 )
 
 total=${#STEPS[@]}
