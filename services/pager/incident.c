@@ -269,6 +269,48 @@ bool pw_incident_add(pw_incident *inc, const pw_finding *f)
 	return changed;
 }
 
+bool pw_incident_same_event(const pw_incident *a, const pw_incident *b)
+{
+	if (!a->open || !b->open || a == b)
+		return false;
+	if (a->fleet_event_id[0] || b->fleet_event_id[0])
+		return strcmp(a->fleet_event_id, b->fleet_event_id) == 0;
+	if (a->release_id[0] && a->family[0] && strcmp(a->release_id, b->release_id) == 0 &&
+	    strcmp(a->family, b->family) == 0)
+		return true;
+	if (a->culprit[0] && strcmp(a->culprit, b->culprit) == 0)
+		return true;
+	if (a->cl_lo >= 0 && a->cl_hi > a->cl_lo && b->cl_lo >= 0 && b->cl_hi > b->cl_lo)
+		return a->cl_lo < b->cl_hi && b->cl_lo < a->cl_hi;
+	return false;
+}
+
+bool pw_incident_absorb(pw_incident *dst, pw_incident *src)
+{
+	bool changed = pw_incident_add(dst, &src->primary);
+	for (size_t i = 0; i < src->n_members; i++)
+		if (!is_member(dst, src->members[i]) && dst->n_members < PW_PAGER_MAX_MEMBERS) {
+			copy(dst->members[dst->n_members++], PW_PAGER_STR, src->members[i]);
+			changed = true;
+		}
+	for (size_t i = 0; i < src->n_scope; i++) {
+		size_t plen = strcspn(src->scope[i], ":");
+		char own[PW_PAGER_STR];
+		scope_line(&dst->primary, own);
+		bool have = strncmp(own, src->scope[i], plen + 1) == 0;
+		for (size_t j = 0; j < dst->n_scope && !have; j++)
+			have = strncmp(dst->scope[j], src->scope[i], plen + 1) == 0;
+		if (!have && dst->n_scope < PW_PAGER_MAX_SCOPE) {
+			copy(dst->scope[dst->n_scope++], PW_PAGER_STR, src->scope[i]);
+			changed = true;
+		}
+	}
+	if (src->opened_us < dst->opened_us)
+		dst->opened_us = src->opened_us;
+	src->open = false;
+	return changed;
+}
+
 void pw_incident_dedup_key(const pw_incident *inc, char *buf, size_t len)
 {
 	if (inc->fleet_event_id[0])

@@ -254,6 +254,19 @@ bool pw_incident_add(pw_incident *inc, const pw_finding *f);
 long pw_incident_find(const pw_pager_params *p, const pw_incident *incs, size_t n,
                       const pw_finding *f);
 
+/*
+ * Whether two open incidents turned out to be one event (a later part gave
+ * one of them the other's culprit, CL range, release and family, or fleet
+ * change): the same rules as pw_incident_matches, applied to their keys.
+ */
+bool pw_incident_same_event(const pw_incident *a, const pw_incident *b);
+
+/*
+ * Folds src into dst (src's primary, members and scope) and closes src; its
+ * page, if any, is superseded by dst's. Returns true when dst changed.
+ */
+bool pw_incident_absorb(pw_incident *dst, pw_incident *src);
+
 /* One line: "chat-8b v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917". */
 void pw_incident_summary(const pw_incident *inc, char *buf, size_t len);
 

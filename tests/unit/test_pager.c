@@ -185,6 +185,51 @@ Test(pager, worked_example_is_one_incident)
 	free(json);
 }
 
+/* The watcher's shift first, then the gate's alerts and their changepoint part: still one event. */
+Test(pager, late_range_merges_incidents)
+{
+	pw_pager_params p;
+	pw_incident incs[4];
+	size_t n = 0;
+	pw_pager_params_default(&p);
+	pw_finding parts[3];
+	parts[0] = watcher_moe();
+	parts[0].created_us = 999 * HOUR_US; /* the nightly shift was seen before the RC was gated */
+	parts[1] = gate_b64();
+	parts[2] = gate_b64();
+	parts[2].revision = 2;
+	cp(parts[2].cl_lo, sizeof parts[2].cl_lo, "cl/7841885");
+	cp(parts[2].cl_hi, sizeof parts[2].cl_hi, "cl/7841923");
+	parts[2].n_cls = 38;
+	for (size_t i = 0; i < 3; i++) {
+		long k = pw_incident_find(&p, incs, n, &parts[i]);
+		if (k < 0) {
+			char id[16];
+			snprintf(id, sizeof id, "inc-%zu", n);
+			pw_incident_open(&incs[n++], id, &parts[i]);
+			k = (long)n - 1;
+		} else {
+			pw_incident_add(&incs[k], &parts[i]);
+		}
+		for (size_t j = 0; j < n; j++)
+			if ((long)j != k && pw_incident_same_event(&incs[k], &incs[j])) {
+				bool j_older = incs[j].opened_us <= incs[k].opened_us;
+				pw_incident_absorb(j_older ? &incs[j] : &incs[k], j_older ? &incs[k] : &incs[j]);
+			}
+	}
+	cr_assert_eq(n, 2, "the gate's alert opened its own incident before its range was known");
+	size_t open = 0;
+	for (size_t j = 0; j < n; j++)
+		open += incs[j].open;
+	cr_assert_eq(open, 1);
+	pw_incident *inc = incs[0].open ? &incs[0] : &incs[1];
+	cr_expect_str_eq(inc->incident_id, "inc-0", "the older incident survives");
+	cr_expect_str_eq(inc->primary.alert_id, "perfreg-2026-06-18-00412", "the gate's BLOCKING alert leads");
+	cr_expect_eq(inc->n_members, 2);
+	cr_expect_eq(inc->n_scope, 1);
+	cr_expect_str_eq(inc->scope[0], "rank-moe-110b/v6e-16/decode: +3.1%");
+}
+
 Test(pager, payload_before_parts_arrive_has_nulls)
 {
 	pw_pager_params p;
