@@ -218,11 +218,14 @@ bool pw_incident_add(pw_incident *inc, const pw_finding *f)
 	}
 	widen_keys(inc, f);
 	if (strcmp(f->alert_id, inc->primary.alert_id) == 0) {
-		if (f->revision >= inc->primary.revision) {
+		if (f->revision > 0 && f->revision >= inc->primary.revision) {
 			pw_finding old = inc->primary;
 			inc->primary = *f;
 			fill_parts(&inc->primary, &old); /* keep parts the new revision lacks */
 			changed = true;
+		} else {
+			/* a part (revision 0: bisection, attribution) or an older revision */
+			changed |= fill_parts(&inc->primary, f);
 		}
 	} else if (worse(f, &inc->primary) && same_series(f, &inc->primary)) {
 		pw_finding old = inc->primary;

@@ -61,7 +61,7 @@ const char *pw_find_verdict_name(pw_find_verdict v);
 /* One finding: an Alert revision, with the parts later services added. */
 typedef struct {
 	char alert_id[PW_PAGER_STR];
-	uint32_t revision;
+	uint32_t revision; /* Alert.revision (1, 2, ...); 0 for a part of another service (bisection, attribution) */
 	pw_find_kind kind;
 	bool from_gate; /* the gate raised it (a release verdict); else the watcher/baseliner */
 	int64_t created_us;
