@@ -62,7 +62,13 @@ pw_status pw_payload_write(FILE *out, const pw_incident *inc, const pw_route *ro
 	fprintf(out, ",\"n\":%u,\"release\":", f->obs_n);
 	jstr(out, f->obs_release[0] ? f->obs_release : f->release_id);
 	fputs("},\"delta\":{", out);
-	fprintf(out, "\"abs_%s\":", f->abs_unit[0] ? f->abs_unit : "unit");
+	if (f->abs_unit[0]) {
+		fputs("\"abs_", out);
+		pw_json_escape(out, f->abs_unit);
+		fputs("\":", out);
+	} else {
+		fputs("\"abs\":", out); /* unit unknown */
+	}
 	jnum(out, f->delta_abs);
 	fputs(",\"pct\":", out);
 	jnum(out, f->delta_pct);
