@@ -83,6 +83,7 @@ const pw_config *pw_service_config(const pw_service *svc) { return svc->cfg; }
 const pw_log *pw_service_log(const pw_service *svc) { return &svc->lg; }
 pw_metrics *pw_service_metrics(pw_service *svc) { return svc->metrics; }
 pw_http *pw_service_http(pw_service *svc) { return svc->http; }
+void *pw_service_app(pw_service *svc) { return svc->app; }
 volatile sig_atomic_t *pw_service_stop_flag(pw_service *svc) { return svc->stop; }
 bool pw_service_stopping(const pw_service *svc) { return *svc->stop != 0; }
 

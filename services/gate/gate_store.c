@@ -258,11 +258,9 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 		if (duplicate)
 			*duplicate = true;
 		/* done already: publish the stored verdict again */
-		const char *q[] = {req->release_id, ev};
-		st = pw_pg_exec(pg,
-		                "UPDATE perfwatch.gate_outbox SET published_at = NULL "
-		                "WHERE release_id = $1 AND evaluation = $2",
-		                2, q, NULL, errbuf, errlen);
+		char ref[PW_GATE_OUTBOX_REF_LEN];
+		pw_gate_outbox_ref(ref, sizeof ref, req->release_id, req->evaluation);
+		st = pw_outbox_resend(pg, PW_GATE_SERVICE, ref, NULL, errbuf, errlen);
 		goto out;
 	}
 
@@ -979,18 +977,11 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 			goto fail;
 	}
 
+	char ref[PW_GATE_OUTBOX_REF_LEN];
+	pw_gate_outbox_ref(ref, sizeof ref, r->release_id, r->evaluation);
 	for (size_t k = 0; k < n; k++) {
-		char seq[32];
-		snprintf(seq, sizeof seq, "%zu", k);
-		const char *vals[] = {r->release_id, ev, seq, msgs[k].topic, msgs[k].key,
-		                      (const char *)msgs[k].payload};
-		int lens[] = {0, 0, 0, 0, 0, (int)msgs[k].len};
-		int fmts[] = {0, 0, 0, 0, 0, 1};
-		st = pw_pg_execv(pg,
-		                 "INSERT INTO perfwatch.gate_outbox (release_id, evaluation, seq, topic, "
-		                 "message_key, payload) VALUES ($1, $2, $3, $4, $5, $6) "
-		                 "ON CONFLICT DO NOTHING",
-		                 6, vals, lens, fmts, 0, NULL, errbuf, errlen);
+		st = pw_outbox_add(pg, PW_GATE_SERVICE, ref, msgs[k].topic, msgs[k].key,
+		                   msgs[k].payload, msgs[k].len, errbuf, errlen);
 		if (st != PW_OK)
 			goto fail;
 	}
@@ -1011,77 +1002,7 @@ fail:
 
 /* ----------------------------------------------------------------- outbox */
 
-pw_status pw_gate_store_outbox_pending(pw_pg *pg, pw_gate_outbox_row *out, size_t cap, size_t *n,
-                                    char *errbuf, size_t errlen)
+void pw_gate_outbox_ref(char *buf, size_t len, const char *release_id, uint32_t evaluation)
 {
-	PGresult *res = NULL;
-	*n = 0;
-	char lim[16];
-	snprintf(lim, sizeof lim, "%zu", cap);
-	const char *p[] = {lim};
-	pw_status st = pw_pg_execv(pg,
-	                           "SELECT release_id, evaluation, seq, topic, message_key, payload "
-	                           "FROM perfwatch.gate_outbox WHERE published_at IS NULL "
-	                           "ORDER BY created_at, release_id, evaluation, seq LIMIT $1",
-	                           1, p, NULL, NULL, 1, &res, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	/* binary results: integers are big-endian */
-	for (int i = 0; i < PQntuples(res) && *n < cap; i++) {
-		pw_gate_outbox_row *row = &out[*n];
-		memset(row, 0, sizeof *row);
-		snprintf(row->release_id, sizeof row->release_id, "%.*s", PQgetlength(res, i, 0),
-		         PQgetvalue(res, i, 0));
-		const unsigned char *e = (const unsigned char *)PQgetvalue(res, i, 1);
-		row->evaluation = (uint32_t)e[0] << 24 | (uint32_t)e[1] << 16 | (uint32_t)e[2] << 8 | e[3];
-		const unsigned char *s = (const unsigned char *)PQgetvalue(res, i, 2);
-		row->seq = (int)((uint32_t)s[0] << 24 | (uint32_t)s[1] << 16 | (uint32_t)s[2] << 8 | s[3]);
-		snprintf(row->topic, sizeof row->topic, "%.*s", PQgetlength(res, i, 3),
-		         PQgetvalue(res, i, 3));
-		int kl = PQgetlength(res, i, 4), pl = PQgetlength(res, i, 5);
-		row->key = malloc((size_t)kl + 1);
-		row->payload = malloc((size_t)pl + 1);
-		if (!row->key || !row->payload) {
-			pw_gate_outbox_row_release(row);
-			for (size_t k = 0; k < *n; k++)
-				pw_gate_outbox_row_release(&out[k]);
-			*n = 0;
-			PQclear(res);
-			return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory reading the outbox");
-		}
-		memcpy(row->key, PQgetvalue(res, i, 4), (size_t)kl);
-		row->key[kl] = '\0';
-		memcpy(row->payload, PQgetvalue(res, i, 5), (size_t)pl);
-		row->len = (size_t)pl;
-		(*n)++;
-	}
-	PQclear(res);
-	return PW_OK;
-}
-
-pw_status pw_gate_store_outbox_done(pw_pg *pg, const pw_gate_outbox_row *rows, size_t n, char *errbuf,
-                                 size_t errlen)
-{
-	pw_status st = PW_OK;
-	for (size_t i = 0; i < n && st == PW_OK; i++) {
-		char ev[16], seq[16];
-		snprintf(ev, sizeof ev, "%" PRIu32, rows[i].evaluation);
-		snprintf(seq, sizeof seq, "%d", rows[i].seq);
-		const char *p[] = {rows[i].release_id, ev, seq};
-		st = pw_pg_exec(pg,
-		                "UPDATE perfwatch.gate_outbox SET published_at = now() WHERE "
-		                "release_id = $1 AND evaluation = $2 AND seq = $3",
-		                3, p, NULL, errbuf, errlen);
-	}
-	return st;
-}
-
-void pw_gate_outbox_row_release(pw_gate_outbox_row *row)
-{
-	if (!row)
-		return;
-	free(row->key);
-	free(row->payload);
-	row->key = NULL;
-	row->payload = NULL;
+	snprintf(buf, len, "%s/%" PRIu32, release_id, evaluation);
 }

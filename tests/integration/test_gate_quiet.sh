@@ -163,7 +163,7 @@ stored=$(psqlq -c "SELECT count(*) FROM perfwatch.gate_series_results WHERE rele
 alerts=$(psqlq -c "SELECT count(*) FROM perfwatch.alerts WHERE release_id = '$rel'")
 [ "$alerts" -eq 0 ] || fail "$alerts alerts raised on a quiet release"
 
-port=$(grep -o '"msg":"serving /metrics on [^"]*' "$work/gate.log" | tail -1 | sed 's/.*://')
+port=$(grep -o '"msg":"serving /healthz /readyz /metrics on [^"]*' "$work/gate.log" | tail -1 | sed 's/.*://')
 eval_s=$(curl -fsS "http://127.0.0.1:$port/metrics" |
   awk '/^perfwatch_gate_evaluation_seconds_sum/ {s = $2} /^perfwatch_gate_evaluation_seconds_count/ {n = $2}
        END {printf "%.3f s over %d evaluation(s)", s, n}')
