@@ -1,10 +1,12 @@
 /*
  * watch_store.c: the watcher's SQL — series, points, stored changepoints and fleet
  * changes read on first sight of a series; changepoints, alerts and the
- * outbox written per event. See store.h; tables in migrations/0001-0006 and
- * 0015; timestamps cross as bigint unix microseconds.
+ * outbox rows written per event. See watch_store.h; tables in
+ * migrations/0001-0006, 0015 and 0019; timestamps cross as bigint unix microseconds.
  */
 #include "watch_store.h"
+
+#include "pw_topics.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -266,9 +268,6 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		" VALUES ($1, 1, $2, 'watcher', " TS_IN("$3") ", $4, $5, $6, $7, $8, $9, $10, $11, $12,"
 		"  $13, $14, $15, $16::date, $17, $18, $19, $20, $21, $22, $23, $24)"
 		" ON CONFLICT (alert_id) DO NOTHING";
-	static const char outbox_sql[] =
-		"INSERT INTO perfwatch.watcher_outbox (changepoint_id, series_key, changepoint_pb,"
-		"  alert_id, alert_pb) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
 	const Perfwatch__V1__Changepoint *cp = &m->cp;
 	const Perfwatch__V1__Alert *a = &m->alert;
 	char sid[32], pos[32], shift[32], lc_num[32], fs_num[32], ncls[32], before[40], after[40],
@@ -319,48 +318,14 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 	                NULL, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	const char *vals[5] = {cp->changepoint_id, cp->series_key, (const char *)cp_pb, a->alert_id,
-	                       (const char *)alert_pb};
-	int lens[5] = {0, 0, (int)cp_len, 0, (int)alert_len};
-	int fmts[5] = {0, 0, 1, 0, 1};
-	st = pw_pg_execv(pg, outbox_sql, 5, vals, lens, fmts, 0, NULL, errbuf, errlen);
+	/* the Changepoint, then its Alert, both keyed by the series */
+	st = pw_outbox_add(pg, PW_WATCH_SERVICE, cp->changepoint_id, PW_TOPIC_CHANGEPOINTS,
+	                   cp->series_key, cp_pb, cp_len, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_outbox_add(pg, PW_WATCH_SERVICE, cp->changepoint_id, PW_TOPIC_ALERTS,
+		                   cp->series_key, alert_pb, alert_len, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	*inserted = true;
 	return PW_OK;
-}
-
-pw_status pw_watch_store_outbox_pending(pw_pg *pg, size_t max, pw_watch_outbox_fn fn, void *ctx,
-                                        size_t *n, char *errbuf, size_t errlen)
-{
-	static const char sql[] =
-		"SELECT changepoint_id, series_key, changepoint_pb, alert_pb FROM perfwatch.watcher_outbox"
-		" WHERE published_at IS NULL ORDER BY created_at, changepoint_id LIMIT $1";
-	char lim[32];
-	snprintf(lim, sizeof lim, "%zu", max);
-	*n = 0;
-	PGresult *res = NULL;
-	/* binary results: bytea arrives as raw bytes, text as its characters */
-	pw_status st = pw_pg_execv(pg, sql, 1, (const char *const[]){lim}, NULL, NULL, 1, &res,
-	                           errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	for (int r = 0; r < PQntuples(res); r++) {
-		st = fn(ctx, PQgetvalue(res, r, 0), PQgetvalue(res, r, 1),
-		        (const uint8_t *)PQgetvalue(res, r, 2), (size_t)PQgetlength(res, r, 2),
-		        (const uint8_t *)PQgetvalue(res, r, 3), (size_t)PQgetlength(res, r, 3));
-		if (st != PW_OK)
-			break;
-		(*n)++;
-	}
-	PQclear(res);
-	return st;
-}
-
-pw_status pw_watch_store_outbox_mark(pw_pg *pg, const char *changepoint_id, char *errbuf,
-                                     size_t errlen)
-{
-	static const char sql[] = "UPDATE perfwatch.watcher_outbox SET published_at = now()"
-	                          " WHERE changepoint_id = $1 AND published_at IS NULL";
-	return pw_pg_exec(pg, sql, 1, (const char *const[]){changepoint_id}, NULL, errbuf, errlen);
 }
