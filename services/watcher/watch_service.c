@@ -52,7 +52,6 @@ typedef struct watcher_metrics {
 	pw_metric *series;
 	pw_metric *fleet;
 	pw_metric *feed_waits;   /* batches deferred until the fleet feed was read */
-	pw_metric *published;
 	pw_metric *dead_letters; /* {topic} */
 	pw_metric *reload_s;
 	pw_metric *rebuilds;
@@ -593,9 +592,6 @@ static pw_status register_metrics(watcher_app *app, pw_metrics *r, char *errbuf,
 	    (st = pw_metrics_counter(r, "perfwatch_watcher_fleet_feed_waits_total",
 	                             "batches deferred until the fleet-change feed was read",
 	                             NULL, &m->feed_waits, errbuf, errlen)) != PW_OK ||
-	    (st = pw_metrics_counter(r, "perfwatch_watcher_published_total",
-	                             "changepoints whose Changepoint and Alert the broker acknowledged",
-	                             NULL, &m->published, errbuf, errlen)) != PW_OK ||
 	    (st = pw_metrics_counter(r, "perfwatch_watcher_dead_letters_total",
 	                             "messages sent to perf.dlq.v1, by source topic",
 	                             (const char *const[]){"topic", NULL}, &m->dead_letters, errbuf,
