@@ -545,8 +545,10 @@ int pw_service_main(const pw_service_def *def, int argc, char **argv, char **env
 		pw_log_error(&svc->lg, "http: %s", err);
 		goto out;
 	}
-	pw_log_info(&svc->lg, "serving /healthz /readyz /metrics on %s:%d", host,
-	            pw_http_port(svc->http));
+	char portbuf[16];
+	snprintf(portbuf, sizeof portbuf, "%d", pw_http_port(svc->http));
+	pw_log_write(&svc->lg, PW_LOG_INFO, (const char *[]){"http_port", portbuf, NULL},
+	             "serving /healthz /readyz /metrics on %s:%d", host, pw_http_port(svc->http));
 	if (producer_props(svc, err, sizeof err) != PW_OK) {
 		pw_log_error(&svc->lg, "%s", err);
 		goto out;
