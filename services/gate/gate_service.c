@@ -295,15 +295,17 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 			/* the same inputs would fail the same way: mark it failed */
 			pw_log_error(app->lg, "gate evaluation \"%s\" #%" PRIu32 " failed: %s",
 			             pending[k].release_id, pending[k].evaluation, errbuf);
-			char ev[16];
-			snprintf(ev, sizeof ev, "%" PRIu32, pending[k].evaluation);
-			const char *p[] = {pending[k].release_id, ev, errbuf};
+			pw_pg_params p;
+			pw_pg_params_init(&p);
+			pw_pg_params_text(&p, pending[k].release_id);
+			pw_pg_params_int(&p, pending[k].evaluation);
+			pw_pg_params_text(&p, errbuf);
 			char err2[256];
-			st = pw_pg_exec(mw->pg,
-			                "UPDATE perfwatch.gate_evaluations SET status = 'failed', "
-			                "summary = $3 WHERE release_id = $1 AND evaluation = $2 "
-			                "AND status = 'pending'",
-			                3, p, NULL, err2, sizeof err2);
+			st = pw_pg_exec_params(mw->pg,
+			                       "UPDATE perfwatch.gate_evaluations SET status = 'failed', "
+			                       "summary = $3 WHERE release_id = $1 AND evaluation = $2 "
+			                       "AND status = 'pending'",
+			                       &p, 0, NULL, err2, sizeof err2);
 			if (st != PW_OK)
 				return pw_fail(st, errbuf, errlen, "%s", err2);
 			continue;

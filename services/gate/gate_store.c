@@ -233,22 +233,25 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 		goto out;
 	}
 
-	char ev[16], fdrs[32], rq[32], dl[32];
-	snprintf(ev, sizeof ev, "%" PRIu32, req->evaluation);
-	snprintf(fdrs, sizeof fdrs, "%.17g", fdr);
-	snprintf(rq, sizeof rq, "%" PRId64, requested);
-	snprintf(dl, sizeof dl, "%" PRId64, deadline);
-	const char *p[] = {req->release_id, ev, req->candidate->build_id,
-	                   req->candidate->cl ? req->candidate->cl : "", req->baseline_release,
-	                   fam.s, fdrs, rq, dl};
-	st = pw_pg_exec(pg,
-	                "INSERT INTO perfwatch.gate_evaluations (release_id, evaluation, "
-	                "candidate_build_id, candidate_cl, baseline_release, families, fdr_q, "
-	                "requested_at, deadline, status) VALUES ($1, $2, $3, $4, $5, $6::text[], "
-	                "$7, to_timestamp($8::double precision / 1e6), "
-	                "to_timestamp($9::double precision / 1e6), 'pending') "
-	                "ON CONFLICT (release_id, evaluation) DO NOTHING RETURNING 1",
-	                9, p, &res, errbuf, errlen);
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, req->release_id);
+	pw_pg_params_int(&p, req->evaluation);
+	pw_pg_params_text(&p, req->candidate->build_id);
+	pw_pg_params_text(&p, req->candidate->cl ? req->candidate->cl : "");
+	pw_pg_params_text(&p, req->baseline_release);
+	pw_pg_params_text(&p, fam.s);
+	pw_pg_params_double(&p, fdr);
+	pw_pg_params_int(&p, requested);
+	pw_pg_params_int(&p, deadline);
+	st = pw_pg_exec_params(pg,
+	                       "INSERT INTO perfwatch.gate_evaluations (release_id, evaluation, "
+	                       "candidate_build_id, candidate_cl, baseline_release, families, fdr_q, "
+	                       "requested_at, deadline, status) VALUES ($1, $2, $3, $4, $5, $6::text[], "
+	                       "$7, to_timestamp($8::double precision / 1e6), "
+	                       "to_timestamp($9::double precision / 1e6), 'pending') "
+	                       "ON CONFLICT (release_id, evaluation) DO NOTHING RETURNING 1",
+	                       &p, 0, &res, errbuf, errlen);
 	if (st != PW_OK)
 		goto out;
 	bool dup = PQntuples(res) == 0;
@@ -266,47 +269,56 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 
 	for (size_t i = 0; i < req->n_tiers; i++) {
 		const Perfwatch__V1__TierRepeats *t = req->tiers[i];
-		char n[16], mde[32];
-		snprintf(n, sizeof n, "%" PRIu32, t->n);
-		snprintf(mde, sizeof mde, "%.17g", t->mde_pct);
-		const char *q[] = {req->release_id, ev,
-		                   t->tier == PERFWATCH__V1__TIER__TIER_TOP ? "top" : "tail", n, mde};
-		st = pw_pg_exec(pg,
-		                "INSERT INTO perfwatch.gate_tier_repeats (release_id, evaluation, tier, "
-		                "n, mde_pct) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-		                5, q, NULL, errbuf, errlen);
+		pw_pg_params_init(&p);
+		pw_pg_params_text(&p, req->release_id);
+		pw_pg_params_int(&p, req->evaluation);
+		pw_pg_params_text(&p, t->tier == PERFWATCH__V1__TIER__TIER_TOP ? "top" : "tail");
+		pw_pg_params_int(&p, t->n);
+		pw_pg_params_double(&p, t->mde_pct);
+		st = pw_pg_exec_params(pg,
+		                       "INSERT INTO perfwatch.gate_tier_repeats (release_id, evaluation, "
+		                       "tier, n, mde_pct) VALUES ($1, $2, $3, $4, $5) "
+		                       "ON CONFLICT DO NOTHING",
+		                       &p, 0, NULL, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
 	}
 	for (size_t i = 0; i < req->n_waivers; i++) {
 		const Perfwatch__V1__Waiver *w = req->waivers[i];
-		char exp[32];
-		snprintf(exp, sizeof exp, "%" PRId64, w->expires_unix_us);
-		const char *q[] = {w->waiver_id,  req->release_id, w->model ? w->model : "",
-		                   w->platform ? w->platform : "", w->config ? w->config : "",
-		                   w->metric ? w->metric : "", w->owner,
-		                   w->approved_by ? w->approved_by : "", w->reason, exp};
-		st = pw_pg_exec(pg,
-		                "INSERT INTO perfwatch.waivers (waiver_id, release_id, model, platform, "
-		                "config, metric, owner, approved_by, reason, expires_at) VALUES ($1, $2, "
-		                "$3, $4, $5, $6, $7, $8, $9, to_timestamp($10::double precision / 1e6)) "
-		                "ON CONFLICT (waiver_id) DO NOTHING",
-		                10, q, NULL, errbuf, errlen);
+		pw_pg_params_init(&p);
+		pw_pg_params_text(&p, w->waiver_id);
+		pw_pg_params_text(&p, req->release_id);
+		pw_pg_params_text(&p, w->model ? w->model : "");
+		pw_pg_params_text(&p, w->platform ? w->platform : "");
+		pw_pg_params_text(&p, w->config ? w->config : "");
+		pw_pg_params_text(&p, w->metric ? w->metric : "");
+		pw_pg_params_text(&p, w->owner);
+		pw_pg_params_text(&p, w->approved_by ? w->approved_by : "");
+		pw_pg_params_text(&p, w->reason);
+		pw_pg_params_int(&p, w->expires_unix_us);
+		st = pw_pg_exec_params(pg,
+		                       "INSERT INTO perfwatch.waivers (waiver_id, release_id, model, platform, "
+		                       "config, metric, owner, approved_by, reason, expires_at) VALUES ($1, $2, "
+		                       "$3, $4, $5, $6, $7, $8, $9, to_timestamp($10::double precision / 1e6)) "
+		                       "ON CONFLICT (waiver_id) DO NOTHING",
+		                       &p, 0, NULL, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
 	}
 	for (size_t i = 0; i < req->n_expected_wins; i++) {
 		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];
-		char pct[32];
-		snprintf(pct, sizeof pct, "%.17g", e->expected_delta_pct);
-		const char *q[] = {req->release_id, e->series_key, pct,
-		                   e->registered_by ? e->registered_by : "", e->cl ? e->cl : "",
-		                   e->note ? e->note : ""};
-		st = pw_pg_exec(pg,
-		                "INSERT INTO perfwatch.expected_wins (release_id, series_key, "
-		                "expected_delta_pct, registered_by, cl, note) VALUES ($1, $2, $3, $4, "
-		                "$5, $6) ON CONFLICT (release_id, series_key) DO NOTHING",
-		                6, q, NULL, errbuf, errlen);
+		pw_pg_params_init(&p);
+		pw_pg_params_text(&p, req->release_id);
+		pw_pg_params_text(&p, e->series_key);
+		pw_pg_params_double(&p, e->expected_delta_pct);
+		pw_pg_params_text(&p, e->registered_by ? e->registered_by : "");
+		pw_pg_params_text(&p, e->cl ? e->cl : "");
+		pw_pg_params_text(&p, e->note ? e->note : "");
+		st = pw_pg_exec_params(pg,
+		                       "INSERT INTO perfwatch.expected_wins (release_id, series_key, "
+		                       "expected_delta_pct, registered_by, cl, note) VALUES ($1, $2, $3, $4, "
+		                       "$5, $6) ON CONFLICT (release_id, series_key) DO NOTHING",
+		                       &p, 0, NULL, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
 	}
