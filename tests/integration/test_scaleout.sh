@@ -22,6 +22,8 @@
 # full speed two rounds can differ for that reason alone (docs/operations.md,
 # "Scaling out"); paced, a series' runs are published one at a time, in
 # order, however many ingesters read them.
+# PW_SCALEOUT_RATE=0 replays at full speed; PW_SCALEOUT_SCALED (default 2)
+# sets the instances of the second round (1: two one-instance rounds).
 set -euo pipefail
 
 . tests/integration/lib.sh
@@ -81,7 +83,7 @@ round() {
 }
 
 round single 1
-round scaled 2
+round scaled "${PW_SCALEOUT_SCALED:-2}"
 [ $fails -eq 0 ] && pass "both instances of the ingester and of the baseliner held partitions and consumed"
 
 a=${tag}single b=${tag}scaled
