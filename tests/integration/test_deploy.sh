@@ -81,10 +81,12 @@ for bin in "$PW_BUILD"/services/*/pw-* "$PW_BUILD/tools/perfwatch" "$PW_BUILD/to
   [ -x "$bin" ] && [ -f "$bin" ] || continue
   checked=$((checked + 1))
   for lib in $(readelf -d "$bin" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'); do
-    path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+    # (readers that consume all their input: an early exit would SIGPIPE the
+    # writer and fail the pipeline under pipefail)
+    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !p { p = $NF } END { print p }')
     [ -n "$path" ] || { missing+=" $lib(unresolved,$(basename "$bin"))"; continue; }
-    pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -n 1 | cut -d: -f1) || pkg=""
-    [ -n "$pkg" ] || pkg=$(dpkg -S "$path" 2>/dev/null | head -n 1 | cut -d: -f1) || true
+    pkg=$({ dpkg -S "$(readlink -f "$path")" 2>/dev/null || true; } | awk -F: 'NR == 1 { print $1 }')
+    [ -n "$pkg" ] || pkg=$({ dpkg -S "$path" 2>/dev/null || true; } | awk -F: 'NR == 1 { print $1 }')
     case $pkg in libc6 | libgcc-s1 | libstdc++6) continue ;; esac
     grep -qx "$pkg" <<<"$runtime_pkgs" || missing+=" $lib($pkg,$(basename "$bin"))"
   done
