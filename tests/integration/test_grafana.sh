@@ -4,6 +4,7 @@
 # panel; what can be checked is checked:
 #   - the read-only role: perfwatch_ro exists, reads the perfwatch schema,
 #     and cannot write (INSERT, CREATE, a read-write transaction all refused);
+#   - the dashboards' JSON is what deploy/grafana/gen_dashboards.py writes;
 #   - the provisioning files and dashboard JSON (tests/integration/grafana_check.py):
 #     structure, data sources, variables, and every panel's, annotation's and
 #     variable's SQL executed AS perfwatch_ro with Grafana's macros expanded,
@@ -47,6 +48,13 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+
+# --- the dashboards are what their generator writes
+if python3 deploy/grafana/gen_dashboards.py --check; then
+  pass "deploy/grafana/dashboards is what deploy/grafana/gen_dashboards.py writes"
+else
+  fail "the dashboards' JSON and their generator differ"
+fi
 
 # --- the role
 [ "$(q "SELECT count(*) FROM pg_roles WHERE rolname = 'perfwatch_ro' AND NOT rolsuper AND rolcanlogin")" = 1 ] &&
