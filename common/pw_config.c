@@ -74,6 +74,14 @@ static const pw_conf_key common_keys[] = {
 	{.name = "batch.max.ms", .type = PW_CONF_DURATION_MS, .def = "200", .min = 1,
 	 .max = 60000,
 	 .help = "longest a consumer waits to fill a batch before handling what it has"},
+	{.name = "service.stuck.after", .type = PW_CONF_DURATION_MS, .def = "2m", .min = 1000,
+	 .max = 86400000,
+	 .help = "a consumer whose batches have failed this long without one success makes "
+	         "/readyz answer 503"},
+	{.name = "service.stop.flush.ms", .type = PW_CONF_DURATION_MS, .def = "30s", .min = 100,
+	 .max = 600000,
+	 .help = "how long produced messages may wait for their acknowledgements: before a held "
+	         "batch is read again, and at stop before the service exits"},
 };
 
 static const char *const type_names[] = {

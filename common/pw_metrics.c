@@ -263,6 +263,17 @@ static bool name_taken(const pw_metrics *reg, pw_metric_type type, const char *n
 	return false;
 }
 
+pw_metric *pw_metrics_find(pw_metrics *reg, pw_metric_type type, const char *name)
+{
+	pw_metric *found = NULL;
+	pthread_mutex_lock(&reg->mu);
+	for (size_t i = 0; i < reg->nfams && !found; i++)
+		if (reg->fams[i]->type == type && strcmp(reg->fams[i]->name, name) == 0)
+			found = reg->fams[i];
+	pthread_mutex_unlock(&reg->mu);
+	return found;
+}
+
 static pw_status check_def(pw_metric_type type, const pw_metric_def *def, size_t *nlabels,
                            char *errbuf, size_t errlen)
 {

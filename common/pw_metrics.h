@@ -76,6 +76,12 @@ void pw_metrics_free(pw_metrics *reg);
 pw_status pw_metrics_register(pw_metrics *reg, pw_metric_type type, const pw_metric_def *def,
                               pw_metric **out, char *errbuf, size_t errlen);
 
+/*
+ * The family registered under name with that type, or NULL: lets several
+ * handles of one module (e.g. one pw_outbox per worker) share one family.
+ */
+pw_metric *pw_metrics_find(pw_metrics *reg, pw_metric_type type, const char *name);
+
 /* Shorthands for pw_metrics_register() without buckets or series limit. */
 pw_status pw_metrics_counter(pw_metrics *reg, const char *name, const char *help,
                              const char *const *labels, pw_metric **out, char *errbuf,

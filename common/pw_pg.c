@@ -11,6 +11,7 @@
 #include "pw_backoff.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,6 +387,88 @@ void pw_pg_copy_abort(pw_pg *pg, const char *reason)
 		while ((r = PQgetResult(pg->conn)) != NULL)
 			PQclear(r);
 	}
+}
+
+/* ------------------------------------------------------------ parameters */
+
+void pw_pg_params_init(pw_pg_params *p)
+{
+	p->n = 0;
+	p->overflow = false;
+}
+
+/* The next slot, or -1 (and the list is marked overflowed). */
+static int params_slot(pw_pg_params *p)
+{
+	if (p->n >= PW_PG_PARAMS_MAX) {
+		p->overflow = true;
+		return -1;
+	}
+	return p->n++;
+}
+
+void pw_pg_params_text(pw_pg_params *p, const char *s)
+{
+	int i = params_slot(p);
+	if (i < 0)
+		return;
+	p->values[i] = s;
+	p->lengths[i] = 0;
+	p->formats[i] = 0;
+}
+
+void pw_pg_params_bin(pw_pg_params *p, const void *b, size_t len)
+{
+	int i = params_slot(p);
+	if (i < 0)
+		return;
+	p->values[i] = b;
+	p->lengths[i] = b ? (int)len : 0;
+	p->formats[i] = b ? 1 : 0;
+}
+
+void pw_pg_params_int(pw_pg_params *p, int64_t v)
+{
+	int i = params_slot(p);
+	if (i < 0)
+		return;
+	snprintf(p->num[i], sizeof p->num[i], "%lld", (long long)v);
+	p->values[i] = p->num[i];
+	p->lengths[i] = 0;
+	p->formats[i] = 0;
+}
+
+void pw_pg_params_double(pw_pg_params *p, double v)
+{
+	int i = params_slot(p);
+	if (i < 0)
+		return;
+	if (isnan(v))
+		snprintf(p->num[i], sizeof p->num[i], "NaN");
+	else if (isinf(v))
+		snprintf(p->num[i], sizeof p->num[i], v > 0 ? "Infinity" : "-Infinity");
+	else
+		snprintf(p->num[i], sizeof p->num[i], "%.17g", v);
+	p->values[i] = p->num[i];
+	p->lengths[i] = 0;
+	p->formats[i] = 0;
+}
+
+void pw_pg_params_bool(pw_pg_params *p, bool v)
+{
+	pw_pg_params_text(p, v ? "true" : "false");
+}
+
+pw_status pw_pg_exec_params(pw_pg *pg, const char *sql, const pw_pg_params *p, int result_format,
+                            PGresult **res, char *errbuf, size_t errlen)
+{
+	if (res)
+		*res = NULL;
+	if (p->overflow)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "more than %d statement parameters", PW_PG_PARAMS_MAX);
+	return pw_pg_execv(pg, sql, p->n, p->values, p->lengths, p->formats, result_format, res,
+	                   errbuf, errlen);
 }
 
 PGconn *pw_pg_conn(pw_pg *pg)

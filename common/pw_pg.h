@@ -95,6 +95,46 @@ pw_status pw_pg_begin(pw_pg *pg, char *errbuf, size_t errlen);
 pw_status pw_pg_commit(pw_pg *pg, char *errbuf, size_t errlen);
 pw_status pw_pg_rollback(pw_pg *pg, char *errbuf, size_t errlen);
 
+/*
+ * Parameter lists: a statement reads as its SQL plus the values in order.
+ *
+ *   pw_pg_params p;
+ *   pw_pg_params_init(&p);
+ *   pw_pg_params_text(&p, release_id);
+ *   pw_pg_params_int(&p, evaluation);
+ *   pw_pg_params_bin(&p, payload, len);
+ *   st = pw_pg_exec_params(pg, "INSERT ... VALUES ($1, $2, $3)", &p, 0, NULL, err, errlen);
+ *
+ * Text values and binary values (bytea: format 1) are borrowed and must stay
+ * valid until the statement ran; numbers are formatted into the list itself.
+ * A NULL text value is SQL NULL. More than PW_PG_PARAMS_MAX values marks the
+ * list overflowed and pw_pg_exec_params fails with PW_ERR_INVALID. The list
+ * lives on the caller's stack; nothing to free.
+ */
+#define PW_PG_PARAMS_MAX 24
+
+typedef struct pw_pg_params {
+	int n;
+	bool overflow;
+	const char *values[PW_PG_PARAMS_MAX];
+	int lengths[PW_PG_PARAMS_MAX];
+	int formats[PW_PG_PARAMS_MAX];
+	char num[PW_PG_PARAMS_MAX][32]; /* formatted numbers */
+} pw_pg_params;
+
+void pw_pg_params_init(pw_pg_params *p);
+void pw_pg_params_text(pw_pg_params *p, const char *s);
+/* len bytes; a NULL b is SQL NULL. */
+void pw_pg_params_bin(pw_pg_params *p, const void *b, size_t len);
+void pw_pg_params_int(pw_pg_params *p, int64_t v);
+/* Shortest text that reads back to the same double (%.17g); NaN and infinities as PostgreSQL spells them. */
+void pw_pg_params_double(pw_pg_params *p, double v);
+void pw_pg_params_bool(pw_pg_params *p, bool v);
+
+/* pw_pg_execv with the list's values (result_format 0 text, 1 binary). */
+pw_status pw_pg_exec_params(pw_pg *pg, const char *sql, const pw_pg_params *p, int result_format,
+                            PGresult **res, char *errbuf, size_t errlen);
+
 /* True between a successful pw_pg_begin and its commit or rollback. */
 bool pw_pg_in_transaction(const pw_pg *pg);
 

@@ -111,6 +111,11 @@ typedef struct pw_service_input {
 	 * callback flushing. The flush bound is service.stop.flush.ms.
 	 */
 	bool outputs;
+	/*
+	 * A DURATION_MS key bounding the wait for a held batch's acknowledgements
+	 * (pw_consumer_opts.outputs_timeout_ms); NULL: service.stop.flush.ms.
+	 */
+	const char *outputs_timeout_key;
 } pw_service_input;
 
 typedef struct pw_service_def {
@@ -185,6 +190,13 @@ pw_http *pw_service_http(pw_service *svc);
 /* The stop flag every loop watches; set it to stop the service. */
 volatile sig_atomic_t *pw_service_stop_flag(pw_service *svc);
 bool pw_service_stopping(const pw_service *svc);
+
+/*
+ * The consumer of an input's worker (for pw_consumer_handle: assignment and
+ * positions), NULL for the main thread's worker. Used from the worker's own
+ * thread only.
+ */
+pw_consumer *pw_service_worker_consumer(const pw_service_worker *w);
 
 /*
  * Dead-letters one consumed message in the worker's transaction and on
