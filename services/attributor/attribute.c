@@ -608,6 +608,26 @@ static double side_median(const pw_attr_side *s, size_t field, double *work, dou
 	return median(work, n);
 }
 
+/*
+ * Copies into keep the runs of s that carry the same HLO text as the run
+ * whose wall is nearest the side's median (runs without text are kept), and
+ * points *out at them. Returns how many were left out.
+ */
+static size_t one_decision(const pw_attr_side *s, pw_attr_run *keep, pw_attr_side *out, double *work)
+{
+	const pw_attr_run *rep = representative(s, side_median(s, 0, work, NULL));
+	const char *t = rep && rep->hlo_text ? rep->hlo_text : "";
+	size_t n = 0;
+	for (size_t i = 0; i < s->nruns; i++) {
+		const char *u = s->runs[i].hlo_text ? s->runs[i].hlo_text : "";
+		if (!t[0] || !u[0] || strcmp(t, u) == 0)
+			keep[n++] = s->runs[i];
+	}
+	out->runs = keep;
+	out->nruns = n;
+	return s->nruns - n;
+}
+
 static bool has_ops(const pw_attr_side *s)
 {
 	for (size_t i = 0; i < s->nruns; i++)
@@ -1022,6 +1042,7 @@ void pw_attr_result_release(pw_attr_result *r)
 	free(r->status_detail), free(r->kernel_wall_note), free(r->top_family);
 	free(r->top_family_members), free(r->hlo_diff), free(r->hlo_cap_note);
 	free(r->roofline_explanation), free(r->owner_reason);
+	free(r->owned_runs[0]), free(r->owned_runs[1]);
 	*r = (pw_attr_result){0};
 }
 
@@ -1035,9 +1056,20 @@ pw_status pw_attr_compute(const pw_attr_side *before, const pw_attr_side *after,
 	size_t nmax = b->nruns > a->nruns ? b->nruns : a->nruns;
 	double *work = malloc((nmax ? nmax : 1) * sizeof *work);
 	hlo_doc hb = {0}, ha = {0};
+	pw_attr_run *fb = NULL, *fa = NULL;
 	pw_status st = PW_ERR_NOMEM;
 	if (!work)
 		goto fail;
+	/* each side is one set of compiler decisions: runs whose HLO differs from the representative's are left out */
+	fb = calloc(b->nruns ? b->nruns : 1, sizeof *fb);
+	fa = calloc(a->nruns ? a->nruns : 1, sizeof *fa);
+	if (!fb || !fa)
+		goto fail;
+	pw_attr_side sb_, sa_;
+	r->before_dropped = one_decision(b, fb, &sb_, work);
+	r->after_dropped = one_decision(a, fa, &sa_, work);
+	b = &sb_;
+	a = &sa_;
 	r->nbefore = b->nruns;
 	r->nafter = a->nruns;
 	double var_b = 0, var_a = 0;
@@ -1125,11 +1157,15 @@ pw_status pw_attr_compute(const pw_attr_side *before, const pw_attr_side *after,
 	hlo_doc_release(&hb);
 	hlo_doc_release(&ha);
 	free(work);
+	r->owned_runs[0] = fb;
+	r->owned_runs[1] = fa;
 	return PW_OK;
 fail:
 	hlo_doc_release(&hb);
 	hlo_doc_release(&ha);
 	free(work);
+	free(fb);
+	free(fa);
 	pw_attr_result_release(r);
 	return st == PW_OK ? PW_ERR_NOMEM : st;
 }
@@ -1143,6 +1179,9 @@ char *pw_attr_render(const pw_attr_result *r)
 	sb_printf(&o, "status: %s%s%s\n", pw_attr_status_name(r->status),
 	          r->status_detail && r->status_detail[0] ? " — " : "",
 	          r->status_detail ? r->status_detail : "");
+	if (r->before_dropped || r->after_dropped)
+		sb_printf(&o, "left out: %zu before and %zu after runs whose post-optimisation HLO differs from their side's\n",
+		          r->before_dropped, r->after_dropped);
 	if (r->before_run && r->after_run)
 		sb_printf(&o, "before: %s (%zu runs, shown %s r%u)   after: %s (%zu runs, shown %s r%u)\n",
 		          r->before_run->build_id, r->nbefore, r->before_run->run_id,

@@ -11,8 +11,14 @@
  * (tests/unit/test_attribute.c) and the benchmark call the same functions
  * with tables they build. Nothing here touches a broker or a database.
  *
- * Ownership: inputs are borrowed for the duration of the call. A
- * pw_attr_result owns every string and array it holds; pw_attr_result_release
+ * A side is one set of compiler decisions: runs whose post-optimisation HLO
+ * differs from the side's representative (the repeat nearest the median
+ * wall) are left out and counted (a baseline window that reaches past the
+ * change, a bisection step mixing builds).
+ *
+ * Ownership: inputs are borrowed for the duration of the call; the result's
+ * before_run/after_run copy the inputs' runs and still point at the inputs'
+ * strings and ops, so those must outlive the result. A pw_attr_result owns every string and array it holds; pw_attr_result_release
  * frees them (it accepts a zeroed or already released result).
  */
 #ifndef PW_ATTRIBUTE_H
@@ -135,7 +141,9 @@ typedef struct pw_attr_result {
 	char *status_detail;           /* human text; "" when ok */
 	/* representative runs: the repeat whose wall time is nearest its side's median */
 	const pw_attr_run *before_run, *after_run; /* borrowed from the inputs */
-	size_t nbefore, nafter;        /* repeats per side */
+	size_t nbefore, nafter;        /* repeats per side, after leaving out other decisions */
+	size_t before_dropped, after_dropped; /* runs left out: their HLO text differs from the side's representative */
+	pw_attr_run *owned_runs[2];    /* the kept runs' copies (internal; before_run/after_run point here) */
 
 	pw_attr_row *rows;             /* sorted by |delta_us| descending, then name */
 	size_t nrows;

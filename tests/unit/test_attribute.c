@@ -414,3 +414,24 @@ Test(attribute, hlo_diff_of_equal_texts_is_empty)
 	cr_assert(strstr(d, "+%layer.gemm {"), "%s", d);
 	free(d);
 }
+
+Test(attribute, a_side_is_one_set_of_decisions)
+{
+	/* a baseline window that reaches past the change: two RC-decision runs among the before runs */
+	example x;
+	build(&x, "hlo:9f31c2ab", "hlo:9f31c2ab", hlo_prod, hlo_rc, true);
+	pw_attr_run mixed[7];
+	memcpy(mixed, x.b, sizeof x.b);
+	mixed[5] = x.a[1];
+	mixed[6] = x.a[2];
+	pw_attr_side b = {mixed, 7}, a = {x.a, 5};
+	pw_attr_result r;
+	cr_assert_eq(pw_attr_compute(&b, &a, NULL, &r), PW_OK);
+	cr_assert_eq(r.before_dropped, 2);
+	cr_assert_eq(r.after_dropped, 0);
+	cr_assert_eq(r.nbefore, 5);
+	cr_assert(fabs(r.kernel_before_us - 4032) < 1e-9, "%f", r.kernel_before_us);
+	cr_assert_eq(row(&r, "fusion.1423a")->change, PW_ATTR_NEW);
+	cr_assert(fabs(r.added_bytes - 2 * 32 * S_LAYER) < 1);
+	pw_attr_result_release(&r);
+}
