@@ -519,23 +519,63 @@ char *pw_attr_hlo_diff(const char *before, const char *after, const char *before
 	return s;
 }
 
-/* Op name -> computation, from "  %name = ..." lines; "" when not found. */
-static const char *hlo_op_comp(const hlo_doc *d, const char *op)
+/* The instructions of a document: name -> computation, sorted by name for bsearch. */
+typedef struct hlo_inst {
+	const char *name;     /* points into the document, after '%' */
+	size_t len;
+	const char *comp;     /* computation name */
+	size_t line;          /* position in the document, for text order */
+} hlo_inst;
+
+typedef struct hlo_index {
+	hlo_inst *v;
+	size_t n;
+} hlo_index;
+
+static int cmp_inst(const void *a, const void *b)
 {
-	size_t ol = strlen(op);
+	const hlo_inst *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->name, y->name, n);
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* "  %name = ..." lines of every computation; PW_ERR_NOMEM. */
+static pw_status hlo_index_build(const hlo_doc *d, hlo_index *ix)
+{
+	*ix = (hlo_index){0};
+	if (!d)
+		return PW_OK;
+	ix->v = malloc((d->nlines ? d->nlines : 1) * sizeof *ix->v);
+	if (!ix->v)
+		return PW_ERR_NOMEM;
+	size_t pos = 0;
 	for (size_t c = 0; c < d->ncomps; c++) {
 		const hlo_comp *k = &d->comps[c];
 		if (!k->name[0])
 			continue;
-		for (size_t i = 1; i < k->nlines; i++) {
+		for (size_t i = 1; i < k->nlines; i++, pos++) {
 			const char *l = k->lines[i];
 			while (*l == ' ')
 				l++;
-			if (*l == '%' && strncmp(l + 1, op, ol) == 0 && (l[1 + ol] == ' ' || l[1 + ol] == '='))
-				return k->name;
+			if (*l != '%')
+				continue;
+			const char *e = l + 1;
+			while (*e && *e != ' ' && *e != '=')
+				e++;
+			ix->v[ix->n++] = (hlo_inst){l + 1, (size_t)(e - l - 1), k->name, pos};
 		}
 	}
-	return "";
+	qsort(ix->v, ix->n, sizeof *ix->v, cmp_inst);
+	return PW_OK;
+}
+
+static const hlo_inst *hlo_index_find(const hlo_index *ix, const char *op)
+{
+	if (!ix->n)
+		return NULL;
+	hlo_inst key = {op, strlen(op), NULL, 0};
+	return bsearch(&key, ix->v, ix->n, sizeof *ix->v, cmp_inst);
 }
 
 /* Reads "fusion declined: ... cap 1,572,864 B ..." from text: the line and the cap. */
@@ -734,105 +774,102 @@ static pw_status join_ops(const pw_attr_side *b, const pw_attr_side *a, pw_attr_
 
 /* ---- families ---------------------------------------------------------------------- */
 
+typedef struct fam_ref {
+	const char *key;
+	size_t row;
+	size_t order;          /* HLO text position of the op (after side, else before), or SIZE_MAX */
+} fam_ref;
+
+static int cmp_fam(const void *a, const void *b)
+{
+	const fam_ref *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	if (c)
+		return c;
+	return (x->order > y->order) - (x->order < y->order);
+}
+
 static pw_status families(pw_attr_result *r, const hlo_doc *hb, const hlo_doc *ha)
 {
 	/* family key: the computation holding the op (after side first), else the name stem */
+	hlo_index ib = {0}, ia = {0};
 	char **key = calloc(r->nrows ? r->nrows : 1, sizeof *key);
-	if (!key)
-		return PW_ERR_NOMEM;
-	pw_status st = PW_OK;
+	fam_ref *ref = calloc(r->nrows ? r->nrows : 1, sizeof *ref);
+	pw_status st = PW_ERR_NOMEM;
+	if (!key || !ref || hlo_index_build(hb, &ib) != PW_OK || hlo_index_build(ha, &ia) != PW_OK)
+		goto out;
+	st = PW_OK;
 	for (size_t i = 0; i < r->nrows && st == PW_OK; i++) {
-		const char *c = "";
-		if (ha && r->rows[i].change != PW_ATTR_REMOVED)
-			c = hlo_op_comp(ha, r->rows[i].name);
-		if (!c[0] && hb)
-			c = hlo_op_comp(hb, r->rows[i].name);
+		const hlo_inst *in = NULL;
+		if (r->rows[i].change != PW_ATTR_REMOVED)
+			in = hlo_index_find(&ia, r->rows[i].name);
+		if (!in)
+			in = hlo_index_find(&ib, r->rows[i].name);
 		char stem[128];
-		if (c[0])
-			snprintf(stem, sizeof stem, "%%%s", c);
+		if (in)
+			snprintf(stem, sizeof stem, "%%%s", in->comp);
 		else
 			name_stem(r->rows[i].name, stem, sizeof stem);
 		key[i] = strdup(stem);
 		if (!key[i])
 			st = PW_ERR_NOMEM;
+		ref[i] = (fam_ref){key[i], i, in ? in->line : SIZE_MAX};
 	}
-	/* the family with the largest |Σ Δ| */
+	if (st != PW_OK)
+		goto out;
+	/* group by key; the family with the largest |Σ Δ| */
+	qsort(ref, r->nrows, sizeof *ref, cmp_fam);
 	double total = 0, best = -1;
-	const char *bestk = NULL;
-	for (size_t i = 0; i < r->nrows && st == PW_OK; i++) {
-		bool first = true;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(key[j], key[i]) == 0)
-				first = false;
-		if (!first)
-			continue;
+	size_t bs = 0, be = 0;
+	for (size_t i = 0; i < r->nrows;) {
+		size_t j = i;
 		double d = 0;
-		for (size_t j = i; j < r->nrows; j++)
-			if (strcmp(key[j], key[i]) == 0)
-				d += r->rows[j].delta_us;
+		while (j < r->nrows && strcmp(ref[j].key, ref[i].key) == 0)
+			d += r->rows[ref[j++].row].delta_us;
 		total += fabs(d);
 		if (fabs(d) > best) {
 			best = fabs(d);
-			bestk = key[i];
+			bs = i;
+			be = j;
 			r->top_family_delta_us = d;
 		}
+		i = j;
 	}
-	if (st == PW_OK && bestk) {
-		/* name it by the ops it lost (fusion.1423), members: lost → gained, in table order */
-		sbuf lost = {0}, gained = {0}, kept = {0};
-		for (size_t i = 0; i < r->nrows; i++) {
-			if (strcmp(key[i], bestk) != 0)
-				continue;
-			const pw_attr_row *w = &r->rows[i];
+	if (be > bs) {
+		/* name it by the ops it lost (fusion.1423); members: lost → gained (text order), then kept */
+		sbuf lost = {0}, gained = {0}, kept = {0}, mem = {0};
+		for (size_t i = bs; i < be; i++) {
+			const pw_attr_row *w = &r->rows[ref[i].row];
 			sbuf *t = w->change == PW_ATTR_REMOVED ? &lost : w->change == PW_ATTR_NEW ? &gained : &kept;
 			sb_printf(t, "%s%s", t->len ? ", " : "", w->name);
 		}
-		/* gained in HLO order when the after text is known */
-		if (ha && gained.len) {
-			sbuf ord = {0};
-			for (size_t c = 0; c < ha->ncomps; c++)
-				for (size_t l = 0; l < ha->comps[c].nlines; l++) {
-					const char *s = ha->comps[c].lines[l];
-					while (*s == ' ')
-						s++;
-					for (size_t i = 0; i < r->nrows; i++) {
-						const pw_attr_row *w = &r->rows[i];
-						size_t nl = strlen(w->name);
-						if (w->change == PW_ATTR_NEW && strcmp(key[i], bestk) == 0 && s[0] == '%' &&
-						    strncmp(s + 1, w->name, nl) == 0 && s[1 + nl] == ' ')
-							sb_printf(&ord, "%s%s", ord.len ? ", " : "", w->name);
-					}
-				}
-			if (ord.len && !ord.oom) {
-				free(gained.p);
-				gained = ord;
-			} else {
-				free(ord.p);
-			}
-		}
-		sbuf mem = {0};
 		if (lost.len)
 			sb_printf(&mem, "%s → %s", lost.p, gained.len ? gained.p : "(nothing)");
 		else if (gained.len)
 			sb_printf(&mem, "new: %s", gained.p);
 		if (kept.len)
 			sb_printf(&mem, "%s%s", mem.len ? "; " : "", kept.p);
-		r->top_family = lost.len ? strdup(lost.p) : strdup(bestk[0] == '%' ? bestk + 1 : bestk);
+		const char *k = ref[bs].key;
+		r->top_family = lost.len ? strdup(lost.p) : strdup(k[0] == '%' ? k + 1 : k);
 		r->top_family_members = sb_take(&mem);
 		r->top_family_share = total > 0 ? best / total : 0;
 		free(lost.p), free(gained.p), free(kept.p);
 		if (!r->top_family || !r->top_family_members)
 			st = PW_ERR_NOMEM;
 	}
-	for (size_t i = 0; i < r->nrows; i++) {
-		if (key[i] && st == PW_OK) {
-			r->rows[i].family = strdup(key[i][0] == '%' ? key[i] + 1 : key[i]);
-			if (!r->rows[i].family)
-				st = PW_ERR_NOMEM;
-		}
-		free(key[i]);
+	for (size_t i = 0; i < r->nrows && st == PW_OK; i++) {
+		r->rows[i].family = strdup(key[i][0] == '%' ? key[i] + 1 : key[i]);
+		if (!r->rows[i].family)
+			st = PW_ERR_NOMEM;
 	}
+out:
+	if (key)
+		for (size_t i = 0; i < r->nrows; i++)
+			free(key[i]);
 	free(key);
+	free(ref);
+	free(ib.v);
+	free(ia.v);
 	return st;
 }
 
