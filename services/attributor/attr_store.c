@@ -273,9 +273,10 @@ pw_status attr_related_load(pw_pg *pg, const char *model, const char *platform, 
 		"  (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY r.wall_step_us) FROM perfwatch.samples s "
 		"     JOIN perfwatch.runs r USING (run_id, repeat_index) "
 		"     WHERE s.series_id = z.series_id AND s.bisect_job_id = '' AND ("
-		"       ($5 <> '' AND s.measured_at BETWEEN to_timestamp($5::float8 / 1e6) AND to_timestamp($6::float8 / 1e6)) "
-		"       OR ($5 = '' AND $7 <> '' AND s.build_id = $7) "
-		"       OR ($5 = '' AND $7 = '' AND $8 <> '' AND s.build_kind = 'nightly' AND s.compiler_cl_number <= $8::bigint))) AS w_before, "
+		"       ($5::float8 IS NOT NULL AND s.measured_at BETWEEN to_timestamp($5::float8 / 1e6) AND to_timestamp($6::float8 / 1e6)) "
+		"       OR ($5::float8 IS NULL AND $7 <> '' AND s.build_id = $7) "
+		"       OR ($5::float8 IS NULL AND $7 = '' AND $8::bigint IS NOT NULL AND s.build_kind = 'nightly' "
+		"           AND s.compiler_cl_number <= $8::bigint))) AS w_before, "
 		"  (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s.value) FROM perfwatch.samples s "
 		"     WHERE s.series_id = z.series_id AND s.build_id = $4) AS mfu, "
 		"  (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s.value) FROM perfwatch.samples s "
@@ -286,7 +287,9 @@ pw_status attr_related_load(pw_pg *pg, const char *model, const char *platform, 
 		"SELECT platform, config, w_before, w_after, mfu, util FROM w WHERE w_after IS NOT NULL "
 		"ORDER BY platform, config";
 	PGresult *res = NULL;
-	pw_status st = pw_pg_exec(pg, sql, 8, (const char *[]){model, platform, config, after_build, ws, we, bb, mc},
+	pw_status st = pw_pg_exec(pg, sql, 8,
+	                          (const char *[]){model, platform, config, after_build, ws[0] ? ws : NULL,
+	                                           we[0] ? we : NULL, bb, mc[0] ? mc : NULL},
 	                          &res, errbuf, errlen);
 	if (st != PW_OK)
 		return st;

@@ -87,10 +87,16 @@ static void worker_release(void *p, pw_service_worker *w)
 	w->ctx = NULL;
 }
 
-/* Retriable store failures fail the batch (it is retried); the rest are the message's fault. */
+/*
+ * Retriable failures (the server gone, a timeout, memory, the broker) fail
+ * the batch, which is retried. A statement the server rejects (PW_ERR_PG:
+ * a data or constraint error) would be rejected again on every retry and
+ * stall the partition behind it: that message is dead-lettered as
+ * processing_failed with the server's message, its payload kept for a replay.
+ */
 static bool retriable(pw_status st)
 {
-	return st == PW_ERR_UNAVAILABLE || st == PW_ERR_TIMEOUT || st == PW_ERR_PG || st == PW_ERR_NOMEM ||
+	return st == PW_ERR_UNAVAILABLE || st == PW_ERR_TIMEOUT || st == PW_ERR_NOMEM ||
 	       st == PW_ERR_KAFKA || st == PW_ERR_SHUTDOWN;
 }
 
@@ -182,8 +188,6 @@ out:
 static pw_status dead(worker *k, const rd_kafka_message_t *m, const char *type,
                       Perfwatch__V1__DlqReason reason, const char *detail, char *errbuf, size_t errlen)
 {
-	pw_log_warn(k->a->lg, "dead-lettered %s at %s[%" PRId32 "]@%" PRId64 ": %s", type,
-	            rd_kafka_topic_name(m->rkt), m->partition, m->offset, detail);
 	return pw_service_dead_letter(k->w, m, type, reason, detail, errbuf, errlen);
 }
 
