@@ -160,8 +160,51 @@ q "SELECT 'test_attributor: alert to attribution (s): median ' ||
           || ' from the message taken off the topic'
    FROM perfwatch.attributions a WHERE $mine"
 
-# --- bad input on both topics -----------------------------------------------------------------
+# --- a bisection's culprit: culprit-1 against the culprit, by bisect job ------------------------
+# pw-sim answers two BisectJobs (cl/7841916, VERIFY_ADJACENT; cl/7841917, STEP) with runs carrying
+# their job ids; a Bisection DONE naming them is attributed culprit-1 vs culprit for the B64 alert.
 enc() { protoc --encode="perfwatch.v1.$1" -I proto "proto/perfwatch/v1/$2"; }
+"$pw" group to-end "$ns-answer" perf.bisect.jobs.v1 >/dev/null || fail "placing the answer group"
+PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-answer" "$sim" answer "$scn" --namespace "$ns" >"$work/answer.log" 2>&1 &
+pid[answer]=$!
+sk="chat-8b.$ns/hlo:9f31c2ab.$ns/v6e-4/decode.B64.s2048.int8/tpot_p50_ms"
+series="series { model: \"chat-8b.$ns\" hlo_fingerprint: \"hlo:9f31c2ab.$ns\" platform: \"v6e-4\" config: \"decode.B64.s2048.int8\" metric: \"tpot_p50_ms\" }"
+sleep 5 # the answer member joins its group before the jobs are out
+for j in "adj 7841916 BISECT_PURPOSE_VERIFY_ADJACENT" "cul 7841917 BISECT_PURPOSE_STEP"; do
+  read -r name cl purpose <<<"$j"
+  printf 'job_id: "bj-%s-%s" bisection_id: "bs-%s" purpose: %s series_key: "%s" %s cl: "cl/%s" cl_number: %s repeats: 3' \
+    "$ns" "$name" "$ns" "$purpose" "$sk" "$series" "$cl" "$cl" | enc BisectJob bisect.proto >"$work/job-$name.bin"
+  kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.bisect.jobs.v1 -k "bj-$ns-$name" "$work/job-$name.bin" ||
+    fail "producing bisect job $name"
+done
+deadline=$((SECONDS + 120))
+until [ "$(q "SELECT count(*) FROM perfwatch.runs WHERE bisect_job_id IN ('bj-$ns-adj', 'bj-$ns-cul')")" -ge 6 ]; do
+  [ $SECONDS -lt $deadline ] || fail "the bisect jobs' runs were not stored within 120 s"
+  sleep 0.5
+done
+printf 'bisection_id: "bs-%s" alert_id: "%s" series_key: "%s" %s culprit: "cl/7841917" status: BISECTION_STATUS_DONE steps { index: 0 job_id: "bj-%s-cul" purpose: BISECT_PURPOSE_STEP cl: "cl/7841917" cl_number: 7841917 } steps { index: 1 job_id: "bj-%s-adj" purpose: BISECT_PURPOSE_VERIFY_ADJACENT cl: "cl/7841916" cl_number: 7841916 }' \
+  "$ns" "$b64" "$sk" "$series" "$ns" "$ns" | enc Bisection bisect.proto >"$work/bisection.bin"
+kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.bisections.v1 -k "bs-$ns" "$work/bisection.bin" || fail "producing the bisection"
+deadline=$((SECONDS + 60))
+until [ "$(q "SELECT source FROM perfwatch.attributions WHERE alert_id = '$b64'")" = bisection ]; do
+  [ $SECONDS -lt $deadline ] || fail "the bisection was not attributed within 60 s"
+  sleep 0.3
+done
+"$pw" attribution show "$b64" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+ops = {o["op_name"]: o for o in d["ops"]}
+assert d["source"] == "bisection" and d["bisection_id"].startswith("bs-"), d["source"]
+assert "7841916" in d["before_build_id"] and "7841917" in d["after_build_id"], (d["before_build_id"], d["after_build_id"])
+assert d["before_runs"] == 3 and d["after_runs"] == 3, (d["before_runs"], d["after_runs"])
+assert ops["fusion.1423"]["change"] == "removed" and ops["softmax.88"]["change"] == "new", ops
+assert d["top_op_family"] == "fusion.1423" and d["owner_hint"] == "compiler", (d["top_op_family"], d["owner_hint"])
+assert abs(d["predicted_delta_pct"] - 6.5) <= 0.2, d["predicted_delta_pct"]
+print("test_attributor: bisection %s: %s -> %s, predicted %+.2f%% measured %+.2f%%" % (d["bisection_id"],
+      d["before_build_id"], d["after_build_id"], d["predicted_delta_pct"], d["measured_delta_pct"]))
+' || fail "the bisection's attribution is not culprit-1 vs culprit"
+
+# --- bad input on both topics -----------------------------------------------------------------
 key="$ns-bad"
 printf 'not a protobuf \377\377' >"$work/bad1.bin"
 printf 'kind: ALERT_KIND_REGRESSION source: ALERT_SOURCE_GATE' | enc Alert alert.proto >"$work/bad2.bin"
