@@ -1220,7 +1220,7 @@ char *pw_attr_render(const pw_attr_result *r)
 		sb_printf(&o, "left out: %zu before and %zu after runs whose post-optimisation HLO differs from their side's\n",
 		          r->before_dropped, r->after_dropped);
 	if (r->before_run && r->after_run)
-		sb_printf(&o, "before: %s (%zu runs, shown %s r%u)   after: %s (%zu runs, shown %s r%u)\n",
+		sb_printf(&o, "before: %s (%zu run(s), shown %s r%u)   after: %s (%zu run(s), shown %s r%u)\n",
 		          r->before_run->build_id, r->nbefore, r->before_run->run_id,
 		          r->before_run->repeat_index, r->after_run->build_id, r->nafter,
 		          r->after_run->run_id, r->after_run->repeat_index);
