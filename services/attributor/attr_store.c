@@ -6,7 +6,7 @@
  * window, samples_by_series_build for a build, samples_by_bisect_job for
  * bisection jobs), as docs/schema.md's index table says the attributor does;
  * their op timings by runs' primary key; their HLO text through hlo_texts
- * (0024). The write replaces an alert's attribution whole (0008's rule) and
+ * (0020). The write replaces an alert's attribution whole (0008's rule) and
  * adds its message to the outbox in the same transaction.
  */
 #include "attr_store.h"
@@ -576,7 +576,7 @@ pw_status attr_store_write(pw_pg *pg, const attr_write *w, const pw_attr_result 
 			dtext(d[10], 40, r->measured_pct), dtext(d[11], 40, r->residual_us),
 			r->bound_known ? (r->memory_bound ? "true" : "false") : NULL, r->roofline_explanation,
 			created,
-			/* 0025 */
+			/* 0021 */
 			pw_attr_status_name(r->status), r->status_detail, r->owner_hint, r->owner_reason, json,
 			r->top_family_members, r->kernel_wall_differ ? "true" : "false", r->kernel_wall_note,
 			dtext(d[12], 40, r->intensity), dtext(d[13], 40, r->ridge), r->bw_source, w->source,

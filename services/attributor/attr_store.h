@@ -1,7 +1,7 @@
 /*
  * attr_store.h: the attributor's PostgreSQL side — reading the runs, op
  * tables, HLO texts, platform facts, related series and fleet changes an
- * attribution needs, and writing the attribution (0008 + 0025) with its
+ * attribution needs, and writing the attribution (0008 + 0021) with its
  * Attribution message in the outbox, in one transaction.
  *
  * main.c decodes the input messages and calls these; attribute.c decides.
@@ -50,7 +50,7 @@ pw_status attr_side_load(pw_pg *pg, int64_t series_id, const attr_select *sel, a
 pw_status attr_series_id(pw_pg *pg, const char *series_key, int64_t *id, char *errbuf,
                          size_t errlen);
 
-/* Every platform row (0024); the strings are owned by *out (attr_platforms_release). */
+/* Every platform row (0020); the strings are owned by *out (attr_platforms_release). */
 typedef struct attr_platforms {
 	pw_attr_platform *p;
 	size_t n;

@@ -61,7 +61,7 @@ typedef struct pw_attr_side {
 	size_t nruns;
 } pw_attr_side;
 
-/* Platform facts (migration 0024 perfwatch.platforms). */
+/* Platform facts (migration 0020 perfwatch.platforms). */
 typedef struct pw_attr_platform {
 	const char *name;          /* "v6e-4" */
 	uint32_t chips;

@@ -5,7 +5,7 @@
  * The text form prints the report the attributor rendered when it computed
  * the attribution (attribute.c pw_attr_render): artifact 6's per-op table,
  * artifact 5's HLO diff and the consistency-check block, with selectivity
- * and the owner hint. --json prints the stored row (0008 + 0025 columns,
+ * and the owner hint. --json prints the stored row (0008 + 0021 columns,
  * names as in the table) with its ops (attribution_ops, in rank order) and
  * the selectivity array, for tools.
  */

@@ -53,7 +53,7 @@ SELECT r.run_id, r.repeat_index, r.hlo_sha256,
 FROM perfwatch.runs r
 LEFT JOIN perfwatch.hlo_texts t USING (hlo_sha256);
 
-COMMENT ON VIEW perfwatch.run_hlo IS 'each run''s post-optimisation HLO text, through hlo_texts (or inline for runs stored before 0024)';
+COMMENT ON VIEW perfwatch.run_hlo IS 'each run''s post-optimisation HLO text, through hlo_texts (or inline for runs stored before 0020)';
 
 -- the platform facts the attributor's roofline needs.
 --
