@@ -139,6 +139,7 @@ typedef struct {
 	char route_infra[PW_PAGER_STR];
 	char compiler_owner_prefixes[PW_PAGER_STR]; /* owner hints meaning compiler, comma-separated ("xla") */
 	char model_owner_prefixes[PW_PAGER_STR];    /* owner hints meaning a model team ("model") */
+	char infra_owner_prefixes[PW_PAGER_STR];    /* owner hints meaning infra ("infra") */
 } pw_pager_params;
 
 /* The defaults the key table documents. */
@@ -162,7 +163,8 @@ typedef struct {
 /*
  * Owner from the attribution's owner hint and the fleet-change annotation:
  * infra-health findings and findings behind a fleet change are infra; hints
- * starting with a compiler prefix are compiler, model prefixes model;
+ * starting with a compiler prefix are compiler, model prefixes model, infra
+ * prefixes infra (the attributor's "compiler" / "model" / "infra");
  * otherwise unspecified (the triage rotation routes it).
  */
 pw_owner pw_route_owner(const pw_pager_params *p, const pw_finding *f);

@@ -138,6 +138,26 @@ pw_status pw_finding_from_bisection(const Perfwatch__V1__Bisection *b, pw_findin
 	return PW_OK;
 }
 
+pw_status pw_finding_from_attribution(const Perfwatch__V1__Attribution *a, pw_finding *f)
+{
+	memset(f, 0, sizeof *f);
+	if (!a || !a->alert_id || !*a->alert_id)
+		return PW_ERR_INVALID;
+	COPY(f->alert_id, a->alert_id);
+	f->revision = 0;
+	f->created_us = a->created_unix_us;
+	COPY(f->series_key, a->series_key);
+	if (a->series) {
+		COPY(f->model, a->series->model);
+		COPY(f->hlo_fingerprint, a->series->hlo_fingerprint);
+		COPY(f->platform, a->series->platform);
+		COPY(f->config, a->series->config);
+		COPY(f->metric, a->series->metric);
+	}
+	COPY(f->owner_hint, a->owner_hint);
+	return PW_OK;
+}
+
 void pw_rfc3339(int64_t unix_us, char *buf, size_t len)
 {
 	time_t s = (time_t)(unix_us / 1000000);

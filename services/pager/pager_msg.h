@@ -16,6 +16,7 @@
 
 #include "pager.h"
 #include "perfwatch/v1/alert.pb-c.h"
+#include "perfwatch/v1/attribution.pb-c.h"
 #include "perfwatch/v1/bisect.pb-c.h"
 
 /*
@@ -32,6 +33,14 @@ pw_status pw_finding_from_alert(const Perfwatch__V1__Alert *a, pw_finding *f);
  * bisection joins through its range: the caller gives it series and time).
  */
 pw_status pw_finding_from_bisection(const Perfwatch__V1__Bisection *b, pw_finding *f);
+
+/*
+ * Fills *f as the attribution part of its alert (a->alert_id): the series
+ * and the attributor's owner hint ("compiler", "model", "infra"). The op
+ * diff and HLO diff stay in PostgreSQL for the triage page; no link is made
+ * up here. PW_ERR_INVALID when a names no alert.
+ */
+pw_status pw_finding_from_attribution(const Perfwatch__V1__Attribution *a, pw_finding *f);
 
 /* Lower-case text of a BisectionStatus ("running", "done", ...). */
 const char *pw_bisection_status_name(Perfwatch__V1__BisectionStatus s);

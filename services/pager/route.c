@@ -35,6 +35,8 @@ static const pw_conf_key keys[] = {
 	 .help = "owner hints starting with one of these (comma-separated) are compiler-owned"},
 	{.name = "pager.owner.model_prefixes", .type = PW_CONF_STRING, .def = "model",
 	 .help = "owner hints starting with one of these (comma-separated) are model-owned"},
+	{.name = "pager.owner.infra_prefixes", .type = PW_CONF_STRING, .def = "infra",
+	 .help = "owner hints starting with one of these (comma-separated) are infra-owned"},
 };
 
 const pw_conf_key *pw_pager_config_keys(size_t *n)
@@ -63,6 +65,7 @@ void pw_pager_params_default(pw_pager_params *p)
 	copy(p->route_infra, sizeof p->route_infra, "perf-infra");
 	copy(p->compiler_owner_prefixes, sizeof p->compiler_owner_prefixes, "xla,compiler");
 	copy(p->model_owner_prefixes, sizeof p->model_owner_prefixes, "model");
+	copy(p->infra_owner_prefixes, sizeof p->infra_owner_prefixes, "infra");
 }
 
 pw_status pw_pager_params_from_config(const pw_config *cfg, pw_pager_params *p, char *errbuf,
@@ -83,6 +86,8 @@ pw_status pw_pager_params_from_config(const pw_config *cfg, pw_pager_params *p, 
 	     pw_config_get_str(cfg, "pager.owner.compiler_prefixes"));
 	copy(p->model_owner_prefixes, sizeof p->model_owner_prefixes,
 	     pw_config_get_str(cfg, "pager.owner.model_prefixes"));
+	copy(p->infra_owner_prefixes, sizeof p->infra_owner_prefixes,
+	     pw_config_get_str(cfg, "pager.owner.infra_prefixes"));
 	if (p->ticket_min_pct > p->page_min_pct)
 		return pw_fail(PW_ERR_CONFIG, errbuf, errlen,
 		               "pager.ticket_min_pct (%g) must not exceed pager.page_min_pct (%g)",
@@ -153,7 +158,8 @@ static bool hint_has_prefix(const char *hint, const char *prefixes)
 pw_owner pw_route_owner(const pw_pager_params *p, const pw_finding *f)
 {
 	if (f->kind == PW_FIND_INFRA_HEALTH || f->fleet_event_id[0] ||
-	    f->verdict == PW_FV_QUARANTINED || f->verdict == PW_FV_FROZEN)
+	    f->verdict == PW_FV_QUARANTINED || f->verdict == PW_FV_FROZEN ||
+	    (f->owner_hint[0] && hint_has_prefix(f->owner_hint, p->infra_owner_prefixes)))
 		return PW_OWNER_INFRA;
 	if (f->owner_hint[0] && hint_has_prefix(f->owner_hint, p->compiler_owner_prefixes))
 		return PW_OWNER_COMPILER;

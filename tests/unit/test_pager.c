@@ -375,6 +375,9 @@ Test(pager, owner_from_hint)
 	f.owner_hint[0] = '\0';
 	cp(f.culprit, sizeof f.culprit, "cl/1");
 	cr_expect_eq(pw_route_owner(&p, &f), PW_OWNER_COMPILER);
+	cp(f.owner_hint, sizeof f.owner_hint, "infra");
+	cr_expect_eq(pw_route_owner(&p, &f), PW_OWNER_INFRA, "the attributor's infra hint beats the culprit");
+	f.owner_hint[0] = '\0';
 	f.verdict = PW_FV_QUARANTINED;
 	cr_expect_eq(pw_route_owner(&p, &f), PW_OWNER_INFRA);
 }

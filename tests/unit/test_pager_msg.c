@@ -125,6 +125,22 @@ Test(pager_msg, alert_of_artifact_3)
 	free(buf);
 }
 
+Test(pager_msg, attribution_part)
+{
+	Perfwatch__V1__Attribution at = PERFWATCH__V1__ATTRIBUTION__INIT;
+	pw_finding f;
+	cr_expect_eq(pw_finding_from_attribution(&at, &f), PW_ERR_INVALID);
+	at.alert_id = "perfreg-1";
+	at.owner_hint = "model";
+	at.created_unix_us = 5;
+	cr_assert_eq(pw_finding_from_attribution(&at, &f), PW_OK);
+	cr_expect_eq(f.revision, 0);
+	cr_expect_str_eq(f.owner_hint, "model");
+	pw_pager_params p;
+	pw_pager_params_default(&p);
+	cr_expect_eq(pw_route_owner(&p, &f), PW_OWNER_MODEL);
+}
+
 Test(pager_msg, bad_messages)
 {
 	Perfwatch__V1__Alert a = PERFWATCH__V1__ALERT__INIT;
