@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_report_card.sh: `perfwatch report card` and the views of migration
-# 0027 on synthetic months (2001-05..07, ids prefixed "rc-test-"), checked
+# 0025 on synthetic months (2001-05..07, ids prefixed "rc-test-"), checked
 # against numbers worked out by hand: May 30 pages (25 false, 3 true: 2
 # caught with a release, 1 missed without; 2 untriaged; verdicts after
 # 1..28 h, median 14.5 h), June 24 false pages, July 1. May's budget is

@@ -3,7 +3,7 @@
  * detector's own report card (§8) from PostgreSQL.
  *
  * Reads perfwatch.report_card_monthly and perfwatch.threshold_review
- * (migration 0027): pages, true and false pages with the false-page rate,
+ * (migration 0025): pages, true and false pages with the false-page rate,
  * caught / missed, validated wins, findings queued over the budget, the
  * median time to a verdict and the spend-weighted coverage of the gate, and
  * the threshold-review finding when the false pages were over budget two
