@@ -468,6 +468,7 @@ pw_status pw_bisect_apply(pw_bisect *b, const pw_bisect_job *job, const double *
 	count_build(b, job);
 	b->steps++;
 	char name[48];
+	bool ranged = false;
 
 	if (b->phase == PW_BISECT_PH_ENDPOINTS) {
 		double *dst = b->have_clean ? b->regressed : b->clean;
@@ -535,6 +536,11 @@ pw_status pw_bisect_apply(pw_bisect *b, const pw_bisect_job *job, const double *
 			b->b = k;
 		else
 			b->a = k;
+		/* the log's "range → (lo, hi], n CLs" is the search's, also on its last step */
+		v.range_lo = b->a >= 0 ? b->list[b->a] : b->lo;
+		v.range_hi = b->list[b->b];
+		v.range_n = list_left(b);
+		ranged = true;
 		if (b->b - b->a <= 1)
 			search_done(b);
 		break;
@@ -646,7 +652,9 @@ done:
 			fail(b, "build budget of %s builds exhausted", d);
 		}
 	}
-	if (b->phase == PW_BISECT_PH_SEARCH || b->phase == PW_BISECT_PH_ENDPOINTS) {
+	if (ranged && b->phase != PW_BISECT_PH_SEARCH) {
+		/* kept: the search step's own range */
+	} else if (b->phase == PW_BISECT_PH_SEARCH || b->phase == PW_BISECT_PH_ENDPOINTS) {
 		int64_t clean_cl = b->a >= 0 ? b->list[b->a] : b->lo;
 		v.range_lo = b->phase == PW_BISECT_PH_SEARCH ? clean_cl : b->lo;
 		v.range_hi = b->phase == PW_BISECT_PH_SEARCH ? b->list[b->b] : b->hi;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bisect.h"
+#include "bisect_log.h"
 #include "pw_stats.h"
 #include "sim_model.h"
 
@@ -516,4 +517,58 @@ Test(bisect_state, bad_input_is_refused)
 	cr_assert_eq(b.steps, 0);
 	pw_bisect_release(&b);
 	pw_bisect_release(NULL);
+}
+
+/* ---- the log (artifact 4) -------------------------------------------------------- */
+
+Test(bisect_log, worked_example_renders_artifact_4)
+{
+	pw_sim *w = world("worked-example");
+	size_t s = series(w, "chat-8b", "v6e-4", "decode.B64.s2048.int8");
+	size_t ncls;
+	pw_bisect_cl *cls = history(w, 7841885, 7841923, &ncls);
+	pw_bisect b;
+	cr_assert_eq(pw_bisect_init(&b, NULL, 7841885, 7841923, cls, ncls), PW_OK);
+	static trace tr;
+	memset(&tr, 0, sizeof tr);
+	drive(w, s, PW_SIM_TPOT_P50_MS, &b, &tr, 128);
+	pw_bisect_log_step steps[128];
+	int64_t t0 = 1781740800000000LL;
+	for (size_t i = 0; i < tr.n; i++)
+		pw_bisect_log_step_from(&steps[i], &tr.jobs[i], &tr.v[i], t0 + (int64_t)(i + 1) * 21000000LL);
+	pw_sim_cl_info ci;
+	pw_sim_cl_describe(w, b.culprit, &ci);
+	char culprit[32];
+	pw_bisect_cl_name(b.culprit, -1, culprit, sizeof culprit);
+	pw_bisect_log_head h = {.bisection_id = "bs-1", .series_key = "k", .metric = "tpot_p50_ms",
+	                        .unit = "ms", .started_us = t0, .finished_us = t0 + 8 * 21000000LL,
+	                        .lo = b.lo, .hi = b.hi, .n_cls = (uint32_t)(b.hi - b.lo),
+	                        .n_flagged = (uint32_t)b.nflagged, .status = b.status,
+	                        .confidence = b.confidence, .culprit = culprit,
+	                        .culprit_title = ci.title, .culprit_owner = ci.author,
+	                        .adjacent_clean = b.adjacent_clean, .pick_reproduced = b.pick_reproduced,
+	                        .reason = b.reason, .builds = b.builds};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	cr_assert_not_null(f);
+	pw_bisect_log_render(f, &h, steps, tr.n);
+	fclose(f);
+	printf("%s", text);
+	cr_assert(strstr(text, "[00:00] range cl/7841885..cl/7841923 (38 CLs); cost-model filter → 9 perf-relevant\n"));
+	cr_assert(strstr(text, "build xla @ cl/7841904 … tpot_p50_ms 3.90"), "%s", text);
+	cr_assert(strstr(text, "range → (7841904, 7841923], 4 CLs\n"), "%s", text);
+	cr_assert(strstr(text, "range → (7841904, 7841917], 2 CLs\n"), "%s", text);
+	cr_assert(strstr(text, "range → (7841911, 7841917], 1 CL\n"), "%s", text);
+	cr_assert(strstr(text, "verify: cl/7841916 → "), "%s", text);
+	cr_assert(strstr(text, "verify: cherry-pick cl/7841917 alone on cl/7841885 → 4.2"), "%s", text);
+	cr_assert(strstr(text, "REPRODUCED ✔"), "%s", text);
+	cr_assert(strstr(text, "culprit = cl/7841917 \"fusion: cap producer-consumer fusion VMEM footprint at 1.5MB"
+	                       " to prevent double-buffering spills\" (author: xla-fusion) · confidence: "
+	                       "verified-both-sides\n"),
+	          "%s", text);
+	free(text);
+	pw_bisect_release(&b);
+	free(cls);
+	pw_sim_free(w);
 }
