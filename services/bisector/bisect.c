@@ -287,6 +287,14 @@ static bool pair_at(const pw_bisect *b, size_t idx, int64_t out[2])
 	return false;
 }
 
+static bool alone_clean(const pw_bisect *b, int64_t cl)
+{
+	for (size_t i = 0; i < b->nalone; i++)
+		if (b->alone_clean[i] == cl)
+			return true;
+	return false;
+}
+
 static uint32_t budget_left(const pw_bisect *b)
 {
 	uint32_t used = b->builds - b->builds_roll;
@@ -329,7 +337,7 @@ bool pw_bisect_next(const pw_bisect *b, pw_bisect_job *job)
 	case PW_BISECT_PH_PAIR_PARTNER:
 		job->purpose = PW_BISECT_VERIFY_CHERRY_PICK;
 		job->base = b->lo;
-		job->picks[0] = b->pair_cls[0] == b->culprit ? b->pair_cls[1] : b->pair_cls[0];
+		job->picks[0] = alone_clean(b, b->pair_cls[0]) ? b->pair_cls[1] : b->pair_cls[0];
 		job->npicks = 1;
 		break;
 	case PW_BISECT_PH_ROLL:
@@ -580,18 +588,16 @@ pw_status pw_bisect_apply(pw_bisect *b, const pw_bisect_job *job, const double *
 			b->phase = PW_BISECT_PH_PAIRWISE;
 			b->status = PW_BISECT_ESCALATED_PAIRWISE;
 			b->pair = 0;
+			b->alone_clean[0] = b->culprit;
+			b->nalone = 1;
 		}
 		break;
 	case PW_BISECT_PH_PAIRWISE:
 		if (reg) {
 			b->pair_cls[0] = job->picks[0];
 			b->pair_cls[1] = job->picks[1];
+			/* each CL of the pair not yet measured alone must be clean alone */
 			b->phase = PW_BISECT_PH_PAIR_PARTNER;
-			if (b->pair_cls[0] != b->culprit && b->pair_cls[1] != b->culprit) {
-				/* a pair without the candidate: both alone must stay clean; the
-				 * candidate alone was; test the first, the second is the partner */
-				b->culprit = b->pair_cls[1];
-			}
 		} else {
 			b->pair++;
 			int64_t pp[2];
@@ -606,10 +612,14 @@ pw_status pw_bisect_apply(pw_bisect *b, const pw_bisect_job *job, const double *
 		break;
 	case PW_BISECT_PH_PAIR_PARTNER:
 		if (!reg) {
-			b->confidence = PW_BISECT_INTERACTION;
-			b->status = PW_BISECT_DONE;
-			b->phase = PW_BISECT_PH_OVER;
-			b->culprit = 0; /* neither CL is blamed alone */
+			if (b->nalone < 3)
+				b->alone_clean[b->nalone++] = job->picks[0];
+			if (alone_clean(b, b->pair_cls[0]) && alone_clean(b, b->pair_cls[1])) {
+				b->confidence = PW_BISECT_INTERACTION;
+				b->status = PW_BISECT_DONE;
+				b->phase = PW_BISECT_PH_OVER;
+				b->culprit = 0; /* neither CL is blamed alone */
+			}
 		} else {
 			char d[64];
 			snprintf(d, sizeof d, "cl/%lld", (long long)job->picks[0]);

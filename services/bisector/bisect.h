@@ -164,6 +164,8 @@ typedef struct pw_bisect {
 	bool adjacent_clean, pick_reproduced;
 	size_t pair;                 /* next pair index in the pairwise order */
 	int64_t pair_cls[2];         /* the reproducing pair */
+	int64_t alone_clean[3];      /* CLs measured clean alone on the base (the candidate first) */
+	size_t nalone;
 	long roll_a, roll_b;         /* ROLL: K known clean, K known regressed */
 	int64_t culprit_upstream;    /* commit index inside the roll, -1 when none */
 

@@ -572,3 +572,40 @@ Test(bisect_log, worked_example_renders_artifact_4)
 	free(cls);
 	pw_sim_free(w);
 }
+
+Test(bisect_state, interaction_on_a_synthetic_history_measures_the_partner_alone)
+{
+	/* a synthetic history: CLs 102 and 105 regress only together; bisection lands on 105,
+	 * alone it does not reproduce, the pair (102, 105) does and 102 alone does not */
+	pw_bisect_cl cls[8];
+	for (int i = 0; i < 8; i++)
+		cls[i] = (pw_bisect_cl){101 + i, true, 0};
+	pw_bisect b;
+	cr_assert_eq(pw_bisect_init(&b, NULL, 100, 108, cls, 8), PW_OK);
+	pw_bisect_job j;
+	uint64_t st = 7;
+	size_t steps = 0;
+	while (pw_bisect_next(&b, &j)) {
+		bool has2, has5;
+		if (j.npicks) {
+			has2 = j.picks[0] == 102 || (j.npicks > 1 && j.picks[1] == 102);
+			has5 = j.picks[0] == 105 || (j.npicks > 1 && j.picks[1] == 105);
+		} else {
+			has2 = j.cl >= 102;
+			has5 = j.cl >= 105;
+		}
+		double x[32];
+		for (uint32_t r = 0; r < j.repeats; r++) {
+			st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+			x[r] = (has2 && has5 ? 1.10 : 1.00) * (1 + 0.002 * ((double)(st >> 40) / (1 << 24) - 0.5));
+		}
+		cr_assert_eq(pw_bisect_apply(&b, &j, x, j.repeats, NULL), PW_OK);
+		cr_assert_lt(++steps, 100);
+	}
+	cr_assert_eq(b.status, PW_BISECT_DONE, "%s", b.reason);
+	cr_assert_eq(b.confidence, PW_BISECT_INTERACTION);
+	cr_assert_eq(b.pair_cls[0], 102);
+	cr_assert_eq(b.pair_cls[1], 105);
+	cr_assert_eq(b.culprit, 0);
+	pw_bisect_release(&b);
+}
