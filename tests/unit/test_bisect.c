@@ -14,6 +14,9 @@
 
 #include "bisect.h"
 #include "bisect_log.h"
+#include "bisect_msg.h"
+#include "perfwatch/v1/bisect.pb-c.h"
+#include "sim_proto.h"
 #include "pw_stats.h"
 #include "sim_model.h"
 
@@ -608,4 +611,97 @@ Test(bisect_state, interaction_on_a_synthetic_history_measures_the_partner_alone
 	cr_assert_eq(b.pair_cls[1], 105);
 	cr_assert_eq(b.culprit, 0);
 	pw_bisect_release(&b);
+}
+
+/* ---- messages: the simulator reads the jobs as the bisector meant them -------------- */
+
+static void jobs_read_back(const char *scenario, int64_t lo, int64_t hi)
+{
+	pw_sim *w = world(scenario);
+	size_t s = series(w, "chat-8b", "v6e-4", "decode.B64.s2048.int8");
+	const pw_sim_series *se = pw_sim_series_at(w, s);
+	size_t ncls;
+	pw_bisect_cl *cls = history(w, lo, hi, &ncls);
+	pw_bisect b;
+	cr_assert_eq(pw_bisect_init(&b, NULL, lo, hi, cls, ncls), PW_OK);
+	static trace tr;
+	memset(&tr, 0, sizeof tr);
+	drive(w, s, PW_SIM_TPOT_P50_MS, &b, &tr, 128);
+	pw_sim_run r0;
+	pw_sim_build b0;
+	pw_sim_build_at(&b0, PW_SIM_BUILD_NIGHTLY, "n", lo);
+	cr_assert_eq(pw_sim_run_make(w, s, &b0, "x", 0, pw_sim_start_us(w) + 36LL * 86400000000LL, NULL, &r0), PW_OK);
+	pw_bisect_target t = {.series_key = "k", .model = se->model.name, .model_rev = r0.model_rev,
+	                      .hlo_fingerprint = r0.fingerprint, .platform = se->platform->name,
+	                      .config = se->config.name, .firmware = r0.firmware,
+	                      .metric = "tpot_p50_ms", .config_hash = "h"};
+	for (size_t i = 0; i < tr.n; i++) {
+		uint8_t *buf;
+		size_t len;
+		cr_assert_eq(pw_bisect_job_pack("bs-test", &t, &tr.jobs[i], 1, &buf, &len), PW_OK);
+		Perfwatch__V1__BisectJob *j = perfwatch__v1__bisect_job__unpack(NULL, len, buf);
+		cr_assert_not_null(j);
+		char want_id[64];
+		snprintf(want_id, sizeof want_id, "bs-test-%02zu", i);
+		cr_assert_str_eq(j->job_id, want_id);
+		pw_sim_bisect_plan plan;
+		cr_assert_eq(pw_sim_bisect_plan_make(w, j, &plan, errbuf, sizeof errbuf), PW_OK, "%s", errbuf);
+		cr_assert_eq(plan.series, s);
+		cr_assert_eq(plan.repeats, tr.jobs[i].repeats);
+		if (tr.jobs[i].npicks) {
+			cr_assert_eq(plan.build.cl, tr.jobs[i].base);
+			cr_assert_eq(plan.build.npicks, tr.jobs[i].npicks);
+			for (size_t k = 0; k < tr.jobs[i].npicks; k++)
+				cr_assert_eq(plan.build.picks[k], tr.jobs[i].picks[k]);
+		} else {
+			cr_assert_eq(plan.build.cl, tr.jobs[i].cl);
+			cr_assert_eq(plan.build.upstream_limit, tr.jobs[i].upstream_k);
+		}
+		perfwatch__v1__bisect_job__free_unpacked(j, NULL);
+		free(buf);
+	}
+	/* the Bisection after the last step */
+	pw_bisect_log_step steps[128];
+	for (size_t i = 0; i < tr.n; i++)
+		pw_bisect_log_step_from(&steps[i], &tr.jobs[i], &tr.v[i], 2 + (int64_t)i);
+	char culprit[32] = "";
+	if (b.culprit)
+		pw_bisect_cl_name(b.culprit, -1, culprit, sizeof culprit);
+	pw_bisect_log_head h = {.bisection_id = "bs-test", .unit = "ms", .started_us = 1,
+	                        .culprit = culprit, .culprit_title = "t", .culprit_owner = "o"};
+	const char *corr[2] = {"a", "b"};
+	uint8_t *buf;
+	size_t len;
+	cr_assert_eq(pw_bisect_pack(&h, "alert-1", "", &t, &b, steps, tr.n, corr, 2, 99, &buf, &len), PW_OK);
+	Perfwatch__V1__Bisection *m = perfwatch__v1__bisection__unpack(NULL, len, buf);
+	cr_assert_not_null(m);
+	cr_assert_eq(m->n_steps, tr.n);
+	char last_id[64];
+	snprintf(last_id, sizeof last_id, "bs-test-%02zu", tr.n - 1);
+	cr_assert_str_eq(m->steps[tr.n - 1]->job_id, last_id);
+	cr_assert_eq((int)m->status, (int)b.status);
+	cr_assert_eq((int)m->confidence, (int)b.confidence);
+	cr_assert_str_eq(m->culprit, culprit);
+	cr_assert_eq(m->n_flagged_cls, b.nflagged);
+	cr_assert_eq(m->builds, b.builds);
+	cr_assert_eq(m->n_correlated_series, 2);
+	cr_assert_eq(m->culprit_upstream_index, b.culprit_upstream);
+	if (b.culprit_upstream >= 0)
+		cr_assert_str_eq(m->culprit_upstream, "cl/7841917@6137");
+	perfwatch__v1__bisection__free_unpacked(m, NULL);
+	free(buf);
+	pw_bisect_release(&b);
+	free(cls);
+	pw_sim_free(w);
+}
+
+Test(bisect_msg, worked_example_jobs_are_read_back_by_the_simulator)
+{
+	jobs_read_back("worked-example", 7841885, 7841923);
+}
+
+Test(bisect_msg, roll_and_pair_jobs_are_read_back_by_the_simulator)
+{
+	jobs_read_back("llvm-roll", 7841885, 7841923);
+	jobs_read_back("two-cl-interaction", 7841885, 7841923);
 }
