@@ -100,11 +100,34 @@ static void warn_overridden(const pw_log *lg, const pw_kv *props, size_t nprops,
 			            key, props[i].value, value);
 }
 
-/* Builds a conf: brokers, then props in order, then the enforced pairs. */
-static pw_status conf_build(rd_kafka_conf_t **out, const char *brokers, const pw_kv *props,
-                            size_t nprops, const pw_kv *defaults, size_t ndefaults,
-                            const pw_kv *enforced, size_t nenforced, const pw_log *lg,
-                            char *errbuf, size_t errlen)
+/*
+ * Properties of a consumer group member that a producer has no use for: a
+ * service's kafka.* settings reach both, and librdkafka would warn about each
+ * of these in every producer.
+ */
+static const char *const consumer_only[] = {
+	"group.id", "group.instance.id", "partition.assignment.strategy", "session.timeout.ms",
+	"heartbeat.interval.ms", "max.poll.interval.ms", "auto.offset.reset", "enable.auto.commit",
+	"enable.auto.offset.store", "auto.commit.interval.ms", "fetch.min.bytes",
+	"fetch.wait.max.ms", "fetch.max.bytes", "queued.min.messages", "isolation.level", NULL,
+};
+
+static bool is_consumer_only(const char *key)
+{
+	for (size_t i = 0; consumer_only[i]; i++)
+		if (strcmp(key, consumer_only[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Builds a conf: defaults, brokers, then props in order (a producer's without
+ * the consumer-only ones), then the enforced pairs.
+ */
+static pw_status conf_build(rd_kafka_conf_t **out, bool producer, const char *brokers,
+                            const pw_kv *props, size_t nprops, const pw_kv *defaults,
+                            size_t ndefaults, const pw_kv *enforced, size_t nenforced,
+                            const pw_log *lg, char *errbuf, size_t errlen)
 {
 	pw_status st = PW_OK;
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
@@ -115,7 +138,8 @@ static pw_status conf_build(rd_kafka_conf_t **out, const char *brokers, const pw
 	if (st == PW_OK && brokers)
 		st = conf_set(conf, "bootstrap.servers", brokers, errbuf, errlen);
 	for (size_t i = 0; i < nprops && st == PW_OK; i++)
-		st = conf_set(conf, props[i].key, props[i].value, errbuf, errlen);
+		if (!producer || !is_consumer_only(props[i].key))
+			st = conf_set(conf, props[i].key, props[i].value, errbuf, errlen);
 	for (size_t i = 0; i < nenforced && st == PW_OK; i++) {
 		warn_overridden(lg, props, nprops, enforced[i].key, enforced[i].value);
 		st = conf_set(conf, enforced[i].key, enforced[i].value, errbuf, errlen);
@@ -213,7 +237,7 @@ pw_status pw_producer_new(pw_producer **out, const char *brokers, const pw_kv *p
 		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for kafka producer");
 	p->lg = lg;
 	p->gen = 1; /* slots start at generation 0, retired */
-	st = conf_build(&conf, brokers, props, nprops, NULL, 0, enforced,
+	st = conf_build(&conf, true, brokers, props, nprops, NULL, 0, enforced,
 	                sizeof enforced / sizeof enforced[0], lg, errbuf, errlen);
 	if (st != PW_OK)
 		goto fail_free;
@@ -707,8 +731,18 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 pw_status pw_consumer_new(pw_consumer **out, const pw_consumer_opts *o, const pw_log *lg,
                           char *errbuf, size_t errlen)
 {
+	/*
+	 * Group membership that does not stall consumption (docs/operations.md,
+	 * "Members joining and leaving"): a 10 s session bounds how long a
+	 * rebalance waits for members and how long a dead member's partitions
+	 * wait; heartbeats every second keep a live member in. The assignment
+	 * stays eager: cooperative-sticky aborts librdkafka 2.0 (Debian 12) when a
+	 * consumer closes before its first assignment. kafka.* settings override.
+	 */
 	static const pw_kv defaults[] = {
 		{"auto.offset.reset", "earliest"},
+		{"session.timeout.ms", "10000"},
+		{"heartbeat.interval.ms", "1000"},
 	};
 	static const pw_kv enforced[] = {
 		{"enable.auto.commit", "false"},
@@ -745,7 +779,7 @@ pw_status pw_consumer_new(pw_consumer **out, const pw_consumer_opts *o, const pw
 		goto fail_free;
 	}
 
-	st = conf_build(&conf, o->brokers, o->props, o->nprops, defaults,
+	st = conf_build(&conf, false, o->brokers, o->props, o->nprops, defaults,
 	                sizeof defaults / sizeof defaults[0], enforced,
 	                sizeof enforced / sizeof enforced[0], lg, errbuf, errlen);
 	if (st != PW_OK)
