@@ -20,10 +20,11 @@
 #include <stdint.h>
 
 #include "baseline.h"
+#include "pw_input.h"
 #include "pw_status.h"
 
 /* Capacities of the text fields of an entry (truncated beyond). */
-#define PW_ST_KEY_MAX 256
+#define PW_ST_KEY_MAX PW_SERIES_KEY_MAX /* pw_input.h: the one series-key limit */
 #define PW_ST_ENV_MAX 96
 
 /* The environment of a point: what fleet-change selectors name. */

@@ -31,6 +31,7 @@
 #include "perfwatch/v1/fleet.pb-c.h"
 #include "perfwatch/v1/series.pb-c.h"
 #include "pw_dlq.h"
+#include "pw_input.h"
 #include "pw_time.h"
 #include "pw_config.h"
 #include "pw_http.h"
@@ -402,6 +403,11 @@ fail:
 static pw_status on_point(watcher_app *app, const rd_kafka_message_t *msg, char *errbuf,
                           size_t errlen)
 {
+	char bad[ERRLEN];
+	if (pw_input_check_wire(&perfwatch__v1__series_point__descriptor, msg->payload, msg->len,
+	                        bad, sizeof bad) != PW_OK)
+		return dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
+		                   "perfwatch.v1.SeriesPoint", bad, errbuf, errlen);
 	Perfwatch__V1__SeriesPoint *p =
 		perfwatch__v1__series_point__unpack(NULL, msg->len, msg->payload);
 	if (!p)
@@ -462,6 +468,10 @@ out:
 static pw_status on_fleet_change(watcher_app *app, const rd_kafka_message_t *msg, char *errbuf,
                                  size_t errlen)
 {
+	char why[ERRLEN];
+	if (pw_watch_check_fleet_change(msg->payload, msg->len, NULL, why, sizeof why) != PW_OK)
+		return dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
+		                   "perfwatch.v1.FleetChangeEvent", why, errbuf, errlen);
 	Perfwatch__V1__FleetChangeEvent *fc =
 		perfwatch__v1__fleet_change_event__unpack(NULL, msg->len, msg->payload);
 	if (!fc)
@@ -475,7 +485,18 @@ static pw_status on_fleet_change(watcher_app *app, const rd_kafka_message_t *msg
 		                 errbuf, errlen);
 		goto out;
 	}
+	if (pw_watch_check_fleet_change(NULL, 0, fc, why, sizeof why) != PW_OK) {
+		st = dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
+		                 "perfwatch.v1.FleetChangeEvent", why, errbuf, errlen);
+		goto out;
+	}
 	st = pw_watch_store_fleet_change(app->pg, fc, errbuf, errlen);
+	if (st == PW_ERR_INVALID) {
+		snprintf(why, sizeof why, "%s", errbuf);
+		st = dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
+		                 "perfwatch.v1.FleetChangeEvent", why, errbuf, errlen);
+		goto out;
+	}
 	if (st != PW_OK)
 		goto out;
 	pw_watch_selectors sel;
