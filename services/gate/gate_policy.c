@@ -82,8 +82,10 @@ pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families
                                  int64_t now_us, int64_t deadline_us, int64_t settle_until_us,
                                  size_t *n_missing)
 {
-	size_t missing = 0;
+	size_t missing = 0, arrived = 0;
 	bool settling = now_us < settle_until_us;
+	for (size_t i = 0; i < n_series; i++)
+		arrived += series[i].n_cand;
 	for (size_t i = 0; i < n_series; i++) {
 		if (series[i].state == PW_GATE_STATE_ACTIVE &&
 		    series[i].n_cand < need_of(policy, series[i].tier))
@@ -98,6 +100,11 @@ pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families
 				any = series[i].family == j;
 			missing += !any;
 		}
+	/* not one candidate run yet (an ingester stalled, or a release whose runs
+	 * have not started, or that does not exist): nothing to decide on before
+	 * the deadline */
+	if (arrived == 0 && missing == 0)
+		missing = 1;
 	if (n_missing)
 		*n_missing = missing;
 	if (missing == 0)

@@ -72,7 +72,10 @@ typedef enum pw_gate_wait {
  * catching up on the runs that make a series active, so a baselining series
  * is waited for until then and not after (a new series must not hold a
  * release for a day); likewise a family of the n_families without any
- * series yet (its first runs may not be ingested). Otherwise DEADLINE once
+ * series yet (its first runs may not be ingested). A release with not one
+ * candidate run in any series is never READY: it waits for its deadline
+ * (its runs have not started, the ingester is stalled, or the release does
+ * not exist), and counts as one missing. Otherwise DEADLINE once
  * now_us >= deadline_us, else MORE. series[i].n_cand is what has arrived;
  * the samples themselves are not read. n_missing (may be NULL) receives the
  * number of series and families waited for.

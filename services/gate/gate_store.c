@@ -15,6 +15,9 @@
 #include "pw_time.h"
 #include "pw_topics.h"
 
+/* A waiver expires at most this long after its request (366 days). */
+#define GATE_WAIVER_MAX_US (366LL * 86400 * 1000000)
+
 /* ------------------------------------------------------------------ arena */
 
 typedef struct pw_gate_arena_block {
@@ -210,6 +213,24 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 			               "gate request \"%s\": waiver %zu needs an id, an owner, a reason "
 			               "and an expiry",
 			               req->release_id, i);
+		/* one unscoped waiver would waive the whole release: only when said so */
+		if (!nonempty(w->model) && !nonempty(w->platform) && !nonempty(w->config) &&
+		    !nonempty(w->metric) && !w->release_wide)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "gate request \"%s\": waiver \"%s\" has no selector (model, "
+			               "platform, config, metric) and would waive the whole release; set "
+			               "release_wide to mean that",
+			               req->release_id, w->waiver_id);
+		/* from the later of the request's time and the gate's clock (a replay
+		 * of an old request carries its old time) */
+		int64_t asked = pw_now_us();
+		if (req->requested_unix_us > asked)
+			asked = req->requested_unix_us;
+		if (w->expires_unix_us > asked + GATE_WAIVER_MAX_US || w->expires_unix_us < 0)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "gate request \"%s\": waiver \"%s\" expires more than 366 days "
+			               "after the request",
+			               req->release_id, w->waiver_id);
 	}
 	for (size_t i = 0; i < req->n_expected_wins; i++) {
 		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];
@@ -257,6 +278,28 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 	if (dup) {
 		if (duplicate)
 			*duplicate = true;
+		/* a re-sent request that brings waivers the stored one did not have
+		 * would otherwise get the old verdict and lose them without a word */
+		const char *wq[] = {req->release_id};
+		st = pw_pg_exec(pg, "SELECT waiver_id FROM perfwatch.waivers WHERE release_id = $1", 1,
+		                wq, &res, errbuf, errlen);
+		if (st != PW_OK)
+			goto out;
+		for (size_t i = 0; i < req->n_waivers; i++) {
+			bool known = false;
+			for (int k = 0; k < PQntuples(res) && !known; k++)
+				known = strcmp(PQgetvalue(res, k, 0), req->waivers[i]->waiver_id) == 0;
+			if (!known) {
+				st = pw_fail(PW_ERR_INVALID, errbuf, errlen,
+				             "gate request \"%s\" evaluation %s was already received without "
+				             "waiver \"%s\": send the new waivers as evaluation %" PRIu32,
+				             req->release_id, ev, req->waivers[i]->waiver_id,
+				             req->evaluation + 1);
+				goto out;
+			}
+		}
+		PQclear(res);
+		res = NULL;
 		/* done already: publish the stored verdict again */
 		const char *q[] = {req->release_id, ev};
 		st = pw_pg_exec(pg,
@@ -282,12 +325,15 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 	}
 	for (size_t i = 0; i < req->n_waivers; i++) {
 		const Perfwatch__V1__Waiver *w = req->waivers[i];
-		char exp[32];
+		char exp[32], wide[1100];
 		snprintf(exp, sizeof exp, "%" PRId64, w->expires_unix_us);
+		/* a release-wide waiver says so wherever its reason is shown (the verdict) */
+		snprintf(wide, sizeof wide, "RELEASE-WIDE WAIVER: %.1000s", w->reason);
 		const char *q[] = {w->waiver_id,  req->release_id, w->model ? w->model : "",
 		                   w->platform ? w->platform : "", w->config ? w->config : "",
 		                   w->metric ? w->metric : "", w->owner,
-		                   w->approved_by ? w->approved_by : "", w->reason, exp};
+		                   w->approved_by ? w->approved_by : "",
+		                   w->release_wide ? wide : w->reason, exp};
 		st = pw_pg_exec(pg,
 		                "INSERT INTO perfwatch.waivers (waiver_id, release_id, model, platform, "
 		                "config, metric, owner, approved_by, reason, expires_at) VALUES ($1, $2, "

@@ -166,8 +166,18 @@ Test(gate_policy, waiting_rule)
 	cr_assert(r.sr[b].tested);
 	/* a family without any series is waited for only while settling, and
 	 * then decided as short of data, never as a pass */
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 10, 20, 15, NULL), PW_GATE_WAIT_MORE);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 15, 20, 15, NULL), PW_GATE_WAIT_READY);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 2, r.s, r.ns, 10, 20, 15, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 2, r.s, r.ns, 15, 20, 15, NULL), PW_GATE_WAIT_READY);
+	/* issue 19: a release with no candidate run at all (it does not exist, or
+	 * the ingester is stalled) waits for its deadline, not for the settle time */
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 10, 20, 15, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(missing, 1);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 15, 20, 15, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 20, 20, 15, NULL), PW_GATE_WAIT_DEADLINE);
+	size_t bn = r.s[b].n_cand;
+	r.s[b].n_cand = 0; /* a is frozen: no candidate run anywhere */
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 15, 20, 15, NULL), PW_GATE_WAIT_MORE);
+	r.s[b].n_cand = bn;
 	rel e;
 	rel_init(&e);
 	size_t ef = fam(&e, "unmeasured", 0.05);
