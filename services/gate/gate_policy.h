@@ -56,6 +56,24 @@ pw_gate_outcome pw_gate_series_outcome(const pw_gate_policy *policy,
                                        const pw_gate_series_result *r,
                                        const pw_gate_family_result *f);
 
+/* ------------------------------------------------------------------ waivers */
+
+/* A waiver expires at most this long after its request (366 days). */
+#define PW_GATE_WAIVER_MAX_US (366LL * 86400 * 1000000)
+
+/*
+ * The door check of one waiver of a GateRequest: a waiver with no selector
+ * (model, platform, config and metric all empty; NULL counts as empty) would
+ * waive the whole release and is refused unless release_wide is set; an
+ * expiry more than PW_GATE_WAIVER_MAX_US after asked_us (or negative) is
+ * refused. PW_OK, or PW_ERR_INVALID with the reason in errbuf (the request is
+ * then a dead letter).
+ */
+pw_status pw_gate_waiver_check(const char *waiver_id, const char *model, const char *platform,
+                               const char *config, const char *metric, bool release_wide,
+                               int64_t expires_us, int64_t asked_us, char *errbuf,
+                               size_t errlen);
+
 /* ------------------------------------------------------------------ waiting */
 
 typedef enum pw_gate_wait {

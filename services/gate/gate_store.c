@@ -15,9 +15,6 @@
 #include "pw_time.h"
 #include "pw_topics.h"
 
-/* A waiver expires at most this long after its request (366 days). */
-#define GATE_WAIVER_MAX_US (366LL * 86400 * 1000000)
-
 /* ------------------------------------------------------------------ arena */
 
 typedef struct pw_gate_arena_block {
@@ -213,24 +210,17 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 			               "gate request \"%s\": waiver %zu needs an id, an owner, a reason "
 			               "and an expiry",
 			               req->release_id, i);
-		/* one unscoped waiver would waive the whole release: only when said so */
-		if (!nonempty(w->model) && !nonempty(w->platform) && !nonempty(w->config) &&
-		    !nonempty(w->metric) && !w->release_wide)
-			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-			               "gate request \"%s\": waiver \"%s\" has no selector (model, "
-			               "platform, config, metric) and would waive the whole release; set "
-			               "release_wide to mean that",
-			               req->release_id, w->waiver_id);
 		/* from the later of the request's time and the gate's clock (a replay
 		 * of an old request carries its old time) */
 		int64_t asked = pw_now_us();
 		if (req->requested_unix_us > asked)
 			asked = req->requested_unix_us;
-		if (w->expires_unix_us > asked + GATE_WAIVER_MAX_US || w->expires_unix_us < 0)
-			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-			               "gate request \"%s\": waiver \"%s\" expires more than 366 days "
-			               "after the request",
-			               req->release_id, w->waiver_id);
+		char why[256];
+		if (pw_gate_waiver_check(w->waiver_id, w->model, w->platform, w->config, w->metric,
+		                         w->release_wide, w->expires_unix_us, asked, why,
+		                         sizeof why) != PW_OK)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "gate request \"%s\": %s",
+			               req->release_id, why);
 	}
 	for (size_t i = 0; i < req->n_expected_wins; i++) {
 		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];

@@ -355,3 +355,40 @@ Test(gate_policy, zero_baseline_median_is_screened_not_fatal)
 	cr_assert_eq(r.out[ok], PW_GATE_OUT_BLOCKING);
 	cr_assert_eq(pw_gate_screen(r.s, r.ns, work), 0, "screening twice changes nothing");
 }
+
+/* issue 19, item 4: one unscoped waiver waived the whole release, with expiry INT64_MAX */
+Test(gate_policy, an_unscoped_or_endless_waiver_is_refused)
+{
+	const int64_t now = 1780000000000000LL, day = 86400LL * 1000000;
+	char why[256];
+	cr_assert_eq(pw_gate_waiver_check("wv-1", "", "", "", "", false, now + day, now, why,
+	                                  sizeof why),
+	             PW_ERR_INVALID);
+	cr_assert(strstr(why, "has no selector") && strstr(why, "release_wide"), "%s", why);
+	cr_assert_eq(pw_gate_waiver_check("wv-1", NULL, NULL, NULL, NULL, false, now + day, now, why,
+	                                  sizeof why),
+	             PW_ERR_INVALID);
+	/* said so: accepted */
+	cr_assert_eq(pw_gate_waiver_check("wv-1", "", "", "", "", true, now + day, now, why,
+	                                  sizeof why),
+	             PW_OK);
+	/* scoped: accepted */
+	cr_assert_eq(pw_gate_waiver_check("wv-2", "chat-70b", "", "", "", false, now + day, now, why,
+	                                  sizeof why),
+	             PW_OK);
+	/* expiry INT64_MAX, or over 366 days: refused, scoped or not */
+	cr_assert_eq(pw_gate_waiver_check("wv-3", "chat-70b", "", "", "", false, INT64_MAX, now, why,
+	                                  sizeof why),
+	             PW_ERR_INVALID);
+	cr_assert(strstr(why, "366 days"), "%s", why);
+	cr_assert_eq(pw_gate_waiver_check("wv-3", "chat-70b", "", "", "", true, now + 367 * day, now,
+	                                  why, sizeof why),
+	             PW_ERR_INVALID);
+	cr_assert_eq(pw_gate_waiver_check("wv-3", "chat-70b", "", "", "", false, now + 366 * day, now,
+	                                  why, sizeof why),
+	             PW_OK);
+	/* an expired one is valid input (it just does not apply) */
+	cr_assert_eq(pw_gate_waiver_check("wv-4", "code-34b", "", "", "", false, now - day, now, why,
+	                                  sizeof why),
+	             PW_OK);
+}
