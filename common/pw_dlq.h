@@ -23,6 +23,19 @@
 #include "pw_kafka.h"
 #include "pw_status.h"
 
+/*
+ * A DeadLetter always fits perf.dlq.v1 (whose messages are capped at 1 MB by
+ * the broker): an original payload longer than PW_DLQ_PAYLOAD_KEEP is kept
+ * as its first PW_DLQ_PAYLOAD_KEEP bytes with payload_truncated set, its
+ * whole length and its SHA-256; a key longer than PW_DLQ_KEY_KEEP likewise
+ * (key_truncated, original_key_length); the detail is cut to
+ * PW_DLQ_DETAIL_KEEP bytes on a character boundary and made valid UTF-8.
+ * The source topic, partition and offset are always kept.
+ */
+#define PW_DLQ_PAYLOAD_KEEP (64u << 10)
+#define PW_DLQ_KEY_KEEP 1024u
+#define PW_DLQ_DETAIL_KEEP 1024u
+
 /* Where a dead letter came from and why: every pointer is borrowed. */
 typedef struct pw_dlq_source {
 	const char *service;      /* e.g. "watcher" */
@@ -42,7 +55,9 @@ void pw_dlq_source_from_message(pw_dlq_source *src, const rd_kafka_message_t *ms
 
 /*
  * Packs a DeadLetter into a new buffer *out of *outlen bytes (caller frees).
- * failed_unix_us is the time of the failure. PW_ERR_NOMEM on no memory.
+ * failed_unix_us is the time of the failure. The result is at most a few
+ * KiB over PW_DLQ_PAYLOAD_KEEP whatever src holds (see above). PW_ERR_NOMEM
+ * on no memory.
  */
 pw_status pw_dlq_pack(const pw_dlq_source *src, Perfwatch__V1__DlqReason reason,
                       const char *detail, int64_t failed_unix_us, uint8_t **out,
@@ -50,7 +65,7 @@ pw_status pw_dlq_pack(const pw_dlq_source *src, Perfwatch__V1__DlqReason reason,
 
 /*
  * Packs the dead letter of src and produces it on perf.dlq.v1 keyed by the
- * original key, waiting up to queue_wait_ms for room in the producer's queue
+ * original key (cut to PW_DLQ_KEY_KEEP), waiting up to queue_wait_ms for room in the producer's queue
  * (pw_producer_produce). The caller flushes with the rest of its batch.
  */
 pw_status pw_dlq_publish(pw_producer *p, const pw_dlq_source *src,

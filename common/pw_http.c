@@ -9,6 +9,7 @@
  * renderer or the service's handlers and freed with the request.
  */
 #include "pw_http.h"
+#include "pw_input.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -414,31 +415,49 @@ malformed:
 	               pw_config_source(cfg, "http.listen"), listen);
 }
 
-pw_status pw_http_query_get(const char *query, const char *name, char *out, size_t outlen)
+pw_status pw_http_query_param(const char *query, const char *name, char *out, size_t outlen,
+                              char *errbuf, size_t errlen)
 {
 	if (!query)
-		return PW_ERR_NOT_FOUND;
-	struct evkeyvalq q;
-	q.tqh_first = NULL;
-	q.tqh_last = &q.tqh_first;
-	if (evhttp_parse_query_str(query, &q) != 0) {
-		evhttp_clear_headers(&q);
-		return PW_ERR_INVALID;
-	}
-	pw_status st = PW_ERR_NOT_FOUND;
-	/* evhttp_find_header() ignores case; query names are case-sensitive */
-	for (struct evkeyval *kv = q.tqh_first; kv; kv = kv->next.tqe_next) {
-		if (strcmp(kv->key, name) != 0)
-			continue;
-		size_t n = strlen(kv->value);
-		if (n >= outlen) {
-			st = PW_ERR_INVALID;
-		} else {
-			memcpy(out, kv->value, n + 1);
-			st = PW_OK;
+		return pw_fail(PW_ERR_NOT_FOUND, errbuf, errlen, "missing query parameter %s", name);
+	size_t nl = strlen(name);
+	/* the raw pairs: a decoded value's length is known, so a %00 is seen */
+	for (const char *p = query; *p;) {
+		const char *end = strchr(p, '&');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		if (n > nl && strncmp(p, name, nl) == 0 && p[nl] == '=') {
+			char *raw = strndup(p + nl + 1, n - nl - 1);
+			if (!raw)
+				return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+			size_t dn = 0;
+			char *v = evhttp_uridecode(raw, 0, &dn);
+			free(raw);
+			if (!v)
+				return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+			pw_status st = PW_OK;
+			if (memchr(v, 0, dn))
+				st = pw_fail(PW_ERR_INVALID, errbuf, errlen,
+				             "query parameter %s contains a NUL byte", name);
+			else if (!pw_input_utf8_ok(v, dn))
+				st = pw_fail(PW_ERR_INVALID, errbuf, errlen,
+				             "query parameter %s is not valid UTF-8", name);
+			else if (dn >= outlen)
+				st = pw_fail(PW_ERR_INVALID, errbuf, errlen,
+				             "query parameter %s is too long (%zu bytes, at most %zu)", name,
+				             dn, outlen - 1);
+			else
+				memcpy(out, v, dn + 1);
+			free(v);
+			return st;
 		}
-		break;
+		p += n;
+		if (*p == '&')
+			p++;
 	}
-	evhttp_clear_headers(&q);
-	return st;
+	return pw_fail(PW_ERR_NOT_FOUND, errbuf, errlen, "missing query parameter %s", name);
+}
+
+pw_status pw_http_query_get(const char *query, const char *name, char *out, size_t outlen)
+{
+	return pw_http_query_param(query, name, out, outlen, NULL, 0);
 }

@@ -120,4 +120,14 @@ pw_status pw_http_listen_from_config(const pw_config *cfg, char *host, size_t ho
  */
 pw_status pw_http_query_get(const char *query, const char *name, char *out, size_t outlen);
 
+/*
+ * pw_http_query_get with the reason in errbuf, for a 400 reply:
+ * PW_ERR_NOT_FOUND "missing query parameter NAME"; PW_ERR_INVALID when the
+ * decoded value holds a NUL byte (%00), is not valid UTF-8, or is too long
+ * for outlen ("query parameter NAME is too long (N bytes, at most M)").
+ * The first NAME=value pair counts; '+' stays '+' (as before).
+ */
+pw_status pw_http_query_param(const char *query, const char *name, char *out, size_t outlen,
+                              char *errbuf, size_t errlen);
+
 #endif

@@ -29,6 +29,7 @@ struct pw_pg {
 	pw_backoff backoff;
 	int64_t next_attempt; /* monotonic ms; 0 = now */
 	char last_error[512];
+	char last_sqlstate[8];  /* of the last failed statement, "" after a success */
 };
 
 static int64_t now_ms(void)
@@ -224,6 +225,7 @@ static pw_status fail_result(pw_pg *pg, PGresult *res, const char *what, char *e
 	pw_status st = pw_pg_classify(state, bad);
 	char sqlstate[8];
 	snprintf(sqlstate, sizeof sqlstate, "%s", state ? state : "");
+	memcpy(pg->last_sqlstate, sqlstate, sizeof pg->last_sqlstate);
 	PQclear(res);
 	if (bad) {
 		pg->in_tx = pg->in_copy = false;
@@ -235,6 +237,17 @@ static pw_status fail_result(pw_pg *pg, PGresult *res, const char *what, char *e
 	return pw_fail(st, errbuf, errlen, "%s failed: %s%s%s%s%s%s", what, msg,
 	               detail[0] ? "\ndetail: " : "", detail, sqlstate[0] ? " (sqlstate " : "",
 	               sqlstate, sqlstate[0] ? ")" : "");
+}
+
+bool pw_pg_sqlstate_is_data(const char *sqlstate)
+{
+	return sqlstate && strlen(sqlstate) == 5 &&
+	       (strncmp(sqlstate, "22", 2) == 0 || strncmp(sqlstate, "23", 2) == 0);
+}
+
+const char *pw_pg_last_sqlstate(const pw_pg *pg)
+{
+	return pg ? pg->last_sqlstate : "";
 }
 
 pw_status pw_pg_execv(pw_pg *pg, const char *sql, int nparams, const char *const *values,
@@ -250,6 +263,7 @@ pw_status pw_pg_execv(pw_pg *pg, const char *sql, int nparams, const char *const
 	pw_status st = pw_pg_ensure(pg, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
+	pg->last_sqlstate[0] = '\0';
 	PGresult *r = PQexecParams(pg->conn, sql, nparams, NULL, values, lengths, formats,
 	                           result_format);
 	ExecStatusType es = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;

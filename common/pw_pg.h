@@ -172,6 +172,18 @@ PGconn *pw_pg_conn(pw_pg *pg);
  */
 pw_status pw_pg_classify(const char *sqlstate, bool connection_bad);
 
+/*
+ * True when sqlstate names an error in the data of one statement rather than
+ * in the server or the schema: class 22 (data exception: invalid UTF-8,
+ * value out of range, string too long, bad timestamp) and class 23 (integrity
+ * constraint: check, not-null, foreign key, unique). Such a statement fails
+ * the same way on every retry, so the message behind it is a dead letter.
+ */
+bool pw_pg_sqlstate_is_data(const char *sqlstate);
+
+/* The SQLSTATE of pg's last failed statement ("" when it succeeded or had none). */
+const char *pw_pg_last_sqlstate(const pw_pg *pg);
+
 /* Closes the connection and frees pg. Accepts NULL. */
 void pw_pg_free(pw_pg *pg);
 

@@ -11,7 +11,18 @@
  * do (persistence, compaction, retention, auth) is in docs/operations.md.
  * `--list-topics` prints the topic table so that tests compare the broker
  * against the same single source of truth.
+ *
+ * Fixed ports (--port-base P): broker i listens on 127.0.0.1:P+i-1, so that a
+ * broker restarted after a crash comes back where every client already looks
+ * (librdkafka reconnects to the same addresses; it only loses what the broker
+ * kept in memory: topics' messages and committed offsets). librdkafka 2.0's
+ * mock cluster has no port option and binds port 0; this program defines
+ * bind(2), which the library's call resolves to (an executable's symbol
+ * interposes on libc's), and turns each loopback bind to port 0 made while
+ * the cluster is created into a bind to the next fixed port, with
+ * SO_REUSEADDR so that a restart does not wait for TIME_WAIT.
  */
+#define _GNU_SOURCE
 #include "pw_log.h"
 #include "pw_status.h"
 #include "pw_topics.h"
@@ -19,8 +30,11 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,12 +45,42 @@
 #define PW_DEVBROKER_MAX_BROKERS 16
 
 typedef struct pw_devbroker_opts {
+	int port_base;              /* 0: ephemeral ports (librdkafka's choice) */
 	const char *bootstrap_file; /* borrowed from argv */
 	const char *pidfile;        /* borrowed from argv; NULL for none */
 	int brokers;
 	bool list_topics;
 	pw_log_level log_level;
 } pw_devbroker_opts;
+
+/*
+ * The next fixed port for bind() below, and how many remain; set by main
+ * around rd_kafka_mock_cluster_new only (0 otherwise: binds pass through).
+ */
+static int pw_devbroker_next_port, pw_devbroker_ports_left;
+
+int bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	static int (*real_bind)(int, const struct sockaddr *, socklen_t);
+	if (!real_bind)
+		real_bind = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "bind");
+	if (!real_bind) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (pw_devbroker_ports_left > 0 && addr && addr->sa_family == AF_INET &&
+	    len >= (socklen_t)sizeof(struct sockaddr_in) &&
+	    ((const struct sockaddr_in *)addr)->sin_port == 0) {
+		struct sockaddr_in sin = *(const struct sockaddr_in *)addr;
+		sin.sin_port = htons((uint16_t)pw_devbroker_next_port);
+		int one = 1;
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		pw_devbroker_next_port++;
+		pw_devbroker_ports_left--;
+		return real_bind(fd, (const struct sockaddr *)&sin, sizeof sin);
+	}
+	return real_bind(fd, addr, len);
+}
 
 /* Set by the signal handler, read by the main loop; nothing else touches it. */
 static volatile sig_atomic_t pw_devbroker_stop;
@@ -50,11 +94,12 @@ static void pw_devbroker_on_signal(int sig)
 static void pw_devbroker_usage(FILE *out)
 {
 	fputs("usage: pw-devbroker --bootstrap-file PATH [--brokers N] [--pidfile PATH]\n"
-	      "                    [--log-level debug|info|warn|error]\n"
+	      "                    [--port-base PORT] [--log-level debug|info|warn|error]\n"
 	      "       pw-devbroker --list-topics\n"
 	      "\n"
 	      "Runs a librdkafka mock cluster with every perfwatch topic on 127.0.0.1,\n"
 	      "writes its bootstrap servers to PATH and stays up until SIGTERM/SIGINT.\n"
+	      "--port-base puts broker i on PORT+i-1 (a restarted broker comes back there).\n"
 	      "--list-topics prints 'name partitions replication cleanup-policy' per topic.\n",
 	      out);
 }
@@ -63,6 +108,7 @@ static pw_status pw_devbroker_parse_args(int argc, char **argv, pw_devbroker_opt
                                          char *errbuf, size_t errlen)
 {
 	o->bootstrap_file = NULL;
+	o->port_base = 0;
 	o->pidfile = NULL;
 	o->brokers = 3;
 	o->list_topics = false;
@@ -75,7 +121,8 @@ static pw_status pw_devbroker_parse_args(int argc, char **argv, pw_devbroker_opt
 			continue;
 		}
 		if (strcmp(a, "--bootstrap-file") != 0 && strcmp(a, "--brokers") != 0 &&
-		    strcmp(a, "--pidfile") != 0 && strcmp(a, "--log-level") != 0)
+		    strcmp(a, "--pidfile") != 0 && strcmp(a, "--log-level") != 0 &&
+		    strcmp(a, "--port-base") != 0)
 			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "unknown option \"%s\"", a);
 		if (!v)
 			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "option \"%s\" needs a value", a);
@@ -84,6 +131,15 @@ static pw_status pw_devbroker_parse_args(int argc, char **argv, pw_devbroker_opt
 			o->bootstrap_file = v;
 		} else if (strcmp(a, "--pidfile") == 0) {
 			o->pidfile = v;
+		} else if (strcmp(a, "--port-base") == 0) {
+			char *end = NULL;
+			errno = 0;
+			long n = strtol(v, &end, 10);
+			if (errno || !end || *end || n < 1024 || n > 65535 - PW_DEVBROKER_MAX_BROKERS)
+				return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+				               "invalid port base \"%s\": expected 1024..%d", v,
+				               65535 - PW_DEVBROKER_MAX_BROKERS);
+			o->port_base = (int)n;
 		} else if (strcmp(a, "--brokers") == 0) {
 			char *end = NULL;
 			errno = 0;
@@ -273,9 +329,19 @@ int main(int argc, char **argv)
 		pw_log_error(&lg, "%s", err);
 		return 1;
 	}
+	pw_devbroker_next_port = opts.port_base;
+	pw_devbroker_ports_left = opts.port_base ? opts.brokers : 0;
 	mc = rd_kafka_mock_cluster_new(rk, opts.brokers);
+	bool ports_used = pw_devbroker_ports_left == 0;
+	pw_devbroker_ports_left = 0;
+	if (mc && !ports_used) {
+		pw_log_error(&lg, "mock cluster did not bind its %d brokers to ports from %d",
+		             opts.brokers, opts.port_base);
+		goto destroy_cluster;
+	}
 	if (!mc) {
-		pw_log_error(&lg, "could not create mock cluster with %d brokers", opts.brokers);
+		pw_log_error(&lg, "could not create mock cluster with %d brokers%s", opts.brokers,
+		             opts.port_base ? " (are the fixed ports free?)" : "");
 		goto destroy_client;
 	}
 	if (pw_devbroker_create_topics(mc, opts.brokers, &lg, err, sizeof err) != PW_OK) {

@@ -19,8 +19,10 @@
 #   stack.sh clean                      stop, then delete the stack's data
 #
 # Environment: PW_RUN_DIR (default <checkout>/run), PW_DEV_PG_PORT (25432),
-# PW_DEV_REDIS_PORT (26379), PW_DEV_KAFKA_BROKERS (3), PW_PG_BIN
-# (/usr/lib/postgresql/15/bin).
+# PW_DEV_REDIS_PORT (26379), PW_DEV_KAFKA_BROKERS (3), PW_DEV_KAFKA_PORT
+# (PW_DEV_PG_PORT + 2000: broker i listens on PW_DEV_KAFKA_PORT + i - 1, so a
+# broker restarted by `stack.sh start` comes back on the ports every client
+# already uses), PW_PG_BIN (/usr/lib/postgresql/15/bin).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,6 +31,7 @@ case $run_dir in /*) ;; *) run_dir=$PWD/$run_dir ;; esac
 pg_port=${PW_DEV_PG_PORT:-25432}
 redis_port=${PW_DEV_REDIS_PORT:-26379}
 kafka_brokers=${PW_DEV_KAFKA_BROKERS:-3}
+kafka_port=${PW_DEV_KAFKA_PORT:-$((pg_port + 2000))}
 pg_bin=${PW_PG_BIN:-/usr/lib/postgresql/15/bin}
 
 pg_dir=$run_dir/pg
@@ -268,7 +271,7 @@ start_kafka() {
   # child of & is never a process-group leader, so setsid execs in place and
   # $! is the broker's pid.
   setsid "$bin" --bootstrap-file "$kafka_bootstrap" --pidfile "$kafka_pidfile" \
-    --brokers "$kafka_brokers" </dev/null >>"$kafka_log" 2>&1 9>&- &
+    --brokers "$kafka_brokers" --port-base "$kafka_port" </dev/null >>"$kafka_log" 2>&1 9>&- &
   local launched=$!
   started+=(devbroker)
   local i

@@ -49,6 +49,10 @@ pw_status pw_baseliner_metrics_register(pw_metrics *reg, pw_baseliner_metrics *m
 	                       errbuf, errlen));
 	REG(pw_metrics_counter(reg, "perfwatch_baseliner_fleet_changes_total",
 	                       "fleet-change events consumed", NULL, &m->fleet_changes, errbuf, errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_fleet_wide_changes_total",
+	                       "fleet-change events with fleet_wide set and no selector (every "
+	                       "series frozen): alert on any increase", NULL, &m->fleet_wide_changes,
+	                       errbuf, errlen));
 	REG(pw_metrics_counter(reg, "perfwatch_baseliner_baseline_updates_total",
 	                       "new baseline versions stored and published", NULL, &m->updates, errbuf,
 	                       errlen));
@@ -277,6 +281,13 @@ static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, in
                               char *errbuf, size_t errlen)
 {
 	pw_baseliner_metrics *m = b->m;
+	char why[512];
+	if (pw_input_check_wire(&perfwatch__v1__series_point__descriptor, msg->payload, msg->len,
+	                        why, sizeof why) != PW_OK) {
+		m_inc(m ? m->points : NULL, "invalid");
+		return dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
+		                   "perfwatch.v1.SeriesPoint", why, errbuf, errlen);
+	}
 	Perfwatch__V1__SeriesPoint *sp =
 		perfwatch__v1__series_point__unpack(NULL, msg->len, (const uint8_t *)msg->payload);
 	if (!sp) {
@@ -286,8 +297,15 @@ static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, in
 		                   errlen);
 	}
 	pw_status st = PW_OK;
-	if (!sp->series_key || !*sp->series_key || sp->series_id <= 0 || !isfinite(sp->value) ||
-	    strlen(sp->series_key) >= PW_ST_KEY_MAX) {
+	if (sp->series_key && strlen(sp->series_key) >= PW_ST_KEY_MAX) {
+		m_inc(m ? m->points : NULL, "invalid");
+		snprintf(why, sizeof why, "series_key of %zu bytes is too long (the cap is %d)",
+		         strlen(sp->series_key), PW_ST_KEY_MAX - 1);
+		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE,
+		                 "perfwatch.v1.SeriesPoint", why, errbuf, errlen);
+		goto out;
+	}
+	if (!sp->series_key || !*sp->series_key || sp->series_id <= 0 || !isfinite(sp->value)) {
 		m_inc(m ? m->points : NULL, "invalid");
 		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
 		                 "perfwatch.v1.SeriesPoint",
@@ -475,6 +493,11 @@ out:
 static pw_status handle_fleet(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
                               char *errbuf, size_t errlen)
 {
+	char why[512];
+	if (pw_input_check_wire(&perfwatch__v1__fleet_change_event__descriptor, msg->payload,
+	                        msg->len, why, sizeof why) != PW_OK)
+		return dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
+		                   "perfwatch.v1.FleetChangeEvent", why, errbuf, errlen);
 	Perfwatch__V1__FleetChangeEvent *fc =
 		perfwatch__v1__fleet_change_event__unpack(NULL, msg->len, (const uint8_t *)msg->payload);
 	if (!fc)
@@ -504,9 +527,40 @@ static pw_status handle_fleet(pw_baseliner *b, const rd_kafka_message_t *msg, in
 		.from_version = fc->from_version,
 		.to_version = fc->to_version,
 	};
-	st = pw_bstore_put_fleet(b->pg, &f, errbuf, errlen);
+	if (pw_fleet_selector_is_empty(&f.sel) && !fc->fleet_wide) {
+		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
+		                 "perfwatch.v1.FleetChangeEvent",
+		                 "fleet change has no selector and would freeze every series; set "
+		                 "fleet_wide to mean that",
+		                 errbuf, errlen);
+		goto out;
+	}
+	/* a statement that PostgreSQL refuses for its data fails the same way on
+	 * every retry: the savepoint lets the batch go on without the event */
+	st = pw_pg_exec(b->pg, "SAVEPOINT fleet_change", 0, NULL, NULL, errbuf, errlen);
 	if (st != PW_OK)
 		goto out;
+	st = pw_bstore_put_fleet(b->pg, &f, errbuf, errlen);
+	if (st != PW_OK && pw_pg_sqlstate_is_data(pw_pg_last_sqlstate(b->pg))) {
+		snprintf(why, sizeof why, "postgresql refused the fleet change: %.400s", errbuf);
+		st = pw_pg_exec(b->pg, "ROLLBACK TO SAVEPOINT fleet_change", 0, NULL, NULL, errbuf,
+		                errlen);
+		if (st == PW_OK)
+			st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
+			                 "perfwatch.v1.FleetChangeEvent", why, errbuf, errlen);
+		goto out;
+	}
+	if (st != PW_OK)
+		goto out;
+	st = pw_pg_exec(b->pg, "RELEASE SAVEPOINT fleet_change", 0, NULL, NULL, errbuf, errlen);
+	if (st != PW_OK)
+		goto out;
+	if (fc->fleet_wide) {
+		m_inc(b->m ? b->m->fleet_wide_changes : NULL, NULL);
+		pw_log_error(b->lg, "FLEET-WIDE fleet change \"%s\" (%s): every series is frozen "
+		             "until it re-baselines (fleet_wide is set, no selector)",
+		             fc->event_id, f.kind);
+	}
 	/* series this event already froze (a redelivery or a replay after the
 	 * freeze ended) are not frozen again: the freeze's natural key */
 	const char *pe[1] = {fc->event_id};
@@ -516,6 +570,11 @@ static pw_status handle_fleet(pw_baseliner *b, const rd_kafka_message_t *msg, in
 		goto out;
 	char reason[128];
 	fleet_reason(reason, sizeof reason, f.kind, fc->reason, fc->event_id);
+	if (fc->fleet_wide) {
+		char wide[sizeof reason];
+		memcpy(wide, reason, sizeof wide);
+		snprintf(reason, sizeof reason, "FLEET-WIDE %.*s", (int)(sizeof reason - 12), wide);
+	}
 	if (b->fleet) {
 		st = pw_fleet_log_add(b->fleet, fc->event_id, fc->occurred_unix_us, reason, &f.sel);
 		if (st != PW_OK) {

@@ -37,6 +37,7 @@
 typedef struct pw_baseliner_metrics {
 	pw_metric *points;        /* counter {outcome}: used, skipped_build, skipped_seen, invalid */
 	pw_metric *fleet_changes; /* counter */
+	pw_metric *fleet_wide_changes; /* counter: fleet_wide events (alert on any) */
 	pw_metric *updates;       /* counter: new baseline versions */
 	pw_metric *freezes;       /* counter */
 	pw_metric *unfreezes;     /* counter */

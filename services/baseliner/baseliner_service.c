@@ -55,10 +55,12 @@ static void bl_api_baseline(void *arg, const char *path, const char *query, pw_h
 {
 	(void)path;
 	bl_api *api = arg;
-	char key[PW_ST_KEY_MAX];
-	if (!query || pw_http_query_get(query, "series", key, sizeof key) != PW_OK) {
+	char key[PW_ST_KEY_MAX], why[256];
+	if (pw_http_query_param(query, "series", key, sizeof key, why, sizeof why) != PW_OK) {
 		reply->status = 400;
-		fprintf(reply->body, "{\"error\":\"missing query parameter series\"}\n");
+		fputs("{\"error\":\"", reply->body);
+		pw_json_escape(reply->body, why);
+		fputs("\"}\n", reply->body);
 		return;
 	}
 	pw_baseline_record r;

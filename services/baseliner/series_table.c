@@ -66,9 +66,29 @@ bool pw_point_mark_seen(const pw_point_mark *m, int32_t partition, int64_t offse
 
 uint64_t pw_series_point_id(const char *run_id, uint32_t repeat_index)
 {
-	char buf[160];
-	snprintf(buf, sizeof buf, "%s/%u", run_id ? run_id : "", repeat_index);
-	return pw_series_hash(buf);
+	/* FNV-1a of "run_id/repeat" over the whole run id (a fixed buffer cut
+	 * ids longer than 150 bytes, so that two of them could share an id) */
+	char rep[16];
+	snprintf(rep, sizeof rep, "/%u", repeat_index);
+	uint64_t h = 14695981039346656037ULL;
+	for (const unsigned char *p = (const unsigned char *)(run_id ? run_id : ""); *p; p++) {
+		h ^= *p;
+		h *= 1099511628211ULL;
+	}
+	for (const unsigned char *p = (const unsigned char *)rep; *p; p++) {
+		h ^= *p;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static bool recent_has(const pw_series_entry *e, uint64_t id)
+{
+	size_t n = e->nrecent < PW_ST_RECENT ? e->nrecent : PW_ST_RECENT;
+	for (size_t i = 0; i < n; i++)
+		if (e->recent[i] == id)
+			return true;
+	return false;
 }
 
 pw_status pw_series_entry_set_refilled(pw_series_entry *e, const uint64_t *ids, size_t n)
@@ -230,18 +250,29 @@ pw_status pw_series_entry_add(pw_series_entry *e, const pw_baseline_point *pt, u
 {
 	*nev = 0;
 	*skipped = false;
-	if (pw_point_mark_seen(&e->mark, partition, offset)) {
+	/*
+	 * A redelivery is known by the point's identity (run id, repeat; the
+	 * series names the metric): the ingester re-sends a batch's points at new
+	 * offsets after it is killed. The offset mark still tells a redelivery
+	 * after a restart of the baseliner itself, but only for a point measured
+	 * no later than the newest folded in: one measured after it cannot have
+	 * been folded in, whatever its offset (the topic started again from 0
+	 * after a broker restart).
+	 */
+	bool refilled = recent_has(e, id);
+	for (size_t i = 0; i < e->nrefilled && !refilled; i++)
+		refilled = e->refilled[i] == id;
+	if (pw_point_mark_seen(&e->mark, partition, offset) &&
+	    (refilled || pt->ts_us <= e->mark.ts_us)) {
 		*skipped = true;
 		return PW_OK;
 	}
-	bool refilled = false;
-	for (size_t i = 0; i < e->nrefilled && !refilled; i++)
-		refilled = e->refilled[i] == id;
 	bool old_fleet = e->bs.state == PW_BASELINE_FROZEN && pt->ts_us < e->freeze_since_us;
 	if (!refilled && !old_fleet) {
 		pw_status st = pw_baseline_series_add(&e->bs, pt, ev, nev);
 		if (st != PW_OK)
 			return st;
+		e->recent[e->nrecent++ % PW_ST_RECENT] = id;
 		if (env) {
 			e->env = *env;
 			e->has_env = true;

@@ -20,10 +20,13 @@
 #include <stdint.h>
 
 #include "baseline.h"
+#include "pw_input.h"
 #include "pw_status.h"
 
 /* Capacities of the text fields of an entry (truncated beyond). */
-#define PW_ST_KEY_MAX 256
+#define PW_ST_KEY_MAX PW_SERIES_KEY_MAX /* pw_input.h: the one series-key limit */
+/* Point ids of a series remembered as folded in, besides a load's re-fill. */
+#define PW_ST_RECENT 64
 #define PW_ST_ENV_MAX 96
 
 /* The environment of a point: what fleet-change selectors name. */
@@ -119,6 +122,8 @@ typedef struct pw_series_entry {
 	pw_point_mark mark;
 	uint64_t *refilled;        /* id hashes of the points a load re-filled the window with */
 	size_t nrefilled;          /* (a redelivery of one of them is not added twice) */
+	uint64_t recent[PW_ST_RECENT]; /* id hashes of the last points folded in (a ring) */
+	size_t nrecent;            /* points folded in since the entry was made */
 	pw_baseline_series bs;     /* the state machine; initialised when the entry is made */
 	int64_t freeze_since_us;   /* while frozen: points measured before this are of the old fleet */
 	int64_t frozen_version;    /* baseline version active when frozen; 0 when none */
@@ -168,8 +173,11 @@ void pw_series_table_clear(pw_series_table *t);
  * Feeds one point of the baseline build line to entry e. id is a hash of the
  * point's (run_id, repeat_index) (pw_series_point_id), partition/offset its
  * position in perf.points.v1 (partition -1: unknown, never a redelivery).
- * Skips it (PW_OK, *skipped true, no event) when the mark has seen it, when
- * it is one the last load re-filled the window with, or when the series is
+ * Skips it (PW_OK, *skipped true, no event) when its id is one of the last
+ * PW_ST_RECENT folded in or one the last load re-filled the window with,
+ * when the mark has seen its offset and it was measured no later than the
+ * mark's newest point (a later one is new whatever its offset: the topic
+ * may have started again from 0), or when the series is
  * frozen and the point was measured before the freeze's event; otherwise
  * records env and runs pw_baseline_series_add, whose events land in ev (room
  * for 2) / *nev. The mark advances for every point not skipped as seen.

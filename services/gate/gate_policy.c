@@ -77,13 +77,37 @@ static size_t need_of(const pw_gate_policy *policy, pw_gate_tier tier)
 	return tier == PW_GATE_TIER_TOP ? policy->min_candidate_n : policy->min_candidate_tail_n;
 }
 
+static bool empty(const char *s)
+{
+	return !s || !*s;
+}
+
+pw_status pw_gate_waiver_check(const char *waiver_id, const char *model, const char *platform,
+                               const char *config, const char *metric, bool release_wide,
+                               int64_t expires_us, int64_t asked_us, char *errbuf,
+                               size_t errlen)
+{
+	if (empty(model) && empty(platform) && empty(config) && empty(metric) && !release_wide)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "waiver \"%s\" has no selector (model, platform, config, metric) and "
+		               "would waive the whole release; set release_wide to mean that",
+		               waiver_id ? waiver_id : "");
+	if (expires_us < 0 || expires_us > asked_us + PW_GATE_WAIVER_MAX_US)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "waiver \"%s\" expires more than 366 days after the request",
+		               waiver_id ? waiver_id : "");
+	return PW_OK;
+}
+
 pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families,
                                  const pw_gate_series_input *series, size_t n_series,
                                  int64_t now_us, int64_t deadline_us, int64_t settle_until_us,
                                  size_t *n_missing)
 {
-	size_t missing = 0;
+	size_t missing = 0, arrived = 0;
 	bool settling = now_us < settle_until_us;
+	for (size_t i = 0; i < n_series; i++)
+		arrived += series[i].n_cand;
 	for (size_t i = 0; i < n_series; i++) {
 		if (series[i].state == PW_GATE_STATE_ACTIVE &&
 		    series[i].n_cand < need_of(policy, series[i].tier))
@@ -98,6 +122,11 @@ pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families
 				any = series[i].family == j;
 			missing += !any;
 		}
+	/* not one candidate run yet (an ingester stalled, or a release whose runs
+	 * have not started, or that does not exist): nothing to decide on before
+	 * the deadline */
+	if (arrived == 0 && missing == 0)
+		missing = 1;
 	if (n_missing)
 		*n_missing = missing;
 	if (missing == 0)

@@ -56,6 +56,24 @@ pw_gate_outcome pw_gate_series_outcome(const pw_gate_policy *policy,
                                        const pw_gate_series_result *r,
                                        const pw_gate_family_result *f);
 
+/* ------------------------------------------------------------------ waivers */
+
+/* A waiver expires at most this long after its request (366 days). */
+#define PW_GATE_WAIVER_MAX_US (366LL * 86400 * 1000000)
+
+/*
+ * The door check of one waiver of a GateRequest: a waiver with no selector
+ * (model, platform, config and metric all empty; NULL counts as empty) would
+ * waive the whole release and is refused unless release_wide is set; an
+ * expiry more than PW_GATE_WAIVER_MAX_US after asked_us (or negative) is
+ * refused. PW_OK, or PW_ERR_INVALID with the reason in errbuf (the request is
+ * then a dead letter).
+ */
+pw_status pw_gate_waiver_check(const char *waiver_id, const char *model, const char *platform,
+                               const char *config, const char *metric, bool release_wide,
+                               int64_t expires_us, int64_t asked_us, char *errbuf,
+                               size_t errlen);
+
 /* ------------------------------------------------------------------ waiting */
 
 typedef enum pw_gate_wait {
@@ -72,7 +90,10 @@ typedef enum pw_gate_wait {
  * catching up on the runs that make a series active, so a baselining series
  * is waited for until then and not after (a new series must not hold a
  * release for a day); likewise a family of the n_families without any
- * series yet (its first runs may not be ingested). Otherwise DEADLINE once
+ * series yet (its first runs may not be ingested). A release with not one
+ * candidate run in any series is never READY: it waits for its deadline
+ * (its runs have not started, the ingester is stalled, or the release does
+ * not exist), and counts as one missing. Otherwise DEADLINE once
  * now_us >= deadline_us, else MORE. series[i].n_cand is what has arrived;
  * the samples themselves are not read. n_missing (may be NULL) receives the
  * number of series and families waited for.

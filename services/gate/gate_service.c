@@ -34,6 +34,7 @@
 #include "gate_messages.h"
 #include "gate_policy.h"
 #include "gate_store.h"
+#include "pw_input.h"
 #include "pw_time.h"
 
 #include "perfwatch/v1/dlq.pb-c.h"
@@ -83,6 +84,17 @@ pw_status pw_gate_requests_batch(void *ctx, rd_kafka_message_t *const *msgs, siz
 		return st;
 	for (size_t i = 0; i < n; i++) {
 		const rd_kafka_message_t *msg = msgs[i];
+		char bad[512];
+		if (pw_input_check_wire(&perfwatch__v1__gate_request__descriptor, msg->payload,
+		                        msg->len, bad, sizeof bad) != PW_OK) {
+			st = pw_service_dead_letter(w, msg, GATE_REQUEST_TYPE,
+			                            PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, bad,
+			                            errbuf, errlen);
+			if (st != PW_OK)
+				goto fail;
+			dead++;
+			continue;
+		}
 		Perfwatch__V1__GateRequest *req =
 		    perfwatch__v1__gate_request__unpack(NULL, msg->len, msg->payload);
 		if (!req) {

@@ -210,6 +210,17 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 			               "gate request \"%s\": waiver %zu needs an id, an owner, a reason "
 			               "and an expiry",
 			               req->release_id, i);
+		/* from the later of the request's time and the gate's clock (a replay
+		 * of an old request carries its old time) */
+		int64_t asked = pw_now_us();
+		if (req->requested_unix_us > asked)
+			asked = req->requested_unix_us;
+		char why[256];
+		if (pw_gate_waiver_check(w->waiver_id, w->model, w->platform, w->config, w->metric,
+		                         w->release_wide, w->expires_unix_us, asked, why,
+		                         sizeof why) != PW_OK)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "gate request \"%s\": %s",
+			               req->release_id, why);
 	}
 	for (size_t i = 0; i < req->n_expected_wins; i++) {
 		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];
@@ -260,6 +271,28 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 	if (dup) {
 		if (duplicate)
 			*duplicate = true;
+		/* a re-sent request that brings waivers the stored one did not have
+		 * would otherwise get the old verdict and lose them without a word */
+		const char *wq[] = {req->release_id};
+		st = pw_pg_exec(pg, "SELECT waiver_id FROM perfwatch.waivers WHERE release_id = $1", 1,
+		                wq, &res, errbuf, errlen);
+		if (st != PW_OK)
+			goto out;
+		for (size_t i = 0; i < req->n_waivers; i++) {
+			bool known = false;
+			for (int k = 0; k < PQntuples(res) && !known; k++)
+				known = strcmp(PQgetvalue(res, k, 0), req->waivers[i]->waiver_id) == 0;
+			if (!known) {
+				st = pw_fail(PW_ERR_INVALID, errbuf, errlen,
+				             "gate request \"%s\" evaluation %" PRIu32 " was already received without "
+				             "waiver \"%s\": send the new waivers as evaluation %" PRIu32,
+				             req->release_id, req->evaluation, req->waivers[i]->waiver_id,
+				             req->evaluation + 1);
+				goto out;
+			}
+		}
+		PQclear(res);
+		res = NULL;
 		/* done already: publish the stored verdict again */
 		char ref[PW_GATE_OUTBOX_REF_LEN];
 		pw_gate_outbox_ref(ref, sizeof ref, req->release_id, req->evaluation);
@@ -285,6 +318,9 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 	}
 	for (size_t i = 0; i < req->n_waivers; i++) {
 		const Perfwatch__V1__Waiver *w = req->waivers[i];
+		/* a release-wide waiver says so wherever its reason is shown (the verdict) */
+		char wide[1100];
+		snprintf(wide, sizeof wide, "RELEASE-WIDE WAIVER: %.1000s", w->reason);
 		pw_pg_params_init(&p);
 		pw_pg_params_text(&p, w->waiver_id);
 		pw_pg_params_text(&p, req->release_id);
@@ -294,7 +330,7 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 		pw_pg_params_text(&p, w->metric ? w->metric : "");
 		pw_pg_params_text(&p, w->owner);
 		pw_pg_params_text(&p, w->approved_by ? w->approved_by : "");
-		pw_pg_params_text(&p, w->reason);
+		pw_pg_params_text(&p, w->release_wide ? wide : w->reason);
 		pw_pg_params_int(&p, w->expires_unix_us);
 		st = pw_pg_exec_params(pg,
 		                       "INSERT INTO perfwatch.waivers (waiver_id, release_id, model, platform, "

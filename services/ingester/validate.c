@@ -9,6 +9,8 @@
  */
 #include "validate.h"
 
+#include "pw_input.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -370,6 +372,17 @@ pw_dlq_reason pw_ingest_validate(const Perfwatch__V1__RunResult *run, const pw_i
 		return fail(R_MISSING, detail, len, "field \"key.config\" is missing");
 	CHECK(check_name("key.config.name", c->name, true, true, lim, detail, len));
 	CHECK(check_config(c, detail, len));
+	/* every series key the run forms must fit the one key limit (PW_SERIES_KEY_MAX) */
+	size_t keylen = strlen(k->model) + strlen(k->hlo_fingerprint) + strlen(p->name) +
+	                strlen(c->name) + 4;
+	for (size_t i = 0; i < run->n_metrics; i++) {
+		const char *mn = run->metrics[i] && run->metrics[i]->name ? run->metrics[i]->name : "";
+		if (keylen + strlen(mn) >= PW_SERIES_KEY_MAX)
+			return fail(R_OVERSIZE, detail, len,
+			            "series key of metric \"%.64s\" would be %zu bytes, over the cap of %d "
+			            "(model, hlo_fingerprint, platform and config names together are too long)",
+			            mn, keylen + strlen(mn), PW_SERIES_KEY_MAX - 1);
+	}
 
 	/* where it ran */
 	CHECK(check_name("chip_set", run->chip_set, true, false, lim, detail, len));
@@ -512,6 +525,10 @@ pw_dlq_reason pw_ingest_decode(const void *payload, size_t len, const pw_ingest_
 		            len, lim->max_payload);
 	if (!payload || len == 0)
 		return fail(R_DECODE, detail, detail_len, "payload is empty");
+	char why[512];
+	if (pw_input_check_wire(&perfwatch__v1__run_result__descriptor, payload, len, why,
+	                        sizeof why) != PW_OK)
+		return fail(R_INVALID, detail, detail_len, "%s", why);
 	Perfwatch__V1__RunResult *run =
 		perfwatch__v1__run_result__unpack(NULL, len, (const uint8_t *)payload);
 	if (!run)

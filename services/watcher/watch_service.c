@@ -30,6 +30,7 @@
 #include "pw_dlq.h"
 #include "pw_time.h"
 #include "pw_config.h"
+#include "pw_input.h"
 #include "pw_http.h"
 #include "pw_kafka.h"
 #include "pw_log.h"
@@ -315,6 +316,11 @@ fail:
 static pw_status on_point(watcher_app *app, const rd_kafka_message_t *msg, char *errbuf,
                           size_t errlen)
 {
+	char bad[512];
+	if (pw_input_check_wire(&perfwatch__v1__series_point__descriptor, msg->payload, msg->len,
+	                        bad, sizeof bad) != PW_OK)
+		return dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
+		                   "perfwatch.v1.SeriesPoint", bad, errbuf, errlen);
 	Perfwatch__V1__SeriesPoint *p =
 		perfwatch__v1__series_point__unpack(NULL, msg->len, msg->payload);
 	if (!p)
@@ -375,6 +381,10 @@ out:
 static pw_status on_fleet_change(watcher_app *app, const rd_kafka_message_t *msg, char *errbuf,
                                  size_t errlen)
 {
+	char why[512];
+	if (pw_watch_check_fleet_change(msg->payload, msg->len, NULL, why, sizeof why) != PW_OK)
+		return dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
+		                   "perfwatch.v1.FleetChangeEvent", why, errbuf, errlen);
 	Perfwatch__V1__FleetChangeEvent *fc =
 		perfwatch__v1__fleet_change_event__unpack(NULL, msg->len, msg->payload);
 	if (!fc)
@@ -388,7 +398,18 @@ static pw_status on_fleet_change(watcher_app *app, const rd_kafka_message_t *msg
 		                 errbuf, errlen);
 		goto out;
 	}
+	if (pw_watch_check_fleet_change(NULL, 0, fc, why, sizeof why) != PW_OK) {
+		st = dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
+		                 "perfwatch.v1.FleetChangeEvent", why, errbuf, errlen);
+		goto out;
+	}
 	st = pw_watch_store_fleet_change(app->pg, fc, errbuf, errlen);
+	if (st == PW_ERR_INVALID) {
+		snprintf(why, sizeof why, "%s", errbuf);
+		st = dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
+		                 "perfwatch.v1.FleetChangeEvent", why, errbuf, errlen);
+		goto out;
+	}
 	if (st != PW_OK)
 		goto out;
 	pw_watch_selectors sel;

@@ -7,6 +7,7 @@
 #include "watch_store.h"
 
 #include "pw_enums.h"
+#include "pw_input.h"
 #include "pw_topics.h"
 
 #include <inttypes.h>
@@ -195,6 +196,21 @@ static char *text_array(char *const *list, size_t n)
 	return s;
 }
 
+pw_status pw_watch_check_fleet_change(const void *payload, size_t len,
+                                      const Perfwatch__V1__FleetChangeEvent *fc, char *errbuf,
+                                      size_t errlen)
+{
+	if (!fc)
+		return pw_input_check_wire(&perfwatch__v1__fleet_change_event__descriptor, payload, len,
+		                           errbuf, errlen);
+	if (!fc->n_platforms && !fc->n_chip_sets && !fc->n_cells && !fc->n_firmware &&
+	    !fc->n_harness_versions && !fc->fleet_wide)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "fleet change has no selector and would select every series; set "
+		               "fleet_wide to mean that");
+	return PW_OK;
+}
+
 pw_status pw_watch_store_fleet_change(pw_pg *pg, const Perfwatch__V1__FleetChangeEvent *fc,
                                       char *errbuf, size_t errlen)
 {
@@ -215,11 +231,26 @@ pw_status pw_watch_store_fleet_change(pw_pg *pg, const Perfwatch__V1__FleetChang
 			st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory storing a fleet change");
 			goto out;
 		}
+	/* inside the batch's transaction: a statement PostgreSQL refuses for its
+	 * data is undone alone and reported as PW_ERR_INVALID (a dead letter) */
+	st = pw_pg_exec(pg, "SAVEPOINT fleet_change", 0, NULL, NULL, errbuf, errlen);
+	if (st != PW_OK)
+		goto out;
 	st = pw_pg_exec(pg, sql, 12,
 	                (const char *const[]){fc->event_id, ts, pw_fleet_kind_name(fc->kind), fc->reason,
 	                                      fc->source, arr[0], arr[1], arr[2], arr[3], arr[4],
 	                                      fc->from_version, fc->to_version},
 	                NULL, errbuf, errlen);
+	if (st != PW_OK && pw_pg_sqlstate_is_data(pw_pg_last_sqlstate(pg))) {
+		char why[512];
+		snprintf(why, sizeof why, "postgresql refused the fleet change: %.400s", errbuf);
+		st = pw_pg_exec(pg, "ROLLBACK TO SAVEPOINT fleet_change", 0, NULL, NULL, errbuf, errlen);
+		if (st == PW_OK)
+			st = pw_fail(PW_ERR_INVALID, errbuf, errlen, "%s", why);
+		goto out;
+	}
+	if (st == PW_OK)
+		st = pw_pg_exec(pg, "RELEASE SAVEPOINT fleet_change", 0, NULL, NULL, errbuf, errlen);
 out:
 	for (int i = 0; i < 5; i++)
 		free(arr[i]);

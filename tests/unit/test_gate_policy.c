@@ -166,8 +166,18 @@ Test(gate_policy, waiting_rule)
 	cr_assert(r.sr[b].tested);
 	/* a family without any series is waited for only while settling, and
 	 * then decided as short of data, never as a pass */
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 10, 20, 15, NULL), PW_GATE_WAIT_MORE);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 15, 20, 15, NULL), PW_GATE_WAIT_READY);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 2, r.s, r.ns, 10, 20, 15, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 2, r.s, r.ns, 15, 20, 15, NULL), PW_GATE_WAIT_READY);
+	/* issue 19: a release with no candidate run at all (it does not exist, or
+	 * the ingester is stalled) waits for its deadline, not for the settle time */
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 10, 20, 15, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(missing, 1);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 15, 20, 15, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 20, 20, 15, NULL), PW_GATE_WAIT_DEADLINE);
+	size_t bn = r.s[b].n_cand;
+	r.s[b].n_cand = 0; /* a is frozen: no candidate run anywhere */
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 15, 20, 15, NULL), PW_GATE_WAIT_MORE);
+	r.s[b].n_cand = bn;
 	rel e;
 	rel_init(&e);
 	size_t ef = fam(&e, "unmeasured", 0.05);
@@ -344,4 +354,41 @@ Test(gate_policy, zero_baseline_median_is_screened_not_fatal)
 	cr_assert_eq(r.out[zero], PW_GATE_OUT_INSUFFICIENT_DATA);
 	cr_assert_eq(r.out[ok], PW_GATE_OUT_BLOCKING);
 	cr_assert_eq(pw_gate_screen(r.s, r.ns, work), 0, "screening twice changes nothing");
+}
+
+/* issue 19, item 4: one unscoped waiver waived the whole release, with expiry INT64_MAX */
+Test(gate_policy, an_unscoped_or_endless_waiver_is_refused)
+{
+	const int64_t now = 1780000000000000LL, day = 86400LL * 1000000;
+	char why[256];
+	cr_assert_eq(pw_gate_waiver_check("wv-1", "", "", "", "", false, now + day, now, why,
+	                                  sizeof why),
+	             PW_ERR_INVALID);
+	cr_assert(strstr(why, "has no selector") && strstr(why, "release_wide"), "%s", why);
+	cr_assert_eq(pw_gate_waiver_check("wv-1", NULL, NULL, NULL, NULL, false, now + day, now, why,
+	                                  sizeof why),
+	             PW_ERR_INVALID);
+	/* said so: accepted */
+	cr_assert_eq(pw_gate_waiver_check("wv-1", "", "", "", "", true, now + day, now, why,
+	                                  sizeof why),
+	             PW_OK);
+	/* scoped: accepted */
+	cr_assert_eq(pw_gate_waiver_check("wv-2", "chat-70b", "", "", "", false, now + day, now, why,
+	                                  sizeof why),
+	             PW_OK);
+	/* expiry INT64_MAX, or over 366 days: refused, scoped or not */
+	cr_assert_eq(pw_gate_waiver_check("wv-3", "chat-70b", "", "", "", false, INT64_MAX, now, why,
+	                                  sizeof why),
+	             PW_ERR_INVALID);
+	cr_assert(strstr(why, "366 days"), "%s", why);
+	cr_assert_eq(pw_gate_waiver_check("wv-3", "chat-70b", "", "", "", true, now + 367 * day, now,
+	                                  why, sizeof why),
+	             PW_ERR_INVALID);
+	cr_assert_eq(pw_gate_waiver_check("wv-3", "chat-70b", "", "", "", false, now + 366 * day, now,
+	                                  why, sizeof why),
+	             PW_OK);
+	/* an expired one is valid input (it just does not apply) */
+	cr_assert_eq(pw_gate_waiver_check("wv-4", "code-34b", "", "", "", false, now - day, now, why,
+	                                  sizeof why),
+	             PW_OK);
 }

@@ -398,3 +398,29 @@ Test(http, query_get)
 	cr_assert_eq(pw_http_query_get("a=1", "a", v, sizeof v), PW_OK);
 	cr_assert_str_eq(v, "1");
 }
+
+/* issue 19: %00 shortened the key, invalid UTF-8 reached PostgreSQL, a long key was "missing" */
+Test(http, query_param_refuses_nul_bad_utf8_and_says_too_long)
+{
+	char v[16], why[256];
+	cr_assert_eq(pw_http_query_param("series=chat-8b%00evil", "series", v, sizeof v, why,
+	                                 sizeof why),
+	             PW_ERR_INVALID);
+	cr_assert_str_eq(why, "query parameter series contains a NUL byte");
+	cr_assert_eq(pw_http_query_param("series=f-bad%FFutf", "series", v, sizeof v, why, sizeof why),
+	             PW_ERR_INVALID);
+	cr_assert_str_eq(why, "query parameter series is not valid UTF-8");
+	cr_assert_eq(pw_http_query_param("series=0123456789abcdefXYZ", "series", v, sizeof v, why,
+	                                 sizeof why),
+	             PW_ERR_INVALID);
+	cr_assert_str_eq(why, "query parameter series is too long (19 bytes, at most 15)");
+	cr_assert_eq(pw_http_query_param("a=1", "series", v, sizeof v, why, sizeof why),
+	             PW_ERR_NOT_FOUND);
+	cr_assert_str_eq(why, "missing query parameter series");
+	cr_assert_eq(pw_http_query_param("a=1&series=caf%C3%A9+x", "series", v, sizeof v, why,
+	                                 sizeof why),
+	             PW_OK);
+	cr_assert_str_eq(v, "caf\xc3\xa9+x");
+	/* the old entry point refuses the NUL too */
+	cr_assert_eq(pw_http_query_get("series=a%00b", "series", v, sizeof v), PW_ERR_INVALID);
+}

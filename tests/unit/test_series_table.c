@@ -229,6 +229,73 @@ Test(entry, redelivered_points_are_skipped_by_the_mark_in_any_time_order)
 	pw_series_table_free(t);
 }
 
+/* issue 19, item 3: the ingester killed -9 re-sends a batch's points at new offsets */
+Test(entry, a_point_resent_at_a_new_offset_is_skipped_by_its_identity)
+{
+	pw_baseline_params p = small_params();
+	pw_series_table *t = pw_series_table_new(4, &p);
+	pw_series_entry *e = NULL;
+	bool created, skipped;
+	cr_assert_eq(pw_series_table_get(t, "s", false, &e, &created), PW_OK);
+	pw_baseline_event ev[2];
+	size_t nev;
+	for (int k = 0; k < 6; k++) {
+		add(e, k, 10.0, k, &skipped, &nev, ev);
+		cr_assert_not(skipped);
+	}
+	/* the same runs again at offsets 6..11: counted once */
+	for (int k = 0; k < 6; k++) {
+		add(e, k, 10.0, 6 + k, &skipped, &nev, ev);
+		cr_assert(skipped, "point %d re-sent at offset %d", k, 6 + k);
+	}
+	cr_assert_eq(pw_baseline_series_window_len(&e->bs), 6);
+	add(e, 6, 10.0, 12, &skipped, &nev, ev);
+	cr_assert_not(skipped);
+	cr_assert_eq(pw_baseline_series_window_len(&e->bs), 7);
+	pw_series_table_free(t);
+}
+
+/* issue 19, item 3: after a broker restart the topic's offsets start from 0 again */
+Test(entry, a_new_point_at_an_old_offset_is_not_taken_for_a_redelivery)
+{
+	pw_baseline_params p = small_params();
+	pw_series_table *t = pw_series_table_new(4, &p);
+	pw_series_entry *e = NULL;
+	bool created, skipped;
+	cr_assert_eq(pw_series_table_get(t, "s", false, &e, &created), PW_OK);
+	pw_baseline_event ev[2];
+	size_t nev;
+	for (int k = 0; k < 5; k++) {
+		add(e, k, 10.0, 1000 + k, &skipped, &nev, ev);
+		cr_assert_not(skipped);
+	}
+	/* a redelivery after the baseliner's own restart (ids not remembered) is still skipped */
+	e->nrecent = 0;
+	add(e, 2, 10.0, 1002, &skipped, &nev, ev);
+	cr_assert(skipped, "a redelivery by offset, measured before the mark");
+	/* the new replay: measured later, at offsets from 0 */
+	for (int k = 5; k < 9; k++) {
+		add(e, k, 10.0, k - 5, &skipped, &nev, ev);
+		cr_assert_not(skipped, "new point %d at offset %d", k, k - 5);
+	}
+	cr_assert_eq(pw_baseline_series_window_len(&e->bs), 9);
+	cr_assert_eq(e->mark.offset, 3, "the mark follows the topic as it is now");
+	pw_series_table_free(t);
+}
+
+Test(entry, point_ids_use_the_whole_run_id)
+{
+	char a[300], b[300];
+	memset(a, 'r', 299);
+	a[299] = '\0';
+	memcpy(b, a, sizeof b);
+	b[250] = 's';
+	cr_assert_neq(pw_series_point_id(a, 0), pw_series_point_id(b, 0));
+	cr_assert_neq(pw_series_point_id("r1", 0), pw_series_point_id("r1", 1));
+	/* the same bytes as before for short ids: FNV-1a of "run/repeat" */
+	cr_assert_eq(pw_series_point_id("t1-00412", 3), pw_series_hash("t1-00412/3"));
+}
+
 Test(entry, refilled_points_are_not_added_twice)
 {
 	pw_baseline_params p = small_params();

@@ -17,6 +17,13 @@
 #define PW_CLI_EXIT_FAIL 1
 #define PW_CLI_EXIT_USAGE 2
 
+/* Input bounds of the number and run files: bytes of a line, lines, numbers in all. */
+#define PW_CLI_LINE_MAX 65536
+#define PW_CLI_LINES_MAX 10000000
+#define PW_CLI_VALUES_MAX 5000000
+/* Points `perfwatch changepoints` takes: PELT without a changepoint to prune on is O(n^2). */
+#define PW_CLI_CHANGEPOINTS_MAX 200000
+
 typedef struct pw_cli_command {
 	const char *name;   /* first word, e.g. "compare" */
 	const char *usage;  /* one line: arguments */
@@ -46,8 +53,11 @@ void pw_cli_vec_release(pw_cli_vec *vec);
 
 /*
  * Reads a file of one number a line ("-" for stdin). Blank lines and lines
- * starting with '#' are skipped. On a non-number, NaN, ±inf or an empty file,
- * prints "perfwatch: FILE:LINE: reason" to stderr and returns -1; else 0.
+ * starting with '#' are skipped. On a non-number, NaN, ±inf, an empty file,
+ * a directory, a NUL byte, a line over PW_CLI_LINE_MAX bytes, more than
+ * PW_CLI_LINES_MAX lines or PW_CLI_VALUES_MAX numbers, prints
+ * "perfwatch: FILE:LINE: reason" to stderr (a bad token quoted to 40 bytes)
+ * and returns -1; else 0.
  */
 int pw_cli_read_numbers(const char *path, pw_cli_vec *out);
 

@@ -25,6 +25,14 @@ int pw_cmd_changepoints(int argc, char **argv)
 	if (pw_cli_read_numbers(path, &x) != 0)
 		return PW_CLI_EXIT_USAGE;
 
+	if (x.n > PW_CLI_CHANGEPOINTS_MAX) {
+		fprintf(stderr,
+		        "perfwatch: changepoints: %s: %zu numbers, over the limit of %d (the detector "
+		        "is quadratic on a long series without changepoints): split the series\n",
+		        path, x.n, PW_CLI_CHANGEPOINTS_MAX);
+		pw_cli_vec_release(&x);
+		return PW_CLI_EXIT_USAGE;
+	}
 	rc = PW_CLI_EXIT_FAIL;
 	char err[256];
 	pw_cp_detector *d = NULL;

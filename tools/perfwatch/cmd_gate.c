@@ -444,7 +444,9 @@ static int gate_request(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!req.release_id || !cand.build_id || !req.baseline_release) {
+	/* protobuf-c's INIT leaves every string "" (not NULL): an empty one is a missing one */
+	if (!req.release_id || !*req.release_id || !cand.build_id || !*cand.build_id ||
+	    !req.baseline_release || !*req.baseline_release) {
 		fprintf(stderr, "perfwatch: gate request needs --release, --candidate and --baseline\n");
 		usage(stderr);
 		goto out;

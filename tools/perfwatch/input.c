@@ -3,6 +3,7 @@
  * errors that name the file and line, and small JSON helpers.
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ void pw_cli_vec_release(pw_cli_vec *vec)
 static int vec_push(pw_cli_vec *vec, double x)
 {
 	if (vec->n == vec->cap) {
-		size_t cap = vec->cap ? vec->cap * 2 : 64;
+		size_t cap = vec->cap ? vec->cap * 2 : 8;
 		double *v = realloc(vec->v, cap * sizeof *v);
 		if (!v)
 			return -1;
@@ -53,9 +54,19 @@ static int parse_finite(const char *tok, double *x, const char **why)
 	return 0;
 }
 
+/* Shows at most 40 bytes of a bad token: a 1 GB line is not echoed. */
+static void quote_token(FILE *out, const char *tok)
+{
+	size_t n = strlen(tok);
+	fprintf(out, "\"%.*s%s\"", (int)(n > 40 ? 40 : n), tok, n > 40 ? "..." : "");
+}
+
 /*
  * Reads path line by line; each non-blank, non-comment line's tokens are passed
- * to on_line. Shared by both file shapes.
+ * to on_line. Shared by both file shapes. Bounded: a line is at most
+ * PW_CLI_LINE_MAX bytes, a file at most PW_CLI_LINES_MAX lines (the numbers
+ * themselves are capped by vec_push at PW_CLI_VALUES_MAX); a directory or a
+ * NUL byte is a clear error.
  */
 static int read_lines(const char *path, int (*on_line)(void *ctx, char *line, size_t lineno,
                                                       const char *path),
@@ -66,14 +77,56 @@ static int read_lines(const char *path, int (*on_line)(void *ctx, char *line, si
 		fprintf(stderr, "perfwatch: %s: cannot open: %s\n", path, strerror(errno));
 		return -1;
 	}
-	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	ssize_t len;
-	int rc = 0;
+	struct stat sb;
+	if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "perfwatch: %s: is a directory, not a file of numbers\n", path);
+		if (f != stdin)
+			fclose(f);
+		return -1;
+	}
+	char *line = malloc(PW_CLI_LINE_MAX + 1);
+	if (!line) {
+		fprintf(stderr, "perfwatch: %s: out of memory\n", path);
+		if (f != stdin)
+			fclose(f);
+		return -1;
+	}
+	size_t lineno = 0;
+	int rc = 0, c = 0;
 	*nlines = 0;
-	while ((len = getline(&line, &cap, f)) >= 0) {
+	while (c != EOF) {
+		size_t len = 0;
+		bool nul = false;
+		while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+			if (len == PW_CLI_LINE_MAX) {
+				fprintf(stderr, "perfwatch: %s:%zu: line is longer than %d bytes\n", path,
+				        lineno + 1, PW_CLI_LINE_MAX);
+				rc = -1;
+				goto out;
+			}
+			nul |= c == '\0';
+			line[len++] = (char)c;
+		}
+		if (c == EOF && len == 0)
+			break;
+		if (ferror(f)) {
+			fprintf(stderr, "perfwatch: %s: read error: %s\n", path, strerror(errno));
+			rc = -1;
+			goto out;
+		}
 		lineno++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		if (lineno > PW_CLI_LINES_MAX) {
+			fprintf(stderr, "perfwatch: %s: more than %d lines\n", path, PW_CLI_LINES_MAX);
+			rc = -1;
+			goto out;
+		}
+		if (nul) {
+			fprintf(stderr, "perfwatch: %s:%zu: line contains a NUL byte\n", path, lineno);
+			rc = -1;
+			goto out;
+		}
+		line[len] = '\0';
+		while (len > 0 && line[len - 1] == '\r')
 			line[--len] = '\0';
 		char *p = line + strspn(line, " \t");
 		if (*p == '\0' || *p == '#')
@@ -84,18 +137,23 @@ static int read_lines(const char *path, int (*on_line)(void *ctx, char *line, si
 		}
 		(*nlines)++;
 	}
+	if (ferror(f)) {
+		fprintf(stderr, "perfwatch: %s: read error: %s\n", path, strerror(errno));
+		rc = -1;
+	}
 	if (rc == 0 && *nlines == 0) {
 		fprintf(stderr, "perfwatch: %s:%zu: empty file: no numbers\n", path, lineno);
 		rc = -1;
 	}
+out:
 	free(line);
 	if (f != stdin)
 		fclose(f);
 	return rc;
 }
 
-static int tokens_into(pw_cli_vec *vec, char *line, size_t lineno, const char *path,
-                       bool one_only)
+static int tokens_into(pw_cli_vec *vec, size_t *total, char *line, size_t lineno,
+                       const char *path, bool one_only)
 {
 	char *save = NULL;
 	size_t count = 0;
@@ -108,13 +166,21 @@ static int tokens_into(pw_cli_vec *vec, char *line, size_t lineno, const char *p
 			return -1;
 		}
 		if (parse_finite(tok, &x, &why) != 0) {
-			fprintf(stderr, "perfwatch: %s:%zu: \"%s\": %s\n", path, lineno, tok, why);
+			fprintf(stderr, "perfwatch: %s:%zu: ", path, lineno);
+			quote_token(stderr, tok);
+			fprintf(stderr, ": %s\n", why);
+			return -1;
+		}
+		if (*total >= PW_CLI_VALUES_MAX) {
+			fprintf(stderr, "perfwatch: %s:%zu: more than %d numbers\n", path, lineno,
+			        PW_CLI_VALUES_MAX);
 			return -1;
 		}
 		if (vec_push(vec, x) != 0) {
 			fprintf(stderr, "perfwatch: %s:%zu: out of memory\n", path, lineno);
 			return -1;
 		}
+		(*total)++;
 		count++;
 	}
 	return 0;
@@ -122,7 +188,9 @@ static int tokens_into(pw_cli_vec *vec, char *line, size_t lineno, const char *p
 
 static int on_number_line(void *ctx, char *line, size_t lineno, const char *path)
 {
-	return tokens_into(ctx, line, lineno, path, true);
+	pw_cli_vec *vec = ctx;
+	size_t total = vec->n;
+	return tokens_into(vec, &total, line, lineno, path, true);
 }
 
 int pw_cli_read_numbers(const char *path, pw_cli_vec *out)
@@ -139,6 +207,7 @@ int pw_cli_read_numbers(const char *path, pw_cli_vec *out)
 typedef struct runs_ctx {
 	pw_cli_vec *runs;
 	size_t n, cap;
+	size_t total; /* numbers over every run */
 } runs_ctx;
 
 static int on_run_line(void *vctx, char *line, size_t lineno, const char *path)
@@ -157,7 +226,16 @@ static int on_run_line(void *vctx, char *line, size_t lineno, const char *path)
 	pw_cli_vec *run = &ctx->runs[ctx->n];
 	memset(run, 0, sizeof *run);
 	ctx->n++;
-	return tokens_into(run, line, lineno, path, false);
+	if (tokens_into(run, &ctx->total, line, lineno, path, false) != 0)
+		return -1;
+	if (run->n && run->n < run->cap) { /* a file of short runs holds what it read, not 8 each */
+		double *v = realloc(run->v, run->n * sizeof *v);
+		if (v) {
+			run->v = v;
+			run->cap = run->n;
+		}
+	}
+	return 0;
 }
 
 int pw_cli_read_runs(const char *path, pw_cli_vec **runs, size_t *nruns)

@@ -34,6 +34,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <signal.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,8 +103,10 @@ static bool num_arg(int argc, char **argv, int *i, const char *name, unsigned lo
 	const char *v = argv[++*i];
 	if (strncmp(v, "cl/", 3) == 0)
 		v += 3;
-	*out = strtoull(v, &end, 10);
-	if (*end || end == v) {
+	/* digits only: strtoull would take "-5" as 2^64 - 5 */
+	errno = 0;
+	*out = (*v >= '0' && *v <= '9') ? strtoull(v, &end, 10) : 0;
+	if (*v < '0' || *v > '9' || *end || end == v || errno == ERANGE) {
 		fprintf(stderr, "pw-sim: %s \"%s\" is not a number\n", name, argv[*i]);
 		exit(2);
 	}
@@ -169,10 +172,19 @@ static int parse_args(int argc, char **argv, opts *o)
 			o->ov.platforms = v;
 		else if (num_arg(argc, argv, &i, "--configs", &v))
 			o->ov.configs = v;
-		else if (num_arg(argc, argv, &i, "--days", &v))
+		else if (num_arg(argc, argv, &i, "--days", &v)) {
+			if (v < 1 || v > 36600) {
+				fprintf(stderr, "pw-sim: --days %llu is outside 1..36600\n", v);
+				return 2;
+			}
 			o->ov.days = (int)v;
-		else if (num_arg(argc, argv, &i, "--repeats", &v))
+		} else if (num_arg(argc, argv, &i, "--repeats", &v)) {
+			if (v < 1 || v > 1000) { /* the ingester's repeat_index cap */
+				fprintf(stderr, "pw-sim: --repeats %llu is outside 1..1000\n", v);
+				return 2;
+			}
 			o->ov.nightly_repeats = (uint32_t)v;
+		}
 		else if (num_arg(argc, argv, &i, "--limit", &v))
 			o->limit = v;
 		else if (num_arg(argc, argv, &i, "--rate", &v))

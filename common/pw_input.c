@@ -1,0 +1,147 @@
+/*
+ * pw_input.c: the door checks of pw_input.h: a protobuf wire walker that
+ * finds NUL bytes and invalid UTF-8 in string fields before unpack.
+ */
+#include "pw_input.h"
+
+#include <stdio.h>
+#include <string.h>
+
+bool pw_input_utf8_ok(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+	while (p < e) {
+		unsigned c = *p;
+		if (c == 0)
+			return false;
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		int k;
+		unsigned min;
+		if ((c & 0xe0) == 0xc0) {
+			k = 1;
+			c &= 0x1f;
+			min = 0x80;
+		} else if ((c & 0xf0) == 0xe0) {
+			k = 2;
+			c &= 0x0f;
+			min = 0x800;
+		} else if ((c & 0xf8) == 0xf0) {
+			k = 3;
+			c &= 0x07;
+			min = 0x10000;
+		} else {
+			return false;
+		}
+		p++;
+		if (e - p < k)
+			return false;
+		for (int i = 0; i < k; i++, p++) {
+			if ((*p & 0xc0) != 0x80)
+				return false;
+			c = (c << 6) | (*p & 0x3f);
+		}
+		if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+			return false;
+	}
+	return true;
+}
+
+static bool varint(const uint8_t **p, const uint8_t *e, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (*p >= e)
+			return false;
+		uint8_t b = *(*p)++;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+#define DEPTH_MAX 32
+
+/* 1 = bad string found (errbuf set), 0 = clean or not a message (unpack decides). */
+static int walk(const ProtobufCMessageDescriptor *d, const uint8_t *p, const uint8_t *e,
+                char *path, size_t pathcap, int depth, char *errbuf, size_t errlen)
+{
+	if (depth > DEPTH_MAX)
+		return 0;
+	size_t base = strlen(path);
+	while (p < e) {
+		uint64_t tag;
+		if (!varint(&p, e, &tag))
+			return 0;
+		uint32_t num = (uint32_t)(tag >> 3);
+		unsigned wt = tag & 7;
+		uint64_t v;
+		switch (wt) {
+		case 0:
+			if (!varint(&p, e, &v))
+				return 0;
+			continue;
+		case 1:
+			if (e - p < 8)
+				return 0;
+			p += 8;
+			continue;
+		case 5:
+			if (e - p < 4)
+				return 0;
+			p += 4;
+			continue;
+		case 2:
+			break;
+		default:
+			return 0;
+		}
+		if (!varint(&p, e, &v) || v > (uint64_t)(e - p))
+			return 0;
+		const uint8_t *s = p;
+		p += v;
+		const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(d, num);
+		if (!f)
+			continue;
+		if (f->type == PROTOBUF_C_TYPE_STRING) {
+			const char *why = NULL;
+			if (memchr(s, 0, v))
+				why = "contains a NUL byte";
+			else if (!pw_input_utf8_ok((const char *)s, v))
+				why = "is not valid UTF-8";
+			if (why) {
+				snprintf(errbuf, errlen, "field \"%s%s%s\" %s", path, base ? "." : "",
+				         f->name, why);
+				return 1;
+			}
+		} else if (f->type == PROTOBUF_C_TYPE_MESSAGE && f->descriptor) {
+			int n = snprintf(path + base, pathcap - base, "%s%s", base ? "." : "", f->name);
+			if (n < 0 || (size_t)n >= pathcap - base) {
+				path[base] = '\0';
+				continue;
+			}
+			int r = walk(f->descriptor, s, s + v, path, pathcap, depth + 1, errbuf, errlen);
+			path[base] = '\0';
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+pw_status pw_input_check_wire(const ProtobufCMessageDescriptor *desc, const void *buf, size_t len,
+                              char *errbuf, size_t errlen)
+{
+	char path[256] = "";
+	char msg[512];
+	if (!buf || !len)
+		return PW_OK;
+	if (walk(desc, buf, (const uint8_t *)buf + len, path, sizeof path, 0, msg, sizeof msg))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "%s", msg);
+	return PW_OK;
+}

@@ -1,0 +1,41 @@
+/*
+ * pw_input.h: checks every service makes on input strings before anything
+ * else sees them — at the door, in one place.
+ *
+ * protobuf-c hands strings to C as NUL-terminated char *, so a string that
+ * holds a NUL byte on the wire ("chat-8b\0evil") would silently become
+ * "chat-8b", and two ids that differ after the NUL would collide; and it does
+ * not check UTF-8, so invalid bytes would reach PostgreSQL, which refuses
+ * them on every retry. pw_input_check_wire walks the wire form of a message
+ * with its descriptor and refuses both before the message is unpacked.
+ * PW_SERIES_KEY_MAX is the one limit on a series key (the baseliner's key
+ * table, the ingester's door and the CLI all use it).
+ */
+#ifndef PW_INPUT_H
+#define PW_INPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "pw_status.h"
+
+/* Bytes of a series key, its terminating NUL included (a key is at most 255 bytes). */
+#define PW_SERIES_KEY_MAX 256
+
+/* True when s[0..n) is well-formed UTF-8 (no overlongs, no surrogates) without a NUL byte. */
+bool pw_input_utf8_ok(const char *s, size_t n);
+
+/*
+ * Walks buf[0..len), the wire form of a message of type desc, and checks
+ * every string field at any depth (sub-messages included): no NUL byte,
+ * well-formed UTF-8. PW_OK when all are clean or when the bytes are not a
+ * well-formed message (the caller's unpack reports that); PW_ERR_INVALID with
+ * errbuf naming the field ("field \"key.model\" contains a NUL byte") otherwise.
+ */
+pw_status pw_input_check_wire(const ProtobufCMessageDescriptor *desc, const void *buf, size_t len,
+                              char *errbuf, size_t errlen);
+
+#endif
