@@ -34,6 +34,7 @@ void pw_cls_params_default(pw_cls_params *p)
 	p->trend_k = 5.0;
 	p->few_effect = 0.2;
 	p->few_gap_k = 3.0;
+	p->multi_band_k = 3.0;
 }
 
 const char *pw_cls_verdict_name(pw_cls_verdict v)
@@ -66,7 +67,7 @@ static pw_status check_params(const pw_cls_params *p, char *errbuf, size_t errle
 	if (!(p->band_k >= 0.0) || !(p->near_k >= 0.0) || !isfinite(p->band_k) ||
 	    !isfinite(p->near_k) || !(p->trend_k >= 0.0) || !isfinite(p->trend_k) ||
 	    !(p->few_effect >= 0.0) || !isfinite(p->few_effect) || !(p->few_gap_k >= 0.0) ||
-	    !isfinite(p->few_gap_k))
+	    !isfinite(p->few_gap_k) || !(p->multi_band_k >= 0.0) || !isfinite(p->multi_band_k))
 		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
 		               "classify: band_k, near_k, trend_k, few_effect, few_gap_k must be >= 0");
 	return PW_OK;
@@ -288,12 +289,12 @@ pw_status pw_classify(const pw_cls_params *params, const pw_cls_run *runs, size_
 		}
 		/*
 		 * The run's median must clear the history's band for a median of this
-		 * many samples: ±band_k standard errors, SE = √(π/2)·MAD_n/√n.
+		 * many samples: ±multi_band_k standard errors, SE = √(π/2)·MAD_n/√n.
 		 */
 		double se = 1.2533141373155003 * noise / sqrt((double)newest->n);
-		if (fabs(c - m) <= params->band_k * se) {
+		if (fabs(c - m) <= params->multi_band_k * se) {
 			set_unchanged(out, "%+.2f%% (p=%.3g) is inside ±%.3g standard errors of the history",
-			              100.0 * delta, mw.p, params->band_k);
+			              100.0 * delta, mw.p, params->multi_band_k);
 			goto out_free;
 		}
 		/* LNT's minimum distance, by run: some earlier run must not already be there. */
