@@ -31,7 +31,7 @@ void pw_cls_params_default(pw_cls_params *p)
 	p->confirm = 1;
 	p->band_k = 6.0;
 	p->near_k = 3.0;
-	p->trend_k = 5.0;
+	p->trend_k = 6.0;
 	p->few_effect = 0.2;
 	p->few_gap_k = 3.0;
 	p->multi_band_k = 3.0;
@@ -185,6 +185,53 @@ static pw_status theil_sen(const double *y, size_t n, double *work, double *slop
 	st = pw_stats_median_mad(res, n, work + n, &med, resid_noise);
 	*slope = b;
 	return st;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * A two-mode model of the history: y[0..n) sorted into work (n doubles, plus
+ * 2n scratch), split at its largest gap with at least 3 values on each side.
+ * It is a model when that gap exceeds gap_k × σ_w, σ_w the MAD_n of the
+ * residuals about each side's own median; then lo/hi get the two medians,
+ * ymin/ymax the extremes. Returns false when there is no such split.
+ */
+static bool two_modes(const double *y, size_t n, double gap_k, double floor_, double *work,
+                      double *lo_med, double *hi_med, double *ymin, double *ymax, double *sw)
+{
+	if (n < 6)
+		return false;
+	double *s = work, *res = work + n, *scratch = work + 2 * n;
+	memcpy(s, y, n * sizeof *s);
+	qsort(s, n, sizeof *s, cmp_double);
+	size_t cut = 0;
+	double gap = -1.0;
+	for (size_t i = 3; i + 3 <= n; i++)
+		if (s[i] - s[i - 1] > gap) {
+			gap = s[i] - s[i - 1];
+			cut = i;
+		}
+	double ml, mh, unused;
+	if (pw_stats_median(s, cut, scratch, &ml) != PW_OK ||
+	    pw_stats_median(s + cut, n - cut, scratch, &mh) != PW_OK)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		res[i] = s[i] - (i < cut ? ml : mh);
+	if (pw_stats_median_mad(res, n, scratch, &unused, sw) != PW_OK)
+		return false;
+	if (*sw < floor_)
+		*sw = floor_;
+	if (!(gap > gap_k * *sw))
+		return false;
+	*lo_med = ml;
+	*hi_med = mh;
+	*ymin = s[0];
+	*ymax = s[n - 1];
+	return true;
 }
 
 pw_status pw_classify(const pw_cls_params *params, const pw_cls_run *runs, size_t nruns,
@@ -366,6 +413,8 @@ pw_status pw_classify(const pw_cls_params *params, const pw_cls_run *runs, size_
 	double sres_line = sres < noise_floor ? noise_floor : sres; /* the trend's yardstick */
 	if (dmad < sres)
 		sres = dmad;
+	double mlo = 0, mhi = 0, ymin = 0, ymax = 0, sw = 0;
+	bool modes = two_modes(run_med, nh_runs, 4.0, noise_floor, ts, &mlo, &mhi, &ymin, &ymax, &sw);
 	free(ts);
 	if (sres < noise_floor)
 		sres = noise_floor;
@@ -377,7 +426,7 @@ pw_status pw_classify(const pw_cls_params *params, const pw_cls_run *runs, size_
 	 * trend of the mode switches. */
 	bool trending = fabs(trend) > params->trend_k * sres_line;
 
-	bool all_band = true, all_drift = trending;
+	bool all_band = true, all_drift = trending, all_mode = modes;
 	for (size_t r = hist_end; r < nruns; r++) {
 		double cr;
 		if (pw_stats_median(runs[r].v, runs[r].n, work, &cr) != PW_OK) {
@@ -398,6 +447,24 @@ pw_status pw_classify(const pw_cls_params *params, const pw_cls_run *runs, size_
 		if (fabs(cr - m) <= params->band_k * sres ||
 		    nearest_distance(hist, nh, cr) <= params->near_k * (noise > sres ? noise : sres))
 			all_band = false;
+		/* A bimodal history: beyond the outer mode by band_k of the modes' own spread. */
+		if (all_mode) {
+			double ref = cr > ymax ? mhi : (cr < ymin ? mlo : NAN);
+			if (isnan(ref) || (cr > ref) != (side > 0.0) ||
+			    fabs(cr - ref) <= params->band_k * sw ||
+			    fabs(cr - ref) / fabs(m) < params->min_effect ||
+			    nearest_distance(hist, nh, cr) <= params->near_k * sw ||
+			    (cr > ymax ? cr - ymax : ymin - cr) <= 0.5 * params->band_k * sw)
+				all_mode = false;
+		}
+	}
+	if (all_mode && !all_band) {
+		out->verdict = fire;
+		snprintf(out->reason, sizeof out->reason,
+		         "%+.2f%% vs median of %zu runs; the history is bimodal (modes %.6g and %.6g) and "
+		         "this run is beyond the outer mode by more than %.3g x the modes' spread",
+		         100.0 * delta, nh_runs, mlo, mhi, params->band_k);
+		goto out_free;
 	}
 	if (!all_band && !all_drift) {
 		set_unchanged(out,

@@ -38,7 +38,7 @@ typedef struct pw_cls_params {
 	/* Appended 2026-12 (issue 17). σ_res is the MAD_n of the history's
 	 * residuals about its Theil–Sen line, so a trending history does not
 	 * widen its own band. */
-	double trend_k;        /* a trend over the window > trend_k·σ_res is a drift; 5 */
+	double trend_k;        /* a trend over the window > trend_k·σ_res is a drift; 6 */
 	double few_effect;     /* 1..min_history−1 earlier runs: |change| must reach this; 0.2 */
 	double few_gap_k;      /* ...and lie beyond every earlier run by > few_gap_k × their range; 3 */
 	double multi_band_k;   /* multi-sample: median beyond ± multi_band_k standard errors; 3 */

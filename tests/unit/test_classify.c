@@ -239,10 +239,10 @@ Test(classify, slow_regression_is_a_drift)
 
 Test(classify, lnt_patterns)
 {
+	/* LNT's own rule, re-implemented in bench/bench_classify.c, passes 28. */
 	static const char *const known_misses[] = {
-		"test_bimodal_alternating_regression", /* 3 after 1,2,2,1…: within the 1/2 spread */
-		"test_noise_bimodal_regression",
-		"test_noise_bimodal_overlapping_regression",
+		/* the trend over 11 runs is 5.96 σ_res, under trend_k = 6 */
+		"test_noise_slow_improvement",
 	};
 	pw_cls_run runs[64];
 	size_t pass = 0;
@@ -260,5 +260,5 @@ Test(classify, lnt_patterns)
 			             pw_cls_verdict_name((pw_cls_verdict)v), pw_cls_verdict_name(c->want));
 		pass += v == (int)c->want;
 	}
-	cr_assert_eq(pass, LNT_NCASES - 3);
+	cr_assert_eq(pass, LNT_NCASES - 1);
 }
