@@ -43,4 +43,18 @@ printf 'a,1 2\n' >"$T/two.csv"
 "$PW" changepoints --by-series "$T/two.csv" >/dev/null 2>&1
 [ $? = 2 ] || fail "changepoints with two numbers on a line must exit 2"
 
+# Drift (issue 17): +10% over 300 points is one finding with its rate, no steps;
+# three real steps stay three steps.
+awk 'BEGIN { x = 777
+	for (i = 0; i < 300; i++) { s = 0; for (q = 0; q < 4; q++) { x = (16807 * x) % 2147483647; s += x / 2147483647 }
+		printf "drift,%.5f\n", 100 * (1 + 0.10 * i / 300) + 0.5 * (s - 2) * 1.732 }
+	for (i = 0; i < 300; i++) { s = 0; for (q = 0; q < 4; q++) { x = (16807 * x) % 2147483647; s += x / 2147483647 }
+		printf "stairs,%.5f\n", 100 + (i >= 75 ? 3 : 0) + (i >= 150 ? 3 : 0) + (i >= 225 ? 3 : 0) + 0.5 * (s - 2) * 1.732 } }' >"$T/drift.csv"
+out=$("$PW" changepoints --by-series "$T/drift.csv") || fail "drift: exit $?"
+d=$(printf '%s\n' "$out" | grep '"series":"drift"')
+[ "$(printf '%s\n' "$d" | grep -c .)" = 1 ] || fail "drift: want one line for the drift series: $out"
+printf '%s' "$d" | grep -q '"shape":"drift","start":0,"rate_pct_per_point":0.03' || fail "drift: $d"
+[ "$(printf '%s\n' "$out" | grep -c '"series":"stairs".*"shape":"step"')" = 3 ] ||
+	fail "stairs: want three steps: $out"
+
 [ "$FAILS" = 0 ] && echo "test_by_series: ok" || { echo "test_by_series: $FAILS failure(s)"; exit 1; }

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "by_series.h"
 #include "pw_changepoint.h"
+#include "pw_drift.h"
 
 typedef struct cp_ctx {
 	int higher;
@@ -43,9 +44,42 @@ static int detect_one(const char *series, const pw_cli_vec *x, const cp_ctx *cx)
 		rc = PW_CLI_EXIT_USAGE;
 		goto out_cps;
 	}
+	/* A drift is one finding: the steps the detector cut it into, in its
+	 * direction and from its start on, are not printed (docs/changepoints.md). */
+	pw_drift dr;
+	if (pw_drift_detect(x->v, x->n, NULL, &dr) != PW_OK) {
+		fprintf(stderr, "perfwatch: changepoints: %s: drift analysis failed\n", cx->path);
+		goto out_cps;
+	}
+	if (dr.found) {
+		bool up = dr.rate > 0.0;
+		printf("{");
+		if (series) {
+			printf("\"series\":");
+			pw_cli_json_string(stdout, series);
+			printf(",");
+		}
+		double after = dr.level_before + dr.rate * (double)(x->n - dr.start);
+		printf("\"index\":%zu,\"before\":", dr.start);
+		pw_cli_json_number(stdout, dr.level_before);
+		printf(",\"after\":");
+		pw_cli_json_number(stdout, after);
+		printf(",\"delta_pct\":");
+		pw_cli_json_number(stdout, dr.total_pct);
+		printf(",\"p\":null,\"noise\":");
+		pw_cli_json_number(stdout, dr.noise);
+		printf(",\"kind\":\"%s\",\"shape\":\"drift\",\"start\":%zu,\"rate_pct_per_point\":",
+		       up != (cx->higher == 1) ? "regression" : "improvement", dr.start);
+		pw_cli_json_number(stdout, dr.rate_pct);
+		printf(",\"total_pct\":");
+		pw_cli_json_number(stdout, dr.total_pct);
+		printf("}\n");
+	}
 	for (size_t j = 0; j < k && j < cap; j++) {
 		const pw_changepoint *c = &cps[j];
 		bool up = c->after > c->before;
+		if (dr.found && up == (dr.rate > 0.0) && c->index >= dr.start)
+			continue;
 		printf("{");
 		if (series) {
 			printf("\"series\":");
@@ -62,7 +96,8 @@ static int detect_one(const char *series, const pw_cli_vec *x, const cp_ctx *cx)
 		pw_cli_json_number(stdout, c->p);
 		printf(",\"noise\":");
 		pw_cli_json_number(stdout, c->noise);
-		printf(",\"kind\":\"%s\"}\n", up != (cx->higher == 1) ? "regression" : "improvement");
+		printf(",\"kind\":\"%s\",\"shape\":\"step\"}\n",
+		       up != (cx->higher == 1) ? "regression" : "improvement");
 	}
 	rc = PW_CLI_EXIT_OK;
 out_cps:
