@@ -129,7 +129,7 @@ v_ms=$(verdict_ms "$work/verdicts.txt" "$rc" "$gate_pid" 30) ||
 kill "$watch_pid" 2>/dev/null || true
 t1=$((v_ms * 1000000))
 ms=$(( (t1 - t0) / 1000000 ))
-port=$(grep -o '"msg":"serving /metrics on 127.0.0.1:[0-9]*' "$work/gate.log" | grep -o '[0-9]*$')
+port=$(grep -o '"msg":"serving /healthz /readyz /metrics on 127.0.0.1:[0-9]*' "$work/gate.log" | grep -o '[0-9]*$')
 eval_s=$(curl -sf "http://127.0.0.1:$port/metrics" | awk '/^perfwatch_gate_evaluation_seconds_sum/ { print $2 }')
 tests=$(psqlq -c "SELECT tests FROM perfwatch.gate_evaluations WHERE release_id = '$rc'")
 verdict=$(psqlq -c "SELECT verdict FROM perfwatch.gate_evaluations WHERE release_id = '$rc'")

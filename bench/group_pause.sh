@@ -5,8 +5,8 @@
 #
 #   reference  librdkafka's defaults: eager range,roundrobin assignment,
 #              session.timeout.ms 45000, heartbeat.interval.ms 3000
-#   perfwatch  the services' defaults (pw_config.c): cooperative-sticky
-#              assignment, session.timeout.ms 10000, heartbeat 1000
+#   perfwatch  the consumers' defaults (pw_consumer_new): session.timeout.ms
+#              10000, heartbeat.interval.ms 1000 (assignment as the reference)
 #
 # Each round: one ingester (one worker) consumes a paced replay (quiet-week
 # at --rate runs/s); a second ingester joins the group at 10 s and leaves

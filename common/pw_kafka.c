@@ -733,15 +733,14 @@ pw_status pw_consumer_new(pw_consumer **out, const pw_consumer_opts *o, const pw
 {
 	/*
 	 * Group membership that does not stall consumption (docs/operations.md,
-	 * "Consumer groups"): with cooperative-sticky assignment a member joining
-	 * or leaving moves only the partitions that change owner, and the others
-	 * keep being consumed through the rebalance; a 10 s session lets the group
-	 * notice a member that died within seconds, heartbeats every second keep
-	 * it. A service's kafka.* settings override each.
+	 * "Members joining and leaving"): a 10 s session bounds how long a
+	 * rebalance waits for members and how long a dead member's partitions
+	 * wait; heartbeats every second keep a live member in. The assignment
+	 * stays eager: cooperative-sticky aborts librdkafka 2.0 (Debian 12) when a
+	 * consumer closes before its first assignment. kafka.* settings override.
 	 */
 	static const pw_kv defaults[] = {
 		{"auto.offset.reset", "earliest"},
-		{"partition.assignment.strategy", "cooperative-sticky"},
 		{"session.timeout.ms", "10000"},
 		{"heartbeat.interval.ms", "1000"},
 	};

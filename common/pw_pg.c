@@ -459,6 +459,11 @@ void pw_pg_params_bool(pw_pg_params *p, bool v)
 	pw_pg_params_text(p, v ? "true" : "false");
 }
 
+void pw_pg_params_null(pw_pg_params *p)
+{
+	pw_pg_params_text(p, NULL);
+}
+
 pw_status pw_pg_exec_params(pw_pg *pg, const char *sql, const pw_pg_params *p, int result_format,
                             PGresult **res, char *errbuf, size_t errlen)
 {

@@ -130,6 +130,8 @@ void pw_pg_params_int(pw_pg_params *p, int64_t v);
 /* Shortest text that reads back to the same double (%.17g); NaN and infinities as PostgreSQL spells them. */
 void pw_pg_params_double(pw_pg_params *p, double v);
 void pw_pg_params_bool(pw_pg_params *p, bool v);
+/* SQL NULL. */
+void pw_pg_params_null(pw_pg_params *p);
 
 /* pw_pg_execv with the list's values (result_format 0 text, 1 binary). */
 pw_status pw_pg_exec_params(pw_pg *pg, const char *sql, const pw_pg_params *p, int result_format,

@@ -83,6 +83,7 @@ const pw_config *pw_service_config(const pw_service *svc) { return svc->cfg; }
 const pw_log *pw_service_log(const pw_service *svc) { return &svc->lg; }
 pw_metrics *pw_service_metrics(pw_service *svc) { return svc->metrics; }
 pw_http *pw_service_http(pw_service *svc) { return svc->http; }
+void *pw_service_app(pw_service *svc) { return svc->app; }
 volatile sig_atomic_t *pw_service_stop_flag(pw_service *svc) { return svc->stop; }
 bool pw_service_stopping(const pw_service *svc) { return *svc->stop != 0; }
 
@@ -544,8 +545,10 @@ int pw_service_main(const pw_service_def *def, int argc, char **argv, char **env
 		pw_log_error(&svc->lg, "http: %s", err);
 		goto out;
 	}
-	pw_log_info(&svc->lg, "serving /healthz /readyz /metrics on %s:%d", host,
-	            pw_http_port(svc->http));
+	char portbuf[16];
+	snprintf(portbuf, sizeof portbuf, "%d", pw_http_port(svc->http));
+	pw_log_write(&svc->lg, PW_LOG_INFO, (const char *[]){"http_port", portbuf, NULL},
+	             "serving /healthz /readyz /metrics on %s:%d", host, pw_http_port(svc->http));
 	if (producer_props(svc, err, sizeof err) != PW_OK) {
 		pw_log_error(&svc->lg, "%s", err);
 		goto out;

@@ -185,6 +185,8 @@ int pw_service_main(const pw_service_def *def, int argc, char **argv, char **env
 const pw_config *pw_service_config(const pw_service *svc);
 const pw_log *pw_service_log(const pw_service *svc);
 pw_metrics *pw_service_metrics(pw_service *svc);
+/* What init stored in *app (NULL before init returned). */
+void *pw_service_app(pw_service *svc);
 /* The HTTP server, to add handlers from init (pw_http_handle). */
 pw_http *pw_service_http(pw_service *svc);
 /* The stop flag every loop watches; set it to stop the service. */

@@ -3,7 +3,7 @@
 #
 # It starts the dev stack (deploy/dev/stack.sh) and says where each server
 # listens; starts the services built so far (ingester, baseliner, watcher,
-# gate); replays a scenario of the fleet simulator (default worked-example:
+# gate, attributor); replays a scenario of the fleet simulator (default worked-example:
 # the design's chat-8b regression) on the real topics; and shows what the
 # services made of it: what was ingested, the baselines, the gate's console
 # report and the changepoints. Each step is a function that fails loudly; the
@@ -81,9 +81,10 @@ step_services() {
   "$pw" group to-end "$ns-ingester" perf.runs.v1 >/dev/null &&
     "$pw" group to-end "$ns-baseliner" perf.points.v1 perf.fleet-changes.v1 >/dev/null &&
     "$pw" group to-end "$ns-watcher" perf.points.v1 perf.fleet-changes.v1 perf.baselines.v1 >/dev/null &&
-    "$pw" group to-end "$ns-gate" perf.gate.requests.v1 >/dev/null || return 1
+    "$pw" group to-end "$ns-gate" perf.gate.requests.v1 >/dev/null &&
+    "$pw" group to-end "$ns-attributor" perf.alerts.v1 perf.bisections.v1 >/dev/null || return 1
   local svc bin
-  for svc in ingester baseliner watcher gate; do
+  for svc in ingester baseliner watcher gate attributor; do
     bin=$build/services/$svc/pw-$svc
     [ -x "$bin" ] || { echo "demo: $bin is not built" >&2; return 1; }
     # gate.min_wait: a member joining the ingester's group can hold its
@@ -96,7 +97,7 @@ step_services() {
   done
   # joined, so that the first points are judged by services that are running
   local i=0 deadline=$((SECONDS + 60))
-  for svc in ingester baseliner watcher gate; do
+  for svc in ingester baseliner watcher gate attributor; do
     until grep -q '"msg":"kafka partitions assigned' "$demo_dir/$svc.log"; do
       kill -0 "${pids[$i]}" 2>/dev/null || { echo "demo: pw-$svc exited" >&2; tail -5 "$demo_dir/$svc.log" >&2; return 1; }
       [ $SECONDS -lt $deadline ] || { echo "demo: pw-$svc did not join its consumer group" >&2; return 1; }
@@ -104,7 +105,7 @@ step_services() {
     done
     i=$((i + 1))
   done
-  echo "all four joined their consumer groups (namespace of this demo: .$ns)"
+  echo "all five joined their consumer groups (namespace of this demo: .$ns)"
 }
 
 # Step 3: the fleet simulator plays the executor fleet and the release tooling.
@@ -203,6 +204,49 @@ step_nightlies() {
      ORDER BY c.day, s.series_key"
 }
 
+# Step 6: the attributor's first move on the B64 TPOT alert (§6.2): the per-op
+# diff (artifact 6), the HLO diff (artifact 5) and the roofline check.
+step_attribution() {
+  local pw=$build/tools/perfwatch deadline=$((SECONDS + 120))
+  b64_alert=$(q "SELECT alert_id FROM perfwatch.alerts WHERE source = 'gate' AND kind = 'regression'
+                   AND series_key LIKE 'chat-8b.$ns/%/v6e-4/decode.B64.s2048.int8/tpot_p50_ms' LIMIT 1")
+  [ -n "$b64_alert" ] || { echo "demo: the gate raised no B64 TPOT alert" >&2; return 1; }
+  until [ -n "$(q "SELECT 1 FROM perfwatch.attributions WHERE alert_id = '$b64_alert'")" ]; do
+    [ $SECONDS -lt $deadline ] || { echo "demo: no attribution of $b64_alert within 120 s" >&2; tail -5 "$demo_dir/attributor.log" >&2; return 1; }
+    sleep 0.5
+  done
+  echo "perfwatch attribution show $b64_alert"
+  "$pw" attribution show "$b64_alert" || return 1
+  echo
+  echo "attributions of this replay's alerts, and the time from each alert to its attribution:"
+  psql "$PW_PG_DSN" -Xq -P pager=off -c "
+    SELECT al.source, t.status, t.owner_hint, count(*),
+           round(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM t.created_at - al.created_at))::numeric, 2) AS median_s,
+           round(max(extract(epoch FROM t.created_at - al.created_at))::numeric, 2) AS max_s
+      FROM perfwatch.attributions t JOIN perfwatch.alerts al USING (alert_id)
+     WHERE al.series_key LIKE '%.$ns/%' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+}
+
+# The B64 TPOT attribution: artifact 6's op family, artifact 5's cap, the
+# roofline's +6.5% predicted against +8.2% measured, v5e-8 and prefill explained,
+# the compiler named.
+check_attribution() {
+  "$build/tools/perfwatch" attribution show "$b64_alert" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+ops = {o["op_name"]: o for o in d["ops"]}
+assert ops["fusion.1423"]["change"] == "removed" and abs(ops["fusion.1423"]["delta_us"] + 2016) < 30
+for n, v in (("fusion.1423a", 1088), ("fusion.1423b", 1184), ("softmax.88", 256)):
+    assert ops[n]["change"] == "new" and abs(ops[n]["delta_us"] - v) < 20, n
+assert "cap 1,572,864 B" in d["hlo_diff"] and d["top_op_family"] == "fusion.1423"
+assert abs(d["predicted_delta_pct"] - 6.5) < 0.2 and abs(d["measured_delta_pct"] - 8.2) < 0.5
+sel = d["selectivity"]
+assert any("v5e-8" in x["series"] and x["explained"] for x in sel)
+assert any("prefill" in x["series"] and x["explained"] for x in sel)
+assert d["owner_hint"] == "compiler"
+'
+}
+
 # expect WHAT CMD...: runs CMD; a failure is remembered under WHAT.
 failed_checks=()
 expect() {
@@ -248,7 +292,7 @@ check_changepoint() {
              AND c.last_clean_cl = 'cl/7841885' AND c.first_shifted_cl = 'cl/7841923'")" -ge 1 ]
 }
 
-# Step 6: the demo checks its own result.
+# Step 7: the demo checks its own result.
 step_check() {
   if [ "$scenario" != worked-example ]; then
     echo "the expected outcome is written down for worked-example only; nothing to check for $scenario"
@@ -256,6 +300,7 @@ step_check() {
   fi
   expect "gate: chat-8b BLOCKING, decode B64 and B8 on v6e-4 regressed, v5e-8 and prefill within noise" check_gate
   expect "watcher: chat-8b v6e-4 decode B64 TPOT changepoint on 2026-06-17, cl/7841885..cl/7841923" check_changepoint
+  expect "attributor: B64 TPOT fusion.1423 -> 1423a/softmax.88/1423b, cap 1.5 MB, +6.5% predicted of +8.2%, v5e-8 and prefill explained, compiler" check_attribution
   if [ ${#failed_checks[@]} -gt 0 ]; then
     echo "demo: ${#failed_checks[@]} expected result(s) did not come out:" >&2
     printf 'demo:   %s\n' "${failed_checks[@]}" >&2
@@ -270,6 +315,7 @@ STEPS=(
   "replay the $scenario scenario:step_replay"
   "baselines and the gate's verdict on the RC:step_results"
   "eleven more nightlies, and the watcher's changepoints:step_nightlies"
+  "the attributor's per-op diff, HLO diff and roofline check:step_attribution"
   "check the demo's own result:step_check"
 )
 

@@ -286,6 +286,18 @@ start_kafka() {
   say "devbroker up (pid $(kafka_pid), $bs)"
 }
 
+# The read-only role Grafana logs in as (deploy/postgres/readonly-role.sql:
+# SELECT on the perfwatch schema, read-only sessions), after the migrations
+# so that it covers every table; idempotent, run on every start. Trust
+# authentication: no password on the dev stack.
+apply_readonly_role() {
+  local a
+  a=$(pg_addr)
+  psql -X -q -h 127.0.0.1 -p "${a##*:}" -U postgres -d perfwatch -v ON_ERROR_STOP=1 \
+    -f "$repo/deploy/postgres/readonly-role.sql" >>"$migrate_log" 2>&1 ||
+    fail_start postgres "could not set up the read-only role \"perfwatch_ro\"" "$migrate_log"
+}
+
 run_migrations() {
   local migrate=$1 dsn=$2
   "$migrate" --dsn "$dsn" --dir "$repo/migrations" >"$migrate_log" 2>&1 ||
@@ -337,6 +349,7 @@ cmd_start() {
   local pg
   pg=$(pg_addr)
   run_migrations "$migrate_bin" "host=127.0.0.1 port=${pg##*:} dbname=perfwatch user=perfwatch"
+  apply_readonly_role
   write_env
   say "ready in $(elapsed "$t0") s; env: $env_file (stop with: $repo/deploy/dev/stack.sh stop)"
 }

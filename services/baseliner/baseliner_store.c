@@ -893,66 +893,82 @@ out:
 pw_status pw_bstore_mark_frozen(pw_pg *pg, const pw_baseline_record *r, char *errbuf,
                                 size_t errlen)
 {
-	char id[32], ver[16];
-	snprintf(id, sizeof id, "%" PRId64, r->series_id);
-	snprintf(ver, sizeof ver, "%" PRIu32, r->version);
-	const char *params[4] = {id, ver, r->freeze_reason, r->freeze_event_id};
-	return pw_pg_exec(pg,
-	                  "UPDATE perfwatch.baselines SET state = 'frozen', freeze_reason = $3, "
-	                  "freeze_event_id = $4, updated_at = now() WHERE series_id = $1 "
-	                  "AND version = $2::integer",
-	                  4, params, NULL, errbuf, errlen);
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, r->series_id);
+	pw_pg_params_int(&p, r->version);
+	pw_pg_params_text(&p, r->freeze_reason);
+	pw_pg_params_text(&p, r->freeze_event_id);
+	return pw_pg_exec_params(pg,
+	                         "UPDATE perfwatch.baselines SET state = 'frozen', freeze_reason = $3, "
+	                         "freeze_event_id = $4, updated_at = now() WHERE series_id = $1 "
+	                         "AND version = $2::integer",
+	                         &p, 0, NULL, errbuf, errlen);
 }
 
 pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, char *errbuf,
                                size_t errlen)
 {
-	char id[32], ver[16];
-	snprintf(id, sizeof id, "%" PRId64, f->series_id);
-	snprintf(ver, sizeof ver, "%" PRIu32, f->frozen_version);
-	const char *params[4] = {id, f->event_id, f->frozen_version ? ver : NULL, f->reason};
-	return pw_pg_exec(pg,
-	                  "INSERT INTO perfwatch.freezes (series_id, event_id, frozen_version, reason) "
-	                  "VALUES ($1, $2, $3::integer, $4) ON CONFLICT (series_id, event_id) DO NOTHING",
-	                  4, params, NULL, errbuf, errlen);
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, f->series_id);
+	pw_pg_params_text(&p, f->event_id);
+	if (f->frozen_version)
+		pw_pg_params_int(&p, f->frozen_version);
+	else
+		pw_pg_params_null(&p);
+	pw_pg_params_text(&p, f->reason);
+	return pw_pg_exec_params(pg,
+	                         "INSERT INTO perfwatch.freezes (series_id, event_id, frozen_version, "
+	                         "reason) VALUES ($1, $2, $3::integer, $4) "
+	                         "ON CONFLICT (series_id, event_id) DO NOTHING",
+	                         &p, 0, NULL, errbuf, errlen);
 }
 
 pw_status pw_bstore_put_unfreeze(pw_pg *pg, const pw_bstore_unfreeze *u, char *errbuf,
                                  size_t errlen)
 {
-	char id[32], ver[16];
-	snprintf(id, sizeof id, "%" PRId64, u->series_id);
-	snprintf(ver, sizeof ver, "%" PRIu32, u->unfrozen_version);
-	const char *params[2] = {id, ver};
-	return pw_pg_exec(pg,
-	                  "UPDATE perfwatch.freezes SET unfrozen_at = greatest(now(), frozen_at), "
-	                  "unfrozen_version = $2::integer WHERE series_id = $1 AND unfrozen_at IS NULL",
-	                  2, params, NULL, errbuf, errlen);
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, u->series_id);
+	pw_pg_params_int(&p, u->unfrozen_version);
+	return pw_pg_exec_params(pg,
+	                         "UPDATE perfwatch.freezes SET unfrozen_at = greatest(now(), frozen_at), "
+	                         "unfrozen_version = $2::integer WHERE series_id = $1 "
+	                         "AND unfrozen_at IS NULL",
+	                         &p, 0, NULL, errbuf, errlen);
 }
 
 pw_status pw_bstore_put_alert(pw_pg *pg, const pw_bstore_alert *a, char *errbuf,
                               size_t errlen)
 {
-	char created[32], sid[32], med[40], mad[40], n[16], ver[16], ws[32], we[32], obs[40],
-		dabs[40], dpct[40], z[40];
-	snprintf(created, sizeof created, "%" PRId64, a->created_us);
-	snprintf(sid, sizeof sid, "%" PRId64, a->series_id);
-	snprintf(med, sizeof med, "%.17g", a->base.median);
-	snprintf(mad, sizeof mad, "%.17g", a->base.mad_n);
-	snprintf(n, sizeof n, "%" PRIu32, a->base.n);
-	snprintf(ver, sizeof ver, "%" PRIu32, a->base.version);
-	snprintf(ws, sizeof ws, "%" PRId64, a->base.window_start_us);
-	snprintf(we, sizeof we, "%" PRId64, a->base.window_end_us);
-	snprintf(obs, sizeof obs, "%.17g", a->value);
 	double d = a->value - a->base.median;
-	snprintf(dabs, sizeof dabs, "%.17g", d);
-	snprintf(dpct, sizeof dpct, "%.17g", a->base.median != 0.0 ? d / a->base.median * 100.0 : 0.0);
-	snprintf(z, sizeof z, "%.17g", isfinite(a->z) ? a->z : 0.0);
-	const char *params[17] = {a->alert_id, created, sid, a->series_key, med, mad, n,
-	                          a->base.version ? ver : NULL, ws, we, obs, dabs, a->base.unit,
-	                          dpct, a->outlier ? z : NULL,
-	                          a->outlier ? "investigate" : "quarantined", a->summary};
-	return pw_pg_exec(
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, a->alert_id);
+	pw_pg_params_int(&p, a->created_us);
+	pw_pg_params_int(&p, a->series_id);
+	pw_pg_params_text(&p, a->series_key);
+	pw_pg_params_double(&p, a->base.median);
+	pw_pg_params_double(&p, a->base.mad_n);
+	pw_pg_params_int(&p, a->base.n);
+	if (a->base.version)
+		pw_pg_params_int(&p, a->base.version);
+	else
+		pw_pg_params_null(&p);
+	pw_pg_params_int(&p, a->base.window_start_us);
+	pw_pg_params_int(&p, a->base.window_end_us);
+	pw_pg_params_double(&p, a->value);
+	pw_pg_params_double(&p, d);
+	pw_pg_params_text(&p, a->base.unit);
+	pw_pg_params_double(&p, a->base.median != 0.0 ? d / a->base.median * 100.0 : 0.0);
+	if (a->outlier)
+		pw_pg_params_double(&p, isfinite(a->z) ? a->z : 0.0);
+	else
+		pw_pg_params_null(&p);
+	pw_pg_params_text(&p, a->outlier ? "investigate" : "quarantined");
+	pw_pg_params_text(&p, a->summary);
+	return pw_pg_exec_params(
 		pg,
 		"INSERT INTO perfwatch.alerts (alert_id, revision, kind, source, created_at, series_id, "
 		"series_key, baseline_median, baseline_mad, baseline_n, baseline_version, "
@@ -961,25 +977,30 @@ pw_status pw_bstore_put_alert(pw_pg *pg, const pw_bstore_alert *a, char *errbuf,
 		"VALUES ($1, 1, 'infra_health', 'baseliner', " TS_SQL("$2") ", $3, $4, $5, $6, "
 		"$7::integer, $8::integer, " TS_SQL("$9") ", " TS_SQL("$10") ", $11, 1, $12, $13, $14, "
 		"$15, $16, 'infra', 'queue', $17) ON CONFLICT (alert_id) DO NOTHING",
-		17, params, NULL, errbuf, errlen);
+		&p, 0, NULL, errbuf, errlen);
 }
 
 pw_status pw_bstore_put_excursion(pw_pg *pg, const pw_bstore_excursion *x, char *errbuf,
                                   size_t errlen)
 {
-	char sid[32], rep[16], ts[32], val[40], z[40], ver[16];
-	snprintf(sid, sizeof sid, "%" PRId64, x->series_id);
-	snprintf(rep, sizeof rep, "%" PRIu32, x->repeat_index);
-	snprintf(ts, sizeof ts, "%" PRId64, x->measured_us);
-	snprintf(val, sizeof val, "%.17g", x->value);
-	snprintf(z, sizeof z, "%.17g", isfinite(x->z) ? x->z : 0.0);
-	snprintf(ver, sizeof ver, "%" PRIu32, x->baseline_version);
-	const char *params[7] = {sid, x->run_id, rep, ts, val, z, x->baseline_version ? ver : NULL};
-	return pw_pg_exec(pg,
-	                  "INSERT INTO perfwatch.baseliner_excursion_points (series_id, run_id, "
-	                  "repeat_index, measured_at, value, z_robust, baseline_version) VALUES ($1, $2, "
-	                  "$3::integer, " TS_SQL("$4") ", $5, $6, $7::integer) ON CONFLICT DO NOTHING",
-	                  7, params, NULL, errbuf, errlen);
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, x->series_id);
+	pw_pg_params_text(&p, x->run_id);
+	pw_pg_params_int(&p, x->repeat_index);
+	pw_pg_params_int(&p, x->measured_us);
+	pw_pg_params_double(&p, x->value);
+	pw_pg_params_double(&p, isfinite(x->z) ? x->z : 0.0);
+	if (x->baseline_version)
+		pw_pg_params_int(&p, x->baseline_version);
+	else
+		pw_pg_params_null(&p);
+	return pw_pg_exec_params(pg,
+	                         "INSERT INTO perfwatch.baseliner_excursion_points (series_id, run_id, "
+	                         "repeat_index, measured_at, value, z_robust, baseline_version) VALUES "
+	                         "($1, $2, $3::integer, " TS_SQL("$4") ", $5, $6, $7::integer) "
+	                         "ON CONFLICT DO NOTHING",
+	                         &p, 0, NULL, errbuf, errlen);
 }
 
 pw_status pw_bstore_put_progress(pw_pg *pg, pw_series_table *t, char *errbuf, size_t errlen)

@@ -233,22 +233,25 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 		goto out;
 	}
 
-	char ev[16], fdrs[32], rq[32], dl[32];
-	snprintf(ev, sizeof ev, "%" PRIu32, req->evaluation);
-	snprintf(fdrs, sizeof fdrs, "%.17g", fdr);
-	snprintf(rq, sizeof rq, "%" PRId64, requested);
-	snprintf(dl, sizeof dl, "%" PRId64, deadline);
-	const char *p[] = {req->release_id, ev, req->candidate->build_id,
-	                   req->candidate->cl ? req->candidate->cl : "", req->baseline_release,
-	                   fam.s, fdrs, rq, dl};
-	st = pw_pg_exec(pg,
-	                "INSERT INTO perfwatch.gate_evaluations (release_id, evaluation, "
-	                "candidate_build_id, candidate_cl, baseline_release, families, fdr_q, "
-	                "requested_at, deadline, status) VALUES ($1, $2, $3, $4, $5, $6::text[], "
-	                "$7, to_timestamp($8::double precision / 1e6), "
-	                "to_timestamp($9::double precision / 1e6), 'pending') "
-	                "ON CONFLICT (release_id, evaluation) DO NOTHING RETURNING 1",
-	                9, p, &res, errbuf, errlen);
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, req->release_id);
+	pw_pg_params_int(&p, req->evaluation);
+	pw_pg_params_text(&p, req->candidate->build_id);
+	pw_pg_params_text(&p, req->candidate->cl ? req->candidate->cl : "");
+	pw_pg_params_text(&p, req->baseline_release);
+	pw_pg_params_text(&p, fam.s);
+	pw_pg_params_double(&p, fdr);
+	pw_pg_params_int(&p, requested);
+	pw_pg_params_int(&p, deadline);
+	st = pw_pg_exec_params(pg,
+	                       "INSERT INTO perfwatch.gate_evaluations (release_id, evaluation, "
+	                       "candidate_build_id, candidate_cl, baseline_release, families, fdr_q, "
+	                       "requested_at, deadline, status) VALUES ($1, $2, $3, $4, $5, $6::text[], "
+	                       "$7, to_timestamp($8::double precision / 1e6), "
+	                       "to_timestamp($9::double precision / 1e6), 'pending') "
+	                       "ON CONFLICT (release_id, evaluation) DO NOTHING RETURNING 1",
+	                       &p, 0, &res, errbuf, errlen);
 	if (st != PW_OK)
 		goto out;
 	bool dup = PQntuples(res) == 0;
@@ -258,57 +261,64 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 		if (duplicate)
 			*duplicate = true;
 		/* done already: publish the stored verdict again */
-		const char *q[] = {req->release_id, ev};
-		st = pw_pg_exec(pg,
-		                "UPDATE perfwatch.gate_outbox SET published_at = NULL "
-		                "WHERE release_id = $1 AND evaluation = $2",
-		                2, q, NULL, errbuf, errlen);
+		char ref[PW_GATE_OUTBOX_REF_LEN];
+		pw_gate_outbox_ref(ref, sizeof ref, req->release_id, req->evaluation);
+		st = pw_outbox_resend(pg, PW_GATE_SERVICE, ref, NULL, errbuf, errlen);
 		goto out;
 	}
 
 	for (size_t i = 0; i < req->n_tiers; i++) {
 		const Perfwatch__V1__TierRepeats *t = req->tiers[i];
-		char n[16], mde[32];
-		snprintf(n, sizeof n, "%" PRIu32, t->n);
-		snprintf(mde, sizeof mde, "%.17g", t->mde_pct);
-		const char *q[] = {req->release_id, ev,
-		                   t->tier == PERFWATCH__V1__TIER__TIER_TOP ? "top" : "tail", n, mde};
-		st = pw_pg_exec(pg,
-		                "INSERT INTO perfwatch.gate_tier_repeats (release_id, evaluation, tier, "
-		                "n, mde_pct) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-		                5, q, NULL, errbuf, errlen);
+		pw_pg_params_init(&p);
+		pw_pg_params_text(&p, req->release_id);
+		pw_pg_params_int(&p, req->evaluation);
+		pw_pg_params_text(&p, t->tier == PERFWATCH__V1__TIER__TIER_TOP ? "top" : "tail");
+		pw_pg_params_int(&p, t->n);
+		pw_pg_params_double(&p, t->mde_pct);
+		st = pw_pg_exec_params(pg,
+		                       "INSERT INTO perfwatch.gate_tier_repeats (release_id, evaluation, "
+		                       "tier, n, mde_pct) VALUES ($1, $2, $3, $4, $5) "
+		                       "ON CONFLICT DO NOTHING",
+		                       &p, 0, NULL, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
 	}
 	for (size_t i = 0; i < req->n_waivers; i++) {
 		const Perfwatch__V1__Waiver *w = req->waivers[i];
-		char exp[32];
-		snprintf(exp, sizeof exp, "%" PRId64, w->expires_unix_us);
-		const char *q[] = {w->waiver_id,  req->release_id, w->model ? w->model : "",
-		                   w->platform ? w->platform : "", w->config ? w->config : "",
-		                   w->metric ? w->metric : "", w->owner,
-		                   w->approved_by ? w->approved_by : "", w->reason, exp};
-		st = pw_pg_exec(pg,
-		                "INSERT INTO perfwatch.waivers (waiver_id, release_id, model, platform, "
-		                "config, metric, owner, approved_by, reason, expires_at) VALUES ($1, $2, "
-		                "$3, $4, $5, $6, $7, $8, $9, to_timestamp($10::double precision / 1e6)) "
-		                "ON CONFLICT (waiver_id) DO NOTHING",
-		                10, q, NULL, errbuf, errlen);
+		pw_pg_params_init(&p);
+		pw_pg_params_text(&p, w->waiver_id);
+		pw_pg_params_text(&p, req->release_id);
+		pw_pg_params_text(&p, w->model ? w->model : "");
+		pw_pg_params_text(&p, w->platform ? w->platform : "");
+		pw_pg_params_text(&p, w->config ? w->config : "");
+		pw_pg_params_text(&p, w->metric ? w->metric : "");
+		pw_pg_params_text(&p, w->owner);
+		pw_pg_params_text(&p, w->approved_by ? w->approved_by : "");
+		pw_pg_params_text(&p, w->reason);
+		pw_pg_params_int(&p, w->expires_unix_us);
+		st = pw_pg_exec_params(pg,
+		                       "INSERT INTO perfwatch.waivers (waiver_id, release_id, model, platform, "
+		                       "config, metric, owner, approved_by, reason, expires_at) VALUES ($1, $2, "
+		                       "$3, $4, $5, $6, $7, $8, $9, to_timestamp($10::double precision / 1e6)) "
+		                       "ON CONFLICT (waiver_id) DO NOTHING",
+		                       &p, 0, NULL, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
 	}
 	for (size_t i = 0; i < req->n_expected_wins; i++) {
 		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];
-		char pct[32];
-		snprintf(pct, sizeof pct, "%.17g", e->expected_delta_pct);
-		const char *q[] = {req->release_id, e->series_key, pct,
-		                   e->registered_by ? e->registered_by : "", e->cl ? e->cl : "",
-		                   e->note ? e->note : ""};
-		st = pw_pg_exec(pg,
-		                "INSERT INTO perfwatch.expected_wins (release_id, series_key, "
-		                "expected_delta_pct, registered_by, cl, note) VALUES ($1, $2, $3, $4, "
-		                "$5, $6) ON CONFLICT (release_id, series_key) DO NOTHING",
-		                6, q, NULL, errbuf, errlen);
+		pw_pg_params_init(&p);
+		pw_pg_params_text(&p, req->release_id);
+		pw_pg_params_text(&p, e->series_key);
+		pw_pg_params_double(&p, e->expected_delta_pct);
+		pw_pg_params_text(&p, e->registered_by ? e->registered_by : "");
+		pw_pg_params_text(&p, e->cl ? e->cl : "");
+		pw_pg_params_text(&p, e->note ? e->note : "");
+		st = pw_pg_exec_params(pg,
+		                       "INSERT INTO perfwatch.expected_wins (release_id, series_key, "
+		                       "expected_delta_pct, registered_by, cl, note) VALUES ($1, $2, $3, $4, "
+		                       "$5, $6) ON CONFLICT (release_id, series_key) DO NOTHING",
+		                       &p, 0, NULL, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
 	}
@@ -979,18 +989,11 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 			goto fail;
 	}
 
+	char ref[PW_GATE_OUTBOX_REF_LEN];
+	pw_gate_outbox_ref(ref, sizeof ref, r->release_id, r->evaluation);
 	for (size_t k = 0; k < n; k++) {
-		char seq[32];
-		snprintf(seq, sizeof seq, "%zu", k);
-		const char *vals[] = {r->release_id, ev, seq, msgs[k].topic, msgs[k].key,
-		                      (const char *)msgs[k].payload};
-		int lens[] = {0, 0, 0, 0, 0, (int)msgs[k].len};
-		int fmts[] = {0, 0, 0, 0, 0, 1};
-		st = pw_pg_execv(pg,
-		                 "INSERT INTO perfwatch.gate_outbox (release_id, evaluation, seq, topic, "
-		                 "message_key, payload) VALUES ($1, $2, $3, $4, $5, $6) "
-		                 "ON CONFLICT DO NOTHING",
-		                 6, vals, lens, fmts, 0, NULL, errbuf, errlen);
+		st = pw_outbox_add(pg, PW_GATE_SERVICE, ref, msgs[k].topic, msgs[k].key,
+		                   msgs[k].payload, msgs[k].len, errbuf, errlen);
 		if (st != PW_OK)
 			goto fail;
 	}
@@ -1011,77 +1014,7 @@ fail:
 
 /* ----------------------------------------------------------------- outbox */
 
-pw_status pw_gate_store_outbox_pending(pw_pg *pg, pw_gate_outbox_row *out, size_t cap, size_t *n,
-                                    char *errbuf, size_t errlen)
+void pw_gate_outbox_ref(char *buf, size_t len, const char *release_id, uint32_t evaluation)
 {
-	PGresult *res = NULL;
-	*n = 0;
-	char lim[16];
-	snprintf(lim, sizeof lim, "%zu", cap);
-	const char *p[] = {lim};
-	pw_status st = pw_pg_execv(pg,
-	                           "SELECT release_id, evaluation, seq, topic, message_key, payload "
-	                           "FROM perfwatch.gate_outbox WHERE published_at IS NULL "
-	                           "ORDER BY created_at, release_id, evaluation, seq LIMIT $1",
-	                           1, p, NULL, NULL, 1, &res, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	/* binary results: integers are big-endian */
-	for (int i = 0; i < PQntuples(res) && *n < cap; i++) {
-		pw_gate_outbox_row *row = &out[*n];
-		memset(row, 0, sizeof *row);
-		snprintf(row->release_id, sizeof row->release_id, "%.*s", PQgetlength(res, i, 0),
-		         PQgetvalue(res, i, 0));
-		const unsigned char *e = (const unsigned char *)PQgetvalue(res, i, 1);
-		row->evaluation = (uint32_t)e[0] << 24 | (uint32_t)e[1] << 16 | (uint32_t)e[2] << 8 | e[3];
-		const unsigned char *s = (const unsigned char *)PQgetvalue(res, i, 2);
-		row->seq = (int)((uint32_t)s[0] << 24 | (uint32_t)s[1] << 16 | (uint32_t)s[2] << 8 | s[3]);
-		snprintf(row->topic, sizeof row->topic, "%.*s", PQgetlength(res, i, 3),
-		         PQgetvalue(res, i, 3));
-		int kl = PQgetlength(res, i, 4), pl = PQgetlength(res, i, 5);
-		row->key = malloc((size_t)kl + 1);
-		row->payload = malloc((size_t)pl + 1);
-		if (!row->key || !row->payload) {
-			pw_gate_outbox_row_release(row);
-			for (size_t k = 0; k < *n; k++)
-				pw_gate_outbox_row_release(&out[k]);
-			*n = 0;
-			PQclear(res);
-			return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory reading the outbox");
-		}
-		memcpy(row->key, PQgetvalue(res, i, 4), (size_t)kl);
-		row->key[kl] = '\0';
-		memcpy(row->payload, PQgetvalue(res, i, 5), (size_t)pl);
-		row->len = (size_t)pl;
-		(*n)++;
-	}
-	PQclear(res);
-	return PW_OK;
-}
-
-pw_status pw_gate_store_outbox_done(pw_pg *pg, const pw_gate_outbox_row *rows, size_t n, char *errbuf,
-                                 size_t errlen)
-{
-	pw_status st = PW_OK;
-	for (size_t i = 0; i < n && st == PW_OK; i++) {
-		char ev[16], seq[16];
-		snprintf(ev, sizeof ev, "%" PRIu32, rows[i].evaluation);
-		snprintf(seq, sizeof seq, "%d", rows[i].seq);
-		const char *p[] = {rows[i].release_id, ev, seq};
-		st = pw_pg_exec(pg,
-		                "UPDATE perfwatch.gate_outbox SET published_at = now() WHERE "
-		                "release_id = $1 AND evaluation = $2 AND seq = $3",
-		                3, p, NULL, errbuf, errlen);
-	}
-	return st;
-}
-
-void pw_gate_outbox_row_release(pw_gate_outbox_row *row)
-{
-	if (!row)
-		return;
-	free(row->key);
-	free(row->payload);
-	row->key = NULL;
-	row->payload = NULL;
+	snprintf(buf, len, "%s/%" PRIu32, release_id, evaluation);
 }

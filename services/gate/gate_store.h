@@ -2,13 +2,14 @@
  * gate_store.h: the release gate's PostgreSQL side — storing GateRequests,
  * loading what one evaluation needs, writing its results and its outbox.
  *
- * main.c's consumer thread calls pw_gate_store_request for every GateRequest
- * (one transaction per Kafka batch, committed before the offsets); its
- * evaluator thread calls pw_gate_store_pending, pw_gate_store_load and
- * pw_gate_store_finish for every pending evaluation, and pw_gate_store_outbox_* to
- * publish what finished. The decisions themselves are gate_eval.h's and
+ * gate_service.c's consumer workers call pw_gate_store_request for every
+ * GateRequest (one transaction per Kafka batch, committed before the
+ * offsets); its tick on the main thread calls pw_gate_store_pending,
+ * pw_gate_store_load and pw_gate_store_finish for every pending evaluation,
+ * which writes the evaluation's messages into the one outbox (pw_outbox.h)
+ * that the runtime publishes. The decisions themselves are gate_eval.h's and
  * gate_policy.h's; the protobuf messages are built by gate_messages.h. The
- * schema is migrations/0004_gate.sql and 0013_gate_outbox.sql.
+ * schema is migrations/0004_gate.sql, 0013_gate_outbox.sql and 0019_outbox.sql.
  *
  * A pw_gate_release holds everything about one evaluation in one arena: it is
  * built by pw_gate_store_load, read by the evaluator and freed at once with
@@ -23,6 +24,7 @@
 
 #include "gate_eval.h"
 #include "gate_policy.h"
+#include "pw_outbox.h"
 #include "pw_pg.h"
 #include "pw_status.h"
 
@@ -146,7 +148,8 @@ typedef struct pw_gate_outbox_msg {
 /*
  * Writes the evaluated release in one transaction: marks the evaluation done
  * (only while pending), its family and series results, the gate's alerts in
- * perfwatch.alerts and the outbox messages msgs[0..n) with seq 0..n-1.
+ * perfwatch.alerts and the outbox messages msgs[0..n), in that order, with
+ * the evaluation's ref (pw_gate_outbox_ref).
  * *stored is false when the evaluation was no longer pending (another gate
  * finished it): nothing is written then.
  */
@@ -154,28 +157,12 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
                             size_t n, const Perfwatch__V1__Alert *const *alerts,
                             size_t n_alerts, bool *stored, char *errbuf, size_t errlen);
 
-/* Unpublished outbox rows, oldest first. */
-typedef struct pw_gate_outbox_row {
-	char release_id[256];
-	uint32_t evaluation;
-	int seq;
-	char topic[64];
-	char *key;       /* malloc'd */
-	uint8_t *payload;/* malloc'd */
-	size_t len;
-} pw_gate_outbox_row;
-
 /*
- * Reads up to cap unpublished rows into out (*n of them); release each with
- * pw_gate_outbox_row_release.
+ * The outbox ref of an evaluation's messages, "release_id/evaluation"
+ * (pw_outbox.h): a redelivered request marks them unpublished again.
  */
-pw_status pw_gate_store_outbox_pending(pw_pg *pg, pw_gate_outbox_row *out, size_t cap, size_t *n,
-                                    char *errbuf, size_t errlen);
-
-/* Marks rows published (one statement). */
-pw_status pw_gate_store_outbox_done(pw_pg *pg, const pw_gate_outbox_row *rows, size_t n, char *errbuf,
-                                 size_t errlen);
-
-void pw_gate_outbox_row_release(pw_gate_outbox_row *row);
+#define PW_GATE_SERVICE "gate"
+#define PW_GATE_OUTBOX_REF_LEN 280
+void pw_gate_outbox_ref(char *buf, size_t len, const char *release_id, uint32_t evaluation);
 
 #endif

@@ -17,9 +17,6 @@ static const pw_conf_key keys[] = {
 	 .help = "smallest relative level change reported (0.005 = 0.5%)"},
 	{.name = "watcher.page_route", .type = PW_CONF_STRING, .def = "ml-perf-triage",
 	 .help = "receiver named in Alert.page when a shift pages"},
-	{.name = "watcher.flush_timeout", .type = PW_CONF_DURATION_MS, .def = "10s", .min = 100,
-	 .max = 600000,
-	 .help = "longest wait for the broker to acknowledge a batch's messages before retrying it"},
 	{.name = "watcher.series_hint", .type = PW_CONF_INT, .def = "4096", .min = 1,
 	 .max = 10000000, .help = "series expected; sizes the series table"},
 };

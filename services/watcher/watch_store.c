@@ -1,10 +1,12 @@
 /*
  * watch_store.c: the watcher's SQL — series, points, stored changepoints and fleet
  * changes read on first sight of a series; changepoints, alerts and the
- * outbox written per event. See store.h; tables in migrations/0001-0006 and
- * 0015; timestamps cross as bigint unix microseconds.
+ * outbox rows written per event. See watch_store.h; tables in
+ * migrations/0001-0006, 0015 and 0019; timestamps cross as bigint unix microseconds.
  */
 #include "watch_store.h"
+
+#include "pw_topics.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -236,16 +238,6 @@ out:
 	return st;
 }
 
-static void fmt_double(char *buf, size_t len, double x)
-{
-	if (isnan(x))
-		snprintf(buf, len, "NaN");
-	else if (isinf(x))
-		snprintf(buf, len, "%s", x > 0 ? "Infinity" : "-Infinity");
-	else
-		snprintf(buf, len, "%.17g", x);
-}
-
 pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch_event *ev,
                                const uint8_t *cp_pb, size_t cp_len, const uint8_t *alert_pb,
                                size_t alert_len, bool *inserted, char *errbuf, size_t errlen)
@@ -266,41 +258,42 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		" VALUES ($1, 1, $2, 'watcher', " TS_IN("$3") ", $4, $5, $6, $7, $8, $9, $10, $11, $12,"
 		"  $13, $14, $15, $16::date, $17, $18, $19, $20, $21, $22, $23, $24)"
 		" ON CONFLICT (alert_id) DO NOTHING";
-	static const char outbox_sql[] =
-		"INSERT INTO perfwatch.watcher_outbox (changepoint_id, series_key, changepoint_pb,"
-		"  alert_id, alert_pb) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
 	const Perfwatch__V1__Changepoint *cp = &m->cp;
 	const Perfwatch__V1__Alert *a = &m->alert;
-	char sid[32], pos[32], shift[32], lc_num[32], fs_num[32], ncls[32], before[40], after[40],
-		pct[40], p[40], det[32], mad[40], abs_[40], z[40];
-	snprintf(sid, sizeof sid, "%" PRId64, cp->series_id);
-	snprintf(pos, sizeof pos, "%" PRIu32, cp->position);
-	snprintf(shift, sizeof shift, "%" PRId64, cp->shift_unix_us);
-	snprintf(lc_num, sizeof lc_num, "%" PRId64, cp->last_clean_cl_number);
-	snprintf(fs_num, sizeof fs_num, "%" PRId64, cp->first_shifted_cl_number);
-	snprintf(ncls, sizeof ncls, "%" PRIu32, cp->n_cls);
-	fmt_double(before, sizeof before, cp->level_before);
-	fmt_double(after, sizeof after, cp->level_after);
-	fmt_double(pct, sizeof pct, cp->delta_pct);
-	fmt_double(p, sizeof p, cp->p);
-	fmt_double(mad, sizeof mad, a->baseline->mad);
-	fmt_double(abs_, sizeof abs_, a->delta->abs);
-	fmt_double(z, sizeof z, a->delta->z_robust);
-	snprintf(det, sizeof det, "%" PRId64, cp->detected_unix_us);
 	bool p_ok = isfinite(cp->p) && cp->p >= 0.0 && cp->p <= 1.0;
 	const char *dir = ev->regression ? "regression" : "improvement";
 	const char *routing = pw_watch_routing_name(ev->routing);
 
 	*inserted = false;
 	PGresult *res = NULL;
-	pw_status st = pw_pg_exec(
-		pg, cp_sql, 22,
-		(const char *const[]){sid, cp->first_shifted_build_id, cp->changepoint_id, pos, cp->day,
-		                      shift, cp->last_clean_build_id, cp->last_clean_cl, lc_num,
-		                      cp->first_shifted_cl, fs_num, ncls, before, after, cp->unit, pct,
-		                      p_ok ? p : NULL, dir, pw_watch_annotation_name(ev->annotation),
-		                      cp->fleet_event_id, routing, det},
-		&res, errbuf, errlen);
+	pw_pg_params q;
+	pw_pg_params_init(&q);
+	pw_pg_params_int(&q, cp->series_id);
+	pw_pg_params_text(&q, cp->first_shifted_build_id);
+	pw_pg_params_text(&q, cp->changepoint_id);
+	pw_pg_params_int(&q, cp->position);
+	pw_pg_params_text(&q, cp->day);
+	pw_pg_params_int(&q, cp->shift_unix_us);
+	pw_pg_params_text(&q, cp->last_clean_build_id);
+	pw_pg_params_text(&q, cp->last_clean_cl);
+	pw_pg_params_int(&q, cp->last_clean_cl_number);
+	pw_pg_params_text(&q, cp->first_shifted_cl);
+	pw_pg_params_int(&q, cp->first_shifted_cl_number);
+	pw_pg_params_int(&q, cp->n_cls);
+	pw_pg_params_double(&q, cp->level_before);
+	pw_pg_params_double(&q, cp->level_after);
+	pw_pg_params_text(&q, cp->unit);
+	pw_pg_params_double(&q, cp->delta_pct);
+	if (p_ok)
+		pw_pg_params_double(&q, cp->p);
+	else
+		pw_pg_params_null(&q);
+	pw_pg_params_text(&q, dir);
+	pw_pg_params_text(&q, pw_watch_annotation_name(ev->annotation));
+	pw_pg_params_text(&q, cp->fleet_event_id);
+	pw_pg_params_text(&q, routing);
+	pw_pg_params_int(&q, cp->detected_unix_us);
+	pw_status st = pw_pg_exec_params(pg, cp_sql, &q, 0, &res, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	bool fresh = PQntuples(res) == 1;
@@ -308,59 +301,45 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 	if (!fresh)
 		return PW_OK;
 
-	st = pw_pg_exec(pg, alert_sql, 24,
-	                (const char *const[]){a->alert_id, pw_watch_alert_kind_name(a->kind), det, sid,
-	                                      a->series_key, before, mad, after, a->observed->release,
-	                                      abs_, a->delta->abs_unit, pct, z, p_ok ? p : NULL,
-	                                      cp->changepoint_id, cp->day, a->changepoint->cl_range_lo,
-	                                      a->changepoint->cl_range_hi, ncls,
-	                                      pw_watch_verdict_name(a->verdict), a->page, routing,
-	                                      a->fleet_event_id, a->summary},
-	                NULL, errbuf, errlen);
+	pw_pg_params_init(&q);
+	pw_pg_params_text(&q, a->alert_id);
+	pw_pg_params_text(&q, pw_watch_alert_kind_name(a->kind));
+	pw_pg_params_int(&q, cp->detected_unix_us);
+	pw_pg_params_int(&q, cp->series_id);
+	pw_pg_params_text(&q, a->series_key);
+	pw_pg_params_double(&q, cp->level_before);
+	pw_pg_params_double(&q, a->baseline->mad);
+	pw_pg_params_double(&q, cp->level_after);
+	pw_pg_params_text(&q, a->observed->release);
+	pw_pg_params_double(&q, a->delta->abs);
+	pw_pg_params_text(&q, a->delta->abs_unit);
+	pw_pg_params_double(&q, cp->delta_pct);
+	pw_pg_params_double(&q, a->delta->z_robust);
+	if (p_ok)
+		pw_pg_params_double(&q, cp->p);
+	else
+		pw_pg_params_null(&q);
+	pw_pg_params_text(&q, cp->changepoint_id);
+	pw_pg_params_text(&q, cp->day);
+	pw_pg_params_text(&q, a->changepoint->cl_range_lo);
+	pw_pg_params_text(&q, a->changepoint->cl_range_hi);
+	pw_pg_params_int(&q, cp->n_cls);
+	pw_pg_params_text(&q, pw_watch_verdict_name(a->verdict));
+	pw_pg_params_text(&q, a->page);
+	pw_pg_params_text(&q, routing);
+	pw_pg_params_text(&q, a->fleet_event_id);
+	pw_pg_params_text(&q, a->summary);
+	st = pw_pg_exec_params(pg, alert_sql, &q, 0, NULL, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	const char *vals[5] = {cp->changepoint_id, cp->series_key, (const char *)cp_pb, a->alert_id,
-	                       (const char *)alert_pb};
-	int lens[5] = {0, 0, (int)cp_len, 0, (int)alert_len};
-	int fmts[5] = {0, 0, 1, 0, 1};
-	st = pw_pg_execv(pg, outbox_sql, 5, vals, lens, fmts, 0, NULL, errbuf, errlen);
+	/* the Changepoint, then its Alert, both keyed by the series */
+	st = pw_outbox_add(pg, PW_WATCH_SERVICE, cp->changepoint_id, PW_TOPIC_CHANGEPOINTS,
+	                   cp->series_key, cp_pb, cp_len, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_outbox_add(pg, PW_WATCH_SERVICE, cp->changepoint_id, PW_TOPIC_ALERTS,
+		                   cp->series_key, alert_pb, alert_len, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	*inserted = true;
 	return PW_OK;
-}
-
-pw_status pw_watch_store_outbox_pending(pw_pg *pg, size_t max, pw_watch_outbox_fn fn, void *ctx,
-                                        size_t *n, char *errbuf, size_t errlen)
-{
-	static const char sql[] =
-		"SELECT changepoint_id, series_key, changepoint_pb, alert_pb FROM perfwatch.watcher_outbox"
-		" WHERE published_at IS NULL ORDER BY created_at, changepoint_id LIMIT $1";
-	char lim[32];
-	snprintf(lim, sizeof lim, "%zu", max);
-	*n = 0;
-	PGresult *res = NULL;
-	/* binary results: bytea arrives as raw bytes, text as its characters */
-	pw_status st = pw_pg_execv(pg, sql, 1, (const char *const[]){lim}, NULL, NULL, 1, &res,
-	                           errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	for (int r = 0; r < PQntuples(res); r++) {
-		st = fn(ctx, PQgetvalue(res, r, 0), PQgetvalue(res, r, 1),
-		        (const uint8_t *)PQgetvalue(res, r, 2), (size_t)PQgetlength(res, r, 2),
-		        (const uint8_t *)PQgetvalue(res, r, 3), (size_t)PQgetlength(res, r, 3));
-		if (st != PW_OK)
-			break;
-		(*n)++;
-	}
-	PQclear(res);
-	return st;
-}
-
-pw_status pw_watch_store_outbox_mark(pw_pg *pg, const char *changepoint_id, char *errbuf,
-                                     size_t errlen)
-{
-	static const char sql[] = "UPDATE perfwatch.watcher_outbox SET published_at = now()"
-	                          " WHERE changepoint_id = $1 AND published_at IS NULL";
-	return pw_pg_exec(pg, sql, 1, (const char *const[]){changepoint_id}, NULL, errbuf, errlen);
 }

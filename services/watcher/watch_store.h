@@ -2,14 +2,14 @@
  * watch_store.h: the watcher's PostgreSQL reads and writes.
  *
  * PostgreSQL is the watcher's memory across restarts (docs/watcher.md): on
- * the first point of a series, main.c reads the series row and its spend
+ * the first point of a series, watch_service.c reads the series row and its spend
  * tier and frozen state, its recent nightly points (perfwatch.samples with
  * the run's environment from perfwatch.runs), the changepoints already
  * stored for it and the fleet changes that selected it, and replays them into
  * a fresh pw_watch_series (watch.h). On an event it stores the changepoints
- * row, its alerts row and the outbox row with the packed messages (0015) in
- * the batch's transaction; after the commit it publishes the outbox and marks
- * it. Every write is idempotent on its natural key. All calls go through one
+ * row, its alerts row and the outbox rows with the packed messages
+ * (pw_outbox.h, migrations/0019_outbox.sql) in the batch's transaction; after
+ * the commit the service runtime publishes the outbox. Every write is idempotent on its natural key. All calls go through one
  * pw_pg (pw_pg.h); errors are its codes, with the reason in errbuf.
  */
 #ifndef PW_WATCH_STORE_H
@@ -21,9 +21,13 @@
 
 #include "watch_emit.h"
 #include "perfwatch/v1/fleet.pb-c.h"
+#include "pw_outbox.h"
 #include "pw_pg.h"
 #include "pw_status.h"
 #include "watch.h"
+
+/* The name the watcher's outbox rows carry. */
+#define PW_WATCH_SERVICE "watcher"
 
 /* A series as perfwatch.series, spend_weights and latest_baselines know it. */
 typedef struct pw_watch_series_row {
@@ -88,26 +92,12 @@ pw_status pw_watch_store_fleet_change(pw_pg *pg, const Perfwatch__V1__FleetChang
 
 /*
  * Stores one event: the changepoints row, and when that row is new, its
- * alerts row and the outbox row holding the packed messages (cp_pb, alert_pb,
- * borrowed). *inserted says whether the changepoint was new. Inside the
+ * alerts row and the two outbox rows (pw_outbox.h, ref changepoint_id)
+ * holding the packed messages (cp_pb, alert_pb, borrowed). *inserted says whether the changepoint was new. Inside the
  * caller's transaction.
  */
 pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch_event *ev,
                                const uint8_t *cp_pb, size_t cp_len, const uint8_t *alert_pb,
                                size_t alert_len, bool *inserted, char *errbuf, size_t errlen);
-
-/* Called for each unpublished outbox row, oldest first; non-PW_OK stops the walk. */
-typedef pw_status (*pw_watch_outbox_fn)(void *ctx, const char *changepoint_id,
-                                        const char *series_key, const uint8_t *cp_pb,
-                                        size_t cp_len, const uint8_t *alert_pb,
-                                        size_t alert_len);
-
-/* Walks up to max unpublished outbox rows; *n receives how many were walked. */
-pw_status pw_watch_store_outbox_pending(pw_pg *pg, size_t max, pw_watch_outbox_fn fn, void *ctx,
-                                        size_t *n, char *errbuf, size_t errlen);
-
-/* Marks one outbox row published. */
-pw_status pw_watch_store_outbox_mark(pw_pg *pg, const char *changepoint_id, char *errbuf,
-                                     size_t errlen);
 
 #endif

@@ -26,3 +26,26 @@ need_tools() {
   local t
   for t in "$@"; do command -v "$t" >/dev/null || { echo "FAIL: $t is not installed"; exit 1; }; done
 }
+
+# pipeline_harness NAME: what the pipeline tests (services started in the
+# background, logs in $work) share. pids=() holds the processes a test starts:
+# at exit each gets SIGTERM and is waited for, then on_exit runs if the test
+# defines it. fail MESSAGE prints "NAME: FAIL: MESSAGE" and the tail of every
+# $work/*.log, and exits 1. psqlq runs psql with the test's flags.
+pipeline_harness() {
+  pipeline_name=$1
+  pids=()
+  trap pipeline_cleanup EXIT
+}
+pipeline_cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  if declare -F on_exit >/dev/null; then on_exit; fi
+}
+fail() {
+  echo "${pipeline_name:-$(basename "$0" .sh)}: FAIL: $*" >&2
+  for l in "${work:-/nonexistent}"/*.log; do [ -f "$l" ] && { echo "--- $l" >&2; tail -n 15 "$l" >&2; }; done
+  exit 1
+}
+psqlq() { psql "$PW_PG_DSN" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }

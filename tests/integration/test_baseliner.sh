@@ -69,7 +69,7 @@ start_baseliner() {
   bl_pid=$!
   local i
   for ((i = 0; i < 100; i++)); do
-    http=$(grep -o '"msg":"http on 127.0.0.1:[0-9]*' "$bl_log" 2>/dev/null | grep -o '[0-9]*$' || true)
+    http=$(grep -o '"msg":"serving /healthz /readyz /metrics on 127.0.0.1:[0-9]*' "$bl_log" 2>/dev/null | grep -o '[0-9]*$' || true)
     [ -n "$http" ] && curl -sf "127.0.0.1:$http/readyz" >/dev/null 2>&1 && return 0
     kill -0 "$bl_pid" 2>/dev/null || { echo "FAIL: pw-baseliner exited"; tail -20 "$bl_log"; exit 1; }
     sleep 0.1

@@ -33,18 +33,7 @@ change_at=2026-06-03T10:00:00Z
 ns=br$(date +%s%N | tail -c 9)
 event=fc-2026-06-03-0007.$ns
 work=$(mktemp -d "$PW_RUN_DIR/test_baseliner_recabling.XXXXXX")
-pids=()
-psqlq() { psql "$PW_PG_DSN" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-fail() {
-  echo "test_baseliner_recabling: FAIL: $*" >&2
-  for l in "$work"/*.log; do echo "--- $l" >&2; tail -n 15 "$l" >&2; done
-  exit 1
-}
+pipeline_harness test_baseliner_recabling
 pass() { echo "PASS: $*"; }
 
 "$pw" group to-end "br-ingester-$ns" perf.runs.v1 >/dev/null || fail "placing the ingester group"

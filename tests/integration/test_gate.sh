@@ -296,7 +296,7 @@ assert f["embed-2b"]["verdict"] == "frozen"
 assert sum(1 for s in f["chat-8b"]["series"] if s["verdict"] == "blocking") == 2
 ' || fail "gate show --json"
 
-port=$(grep -o '"msg":"serving /metrics on 127.0.0.1:[0-9]*' "$work/gate.log" | tail -n 1 | grep -o '[0-9]*$')
+port=$(grep -o '"msg":"serving /healthz /readyz /metrics on 127.0.0.1:[0-9]*' "$work/gate.log" | tail -n 1 | grep -o '[0-9]*$')
 curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt" || fail "no /metrics on port $port"
 grep -Eq '^perfwatch_gate_requests_total\{outcome="duplicate"\} [1-9]' "$work/metrics.txt" || fail "metrics: duplicate request"
 grep -q '^perfwatch_gate_requests_total{outcome="dead_lettered"} 1' "$work/metrics.txt" || fail "metrics: dead letter"

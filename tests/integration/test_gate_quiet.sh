@@ -36,21 +36,10 @@ min_tests=2160
 ns=gq$(date +%s%N | tail -c 9)
 rel=xla-rc-2026-06-07.$ns
 work=$(mktemp -d "$PW_RUN_DIR/test_gate_quiet.XXXXXX")
-pids=()
-psqlq() { psql "$PW_PG_DSN" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
+pipeline_harness test_gate_quiet
 . tests/integration/lib_gate.sh
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  # the families are this test's only: later requests naming none would gate them
-  psqlq -c "DELETE FROM perfwatch.spend_weights WHERE model LIKE '%.$ns'" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-fail() {
-  echo "test_gate_quiet: FAIL: $*" >&2
-  for l in "$work"/*.log; do echo "--- $l" >&2; tail -n 15 "$l" >&2; done
-  exit 1
-}
+# the families are this test's only: later requests naming none would gate them
+on_exit() { psqlq -c "DELETE FROM perfwatch.spend_weights WHERE model LIKE '%.$ns'" >/dev/null 2>&1 || true; }
 t_start=$SECONDS
 
 count=$("$sim" count "$scn" "${scale[@]}")
@@ -163,7 +152,7 @@ stored=$(psqlq -c "SELECT count(*) FROM perfwatch.gate_series_results WHERE rele
 alerts=$(psqlq -c "SELECT count(*) FROM perfwatch.alerts WHERE release_id = '$rel'")
 [ "$alerts" -eq 0 ] || fail "$alerts alerts raised on a quiet release"
 
-port=$(grep -o '"msg":"serving /metrics on [^"]*' "$work/gate.log" | tail -1 | sed 's/.*://')
+port=$(grep -o '"msg":"serving /healthz /readyz /metrics on [^"]*' "$work/gate.log" | tail -1 | sed 's/.*://')
 eval_s=$(curl -fsS "http://127.0.0.1:$port/metrics" |
   awk '/^perfwatch_gate_evaluation_seconds_sum/ {s = $2} /^perfwatch_gate_evaluation_seconds_count/ {n = $2}
        END {printf "%.3f s over %d evaluation(s)", s, n}')

@@ -43,20 +43,9 @@ ns=gr$(date +%s%N | tail -c 9)
 rel=xla-rc-2026-06-17.$ns
 event=fc-2026-06-14-0031.$ns
 work=$(mktemp -d "$PW_RUN_DIR/test_gate_registered.XXXXXX")
-pids=()
-psqlq() { psql "$PW_PG_DSN" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
+pipeline_harness test_gate_registered
 . tests/integration/lib_gate.sh
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  psqlq -c "DELETE FROM perfwatch.spend_weights WHERE model LIKE '%.$ns'" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-fail() {
-  echo "test_gate_registered: FAIL: $*" >&2
-  for l in "$work"/*.log; do echo "--- $l" >&2; tail -n 15 "$l" >&2; done
-  exit 1
-}
+on_exit() { psqlq -c "DELETE FROM perfwatch.spend_weights WHERE model LIKE '%.$ns'" >/dev/null 2>&1 || true; }
 t_start=$SECONDS
 
 count=$("$sim" count "$scn")

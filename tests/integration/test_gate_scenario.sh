@@ -29,18 +29,7 @@ bins=("$PW_BUILD/services/ingester/pw-ingester" "$PW_BUILD/services/baseliner/pw
 need_bins "${bins[@]}"
 work=$(mktemp -d "$PW_RUN_DIR/test_gate_scenario.XXXXXX")
 tag=$(date +%s%N | tail -c 9)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-fail() {
-  echo "test_gate_scenario: FAIL: $*" >&2
-  for l in "$work"/*.log; do echo "--- $l" >&2; tail -n 15 "$l" >&2; done
-  exit 1
-}
-psqlq() { psql "$PW_PG_DSN" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
+pipeline_harness test_gate_scenario
 . tests/integration/lib_gate.sh
 rel=xla-rc-2026-06-17
 

@@ -121,7 +121,7 @@ cp_msgs=$(grep -c '^cp ' "$work/messages.txt" || true)
 cp_distinct=$(grep '^cp ' "$work/messages.txt" | awk '{print $2}' | sort -u | wc -l)
 al_msgs=$(grep -c '^alert ' "$work/messages.txt" || true)
 al_distinct=$(grep '^alert ' "$work/messages.txt" | awk '{print $2}' | sort -u | wc -l)
-unpublished=$(sql "SELECT count(*) FROM perfwatch.watcher_outbox WHERE published_at IS NULL AND series_key LIKE '$series_like'")
+unpublished=$(sql "SELECT count(*) FROM perfwatch.outbox WHERE service = 'watcher' AND published_at IS NULL AND message_key LIKE '$series_like'")
 echo "changepoint rows $rows (before the kill $before_kill), alert rows $alert_rows, Changepoint messages $cp_msgs ($cp_distinct distinct), Alert messages $al_msgs ($al_distinct distinct), unpublished $unpublished"
 [ "$rows" -gt "$before_kill" ] && pass "changepoints were found after the restart too" || fail "nothing found after the restart"
 [ "$cp_msgs" = "$rows" ] && [ "$cp_distinct" = "$rows" ] &&

@@ -10,6 +10,8 @@
 
 #include "pw_pg.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -88,5 +90,73 @@ Test(pg_conn, server_down_fails_fast_and_backs_off)
 	cr_assert_eq(pw_pg_wait_connected(pg, 10000, &stop, err, sizeof err), PW_ERR_SHUTDOWN);
 	cr_assert_eq(pw_pg_rollback(pg, err, sizeof err), PW_OK, "nothing to roll back");
 	cr_assert_eq(pw_pg_commit(pg, err, sizeof err), PW_ERR_INVALID, "no transaction");
+	pw_pg_free(pg);
+}
+
+/* ------------------------------------------------------------ parameters */
+
+Test(pg_params, values_in_order_with_their_formats)
+{
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	static const unsigned char blob[] = {0, 1, 2, 0xff};
+	pw_pg_params_text(&p, "chat-8b");
+	pw_pg_params_int(&p, -9007199254740993LL);
+	pw_pg_params_double(&p, 0.1);
+	pw_pg_params_bin(&p, blob, sizeof blob);
+	pw_pg_params_null(&p);
+	pw_pg_params_bool(&p, true);
+	pw_pg_params_bin(&p, NULL, 0);
+	cr_assert_eq(p.n, 7);
+	cr_assert_not(p.overflow);
+	cr_assert_str_eq(p.values[0], "chat-8b");
+	cr_assert_eq(p.formats[0], 0);
+	cr_assert_str_eq(p.values[1], "-9007199254740993");
+	/* %.17g reads back to the same double */
+	cr_assert_eq(strtod(p.values[2], NULL), 0.1);
+	cr_assert_eq(p.values[3], (const char *)blob, "binary values are borrowed");
+	cr_assert_eq(p.lengths[3], 4);
+	cr_assert_eq(p.formats[3], 1);
+	cr_assert_null(p.values[4], "SQL NULL");
+	cr_assert_str_eq(p.values[5], "true");
+	cr_assert_null(p.values[6], "a NULL binary value is SQL NULL");
+	cr_assert_eq(p.formats[6], 0);
+}
+
+Test(pg_params, non_finite_doubles_as_postgresql_spells_them)
+{
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_double(&p, NAN);
+	pw_pg_params_double(&p, INFINITY);
+	pw_pg_params_double(&p, -INFINITY);
+	pw_pg_params_double(&p, -0.0);
+	cr_assert_str_eq(p.values[0], "NaN");
+	cr_assert_str_eq(p.values[1], "Infinity");
+	cr_assert_str_eq(p.values[2], "-Infinity");
+	cr_assert_str_eq(p.values[3], "-0");
+}
+
+Test(pg_params, overflow_fails_the_statement_without_running_it)
+{
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	for (int i = 0; i < PW_PG_PARAMS_MAX + 1; i++)
+		pw_pg_params_int(&p, i);
+	cr_assert_eq(p.n, PW_PG_PARAMS_MAX);
+	cr_assert(p.overflow);
+	cr_assert_str_eq(p.values[PW_PG_PARAMS_MAX - 1], "23");
+	char err[256];
+	pw_log lg;
+	pw_log_init(&lg, "test_pg", PW_LOG_ERROR);
+	pw_pg *pg = NULL;
+	/* a port nobody listens on: the overflow is reported before any connection attempt */
+	cr_assert_eq(pw_pg_new(&pg, "host=127.0.0.1 port=1 connect_timeout=1", NULL, &lg, err,
+	                       sizeof err),
+	             PW_OK, "%s", err);
+	PGresult *res = (PGresult *)&p; /* must be reset to NULL */
+	cr_assert_eq(pw_pg_exec_params(pg, "SELECT 1", &p, 0, &res, err, sizeof err), PW_ERR_INVALID);
+	cr_assert_null(res);
+	cr_assert(strstr(err, "more than 24 statement parameters") != NULL, "%s", err);
 	pw_pg_free(pg);
 }

@@ -845,3 +845,89 @@ Test(simulator, gate_requests_and_fleet_changes_as_published)
 	free(buf);
 	pw_sim_free(w);
 }
+
+/* ---- post-optimisation HLO and per-op HBM bytes (sim_hlo.c) -------------------------------- */
+
+static const pw_sim_op *op_get(const pw_sim_run *r, const char *name)
+{
+	for (size_t i = 0; i < r->nops; i++)
+		if (strcmp(r->ops[i].name, name) == 0)
+			return &r->ops[i];
+	return NULL;
+}
+
+Test(simulator, worked_example_hlo_is_artifact_5_and_bytes_are_the_consistency_check)
+{
+	pw_sim *w = world("worked-example", NULL);
+	size_t si = find(w, "chat-8b", "v6e-4", "decode.B64.s2048.int8");
+	pw_sim_build before, after;
+	pw_sim_build_at(&before, PW_SIM_BUILD_RELEASE, "xla-2026-06-10", 7841885);
+	pw_sim_build_at(&after, PW_SIM_BUILD_RC, "xla-rc-2026-06-17", 7841923);
+	pw_sim_run r0, r1, r2;
+	pw_sim_run_make(w, si, &before, "h0", 0, day_us(w, 35, 3), NULL, &r0);
+	pw_sim_run_make(w, si, &after, "h1", 0, day_us(w, 36, 3), NULL, &r1);
+	pw_sim_run_make(w, si, &after, "h2", 3, day_us(w, 36, 5), NULL, &r2);
+	char h0[4096], h1[4096], h2[4096];
+	cr_assert_eq(pw_sim_run_hlo(w, &r0, h0, sizeof h0), PW_OK);
+	cr_assert_eq(pw_sim_run_hlo(w, &r1, h1, sizeof h1), PW_OK);
+	cr_assert_eq(pw_sim_run_hlo(w, &r2, h2, sizeof h2), PW_OK);
+	/* prod: one fused kernel, its VMEM in the backend config */
+	cr_assert(strstr(h0, "%fusion.1423 = bf16[64,32,128]"), "%s", h0);
+	cr_assert(strstr(h0, "\"fusion_kind\":\"attention_softmax_fused\",\"vmem_bytes\":2097152"));
+	cr_assert(!strstr(h0, "fusion.1423a"));
+	/* RC: the parts and the declined fusion with its cap */
+	cr_assert(strstr(h1, "%fusion.1423a = f32[64,32,2048]"), "%s", h1);
+	cr_assert(strstr(h1, "%softmax.88 = f32[64,32,2048]{2,1,0} exponential-normalize(%fusion.1423a)"));
+	cr_assert(strstr(h1, "%fusion.1423b = bf16[64,32,128]{2,1,0} fusion(%softmax.88, %v_cache)"));
+	cr_assert(strstr(h1, "// fusion declined: projected vmem 2,097,152 B > cap 1,572,864 B (cl/7841917)"));
+	cr_assert(strstr(h1, "S materialized to HBM (16.8 MB, fp32)"));
+	cr_assert(!strstr(h1, "%fusion.1423 ="));
+	/* the text is a function of the decisions, not of the run's noise */
+	cr_assert_str_eq(h1, h2);
+	/* bytes: the family adds S written and read, 33.6 MB/layer × 32 = 1.07 GB per step */
+	double fam0 = op_get(&r0, "fusion.1423")->hbm_bytes_per_step;
+	double fam1 = op_get(&r1, "fusion.1423a")->hbm_bytes_per_step +
+	              op_get(&r1, "fusion.1423b")->hbm_bytes_per_step +
+	              op_get(&r1, "softmax.88")->hbm_bytes_per_step;
+	cr_assert(fabs(fam0 - 2.0 * 32 * 8 * 128 * 2048.0 * 64) < 1, "KV %.0f", fam0);
+	cr_assert(fabs((fam1 - fam0) - 2.0 * 16777216.0 * 32) < 1, "added %.0f", fam1 - fam0);
+	cr_assert(fabs(op_get(&r0, "fusion.201")->hbm_bytes_per_step - 8e9) < 1);
+	cr_assert_eq(op_get(&r0, "ppermute.77")->hbm_bytes_per_step, 0);
+	/* v5e: 128 lanes · 2048 · 4 B = 1,048,576 B under the cap: the fusion is not declined */
+	const pw_sim_platform *v5e = pw_sim_platform_find("v5e-8");
+	const pw_sim_platform *v6e = pw_sim_platform_find("v6e-4");
+	pw_sim_config cfg;
+	cr_assert_eq(pw_sim_config_parse("decode.B64.s2048.int8", &cfg, errbuf, sizeof errbuf), PW_OK);
+	cr_assert_eq(pw_sim_attention_vmem(v5e, &cfg), 1048576.0);
+	cr_assert_eq(pw_sim_attention_vmem(v6e, &cfg), 2097152.0);
+	pw_sim_free(w);
+}
+
+Test(simulator, vmem_cap_decides_the_split)
+{
+	/* the same CL and split on both platforms: only v6e's tile exceeds the cap */
+	pw_sim *w = world_text("scenario cap\nseed 1\nstart 2026-05-01\ndays 3\n"
+	                       "models chat-8b\nplatforms v6e-4 v5e-8\nconfigs decode.B64.s2048.int8\n"
+	                       "history anchor_day=2026-05-01 anchor_cl=cl/1000 per_day=10\n"
+	                       "opnames model=chat-8b attention=fusion.1423:attention_softmax_fused\n"
+	                       "effect cl=cl/1015 model=chat-8b pct=5\n"
+	                       "opsplit cl=cl/1015 model=chat-8b op=fusion.1423 "
+	                       "into=fusion.1423a:qk_scores:0.54,fusion.1423b:attn_v:0.59 vmem_cap=1572864\n");
+	pw_sim_build b;
+	pw_sim_build_at(&b, PW_SIM_BUILD_NIGHTLY, "n", 1020);
+	pw_sim_run r6, r5;
+	pw_sim_run_make(w, find(w, "chat-8b", "v6e-4", "decode.B64.s2048.int8"), &b, "a", 0,
+	                day_us(w, 2, 1), NULL, &r6);
+	pw_sim_run_make(w, find(w, "chat-8b", "v5e-8", "decode.B64.s2048.int8"), &b, "a", 0,
+	                day_us(w, 2, 1), NULL, &r5);
+	cr_assert_not_null(op_get(&r6, "fusion.1423a"));
+	cr_assert_null(op_get(&r6, "fusion.1423"));
+	cr_assert_not_null(op_get(&r5, "fusion.1423"));
+	cr_assert_null(op_get(&r5, "fusion.1423a"));
+	pw_sim_scenario *sc = NULL;
+	cr_assert_eq(pw_sim_scenario_parse("scenario x\nopsplit cl=cl/1 op=a into=b:c:1 vmem_cap=-3\n",
+	                                   "x", &sc, errbuf, sizeof errbuf),
+	             PW_ERR_INVALID);
+	cr_assert(strstr(errbuf, "vmem_cap"), "%s", errbuf);
+	pw_sim_free(w);
+}

@@ -21,6 +21,9 @@ static const pw_cli_command commands[] = {
 	 "a series' baseline, band, state and why; or an SVG of it with its band, changepoints and "
 	 "fleet changes (PostgreSQL PW_PG_DSN, Redis PW_REDIS_ADDR)",
 	 pw_cmd_series},
+	{"attribution", "show ALERT [--json]",
+	 "an alert's attribution: per-op diff, HLO diff, roofline check, owner hint (PostgreSQL PW_PG_DSN)",
+	 pw_cmd_attribution},
 	{"group", "to-end GROUP TOPIC... | lag GROUP [--wait SECONDS] TOPIC...",
 	 "commit a consumer group's offsets at the topics' ends, so that its members start with "
 	 "what is published next; or its lag (PW_KAFKA_BOOTSTRAP_SERVERS)",

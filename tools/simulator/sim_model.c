@@ -410,6 +410,7 @@ static void series_base(const pw_sim *w, pw_sim_series *s)
 		if (nm->bimodal_pct > 0)
 			s->bimodal_pct = nm->bimodal_pct;
 	}
+	pw_sim_series_op_bytes(s);
 }
 
 /* Deep-copies the arrays of a scenario the world keeps using. */
@@ -1035,6 +1036,8 @@ static pw_status run_make(const pw_sim *w, size_t si, const pw_sim_model_rev *re
 		snprintf(o->kind, sizeof o->kind, "%s", s->ops[i].kind);
 		o->calls = s->model.layers;
 		o->us_per_step = s->ops[i].us * op_f * (1.0 + SIM_OP_SIGMA * pw_sim_rng_normal(&rng));
+		o->hbm_bytes_per_step = s->ops[i].hbm_bytes;
+		o->vmem_bytes = i == 0 ? pw_sim_attention_vmem(p, c) : 0;
 	}
 	for (size_t a = 0; a < nactive; a++) {
 		const pw_sim_effect *e = active[a];
@@ -1044,8 +1047,10 @@ static pw_status run_make(const pw_sim *w, size_t si, const pw_sim_model_rev *re
 			if (sp->cl != e->cl || !sel_match(&sp->sel, s->model.name, p->name, c))
 				continue;
 			pw_sim_op *victim = op_find(out, sp->op);
-			if (!victim)
+			double vmem = 0;
+			if (!victim || !pw_sim_split_declines(sp, s, &vmem))
 				continue;
+			double victim_bytes = victim->hbm_bytes_per_step;
 			double base_us = 0;
 			for (size_t j = 0; j < s->nops; j++)
 				if (strcmp(s->ops[j].name, sp->op) == 0)
@@ -1055,6 +1060,7 @@ static pw_status run_make(const pw_sim *w, size_t si, const pw_sim_model_rev *re
 			size_t vi = (size_t)(victim - out->ops);
 			memmove(&out->ops[vi], &out->ops[vi + 1], (out->nops - vi - 1) * sizeof out->ops[0]);
 			out->nops--;
+			size_t first = out->nops;
 			for (size_t j = 0; j < sp->ninto && out->nops < PW_SIM_MAX_OPS + PW_SIM_MAX_SPLIT;
 			     j++) {
 				pw_sim_op *o = &out->ops[out->nops++];
@@ -1064,6 +1070,7 @@ static pw_status run_make(const pw_sim *w, size_t si, const pw_sim_model_rev *re
 				o->us_per_step = base_us * sp->into[j].us * op_f *
 				                 (1.0 + SIM_OP_SIGMA * pw_sim_rng_normal(&rng));
 			}
+			pw_sim_split_mark(out, first, out->nops - first, sp, s, victim_bytes, vmem);
 			split = true;
 			break;
 		}

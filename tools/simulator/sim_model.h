@@ -170,6 +170,7 @@ typedef struct pw_sim_opdef {
 	char name[PW_SIM_NAME_MAX];  /* HLO op name, e.g. "fusion.1423" */
 	char kind[PW_SIM_NAME_MAX];  /* e.g. "attention_softmax_fused" */
 	double us;                   /* µs per step; for split parts: fraction of the replaced op */
+	double hbm_bytes;            /* series ops: HBM bytes per step (sim_hlo.c's role rule); scenario opdefs: 0 */
 } pw_sim_opdef;
 
 typedef struct pw_sim_opsplit {
@@ -178,6 +179,8 @@ typedef struct pw_sim_opsplit {
 	char op[PW_SIM_NAME_MAX];           /* the op replaced */
 	pw_sim_opdef into[PW_SIM_MAX_SPLIT];/* its replacements; us = fraction of the replaced op's time */
 	size_t ninto;
+	double vmem_cap;                    /* > 0: the CL's VMEM cap, bytes; the fusion is declined (split)
+	                                       only where its projected VMEM (pw_sim_attention_vmem) exceeds it */
 } pw_sim_opsplit;
 
 /* Per-model op names for the three roles of the generated op table. */
@@ -428,6 +431,13 @@ typedef struct pw_sim_op {
 	char kind[PW_SIM_NAME_MAX];
 	uint32_t calls;         /* per step (one per layer) */
 	double us_per_step;
+	double hbm_bytes_per_step; /* HBM traffic per step over all calls (sim_hlo.c documents the rule) */
+	/* the fusion decision behind the op, for the HLO text (sim_hlo.c) */
+	int64_t split_cl;       /* > 0: a part of an op that CL split (fusion declined) */
+	uint32_t split_part;    /* its 0-based position among the parts */
+	uint32_t split_parts;   /* how many parts */
+	double vmem_bytes;      /* projected VMEM of the (declined) fusion, bytes; 0 when not an attention fusion */
+	double vmem_cap;        /* the cap that declined it, bytes; 0 when none */
 } pw_sim_op;
 
 typedef struct pw_sim_run {
@@ -483,6 +493,54 @@ pw_status pw_sim_run_make_fingerprint(const pw_sim *w, size_t series, const char
                                       const pw_sim_build *b, const char *run_id,
                                       uint32_t repeat, int64_t t_unix_us, const char *job_id,
                                       pw_sim_run *out);
+
+/* ---- Post-optimisation HLO (sim_hlo.c) ------------------------------------ */
+
+/*
+ * Projected VMEM footprint of a decode attention fusion on platform p:
+ * the per-core fp32 score tile, lanes × s̄ × 4 B (§6.3: 256·2048·4 =
+ * 2,097,152 B on v6e, 128·2048·4 = 1,048,576 B on v5e). 0 for GPUs (no lanes).
+ */
+double pw_sim_attention_vmem(const pw_sim_platform *p, const pw_sim_config *c);
+
+/*
+ * Sets the HBM bytes per step of the series' base op table (s->ops) by role:
+ * the attention op moves the KV cache (decode: 2·L·H_kv·d·s̄·B·b; prefill:
+ * the prompt's K and V written once), the GEMM op the weights (the config's
+ * dtype), the collective none. Roles follow the table's order (attention,
+ * GEMM, collective), which series_base and pins keep.
+ */
+void pw_sim_series_op_bytes(pw_sim_series *s);
+
+/*
+ * The fusion decision of split sp on series s: true when the CL declines the
+ * fusion there (no cap, or the projected VMEM above the cap). *vmem gets the
+ * projection.
+ */
+bool pw_sim_split_declines(const pw_sim_opsplit *sp, const pw_sim_series *s, double *vmem);
+
+/*
+ * Marks ops[first .. first+nparts) of r as the parts of split sp (cl, part
+ * numbers, vmem and cap) and sets their HBM bytes: the victim's bytes
+ * (victim_bytes) shared by the first and last part (K and V), plus the
+ * materialised fp32 intermediate S = B·H_q·s̄·4 B per layer written by the
+ * first part and read by the last (§6.3: 16.8 MB/layer each way).
+ */
+void pw_sim_split_mark(pw_sim_run *r, size_t first, size_t nparts, const pw_sim_opsplit *sp,
+                       const pw_sim_series *s, double victim_bytes, double vmem);
+
+/*
+ * Renders the post-optimisation HLO text of run r (artifact 5's notation),
+ * from the same op table and fusion decisions that produced its timings:
+ * one computation per role (layer.attn, layer.gemm, layer.collective); a
+ * split op renders as its parts with the materialised intermediate and the
+ * "fusion declined: projected vmem N B > cap M B (cl/K)" comment. The text
+ * depends on (model, fingerprint, platform, config, build decisions) only,
+ * never on the run's noise, so equal decisions give byte-equal texts.
+ * Writes at most len bytes (NUL-terminated); PW_ERR_INVALID when it does
+ * not fit or r's series is unknown.
+ */
+pw_status pw_sim_run_hlo(const pw_sim *w, const pw_sim_run *r, char *buf, size_t len);
 
 /* ---- The timeline --------------------------------------------------------- */
 

@@ -183,6 +183,7 @@ pw_status pw_sim_proto_run(const pw_sim *w, const pw_sim_run *r, uint8_t **out, 
 		ot[i].unit = (char *)unit;
 		ot[i].calls = r->ops[i].calls;
 		ot[i].us_per_step = r->ops[i].us_per_step;
+		ot[i].hbm_bytes_per_step = r->ops[i].hbm_bytes_per_step;
 		otp[i] = &ot[i];
 	}
 	rr.n_ops = r->nops;
@@ -197,6 +198,9 @@ pw_status pw_sim_proto_run(const pw_sim *w, const pw_sim_run *r, uint8_t **out, 
 	         r->fingerprint, r->run_id);
 	rr.trace_uri = trace_uri;
 	rr.bisect_job_id = (char *)r->job_id;
+	char hlo[4096];
+	if (pw_sim_run_hlo(w, r, hlo, sizeof hlo) == PW_OK)
+		rr.hlo_text = hlo;
 	return pack_out(&rr.base, out, len);
 }
 

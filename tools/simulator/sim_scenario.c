@@ -419,6 +419,17 @@ static pw_status line_effect(parser *ps, tok *t, int nt)
 	return PW_OK;
 }
 
+/* vmem_cap=BYTES of an opsplit: a positive byte count. */
+static pw_status opsplit_vmem_cap(parser *ps, const char *v, double *out)
+{
+	char *end;
+	double d = strtod(v, &end);
+	if (end == v || *end || !(d > 0) || d > 1e12)
+		PERR(ps, "\"opsplit\" vmem_cap must be a positive byte count, not \"%s\"", v);
+	*out = d;
+	return PW_OK;
+}
+
 static pw_status line_opsplit(parser *ps, tok *t, int nt)
 {
 	pw_sim_scenario *sc = ps->sc;
@@ -441,6 +452,9 @@ static pw_status line_opsplit(parser *ps, tok *t, int nt)
 		} else if (strcmp(t[i].key, "into") == 0) {
 			if ((st = parse_oplist(ps, "into", t[i].value, s->into, PW_SIM_MAX_SPLIT,
 			                       &s->ninto)) != PW_OK)
+				return st;
+		} else if (strcmp(t[i].key, "vmem_cap") == 0) {
+			if ((st = opsplit_vmem_cap(ps, t[i].value, &s->vmem_cap)) != PW_OK)
 				return st;
 		} else {
 			UNKNOWN_KEY(ps, "opsplit", &t[i]);

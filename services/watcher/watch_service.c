@@ -1,0 +1,646 @@
+/*
+ * watch_service.c: the changepoint watcher (issue 7, §4.3b) as a pw_service
+ * — what its consumer worker does with a batch. main.c declares the service;
+ * pw_service.c runs it.
+ *
+ * The worker consumes perf.points.v1 (nightly builds only),
+ * perf.fleet-changes.v1 and perf.baselines.v1; each series is one
+ * pw_watch_series (watch.h) in the series table (watch_table.h), loaded from
+ * PostgreSQL on first sight (watch_store.h). A batch is one PostgreSQL
+ * transaction holding the batch's changepoints, alerts and their outbox rows
+ * (pw_outbox.h); after it commits the runtime flushes the batch's dead
+ * letters, moves the offsets and publishes the outbox, marking rows published
+ * only once the broker acknowledged them. The decisions are watch.c's and
+ * watch_emit.c's; this file only moves data between them and the outside.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "watch_emit.h"
+#include "perfwatch/v1/baseline.pb-c.h"
+#include "perfwatch/v1/dlq.pb-c.h"
+#include "perfwatch/v1/fleet.pb-c.h"
+#include "perfwatch/v1/series.pb-c.h"
+#include "pw_dlq.h"
+#include "pw_time.h"
+#include "pw_config.h"
+#include "pw_http.h"
+#include "pw_kafka.h"
+#include "pw_log.h"
+#include "pw_metrics.h"
+#include "pw_pg.h"
+#include "pw_status.h"
+#include "pw_topics.h"
+#include "watch_table.h"
+#include "watch_store.h"
+#include "watch.h"
+#include "watch_config.h"
+#include "watch_service.h"
+
+#define ERRLEN 1024
+
+typedef struct watcher_metrics {
+	pw_metric *points;       /* {result} */
+	pw_metric *changepoints; /* {routing, annotation} */
+	pw_metric *append_s;
+	pw_metric *series;
+	pw_metric *fleet;
+	pw_metric *feed_waits;   /* batches deferred until the fleet feed was read */
+	pw_metric *dead_letters; /* {topic} */
+	pw_metric *reload_s;
+	pw_metric *rebuilds;
+} watcher_metrics;
+
+/* Series keys collected during a batch. */
+typedef struct key_list {
+	char **ids;
+	size_t n, cap;
+} key_list;
+
+typedef struct watcher_app {
+	const pw_log *lg;
+	pw_service_worker *w;  /* the one consumer worker: its connections */
+	pw_pg *pg;             /* w->pg */
+	watcher_metrics m;
+	pw_watch_table *table;
+	pw_watch_params params;
+	const char *page_route;
+	pw_watch_event *ev; /* room for one append's events */
+	size_t evcap;
+	size_t series_hint; /* watcher.series_hint */
+	key_list stale;     /* series keys to rebuild from PostgreSQL before the batch commits */
+	int64_t feed_committed; /* the group's committed offset on the feed, once asked */
+} watcher_app;
+
+/* ---------------------------------------------------------------- output */
+
+static pw_status dead_letter(watcher_app *app, const rd_kafka_message_t *msg,
+                             Perfwatch__V1__DlqReason reason, const char *payload_type,
+                             const char *detail, char *errbuf, size_t errlen)
+{
+	pw_status st = pw_service_dead_letter(app->w, msg, payload_type, reason, detail, errbuf,
+	                                      errlen);
+	if (st == PW_OK)
+		pw_metric_inc(app->m.dead_letters, (const char *[]){rd_kafka_topic_name(msg->rkt)});
+	return st;
+}
+
+static pw_status ids_add(key_list *o, const char *id)
+{
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 64;
+		char **ids = realloc(o->ids, cap * sizeof *ids);
+		if (!ids)
+			return PW_ERR_NOMEM;
+		o->ids = ids;
+		o->cap = cap;
+	}
+	if (!(o->ids[o->n] = strdup(id)))
+		return PW_ERR_NOMEM;
+	o->n++;
+	return PW_OK;
+}
+
+static void keys_clear(key_list *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		free(o->ids[i]);
+	o->n = 0;
+}
+
+/* --------------------------------------------------------------- events */
+
+static pw_status handle_event(watcher_app *app, pw_watch_entry *e, pw_watch_event *ev,
+                              char *errbuf, size_t errlen)
+{
+	pw_status st;
+	/* the database may know a fleet change this process has not seen (yet) */
+	if (ev->annotation == PW_WATCH_ANNOTATION_NONE && e->has_env) {
+		pw_watch_fleet_mark mark;
+		size_t n = 0;
+		st = pw_watch_store_fleet_marks(app->pg, &e->env, ev->last_clean.ts_us,
+		                                ev->first_shifted.ts_us, 1, &mark, &n, errbuf, errlen);
+		if (st != PW_OK)
+			return st;
+		if (n == 1)
+			pw_watch_event_set_infra(ev, mark.event_id);
+	}
+	pw_watch_info info = {.series_id = e->series_id, .series_key = e->key, .unit = e->unit};
+	pw_watch_msgs *m = malloc(sizeof *m);
+	uint8_t *cp_pb = NULL, *alert_pb = NULL;
+	if (!m) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory building messages");
+		goto out;
+	}
+	pw_watch_msgs_build(m, ev, &info, app->page_route, pw_now_us());
+	size_t cp_len = perfwatch__v1__changepoint__get_packed_size(&m->cp);
+	size_t alert_len = perfwatch__v1__alert__get_packed_size(&m->alert);
+	cp_pb = malloc(cp_len + 1);
+	alert_pb = malloc(alert_len + 1);
+	if (!cp_pb || !alert_pb) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory packing messages");
+		goto out;
+	}
+	perfwatch__v1__changepoint__pack(&m->cp, cp_pb);
+	perfwatch__v1__alert__pack(&m->alert, alert_pb);
+	bool inserted = false;
+	st = pw_watch_store_event(app->pg, m, ev, cp_pb, cp_len, alert_pb, alert_len, &inserted,
+	                          errbuf, errlen);
+	if (st != PW_OK)
+		goto out;
+	if (inserted) {
+		pw_metric_inc(app->m.changepoints,
+		              (const char *[]){pw_watch_routing_name(ev->routing),
+		                               pw_watch_annotation_name(ev->annotation)});
+		pw_log_write(app->lg, PW_LOG_INFO,
+		             (const char *[]){"changepoint", m->changepoint_id, "routing",
+		                              pw_watch_routing_name(ev->routing), "annotation",
+		                              pw_watch_annotation_name(ev->annotation), NULL},
+		             "%s", m->summary);
+	}
+out:
+	free(cp_pb);
+	free(alert_pb);
+	free(m);
+	return st;
+}
+
+/* Appends one point to the entry and handles what it reveals. */
+static pw_status append_point(watcher_app *app, pw_watch_entry *e, double value,
+                              const pw_watch_build *build, const pw_watch_point_key *key,
+                              const pw_watch_env *env, char *errbuf, size_t errlen)
+{
+	if (e->has_last && pw_watch_point_key_cmp(key, &e->last) <= 0) {
+		if (pw_watch_entry_has_seen(e, key)) { /* a redelivery, or reloaded already */
+			pw_metric_inc(app->m.points, (const char *[]){"duplicate"});
+			return PW_OK;
+		}
+		/* older than the newest and new to us: the stream cannot take it in place, so
+		 * the series is rebuilt from perfwatch.samples (which holds it) before commit */
+		pw_metric_inc(app->m.points, (const char *[]){"late"});
+		if (!e->stale) {
+			e->stale = true;
+			return ids_add(&app->stale, e->key) == PW_OK
+			               ? PW_OK
+			               : pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+		}
+		return PW_OK;
+	}
+	e->env = *env;
+	e->has_env = true;
+	size_t nev = 0;
+	double t0 = pw_mono_s();
+	pw_status st = pw_watch_series_append(e->series, value, build, app->ev, app->evcap, &nev,
+	                                      errbuf, errlen);
+	pw_metric_observe(app->m.append_s, NULL, pw_mono_s() - t0);
+	if (st != PW_OK)
+		return st;
+	e->last = *key;
+	e->has_last = true;
+	pw_watch_entry_remember(e, key);
+	pw_metric_inc(app->m.points, (const char *[]){"appended"});
+	for (size_t i = 0; i < nev; i++)
+		if ((st = handle_event(app, e, &app->ev[i], errbuf, errlen)) != PW_OK)
+			return st;
+	return PW_OK;
+}
+
+/*
+ * The entry of a series seen for the first time since start: its row, the
+ * emitted changepoints, the fleet changes that selected it and its recent
+ * nightly points, loaded into the stream and scanned once (shifts the window
+ * shows that are not stored yet are handled like live ones). *out NULL with PW_ERR_NOT_FOUND when the series is
+ * not in perfwatch.series.
+ */
+static pw_status load_series(watcher_app *app, const char *key, pw_watch_entry **out,
+                             char *errbuf, size_t errlen)
+{
+	double t0 = pw_mono_s();
+	*out = NULL;
+	pw_watch_series_row row;
+	pw_watch_stored_point *pts = NULL;
+	size_t npts = 0;
+	char(*emitted)[PW_WATCH_BUILD_LEN] = NULL;
+	pw_watch_fleet_mark *marks = NULL;
+	pw_status st = pw_watch_store_series(app->pg, key, &row, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	pw_watch_series *s = pw_watch_series_new(&app->params, row.lower_is_better, row.top_tier,
+	                                         errbuf, errlen);
+	if (!s)
+		return PW_ERR_NOMEM;
+	pw_watch_series_set_frozen(s, row.frozen, row.freeze_event_id);
+	pw_watch_entry *e = pw_watch_entry_new(key, s, app->params.max_points);
+	if (!e)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory adding series \"%s\"", key);
+	e->series_id = row.series_id;
+	snprintf(e->model, sizeof e->model, "%s", row.model);
+	snprintf(e->unit, sizeof e->unit, "%s", row.unit);
+	e->lower_is_better = row.lower_is_better;
+
+	st = pw_watch_store_points(app->pg, row.series_id, app->params.max_points, &pts, &npts,
+	                           errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	int64_t since = npts ? pts[0].build.ts_us : 0;
+	emitted = calloc(app->params.max_emitted, sizeof *emitted);
+	marks = calloc(app->params.max_fleet_marks, sizeof *marks);
+	if (!emitted || !marks) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory reloading \"%s\"", key);
+		goto fail;
+	}
+	size_t nem = 0, nmarks = 0;
+	st = pw_watch_store_emitted(app->pg, row.series_id, since, app->params.max_emitted, emitted,
+	                            &nem, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	for (size_t i = 0; i < nem; i++)
+		pw_watch_series_mark_emitted(s, emitted[i]);
+	if (npts) {
+		st = pw_watch_store_fleet_marks(app->pg, &pts[npts - 1].env, since - 1,
+		                                PW_WATCH_END_OF_TIME_US,
+		                                app->params.max_fleet_marks, marks, &nmarks, errbuf,
+		                                errlen);
+		if (st != PW_OK)
+			goto fail;
+		for (size_t i = 0; i < nmarks; i++)
+			pw_watch_series_fleet_change(s, marks[i].event_id, marks[i].ts_us);
+	}
+	/* the history goes in without a scan per point, then one scan over the window */
+	for (size_t i = 0; i < npts; i++) {
+		st = pw_watch_series_load(s, pts[i].value, &pts[i].build, errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+		e->last = pts[i].key;
+		e->has_last = true;
+		pw_watch_entry_remember(e, &pts[i].key);
+		e->env = pts[i].env;
+		e->has_env = true;
+	}
+	pw_metric_add(app->m.points, (const char *[]){"reloaded"}, (double)npts);
+	size_t nev = 0;
+	st = pw_watch_series_scan(s, app->ev, app->evcap, &nev, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	for (size_t i = 0; i < nev; i++)
+		if ((st = handle_event(app, e, &app->ev[i], errbuf, errlen)) != PW_OK)
+			goto fail;
+	free(pts);
+	free(emitted);
+	free(marks);
+	st = pw_watch_table_put(app->table, e);
+	if (st != PW_OK)
+		return pw_fail(st, errbuf, errlen, "adding series \"%s\" to the table: %s", key,
+		               pw_strerror(st));
+	pw_metric_set(app->m.series, NULL, (double)pw_watch_table_count(app->table));
+	pw_metric_observe(app->m.reload_s, NULL, pw_mono_s() - t0);
+	*out = e;
+	return PW_OK;
+fail:
+	free(pts);
+	free(emitted);
+	free(marks);
+	pw_watch_entry_free(e);
+	return st;
+}
+
+/* ------------------------------------------------------------- messages */
+
+static pw_status on_point(watcher_app *app, const rd_kafka_message_t *msg, char *errbuf,
+                          size_t errlen)
+{
+	Perfwatch__V1__SeriesPoint *p =
+		perfwatch__v1__series_point__unpack(NULL, msg->len, msg->payload);
+	if (!p)
+		return dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
+		                   "perfwatch.v1.SeriesPoint", "payload is not a SeriesPoint", errbuf,
+		                   errlen);
+	pw_status st = PW_OK;
+	if (!p->build || p->build->kind != PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY ||
+	    p->bisect_job_id[0]) {
+		pw_metric_inc(app->m.points, (const char *[]){"not_nightly"});
+		goto out;
+	}
+	if (!p->series_key[0] || !isfinite(p->value) || !p->build->build_id[0]) {
+		st = dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
+		                 "perfwatch.v1.SeriesPoint",
+		                 !isfinite(p->value) ? "point value is not finite"
+		                                     : "point has no series key or build id",
+		                 errbuf, errlen);
+		goto out;
+	}
+	pw_watch_entry *e = pw_watch_table_get(app->table, p->series_key);
+	if (!e) {
+		st = load_series(app, p->series_key, &e, errbuf, errlen);
+		if (st == PW_ERR_NOT_FOUND) {
+			char why[ERRLEN];
+			snprintf(why, sizeof why, "%s", errbuf);
+			st = dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE,
+			                 "perfwatch.v1.SeriesPoint", why, errbuf, errlen);
+			goto out;
+		}
+		if (st != PW_OK)
+			goto out;
+	}
+	pw_watch_build b;
+	memset(&b, 0, sizeof b);
+	snprintf(b.build_id, sizeof b.build_id, "%s", p->build->build_id);
+	snprintf(b.cl, sizeof b.cl, "%s", p->build->cl);
+	b.cl_number = p->build->cl_number;
+	b.ts_us = p->measured_unix_us;
+	pw_watch_point_key k;
+	memset(&k, 0, sizeof k);
+	k.ts_us = p->measured_unix_us;
+	snprintf(k.run_id, sizeof k.run_id, "%s", p->run_id);
+	k.repeat_index = p->repeat_index;
+	pw_watch_env env;
+	memset(&env, 0, sizeof env);
+	snprintf(env.platform, sizeof env.platform, "%s", p->key ? p->key->platform : "");
+	snprintf(env.chip_set, sizeof env.chip_set, "%s", p->chip_set);
+	snprintf(env.cell, sizeof env.cell, "%s", p->cell);
+	snprintf(env.firmware, sizeof env.firmware, "%s", p->firmware);
+	snprintf(env.harness, sizeof env.harness, "%s", p->harness_version);
+	st = append_point(app, e, p->value, &b, &k, &env, errbuf, errlen);
+out:
+	perfwatch__v1__series_point__free_unpacked(p, NULL);
+	return st;
+}
+
+static pw_status on_fleet_change(watcher_app *app, const rd_kafka_message_t *msg, char *errbuf,
+                                 size_t errlen)
+{
+	Perfwatch__V1__FleetChangeEvent *fc =
+		perfwatch__v1__fleet_change_event__unpack(NULL, msg->len, msg->payload);
+	if (!fc)
+		return dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
+		                   "perfwatch.v1.FleetChangeEvent", "payload is not a FleetChangeEvent",
+		                   errbuf, errlen);
+	pw_status st;
+	if (!fc->event_id[0] || fc->occurred_unix_us == 0) {
+		st = dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
+		                 "perfwatch.v1.FleetChangeEvent", "fleet change has no event id or time",
+		                 errbuf, errlen);
+		goto out;
+	}
+	st = pw_watch_store_fleet_change(app->pg, fc, errbuf, errlen);
+	if (st != PW_OK)
+		goto out;
+	pw_watch_selectors sel;
+	pw_watch_selectors_from_proto(&sel, fc);
+	size_t it = 0, hit = 0;
+	for (pw_watch_entry *e; (e = pw_watch_table_next(app->table, &it));)
+		if (e->has_env && pw_watch_selectors_match(&sel, &e->env)) {
+			pw_watch_series_fleet_change(e->series, fc->event_id, fc->occurred_unix_us);
+			hit++;
+		}
+	pw_metric_inc(app->m.fleet, NULL);
+	pw_log_info(app->lg, "fleet change \"%s\" selects %zu watched series", fc->event_id, hit);
+out:
+	perfwatch__v1__fleet_change_event__free_unpacked(fc, NULL);
+	return st;
+}
+
+static pw_status on_baseline(watcher_app *app, const rd_kafka_message_t *msg, char *errbuf,
+                             size_t errlen)
+{
+	if (msg->len == 0) /* a compaction tombstone */
+		return PW_OK;
+	Perfwatch__V1__Baseline *b = perfwatch__v1__baseline__unpack(NULL, msg->len, msg->payload);
+	if (!b)
+		return dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
+		                   "perfwatch.v1.Baseline", "payload is not a Baseline", errbuf, errlen);
+	/* a series not watched yet reads its state from perfwatch.baselines when first seen */
+	pw_watch_entry *e = pw_watch_table_get(app->table, b->series_key);
+	if (e)
+		pw_watch_series_set_frozen(e->series,
+		                           b->state == PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_FROZEN,
+		                           b->freeze_event_id);
+	perfwatch__v1__baseline__free_unpacked(b, NULL);
+	return PW_OK;
+}
+
+/* Drops every entry: after a failed batch, memory may be ahead of PostgreSQL. */
+static void forget_series(watcher_app *app)
+{
+	pw_watch_table *fresh = pw_watch_table_new(app->series_hint);
+	if (!fresh)
+		return; /* keep the old one; the next failure tries again */
+	pw_watch_table_free(app->table);
+	app->table = fresh;
+	pw_metric_set(app->m.series, NULL, 0);
+}
+
+/* Rebuilds the series that received late points, from PostgreSQL, inside the batch. */
+static pw_status rebuild_stale(watcher_app *app, char *errbuf, size_t errlen)
+{
+	pw_status st = PW_OK;
+	for (size_t i = 0; i < app->stale.n && st == PW_OK; i++) {
+		pw_watch_entry *e = NULL;
+		pw_watch_table_remove(app->table, app->stale.ids[i]);
+		st = load_series(app, app->stale.ids[i], &e, errbuf, errlen);
+		pw_metric_inc(app->m.rebuilds, NULL);
+	}
+	keys_clear(&app->stale);
+	return st;
+}
+
+/*
+ * A shift must not be judged before the fleet changes that may explain it
+ * have been read: the two topics are fetched independently, and after a
+ * restart or behind a backlog the points can run ahead of the feed. Returns
+ * PW_ERR_UNAVAILABLE (the loop rewinds the batch and retries after a backoff,
+ * during which the feed is fetched) while this consumer's position on the
+ * feed is short of its end. A feed partition owned by another member of the
+ * group cannot be checked here and counts as read.
+ */
+static pw_status fleet_feed_read(watcher_app *app, rd_kafka_message_t *const *msgs, size_t n,
+                                 char *errbuf, size_t errlen)
+{
+	bool has_points = false;
+	for (size_t i = 0; i < n && !has_points; i++)
+		has_points = strcmp(rd_kafka_topic_name(msgs[i]->rkt), PW_TOPIC_POINTS) == 0;
+	pw_consumer *consumer = pw_service_worker_consumer(app->w);
+	if (!has_points || !consumer)
+		return PW_OK;
+	rd_kafka_t *rk = pw_consumer_handle(consumer);
+	pw_status st = PW_OK;
+	rd_kafka_topic_partition_list_t *assigned = NULL;
+	rd_kafka_topic_partition_list_t *feed = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(feed, PW_TOPIC_FLEET_CHANGES, 0);
+	if (rd_kafka_assignment(rk, &assigned) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+	    !rd_kafka_topic_partition_list_find(assigned, PW_TOPIC_FLEET_CHANGES, 0))
+		goto out;
+	/* the end as the last fetch response reported it (no broker round trip;
+	 * fresh within a fetch wait); asked of the broker only before any fetch */
+	int64_t lo = 0, hi = -1;
+	if (rd_kafka_get_watermark_offsets(rk, PW_TOPIC_FLEET_CHANGES, 0, &lo, &hi) !=
+	        RD_KAFKA_RESP_ERR_NO_ERROR ||
+	    hi < 0) {
+		rd_kafka_resp_err_t err =
+			rd_kafka_query_watermark_offsets(rk, PW_TOPIC_FLEET_CHANGES, 0, &lo, &hi, 2000);
+		if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+			st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
+			             "could not read the end of %s: %s", PW_TOPIC_FLEET_CHANGES,
+			             rd_kafka_err2str(err));
+			goto out;
+		}
+	}
+	/* the position covers what was polled; until the first poll of the feed,
+	 * what the group had committed (asked once) */
+	int64_t pos = RD_KAFKA_OFFSET_INVALID;
+	if (rd_kafka_position(rk, feed) == RD_KAFKA_RESP_ERR_NO_ERROR)
+		pos = feed->elems[0].offset;
+	if (pos < 0) {
+		if (app->feed_committed == RD_KAFKA_OFFSET_INVALID &&
+		    rd_kafka_committed(rk, feed, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+			app->feed_committed = feed->elems[0].offset >= 0 ? feed->elems[0].offset : lo;
+		pos = app->feed_committed;
+	}
+	if (pos < 0)
+		pos = lo;
+	if (pos < hi) {
+		pw_metric_inc(app->m.feed_waits, NULL);
+		st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
+		             "%s read to offset %lld of %lld: points wait for the fleet changes",
+		             PW_TOPIC_FLEET_CHANGES, (long long)pos, (long long)hi);
+	}
+out:
+	rd_kafka_topic_partition_list_destroy(feed);
+	if (assigned)
+		rd_kafka_topic_partition_list_destroy(assigned);
+	return st;
+}
+
+pw_status pw_watcher_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
+                           size_t errlen)
+{
+	watcher_app *app = ctx;
+	pw_status st = fleet_feed_read(app, msgs, n, errbuf, errlen);
+	if (st != PW_OK) {
+		pw_log_info(app->lg, "batch of %zu messages deferred: %s", n, errbuf);
+		return st;
+	}
+	st = pw_pg_begin(app->pg, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	/* fleet changes first: a batch's points are then judged knowing them */
+	for (int pass = 0; pass < 2 && st == PW_OK; pass++)
+		for (size_t i = 0; i < n && st == PW_OK; i++) {
+			const char *topic = rd_kafka_topic_name(msgs[i]->rkt);
+			bool fleet = strcmp(topic, PW_TOPIC_FLEET_CHANGES) == 0;
+			if (pass == 0 && fleet)
+				st = on_fleet_change(app, msgs[i], errbuf, errlen);
+			else if (pass == 1 && strcmp(topic, PW_TOPIC_POINTS) == 0)
+				st = on_point(app, msgs[i], errbuf, errlen);
+			else if (pass == 1 && strcmp(topic, PW_TOPIC_BASELINES) == 0)
+				st = on_baseline(app, msgs[i], errbuf, errlen);
+		}
+	if (st == PW_OK)
+		st = rebuild_stale(app, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_pg_commit(app->pg, errbuf, errlen);
+	if (st != PW_OK) {
+		keys_clear(&app->stale);
+		char rb[ERRLEN];
+		if (pw_pg_in_transaction(app->pg))
+			pw_pg_rollback(app->pg, rb, sizeof rb);
+		forget_series(app);
+		pw_log_error(app->lg, "batch of %zu messages failed, retrying: %s", n, errbuf);
+		return st;
+	}
+	return PW_OK; /* the runtime flushes the dead letters and publishes the outbox */
+}
+
+/* ------------------------------------------------------------ life cycle */
+
+static pw_status register_metrics(watcher_app *app, pw_metrics *r, char *errbuf, size_t errlen)
+{
+	static const double append_buckets[] = {1e-6, 5e-6, 1e-5, 5e-5, 1e-4, 2.5e-4,
+	                                        5e-4, 1e-3, 5e-3, 1e-2, 5e-2};
+	watcher_metrics *m = &app->m;
+	pw_status st;
+	if ((st = pw_metrics_counter(r, "perfwatch_watcher_points_total",
+	                             "points consumed, by what was done with them",
+	                             (const char *const[]){"result", NULL}, &m->points, errbuf,
+	                             errlen)) != PW_OK ||
+	    (st = pw_metrics_counter(r, "perfwatch_watcher_changepoints_total",
+	                             "changepoints stored, by routing and annotation",
+	                             (const char *const[]){"routing", "annotation", NULL},
+	                             &m->changepoints, errbuf, errlen)) != PW_OK ||
+	    (st = pw_metrics_histogram(r, "perfwatch_watcher_append_seconds",
+	                               "time to append one point and look for shifts", NULL,
+	                               append_buckets,
+	                               sizeof append_buckets / sizeof append_buckets[0],
+	                               &m->append_s, errbuf, errlen)) != PW_OK ||
+	    (st = pw_metrics_histogram(r, "perfwatch_watcher_reload_seconds",
+	                               "time to load one series from PostgreSQL on first sight",
+	                               NULL, NULL, 0, &m->reload_s, errbuf, errlen)) != PW_OK ||
+	    (st = pw_metrics_gauge(r, "perfwatch_watcher_series", "series held in memory", NULL,
+	                           &m->series, errbuf, errlen)) != PW_OK ||
+	    (st = pw_metrics_counter(r, "perfwatch_watcher_rebuilds_total",
+	                             "series rebuilt from PostgreSQL because a point came late",
+	                             NULL, &m->rebuilds, errbuf, errlen)) != PW_OK ||
+	    (st = pw_metrics_counter(r, "perfwatch_watcher_fleet_changes_total",
+	                             "fleet-change events applied", NULL, &m->fleet, errbuf,
+	                             errlen)) != PW_OK ||
+	    (st = pw_metrics_counter(r, "perfwatch_watcher_fleet_feed_waits_total",
+	                             "batches deferred until the fleet-change feed was read",
+	                             NULL, &m->feed_waits, errbuf, errlen)) != PW_OK ||
+	    (st = pw_metrics_counter(r, "perfwatch_watcher_dead_letters_total",
+	                             "messages sent to perf.dlq.v1, by source topic",
+	                             (const char *const[]){"topic", NULL}, &m->dead_letters, errbuf,
+	                             errlen)) != PW_OK)
+		return st;
+	return PW_OK;
+}
+
+pw_status pw_watcher_init(pw_service *svc, void **out, char *errbuf, size_t errlen)
+{
+	const pw_config *cfg = pw_service_config(svc);
+	watcher_app *app = calloc(1, sizeof *app);
+	if (!app)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory at start-up");
+	*out = app;
+	app->lg = pw_service_log(svc);
+	pw_status st = pw_watch_params_from_config(cfg, &app->params, errbuf, errlen);
+	if (st != PW_OK)
+		return PW_ERR_CONFIG;
+	app->page_route = pw_config_get_str(cfg, "watcher.page_route");
+	app->evcap = app->params.max_points / app->params.cp.min_segment + 1;
+	app->ev = calloc(app->evcap, sizeof *app->ev);
+	app->series_hint = (size_t)pw_config_get_int(cfg, "watcher.series_hint");
+	app->table = pw_watch_table_new(app->series_hint);
+	if (!app->ev || !app->table)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory at start-up");
+	app->feed_committed = RD_KAFKA_OFFSET_INVALID;
+	return register_metrics(app, pw_service_metrics(svc), errbuf, errlen);
+}
+
+pw_status pw_watcher_worker_init(void *ctx, pw_service_worker *w, char *errbuf, size_t errlen)
+{
+	(void)errbuf, (void)errlen;
+	watcher_app *app = ctx;
+	w->ctx = app;
+	if (w->input < 0)
+		return PW_OK; /* the main thread only publishes the outbox */
+	/* one consumer worker (the input declares no workers_key): the series table is its own */
+	app->w = w;
+	app->pg = w->pg;
+	return PW_OK;
+}
+
+void pw_watcher_release(void *ctx)
+{
+	watcher_app *app = ctx;
+	pw_watch_table_free(app->table);
+	keys_clear(&app->stale);
+	free(app->stale.ids);
+	free(app->ev);
+	free(app);
+}
