@@ -28,9 +28,13 @@ void pw_cls_params_default(pw_cls_params *p)
 	p->min_effect = 0.01;
 	p->multi_min = 3;
 	p->alpha = 0.01;
-	p->confirm = 2;
-	p->band_k = 3.0;
-	p->near_k = 1.0;
+	p->confirm = 1;
+	p->band_k = 6.0;
+	p->near_k = 3.0;
+	p->trend_k = 6.0;
+	p->few_effect = 0.2;
+	p->few_gap_k = 3.0;
+	p->multi_band_k = 3.0;
 }
 
 const char *pw_cls_verdict_name(pw_cls_verdict v)
@@ -61,8 +65,11 @@ static pw_status check_params(const pw_cls_params *p, char *errbuf, size_t errle
 		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
 		               "classify: confirm and multi_min must be >= 1");
 	if (!(p->band_k >= 0.0) || !(p->near_k >= 0.0) || !isfinite(p->band_k) ||
-	    !isfinite(p->near_k))
-		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "classify: band_k, near_k must be >= 0");
+	    !isfinite(p->near_k) || !(p->trend_k >= 0.0) || !isfinite(p->trend_k) ||
+	    !(p->few_effect >= 0.0) || !isfinite(p->few_effect) || !(p->few_gap_k >= 0.0) ||
+	    !isfinite(p->few_gap_k) || !(p->multi_band_k >= 0.0) || !isfinite(p->multi_band_k))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "classify: band_k, near_k, trend_k, few_effect, few_gap_k must be >= 0");
 	return PW_OK;
 }
 
@@ -88,6 +95,143 @@ static double nearest_distance(const double *h, size_t n, double c)
 			best = d;
 	}
 	return best;
+}
+
+/*
+ * Fewer than min_history earlier runs: no noise model can be trusted, so only
+ * a gross change fires: |change| >= few_effect of the earlier runs' median,
+ * and the newest run's median beyond every earlier sample by more than
+ * few_gap_k × their range (a constant history has range 0).
+ */
+static pw_status few_history(const pw_cls_params *params, const pw_cls_run *hist, size_t nh_runs,
+                             const pw_cls_run *newest, pw_cls_result *out, char *errbuf,
+                             size_t errlen)
+{
+	size_t nh = 0;
+	for (size_t r = 0; r < nh_runs; r++)
+		nh += hist[r].n;
+	double *mem = malloc((2 * nh + newest->n + 2) * sizeof *mem);
+	if (!mem)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "classify: out of memory");
+	double *h = mem, *work = mem + nh;
+	size_t at = 0;
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t r = 0; r < nh_runs; r++)
+		for (size_t i = 0; i < hist[r].n; i++) {
+			double v = hist[r].v[i];
+			h[at++] = v;
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+	double m, c;
+	pw_status st = PW_OK;
+	if (pw_stats_median(h, nh, work, &m) != PW_OK ||
+	    pw_stats_median(newest->v, newest->n, work, &c) != PW_OK) {
+		st = pw_fail(PW_ERR_INVALID, errbuf, errlen, "classify: statistics failed");
+		goto out_free;
+	}
+	out->hist_median = m;
+	if (m == 0.0) {
+		set_unchanged(out, "history median is 0: a relative change is undefined");
+		goto out_free;
+	}
+	double delta = (c - m) / fabs(m);
+	out->delta_pct = 100.0 * delta;
+	double gap = c > hi ? c - hi : (c < lo ? lo - c : 0.0);
+	double need = params->few_gap_k * (hi - lo);
+	if (fabs(delta) < params->few_effect || !(gap > need)) {
+		set_unchanged(out,
+		              "%+.2f%% with only %zu earlier run(s) (need %zu for a noise model): "
+		              "short histories fire only on >= %.0f%% beyond %.3g x their range",
+		              100.0 * delta, nh_runs, params->min_history, 100.0 * params->few_effect,
+		              params->few_gap_k);
+		goto out_free;
+	}
+	out->verdict = (c > m) != params->higher_is_better ? PW_CLS_REGRESSED : PW_CLS_IMPROVED;
+	snprintf(out->reason, sizeof out->reason,
+	         "%+.2f%% vs %zu earlier run(s), beyond all of them by more than %.3g x their range",
+	         100.0 * delta, nh_runs, params->few_gap_k);
+out_free:
+	free(mem);
+	return st;
+}
+
+/*
+ * Theil–Sen line through y[0..n) against 0..n−1: slope = median of the
+ * pairwise slopes, intercept = median of y_i − slope·i; then σ_res, the
+ * MAD_n of the residuals. work has room for n(n−1) + 2n doubles. n >= 2.
+ */
+static pw_status theil_sen(const double *y, size_t n, double *work, double *slope,
+                           double *resid_noise)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			work[k++] = (y[j] - y[i]) / (double)(j - i);
+	double b;
+	pw_status st = pw_stats_median(work, k, work + k, &b);
+	if (st != PW_OK)
+		return st;
+	double *res = work;
+	for (size_t i = 0; i < n; i++)
+		res[i] = y[i] - b * (double)i;
+	double a, unused;
+	st = pw_stats_median_mad(res, n, work + n, &a, &unused);
+	if (st != PW_OK)
+		return st;
+	for (size_t i = 0; i < n; i++)
+		res[i] = y[i] - a - b * (double)i;
+	double med;
+	st = pw_stats_median_mad(res, n, work + n, &med, resid_noise);
+	*slope = b;
+	return st;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * A two-mode model of the history: y[0..n) sorted into work (n doubles, plus
+ * 2n scratch), split at its largest gap with at least 3 values on each side.
+ * It is a model when that gap exceeds gap_k × σ_w, σ_w the MAD_n of the
+ * residuals about each side's own median; then lo/hi get the two medians,
+ * ymin/ymax the extremes. Returns false when there is no such split.
+ */
+static bool two_modes(const double *y, size_t n, double gap_k, double floor_, double *work,
+                      double *lo_med, double *hi_med, double *ymin, double *ymax, double *sw)
+{
+	if (n < 6)
+		return false;
+	double *s = work, *res = work + n, *scratch = work + 2 * n;
+	memcpy(s, y, n * sizeof *s);
+	qsort(s, n, sizeof *s, cmp_double);
+	size_t cut = 0;
+	double gap = -1.0;
+	for (size_t i = 3; i + 3 <= n; i++)
+		if (s[i] - s[i - 1] > gap) {
+			gap = s[i] - s[i - 1];
+			cut = i;
+		}
+	double ml, mh, unused;
+	if (pw_stats_median(s, cut, scratch, &ml) != PW_OK ||
+	    pw_stats_median(s + cut, n - cut, scratch, &mh) != PW_OK)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		res[i] = s[i] - (i < cut ? ml : mh);
+	if (pw_stats_median_mad(res, n, scratch, &unused, sw) != PW_OK)
+		return false;
+	if (*sw < floor_)
+		*sw = floor_;
+	if (!(gap > gap_k * *sw))
+		return false;
+	*lo_med = ml;
+	*hi_med = mh;
+	*ymin = s[0];
+	*ymax = s[n - 1];
+	return true;
 }
 
 pw_status pw_classify(const pw_cls_params *params, const pw_cls_run *runs, size_t nruns,
@@ -123,11 +267,15 @@ pw_status pw_classify(const pw_cls_params *params, const pw_cls_run *runs, size_
 	size_t hist_start = hist_end > params->lookback ? hist_end - params->lookback : 0;
 	size_t nh_runs = hist_end - hist_start;
 	out->hist_runs = nh_runs;
-	if (nh_runs < params->min_history) {
-		set_unchanged(out, "insufficient history: %zu run(s) before the %s, need %zu", nh_runs,
-		              judged > 1 ? "newest runs" : "newest run", params->min_history);
+	out->hist_resid_noise = NAN;
+	out->trend_pct = NAN;
+	if (nh_runs == 0) {
+		set_unchanged(out, "insufficient history: no run before the %s",
+		              judged > 1 ? "newest runs" : "newest run");
 		return PW_OK;
 	}
+	if (nh_runs < params->min_history)
+		return few_history(params, runs + hist_start, nh_runs, newest, out, errbuf, errlen);
 
 	size_t nh = 0, njudged = 0;
 	for (size_t r = hist_start; r < hist_end; r++)
@@ -188,12 +336,12 @@ pw_status pw_classify(const pw_cls_params *params, const pw_cls_run *runs, size_
 		}
 		/*
 		 * The run's median must clear the history's band for a median of this
-		 * many samples: ±band_k standard errors, SE = √(π/2)·MAD_n/√n.
+		 * many samples: ±multi_band_k standard errors, SE = √(π/2)·MAD_n/√n.
 		 */
 		double se = 1.2533141373155003 * noise / sqrt((double)newest->n);
-		if (fabs(c - m) <= params->band_k * se) {
+		if (fabs(c - m) <= params->multi_band_k * se) {
 			set_unchanged(out, "%+.2f%% (p=%.3g) is inside ±%.3g standard errors of the history",
-			              100.0 * delta, mw.p, params->band_k);
+			              100.0 * delta, mw.p, params->multi_band_k);
 			goto out_free;
 		}
 		/* LNT's minimum distance, by run: some earlier run must not already be there. */
@@ -218,7 +366,67 @@ pw_status pw_classify(const pw_cls_params *params, const pw_cls_run *runs, size_
 		goto out_free;
 	}
 
-	/* Sparse runs: each of the newest `judged` must be outside the band and alone. */
+	/*
+	 * Sparse runs. The noise is σ_res, the spread about the history's
+	 * Theil–Sen line, so that a trending history does not widen its own band.
+	 * Each of the newest `judged` runs must be outside median ± band_k·σ_res
+	 * and farther than near_k·max(σ_res, MAD_n) from every earlier sample (a
+	 * revisited mode is not news: the MAD_n of a bimodal history spans its
+	 * modes, σ_res may not); or, when the window itself trends by more than
+	 * trend_k·σ_res, the newest run continuing that trend past the minimum
+	 * effect is a drift.
+	 */
+	if (nh_runs < 2) {
+		free(mem);
+		return few_history(params, runs + hist_start, nh_runs, newest, out, errbuf, errlen);
+	}
+	double *ts = malloc((nh_runs * (nh_runs - 1) + 2 * nh_runs + 2) * sizeof *ts);
+	if (!ts) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "classify: out of memory");
+		goto out_free;
+	}
+	for (size_t r = hist_start; r < hist_end; r++) {
+		if (pw_stats_median(runs[r].v, runs[r].n, work, &run_med[r - hist_start]) != PW_OK) {
+			free(ts);
+			st = pw_fail(PW_ERR_INVALID, errbuf, errlen, "classify: median failed");
+			goto out_free;
+		}
+	}
+	double slope, sres;
+	if (theil_sen(run_med, nh_runs, ts, &slope, &sres) != PW_OK) {
+		free(ts);
+		st = pw_fail(PW_ERR_INVALID, errbuf, errlen, "classify: trend fit failed");
+		goto out_free;
+	}
+	/* The successive-difference scale, MAD_n(y_{i+1} − y_i)/√2: blind to a
+	 * trend (a constant shift of the differences) and to one step (one
+	 * outlying difference); the smaller of the two is the noise. */
+	for (size_t i = 0; i + 1 < nh_runs; i++)
+		ts[i] = run_med[i + 1] - run_med[i];
+	double dmed, dmad;
+	if (pw_stats_median_mad(ts, nh_runs - 1, ts + nh_runs, &dmed, &dmad) != PW_OK) {
+		free(ts);
+		st = pw_fail(PW_ERR_INVALID, errbuf, errlen, "classify: statistics failed");
+		goto out_free;
+	}
+	dmad /= 1.4142135623730951;
+	double sres_line = sres < noise_floor ? noise_floor : sres; /* the trend's yardstick */
+	if (dmad < sres)
+		sres = dmad;
+	double mlo = 0, mhi = 0, ymin = 0, ymax = 0, sw = 0;
+	bool modes = two_modes(run_med, nh_runs, 4.0, noise_floor, ts, &mlo, &mhi, &ymin, &ymax, &sw);
+	free(ts);
+	if (sres < noise_floor)
+		sres = noise_floor;
+	out->hist_resid_noise = sres;
+	double trend = slope * (double)nh_runs;
+	out->trend_pct = 100.0 * trend / fabs(m);
+	/* Against the residuals about the line alone: the difference scale is
+	 * small on a bimodal history that dwells in one mode, and would make a
+	 * trend of the mode switches. */
+	bool trending = fabs(trend) > params->trend_k * sres_line;
+
+	bool all_band = true, all_drift = trending, all_mode = modes;
 	for (size_t r = hist_end; r < nruns; r++) {
 		double cr;
 		if (pw_stats_median(runs[r].v, runs[r].n, work, &cr) != PW_OK) {
@@ -230,31 +438,53 @@ pw_status pw_classify(const pw_cls_params *params, const pw_cls_run *runs, size_
 		if ((cr > m ? 1.0 : -1.0) != side || fabs(dr) < params->min_effect) {
 			set_unchanged(out,
 			              "%+.2f%% but not confirmed: the run %zu before the newest is at "
-			              "%+.2f%% (a single outlier is not a step)",
+			              "%+.2f%%",
 			              100.0 * delta, age, 100.0 * dr);
 			goto out_free;
 		}
-		if (fabs(cr - m) <= params->band_k * noise) {
-			set_unchanged(out,
-			              "%+.2f%% is inside the history's noise band (±%.3g·MAD_n = ±%.2f%%)%s",
-			              100.0 * dr, params->band_k, 100.0 * params->band_k * noise / fabs(m),
-			              age ? " for an earlier run" : "");
-			goto out_free;
-		}
-		double near = nearest_distance(hist, nh, cr);
-		if (near <= params->near_k * noise) {
-			set_unchanged(out,
-			              "%+.2f%% but an earlier sample lies within %.3g·MAD_n of it "
-			              "(bimodal history)",
-			              100.0 * dr, params->near_k);
-			goto out_free;
+		if ((trend > 0.0) != (side > 0.0))
+			all_drift = false;
+		if (fabs(cr - m) <= params->band_k * sres ||
+		    nearest_distance(hist, nh, cr) <= params->near_k * (noise > sres ? noise : sres))
+			all_band = false;
+		/* A bimodal history: beyond the outer mode by band_k of the modes' own spread. */
+		if (all_mode) {
+			double ref = cr > ymax ? mhi : (cr < ymin ? mlo : NAN);
+			if (isnan(ref) || (cr > ref) != (side > 0.0) ||
+			    fabs(cr - ref) <= params->band_k * sw ||
+			    fabs(cr - ref) / fabs(m) < params->min_effect ||
+			    nearest_distance(hist, nh, cr) <= params->near_k * sw ||
+			    (cr > ymax ? cr - ymax : ymin - cr) <= 0.5 * params->band_k * sw)
+				all_mode = false;
 		}
 	}
+	if (all_mode && !all_band) {
+		out->verdict = fire;
+		snprintf(out->reason, sizeof out->reason,
+		         "%+.2f%% vs median of %zu runs; the history is bimodal (modes %.6g and %.6g) and "
+		         "this run is beyond the outer mode by more than %.3g x the modes' spread",
+		         100.0 * delta, nh_runs, mlo, mhi, params->band_k);
+		goto out_free;
+	}
+	if (!all_band && !all_drift) {
+		set_unchanged(out,
+		              "%+.2f%% is inside the history's noise band (±%.3g·σ_res = ±%.2f%%, σ_res "
+		              "about its trend line) or next to an earlier sample",
+		              100.0 * delta, params->band_k, 100.0 * params->band_k * sres / fabs(m));
+		goto out_free;
+	}
 	out->verdict = fire;
-	snprintf(out->reason, sizeof out->reason,
-	         "%+.2f%% vs median of %zu runs; the newest %zu run(s) all outside ±%.3g·MAD_n and "
-	         "away from every earlier sample",
-	         100.0 * delta, nh_runs, judged, params->band_k);
+	out->drift = !all_band;
+	if (all_band)
+		snprintf(out->reason, sizeof out->reason,
+		         "%+.2f%% vs median of %zu runs; outside ±%.3g·σ_res (%.2f%%) and away from "
+		         "every earlier sample",
+		         100.0 * delta, nh_runs, params->band_k, 100.0 * sres / fabs(m));
+	else
+		snprintf(out->reason, sizeof out->reason,
+		         "%+.2f%% vs median of %zu runs: a drift of %+.2f%% over the window "
+		         "(> %.3g·σ_res) that the newest run continues",
+		         100.0 * delta, nh_runs, out->trend_pct, params->trend_k);
 out_free:
 	free(mem);
 	return st;

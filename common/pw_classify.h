@@ -28,13 +28,20 @@ typedef enum pw_cls_verdict {
 typedef struct pw_cls_params {
 	bool higher_is_better; /* false: lower is better (latency, step time) */
 	size_t lookback;       /* history runs before the newest considered; 20 */
-	size_t min_history;    /* fewer history runs than this: UNCHANGED; 5 */
+	size_t min_history;    /* fewer history runs than this: the few-history rule; 5 */
 	double min_effect;     /* |median change| / |history median| must reach this; 0.01 */
 	size_t multi_min;      /* a run with >= this many samples is judged on its own; 3 */
 	double alpha;          /* multi-sample: Mann–Whitney two-sided p <= alpha; 0.01 */
-	size_t confirm;        /* sparse runs: newest runs that must all agree; 2 */
-	double band_k;         /* sparse runs: each outside median ± band_k·MAD_n; 3 */
-	double near_k;         /* sparse runs: nearest earlier sample > near_k·MAD_n away; 1 */
+	size_t confirm;        /* sparse runs: newest runs that must all agree; 1 (the first) */
+	double band_k;         /* sparse runs: each outside median ± band_k·σ_res; 6 */
+	double near_k;         /* sparse runs: nearest earlier sample > near_k·σ_res away; 3 */
+	/* Appended 2026-12 (issue 17). σ_res is the MAD_n of the history's
+	 * residuals about its Theil–Sen line, so a trending history does not
+	 * widen its own band. */
+	double trend_k;        /* a trend over the window > trend_k·σ_res is a drift; 6 */
+	double few_effect;     /* 1..min_history−1 earlier runs: |change| must reach this; 0.2 */
+	double few_gap_k;      /* ...and lie beyond every earlier run by > few_gap_k × their range; 3 */
+	double multi_band_k;   /* multi-sample: median beyond ± multi_band_k standard errors; 3 */
 } pw_cls_params;
 
 /* Fills p with the defaults above. */
@@ -53,6 +60,9 @@ typedef struct pw_cls_result {
 	double hist_median;  /* median of the history's samples */
 	double hist_noise;   /* MAD_n of the history's samples */
 	size_t hist_runs;    /* history runs used */
+	double hist_resid_noise; /* σ_res: MAD_n of residuals about the Theil–Sen line (sparse) */
+	double trend_pct;    /* Theil–Sen slope × window length / |median| × 100 (sparse) */
+	bool drift;          /* fired because the window trends and the newest run continues it */
 	char reason[256];    /* one line, for humans */
 } pw_cls_result;
 

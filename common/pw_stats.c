@@ -959,6 +959,8 @@ void pw_compare_opts_init(pw_compare_opts *opts)
 	opts->mde_pct = 1.0;
 	opts->alpha = 0.05;
 	opts->hl_level = 0.95;
+	opts->practical_pct = NAN;
+	opts->noise_k = PW_COMPARE_NOISE_K;
 }
 
 const char *pw_compare_verdict_name(pw_compare_verdict v)
@@ -1000,6 +1002,9 @@ pw_status pw_stats_compare(const double *base, size_t n_base, const double *cand
 	if (!out || !(opts->alpha > 0.0 && opts->alpha < 1.0) ||
 	    !(isfinite(opts->mde_pct) && opts->mde_pct >= 0.0) ||
 	    !(opts->hl_level > 0.0 && opts->hl_level < 1.0) ||
+	    !(isnan(opts->practical_pct) ||
+	      (isfinite(opts->practical_pct) && opts->practical_pct >= 0.0)) ||
+	    !(isfinite(opts->noise_k) && opts->noise_k >= 0.0) ||
 	    (opts->direction != PW_COMPARE_LOWER_IS_BETTER &&
 	     opts->direction != PW_COMPARE_HIGHER_IS_BETTER))
 		return PW_ERR_INVALID;
@@ -1030,8 +1035,12 @@ pw_status pw_stats_compare(const double *base, size_t n_base, const double *cand
 	out->delta_pct = (out->median_cand - out->median_base) / scale * 100.0;
 	out->sigma_pct = out->mad_base / scale * 100.0;
 	out->two_sigma_pct = 2.0 * out->sigma_pct;
-	out->threshold_pct = out->mde_pct > out->two_sigma_pct ? out->mde_pct : out->two_sigma_pct;
-	out->effect_filter_passed = fabs(out->delta_pct) > out->threshold_pct;
+	out->practical_pct = isnan(opts->practical_pct) ? PW_COMPARE_PRACTICAL_FRAC * opts->mde_pct
+	                                                : opts->practical_pct;
+	out->noise_floor_pct = opts->noise_k * out->sigma_pct *
+	                       sqrt(1.0 / (double)n_base + 1.0 / (double)n_cand);
+	out->threshold_pct = out->practical_pct > out->noise_floor_pct ? out->practical_pct
+	                                                                : out->noise_floor_pct;
 
 	double *diffs = work + 2 * (n_base + n_cand);
 	size_t dlen = n_base * n_cand;
@@ -1052,11 +1061,13 @@ pw_status pw_stats_compare(const double *base, size_t n_base, const double *cand
 	st = hl_run(base, n_base, cand, n_cand, opts->hl_level, diffs, counts, &out->hl);
 	if (st != PW_OK)
 		goto free_work;
+	out->effect_pct = out->hl.shift / scale * 100.0;
+	out->effect_filter_passed = fabs(out->effect_pct) > out->threshold_pct;
 
 	out->verdict = PW_COMPARE_UNCHANGED;
 	if (out->p < opts->alpha && out->effect_filter_passed) {
-		bool worse = opts->direction == PW_COMPARE_LOWER_IS_BETTER ? out->delta_pct > 0.0
-		                                                           : out->delta_pct < 0.0;
+		bool worse = opts->direction == PW_COMPARE_LOWER_IS_BETTER ? out->effect_pct > 0.0
+		                                                           : out->effect_pct < 0.0;
 		out->verdict = worse ? PW_COMPARE_REGRESSED : PW_COMPARE_IMPROVED;
 	}
 free_work:

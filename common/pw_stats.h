@@ -202,12 +202,21 @@ pw_status pw_stats_power_t(double sigma, double delta, double n_per_arm, double 
  * against candidate runs. `perfwatch compare` and the release gate call it, so
  * that both decide alike. It fires (REGRESSED or IMPROVED) only when
  *   p < alpha                      (Mann–Whitney two-sided, PW_MWU_AUTO), and
- *   |Δ| > max(MDE, 2σ)             (the minimum-effect filter),
- * where Δ = (median_cand − median_base)/|median_base| × 100 and σ, the
- * baseline's relative noise, is MAD_n(base)/|median_base| × 100, both in
- * percent. The sign of Δ and the direction decide which of the two it is.
- * alpha is the caller's: the gate passes its Benjamini–Hochberg-adjusted level
- * (or compares q-values itself, using the p it gets back).
+ *   |E| > max(T, k·σ·√(1/n_b + 1/n_c))   (the minimum-effect filter),
+ * where E = HL shift/|median_base| × 100 (the Hodges–Lehmann estimate of the
+ * shift, in percent), T the practical-significance threshold (practical_pct,
+ * by default PW_COMPARE_PRACTICAL_FRAC × MDE), σ the baseline's relative noise
+ * MAD_n(base)/|median_base| × 100 and k = noise_k (default 2): the noise
+ * floor is k standard errors of a difference of means. The MDE is the shift
+ * the test must catch with power 0.9, the threshold is below it so that an
+ * effect of exactly the MDE is not a coin toss (docs/statistics.md §6 has
+ * the arithmetic). The sign of E and the direction decide which of the two
+ * it is. alpha is the caller's: the gate passes its Benjamini–Hochberg level
+ * (and compares q-values itself, using the p it gets back).
+ *
+ * Until 2026-12 the filter was |Δ| > max(MDE, 2σ) on the median difference Δ
+ * (below); practical_pct = mde_pct with noise_k = 0 and the old 2σ check done
+ * by the caller reproduces it (bench/bench_power.c does, to compare).
  */
 typedef enum pw_compare_direction {
 	PW_COMPARE_LOWER_IS_BETTER = 0, /* latency, step time: positive Δ is a regression */
@@ -225,7 +234,16 @@ typedef struct pw_compare_opts {
 	double mde_pct;  /* minimum effect of interest, percent (default 1) */
 	double alpha;    /* significance level (default 0.05) */
 	double hl_level; /* confidence level of the Hodges–Lehmann interval (default 0.95) */
+	/* Practical-significance threshold, percent; NaN (the default) means
+	 * PW_COMPARE_PRACTICAL_FRAC × mde_pct, so callers that set only the MDE
+	 * get a threshold that follows it. */
+	double practical_pct;
+	double noise_k;  /* noise floor in standard errors of the difference (default 2) */
 } pw_compare_opts;
+
+/* Default practical threshold as a fraction of the MDE (docs/statistics.md §6). */
+#define PW_COMPARE_PRACTICAL_FRAC 0.7
+#define PW_COMPARE_NOISE_K 2.0
 
 /* Fills opts with the defaults above. */
 void pw_compare_opts_init(pw_compare_opts *opts);
@@ -238,15 +256,18 @@ typedef struct pw_compare_result {
 	double mad_cand;       /* normalised MAD of the candidate (reported, not used) */
 	double delta_pct;      /* signed relative change of the median, percent */
 	double sigma_pct;      /* baseline relative noise MAD_n/|median|, percent */
-	double two_sigma_pct;  /* 2 × sigma_pct */
-	double threshold_pct;  /* max(mde_pct, two_sigma_pct) */
-	bool effect_filter_passed; /* |delta_pct| > threshold_pct */
+	double two_sigma_pct;  /* 2 × sigma_pct (reported; the old rule's noise floor) */
+	double threshold_pct;  /* max(practical_pct, noise_floor_pct) */
+	bool effect_filter_passed; /* |effect_pct| > threshold_pct */
 	double p;              /* the p-value the verdict used (= mwu.p) */
 	pw_mwu_result mwu;     /* two-sided Mann–Whitney of cand against base */
 	bool welch_ok;         /* false when Welch could not run (n < 2 or zero variance) */
 	pw_welch_result welch; /* Welch t of cand against base (NaN when !welch_ok) */
 	pw_hl_result hl;       /* HL shift of cand relative to base, data's unit */
 	double mde_pct, alpha; /* the options used */
+	double effect_pct;      /* HL shift / |median_base| × 100: the filtered effect */
+	double practical_pct;   /* the practical threshold used */
+	double noise_floor_pct; /* noise_k × sigma_pct × √(1/n_base + 1/n_cand) */
 } pw_compare_result;
 
 /*

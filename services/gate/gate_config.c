@@ -11,6 +11,11 @@ static const pw_conf_key gate_keys[] = {
 	 .help = "minimum effect, percent, of a top-tier series (a request's TierRepeats wins)"},
 	{.name = "gate.mde_tail_pct", .type = PW_CONF_DOUBLE, .def = "3.0", .min = 0.01, .max = 100,
 	 .help = "minimum effect, percent, of a tail-tier series (a request's TierRepeats wins)"},
+	{.name = "gate.practical_frac", .type = PW_CONF_DOUBLE, .def = "0.7", .min = 0.0, .max = 10,
+	 .help = "practical-significance threshold as a fraction of the tier's MDE (the effect "
+	         "filter; docs/statistics.md §6)"},
+	{.name = "gate.noise_k", .type = PW_CONF_DOUBLE, .def = "2.0", .min = 0.0, .max = 100,
+	 .help = "noise floor of the effect filter, in standard errors of the difference"},
 	{.name = "gate.blocking_top_pct", .type = PW_CONF_DOUBLE, .def = "3.0", .min = 0.01,
 	 .max = 100, .help = "a top-tier regression this large, percent, blocks its family"},
 	{.name = "gate.blocking_aggregate_pct", .type = PW_CONF_DOUBLE, .def = "1.0", .min = 0.01,
@@ -50,6 +55,8 @@ void pw_gate_policy_from_config(const pw_config *cfg, pw_gate_policy *p)
 	p->fdr_q = pw_config_get_double(cfg, "gate.fdr_q");
 	p->mde_top_pct = pw_config_get_double(cfg, "gate.mde_top_pct");
 	p->mde_tail_pct = pw_config_get_double(cfg, "gate.mde_tail_pct");
+	p->practical_frac = pw_config_get_double(cfg, "gate.practical_frac");
+	p->noise_k = pw_config_get_double(cfg, "gate.noise_k");
 	p->blocking_top_pct = pw_config_get_double(cfg, "gate.blocking_top_pct");
 	p->blocking_aggregate_pct = pw_config_get_double(cfg, "gate.blocking_aggregate_pct");
 	p->min_candidate_n = (size_t)pw_config_get_int(cfg, "gate.min_candidate_n");

@@ -47,6 +47,8 @@ void pw_gate_policy_default(pw_gate_policy *p)
 	p->mde_tail_pct = 3.0;
 	p->blocking_top_pct = 3.0;
 	p->blocking_aggregate_pct = 1.0;
+	p->practical_frac = PW_COMPARE_PRACTICAL_FRAC;
+	p->noise_k = PW_COMPARE_NOISE_K;
 	p->min_candidate_n = 5;
 	p->min_baseline_n = 5;
 	p->min_candidate_tail_n = 5;
@@ -68,12 +70,14 @@ static pw_status test_series(const pw_gate_policy *policy, const pw_gate_series_
 	opts.direction = in->direction;
 	opts.mde_pct = in->tier == PW_GATE_TIER_TOP ? policy->mde_top_pct : policy->mde_tail_pct;
 	opts.alpha = policy->fdr_q;
+	opts.practical_pct = policy->practical_frac * opts.mde_pct;
+	opts.noise_k = policy->noise_k;
 
 	pw_status st = pw_stats_compare(in->base, in->n_base, in->cand, in->n_cand, &opts, work,
 	                                &out->cmp);
 	if (st != PW_OK)
 		return st;
-	out->worse_pct = worse_of(out->cmp.delta_pct, in->direction);
+	out->worse_pct = worse_of(out->cmp.effect_pct, in->direction);
 	*p_for_bh = out->cmp.p;
 	out->excess_pct = NAN;
 	if (!in->has_expected)
@@ -90,7 +94,7 @@ static pw_status test_series(const pw_gate_policy *policy, const pw_gate_series_
 	st = pw_stats_compare(in->base, in->n_base, adj, in->n_cand, &opts, work, &against);
 	if (st != PW_OK)
 		return st;
-	out->excess_pct = against.delta_pct;
+	out->excess_pct = against.effect_pct;
 	*p_for_bh = against.p;
 	return PW_OK;
 }

@@ -67,6 +67,8 @@ typedef struct pw_gate_policy {
 	double fdr_q;              /* BH level over the release (0.05) */
 	double mde_top_pct;        /* 1.0 */
 	double mde_tail_pct;       /* 3.0 */
+	double practical_frac;     /* practical threshold as a fraction of the MDE (0.7) */
+	double noise_k;            /* noise floor, standard errors of the difference (2) */
 	double blocking_top_pct;   /* a top-tier regression this large blocks (3.0) */
 	double blocking_aggregate_pct; /* spend-weighted fleet impact that blocks (1.0) */
 	size_t min_candidate_n;    /* candidate runs a top-tier series needs (5) */

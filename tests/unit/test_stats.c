@@ -648,7 +648,11 @@ Test(stats_compare, clear_regression)
 	NEAR(r.delta_pct, 3.0684657671164346, 1e-12);
 	NEAR(r.sigma_pct, 0.2963722575723279, 1e-10);
 	NEAR(r.two_sigma_pct, 2 * 0.2963722575723279, 1e-10);
-	NEAR(r.threshold_pct, 1.0, 0.0);
+	/* numpy: median of the 150 differences c_j − b_i = 3.07, / median(b) = 3.06847%. */
+	NEAR(r.effect_pct, 3.0684657671164417, 1e-9);
+	NEAR(r.practical_pct, PW_COMPARE_PRACTICAL_FRAC * 1.0, 0.0);
+	NEAR(r.noise_floor_pct, 2 * 0.2963722575723279 * sqrt(1.0 / 30 + 1.0 / 5), 1e-10);
+	NEAR(r.threshold_pct, 0.7, 1e-15);
 	NEAR(r.p, 6.160822100101037e-06, 1e-12);
 	cr_assert(r.effect_filter_passed);
 	cr_assert(r.mwu.exact);
@@ -675,9 +679,10 @@ Test(stats_compare, clear_regression)
 	o.direction = PW_COMPARE_HIGHER_IS_BETTER;
 	cr_assert_eq(pw_stats_compare(BASE30, 30, CAND5_SLOW, 5, &o, NULL, &r), PW_OK);
 	cr_assert_eq(r.verdict, PW_COMPARE_IMPROVED);
-	/* An MDE above the 3.07% change: significant, but filtered out. */
+	/* An MDE whose practical threshold (0.7 × 4.5 = 3.15%) is above the 3.07%
+	 * change: significant, but filtered out. */
 	o.direction = PW_COMPARE_LOWER_IS_BETTER;
-	o.mde_pct = 4.0;
+	o.mde_pct = 4.5;
 	cr_assert_eq(pw_stats_compare(BASE30, 30, CAND5_SLOW, 5, &o, NULL, &r), PW_OK);
 	cr_assert_eq(r.verdict, PW_COMPARE_UNCHANGED);
 	cr_assert(!r.effect_filter_passed);
@@ -696,21 +701,43 @@ Test(stats_compare, clear_no_change)
 	cr_assert_str_eq(pw_compare_verdict_name(r.verdict), "UNCHANGED");
 }
 
-/* The 2σ arm of the filter: a noisy baseline raises the bar above the MDE. */
-Test(stats_compare, two_sigma_filter)
+/*
+ * The noise arm of the filter: a noisy baseline raises the bar above the
+ * practical threshold. scipy: median_abs_deviation(base, scale='normal') /
+ * median × 100 = 4.45099% (σ), so the floor is 2σ√(1/20 + 1/20) = 2.81505%;
+ * the HL effect is 2.49763% and mannwhitneyu(cand, base, method='exact')
+ * .pvalue = 0.0061450:
+ * significant, but inside the noise floor.
+ */
+Test(stats_compare, noise_floor_filter)
 {
 	double base[20], cand[20];
 	for (int i = 0; i < 20; i++) {
-		base[i] = 100.0 + (i % 2 ? 3.0 : -3.0) + 0.01 * i; /* MAD_n ≈ 4.4 → 2σ ≈ 8.9% */
-		cand[i] = 105.0 + (i % 2 ? 3.0 : -3.0) + 0.01 * i;
+		base[i] = 100.0 + (i % 2 ? 3.0 : -3.0) + 0.01 * i;
+		cand[i] = 102.5 + (i % 2 ? 3.0 : -3.0) + 0.01 * i;
 	}
 	pw_compare_result r;
 	cr_assert_eq(pw_stats_compare(base, 20, cand, 20, NULL, NULL, &r), PW_OK);
-	cr_assert(r.two_sigma_pct > 8.0, "%g", r.two_sigma_pct);
-	NEAR(r.threshold_pct, r.two_sigma_pct, 0.0);
-	cr_assert(r.delta_pct > 4.9 && r.delta_pct < 5.1);
+	NEAR(r.sigma_pct, 4.45099122494564, 1e-9);
+	NEAR(r.noise_floor_pct, 2.8150540232502177, 1e-9);
+	NEAR(r.threshold_pct, r.noise_floor_pct, 0.0);
+	NEAR(r.effect_pct, 2.497627254108597, 1e-9);
+	NEAR(r.p, 0.006144955649235766, 1e-9);
 	cr_assert(!r.effect_filter_passed);
 	cr_assert_eq(r.verdict, PW_COMPARE_UNCHANGED);
+	/* With the floor off the practical threshold (0.7%) decides: REGRESSED. */
+	pw_compare_opts o;
+	pw_compare_opts_init(&o);
+	o.noise_k = 0.0;
+	cr_assert_eq(pw_stats_compare(base, 20, cand, 20, &o, NULL, &r), PW_OK);
+	cr_assert_eq(r.verdict, PW_COMPARE_REGRESSED);
+	/* An explicit practical threshold wins over the MDE-derived one. */
+	o.practical_pct = 2.6;
+	cr_assert_eq(pw_stats_compare(base, 20, cand, 20, &o, NULL, &r), PW_OK);
+	NEAR(r.threshold_pct, 2.6, 0.0);
+	cr_assert_eq(r.verdict, PW_COMPARE_UNCHANGED);
+	o.practical_pct = -1.0;
+	cr_assert_eq(pw_stats_compare(base, 20, cand, 20, &o, NULL, &r), PW_ERR_INVALID);
 }
 
 /* A workspace sized for the largest pair serves every smaller one (the gate sizes it once). */

@@ -11,50 +11,89 @@
 #include <string.h>
 
 #include "cli.h"
+#include "by_series.h"
 #include "pw_changepoint.h"
+#include "pw_drift.h"
 
-int pw_cmd_changepoints(int argc, char **argv)
-{
+typedef struct cp_ctx {
 	int higher;
 	const char *path;
-	int rc = pw_cli_parse_direction_file(argc, argv, "SERIES", &higher, &path);
-	if (rc >= 0)
-		return rc;
+	pw_cli_vec flat; /* --by-series: the series' values, reused */
+} cp_ctx;
 
-	pw_cli_vec x;
-	if (pw_cli_read_numbers(path, &x) != 0)
-		return PW_CLI_EXIT_USAGE;
-
-	if (x.n > PW_CLI_CHANGEPOINTS_MAX) {
+/* Detects and prints one series' changepoints (series NULL: one-series form). */
+static int detect_one(const char *series, const pw_cli_vec *x, const cp_ctx *cx)
+{
+	if (x->n > PW_CLI_CHANGEPOINTS_MAX) {
 		fprintf(stderr,
 		        "perfwatch: changepoints: %s: %zu numbers, over the limit of %d (the detector "
 		        "is quadratic on a long series without changepoints): split the series\n",
-		        path, x.n, PW_CLI_CHANGEPOINTS_MAX);
-		pw_cli_vec_release(&x);
+		        series ? series : cx->path, x->n, PW_CLI_CHANGEPOINTS_MAX);
 		return PW_CLI_EXIT_USAGE;
 	}
-	rc = PW_CLI_EXIT_FAIL;
+	int rc = PW_CLI_EXIT_FAIL;
 	char err[256];
 	pw_cp_detector *d = NULL;
 	pw_changepoint *cps = NULL;
-	size_t cap = x.n / 2 + 1, k = 0;
-	if (pw_cp_detector_new(NULL, x.n, &d, err, sizeof err) != PW_OK) {
+	size_t cap = x->n / 2 + 1, k = 0;
+	if (pw_cp_detector_new(NULL, x->n, &d, err, sizeof err) != PW_OK) {
 		fprintf(stderr, "perfwatch: changepoints: %s\n", err);
-		goto out_vec;
+		return rc;
 	}
 	cps = calloc(cap, sizeof *cps);
 	if (!cps) {
 		fprintf(stderr, "perfwatch: changepoints: out of memory\n");
 		goto out_det;
 	}
-	if (pw_cp_detect(d, x.v, x.n, cps, cap, &k, err, sizeof err) != PW_OK) {
-		fprintf(stderr, "perfwatch: changepoints: %s: %s\n", path, err);
+	if (pw_cp_detect(d, x->v, x->n, cps, cap, &k, err, sizeof err) != PW_OK) {
+		fprintf(stderr, "perfwatch: changepoints: %s%s%s: %s\n", cx->path,
+		        series ? ": series " : "", series ? series : "", err);
+		rc = PW_CLI_EXIT_USAGE;
 		goto out_cps;
+	}
+	/* A drift is one finding: the steps the detector cut it into, in its
+	 * direction and from its start on, are not printed (docs/changepoints.md). */
+	pw_drift dr;
+	if (pw_drift_detect(x->v, x->n, NULL, &dr) != PW_OK) {
+		fprintf(stderr, "perfwatch: changepoints: %s: drift analysis failed\n", cx->path);
+		goto out_cps;
+	}
+	if (dr.found) {
+		bool up = dr.rate > 0.0;
+		printf("{");
+		if (series) {
+			printf("\"series\":");
+			pw_cli_json_string(stdout, series);
+			printf(",");
+		}
+		double after = dr.level_before + dr.rate * (double)(x->n - dr.start);
+		printf("\"index\":%zu,\"before\":", dr.start);
+		pw_cli_json_number(stdout, dr.level_before);
+		printf(",\"after\":");
+		pw_cli_json_number(stdout, after);
+		printf(",\"delta_pct\":");
+		pw_cli_json_number(stdout, dr.total_pct);
+		printf(",\"p\":null,\"noise\":");
+		pw_cli_json_number(stdout, dr.noise);
+		printf(",\"kind\":\"%s\",\"shape\":\"drift\",\"start\":%zu,\"rate_pct_per_point\":",
+		       up != (cx->higher == 1) ? "regression" : "improvement", dr.start);
+		pw_cli_json_number(stdout, dr.rate_pct);
+		printf(",\"total_pct\":");
+		pw_cli_json_number(stdout, dr.total_pct);
+		printf("}\n");
 	}
 	for (size_t j = 0; j < k && j < cap; j++) {
 		const pw_changepoint *c = &cps[j];
 		bool up = c->after > c->before;
-		printf("{\"index\":%zu,\"before\":", c->index);
+		if (dr.found && up == (dr.rate > 0.0) && c->index >= dr.start)
+			continue;
+		printf("{");
+		if (series) {
+			printf("\"series\":");
+			pw_cli_json_string(stdout, series);
+			printf(",");
+		}
+		printf("\"index\":%zu,\"before\":", c->index);
 		pw_cli_json_number(stdout, c->before);
 		printf(",\"after\":");
 		pw_cli_json_number(stdout, c->after);
@@ -64,14 +103,59 @@ int pw_cmd_changepoints(int argc, char **argv)
 		pw_cli_json_number(stdout, c->p);
 		printf(",\"noise\":");
 		pw_cli_json_number(stdout, c->noise);
-		printf(",\"kind\":\"%s\"}\n", up != (higher == 1) ? "regression" : "improvement");
+		printf(",\"kind\":\"%s\",\"shape\":\"step\"}\n",
+		       up != (cx->higher == 1) ? "regression" : "improvement");
 	}
 	rc = PW_CLI_EXIT_OK;
 out_cps:
 	free(cps);
 out_det:
 	pw_cp_detector_free(d);
-out_vec:
+	return rc;
+}
+
+/* --by-series: each run is one value of the series. */
+static int detect_series(const char *series, pw_cli_vec *runs, size_t nruns, void *arg)
+{
+	cp_ctx *cx = arg;
+	if (cx->flat.cap < nruns) {
+		double *p = realloc(cx->flat.v, nruns * sizeof *p);
+		if (!p) {
+			fprintf(stderr, "perfwatch: changepoints: out of memory\n");
+			return PW_CLI_EXIT_FAIL;
+		}
+		cx->flat.v = p;
+		cx->flat.cap = nruns;
+	}
+	for (size_t i = 0; i < nruns; i++) {
+		if (runs[i].n != 1) {
+			fprintf(stderr,
+			        "perfwatch: %s: series \"%s\", value %zu: one number a line, not %zu\n",
+			        cx->path, series, i + 1, runs[i].n);
+			return PW_CLI_EXIT_USAGE;
+		}
+		cx->flat.v[i] = runs[i].v[0];
+	}
+	cx->flat.n = nruns;
+	return detect_one(series, &cx->flat, cx);
+}
+
+int pw_cmd_changepoints(int argc, char **argv)
+{
+	bool by_series = pw_cli_take_flag(&argc, argv, "--by-series");
+	cp_ctx cx = {0};
+	int rc = pw_cli_parse_direction_file(argc, argv, "SERIES", &cx.higher, &cx.path);
+	if (rc >= 0)
+		return rc;
+	if (by_series) {
+		rc = pw_cli_read_by_series(cx.path, detect_series, &cx);
+		pw_cli_vec_release(&cx.flat);
+		return rc;
+	}
+	pw_cli_vec x;
+	if (pw_cli_read_numbers(cx.path, &x) != 0)
+		return PW_CLI_EXIT_USAGE;
+	rc = detect_one(NULL, &x, &cx);
 	pw_cli_vec_release(&x);
 	return rc;
 }

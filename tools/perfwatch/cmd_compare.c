@@ -1,6 +1,6 @@
 /*
  * cmd_compare.c: `perfwatch compare [--direction lower|higher] [--mde PCT]
- * [--alpha A] BASE CAND`, the two-sample verdict of one series on the command line.
+ * [--practical PCT] [--noise-k K] [--alpha A] BASE CAND`, the two-sample verdict of one series on the command line.
  *
  * Only argument parsing and output live here: the files are read by input.c's
  * readers and the decision is pw_stats_compare() in common/pw_stats.c, the
@@ -17,8 +17,8 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: perfwatch compare [--direction lower|higher] [--mde PCT] [--alpha A] "
-	             "BASE CAND\n");
+	fprintf(out, "usage: perfwatch compare [--direction lower|higher] [--mde PCT] "
+	             "[--practical PCT] [--noise-k K] [--alpha A] BASE CAND\n");
 }
 
 /* Parses a finite double in [lo, hi) (hi exclusive when open_hi) for option opt. */
@@ -75,6 +75,9 @@ static void print_result(FILE *out, const pw_compare_opts *o, const pw_compare_r
 	json_field(out, "hl_lo", r->hl.lo, &first);
 	json_field(out, "hl_hi", r->hl.hi, &first);
 	json_field(out, "hl_level", r->hl.level, &first);
+	json_field(out, "effect_pct", r->effect_pct, &first);
+	json_field(out, "practical_pct", r->practical_pct, &first);
+	json_field(out, "noise_floor_pct", r->noise_floor_pct, &first);
 	fputs("}\n", out);
 }
 
@@ -91,7 +94,8 @@ int pw_cmd_compare(int argc, char **argv)
 			return PW_CLI_EXIT_OK;
 		}
 		if (strcmp(a, "--direction") == 0 || strcmp(a, "--mde") == 0 ||
-		    strcmp(a, "--alpha") == 0) {
+		    strcmp(a, "--alpha") == 0 || strcmp(a, "--practical") == 0 ||
+		    strcmp(a, "--noise-k") == 0) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "perfwatch: %s needs a value\n", a);
 				usage(stderr);
@@ -105,6 +109,12 @@ int pw_cmd_compare(int argc, char **argv)
 				opts.direction = d ? PW_COMPARE_HIGHER_IS_BETTER : PW_COMPARE_LOWER_IS_BETTER;
 			} else if (strcmp(a, "--mde") == 0) {
 				if (parse_number(a, v, 0.0, 1000.0, false, &opts.mde_pct) != 0)
+					return PW_CLI_EXIT_USAGE;
+			} else if (strcmp(a, "--practical") == 0) {
+				if (parse_number(a, v, 0.0, 1000.0, false, &opts.practical_pct) != 0)
+					return PW_CLI_EXIT_USAGE;
+			} else if (strcmp(a, "--noise-k") == 0) {
+				if (parse_number(a, v, 0.0, 100.0, false, &opts.noise_k) != 0)
 					return PW_CLI_EXIT_USAGE;
 			} else {
 				if (parse_number(a, v, 1e-12, 1.0, true, &opts.alpha) != 0)
