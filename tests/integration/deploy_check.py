@@ -22,8 +22,8 @@ deploy/Dockerfile without Docker or Kubernetes (neither exists here):
   - commands: every command is /usr/local/bin/<binary> that the Dockerfile
     copies from the CMake build, and that binary is built in --build.
 
-A service whose sources are not in the tree yet (services/NAME missing) is
-reported PENDING for the key and binary checks; everything else about it is
+A service whose program is not in the tree yet (no services/NAME/main.c:
+its logic may be there before its main) is reported PENDING for the key and binary checks; everything else about it is
 checked. Prints ok/FAIL/PENDING lines; exit 1 on any FAIL.
 """
 import argparse
@@ -83,8 +83,8 @@ def rdkafka_props():
 def service_keys(repo, build, name):
     """(keys, how) or (None, why) when the service is not in the tree yet."""
     src = os.path.join(repo, "services", name)
-    if not os.path.isdir(src):
-        return None, "services/%s is not in the tree yet" % name
+    if not os.path.isfile(os.path.join(src, "main.c")):
+        return None, "services/%s/main.c is not in the tree yet" % name
     binary = os.path.join(build, "services", name, "pw-" + name)
     if os.access(binary, os.X_OK):
         p = subprocess.run([binary, "--config-reference"], capture_output=True, text=True, timeout=10)

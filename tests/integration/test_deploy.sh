@@ -37,8 +37,8 @@ fi
 for conf in "$repo"/deploy/config/*.conf; do
   n=$(basename "$conf" .conf)
   bin=$PW_BUILD/services/$n/pw-$n
-  if [ ! -d "$repo/services/$n" ]; then
-    echo "PENDING: pw-$n: services/$n is not in the tree yet"
+  if [ ! -f "$repo/services/$n/main.c" ]; then
+    echo "PENDING: pw-$n: services/$n/main.c is not in the tree yet"
     continue
   fi
   [ -x "$bin" ] || { fail "$bin not built"; continue; }
