@@ -103,6 +103,14 @@ read -r st cul conf builds secs <<<"$res"
 [ "$st" = done ] || fail "status $st, want done"
 [ "$cul" = cl/7841917 ] || fail "culprit $cul, want cl/7841917"
 [ "$conf" = verified_both_sides ] || fail "confidence $conf, want verified_both_sides"
+"$pw" bisect show "bs-chat-8b.$ns-7841923" >"$work/show.txt" || fail "perfwatch bisect show failed"
+cat "$work/show.txt"
+grep -q 'culprit = cl/7841917 .*confidence: verified-both-sides' "$work/show.txt" ||
+  fail "perfwatch bisect show does not name the verified culprit"
+al=$(q "SELECT alert_ids[cardinality(alert_ids)] FROM perfwatch.bisector_events WHERE bisection_id = 'bs-chat-8b.$ns-7841923'")
+"$pw" bisect show "$al" --json >"$work/show.json" || fail "perfwatch bisect show ALERT --json failed"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["bisection"]["culprit"]=="cl/7841917" and len(d["steps"])==int(sys.argv[2]), d' \
+  "$work/show.json" "$builds" || fail "perfwatch bisect show --json"
 
 # --- every job once, none re-issued, none published twice -----------------------------------
 n=$(q "SELECT count(*) - count(DISTINCT job_id) FROM perfwatch.bisect_jobs WHERE $bis")
