@@ -69,8 +69,3 @@ CREATE TABLE perfwatch.bisector_events (
 );
 COMMENT ON TABLE perfwatch.bisector_events IS 'one row per regression event (its regressed head CL and family): the one bisection its alerts share';
 COMMENT ON COLUMN perfwatch.bisector_events.alert_ids IS 'every alert of the event seen so far';
-
--- The event's target: the alert with the largest |delta| / noise seen within
--- bisector.gather of the event's first alert (bisect.h pw_bisect_event_plan).
-ALTER TABLE perfwatch.bisections ADD COLUMN target_score double precision NOT NULL DEFAULT 0;
-COMMENT ON COLUMN perfwatch.bisections.target_score IS '|delta| / baseline noise of the target alert; a later alert of the event with a larger one becomes the target before the first job';
