@@ -82,9 +82,11 @@ step_services() {
     "$pw" group to-end "$ns-baseliner" perf.points.v1 perf.fleet-changes.v1 >/dev/null &&
     "$pw" group to-end "$ns-watcher" perf.points.v1 perf.fleet-changes.v1 perf.baselines.v1 >/dev/null &&
     "$pw" group to-end "$ns-gate" perf.gate.requests.v1 >/dev/null &&
-    "$pw" group to-end "$ns-attributor" perf.alerts.v1 perf.bisections.v1 >/dev/null || return 1
+    "$pw" group to-end "$ns-attributor" perf.alerts.v1 perf.bisections.v1 >/dev/null &&
+    "$pw" group to-end "$ns-bisector" perf.alerts.v1 perf.compiler-cls.v1 >/dev/null &&
+    "$pw" group to-end "$ns-answer" perf.bisect.jobs.v1 >/dev/null || return 1
   local svc bin
-  for svc in ingester baseliner watcher gate attributor; do
+  for svc in ingester baseliner watcher gate attributor bisector; do
     bin=$build/services/$svc/pw-$svc
     [ -x "$bin" ] || { echo "demo: $bin is not built" >&2; return 1; }
     # gate.min_wait: a member joining the ingester's group can hold its
@@ -97,7 +99,7 @@ step_services() {
   done
   # joined, so that the first points are judged by services that are running
   local i=0 deadline=$((SECONDS + 60))
-  for svc in ingester baseliner watcher gate attributor; do
+  for svc in ingester baseliner watcher gate attributor bisector; do
     until grep -q '"msg":"kafka partitions assigned' "$demo_dir/$svc.log"; do
       kill -0 "${pids[$i]}" 2>/dev/null || { echo "demo: pw-$svc exited" >&2; tail -5 "$demo_dir/$svc.log" >&2; return 1; }
       [ $SECONDS -lt $deadline ] || { echo "demo: pw-$svc did not join its consumer group" >&2; return 1; }
@@ -105,7 +107,12 @@ step_services() {
     done
     i=$((i + 1))
   done
-  echo "all five joined their consumer groups (namespace of this demo: .$ns)"
+  # the build farm's stand-in: pw-sim runs the bisector's jobs on the scenario's model
+  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-answer" "$sim" answer "$scn" --namespace "$ns" \
+    >"$demo_dir/answer.log" 2>&1 &
+  pids+=($!)
+  echo "pw-sim answer pid $!, log $demo_dir/answer.log"
+  echo "all six joined their consumer groups (namespace of this demo: .$ns)"
 }
 
 # Step 3: the fleet simulator plays the executor fleet and the release tooling.
@@ -247,6 +254,28 @@ assert d["owner_hint"] == "compiler"
 '
 }
 
+# The bisector's event for chat-8b at the RC's CL: the log (artifact 4).
+step_bisection() {
+  local pw=$build/tools/perfwatch deadline=$((SECONDS + 180))
+  bisection="bs-chat-8b.$ns-7841923"
+  until [ "$(q "SELECT status IN ('done', 'failed') FROM perfwatch.bisections WHERE bisection_id = '$bisection'")" = t ]; do
+    [ $SECONDS -lt $deadline ] || { echo "demo: bisection $bisection not over within 180 s" >&2; tail -5 "$demo_dir/bisector.log" >&2; return 1; }
+    sleep 0.5
+  done
+  echo "perfwatch bisect show $bisection"
+  "$pw" bisect show "$bisection" || return 1
+  echo
+  q "SELECT 'builds ' || builds || ', alert to culprit ' ||
+            round(extract(epoch FROM finished_at - started_at)::numeric, 1) || ' s'
+       FROM perfwatch.bisections WHERE bisection_id = '$bisection'"
+}
+
+# The bisection's culprit: cl/7841917, verified on both sides.
+check_bisection() {
+  [ "$(q "SELECT culprit || ' ' || confidence FROM perfwatch.bisections WHERE bisection_id = 'bs-chat-8b.$ns-7841923'")" = \
+    "cl/7841917 verified_both_sides" ]
+}
+
 # expect WHAT CMD...: runs CMD; a failure is remembered under WHAT.
 failed_checks=()
 expect() {
@@ -300,6 +329,7 @@ step_check() {
   fi
   expect "gate: chat-8b BLOCKING, decode B64 and B8 on v6e-4 regressed, v5e-8 and prefill within noise" check_gate
   expect "watcher: chat-8b v6e-4 decode B64 TPOT changepoint on 2026-06-17, cl/7841885..cl/7841923" check_changepoint
+  expect "bisector: culprit cl/7841917, verified on both sides" check_bisection
   expect "attributor: B64 TPOT fusion.1423 -> 1423a/softmax.88/1423b, cap 1.5 MB, +6.5% predicted of +8.2%, v5e-8 and prefill explained, compiler" check_attribution
   if [ ${#failed_checks[@]} -gt 0 ]; then
     echo "demo: ${#failed_checks[@]} expected result(s) did not come out:" >&2
@@ -314,6 +344,7 @@ STEPS=(
   "start the services:step_services"
   "replay the $scenario scenario:step_replay"
   "baselines and the gate's verdict on the RC:step_results"
+  "the bisector's culprit for the chat-8b event:step_bisection"
   "eleven more nightlies, and the watcher's changepoints:step_nightlies"
   "the attributor's per-op diff, HLO diff and roofline check:step_attribution"
   "check the demo's own result:step_check"

@@ -43,6 +43,7 @@ typedef struct app {
 	pw_bisect_config cfg;
 	int64_t max_active;
 	int64_t job_timeout_ms;
+	int64_t gather_ms;
 	pw_metric *m_status;    /* gauge bisections{status} */
 	pw_metric *m_builds;    /* histogram builds per finished bisection */
 	pw_metric *m_ttc;       /* histogram seconds from start to verified culprit */
@@ -72,6 +73,8 @@ static const pw_conf_key keys[] = {
 	 .help = "bisections scheduled at once (oldest first); the others wait"},
 	{.name = "bisector.job_timeout", .type = PW_CONF_DURATION_MS, .def = "30m", .min = 1000,
 	 .max = 7 * 86400000.0, .help = "a job with no results after this is re-published (same id)"},
+	{.name = "bisector.gather", .type = PW_CONF_DURATION_MS, .def = "10s", .min = 0, .max = 3600000,
+	 .help = "an event's alerts gathered before its first job: the one with the largest |delta|/noise is bisected"},
 	{.name = "bisector.tick", .type = PW_CONF_DURATION_MS, .def = "1s", .min = 50, .max = 600000,
 	 .help = "scheduler interval"},
 };
@@ -93,6 +96,7 @@ static pw_status app_init(pw_service *svc, void **out, char *errbuf, size_t errl
 	a->cfg.alpha = pw_config_get_double(c, "bisector.alpha");
 	a->max_active = pw_config_get_int(c, "bisector.max_active");
 	a->job_timeout_ms = pw_config_get_duration_ms(c, "bisector.job_timeout");
+	a->gather_ms = pw_config_get_duration_ms(c, "bisector.gather");
 	if (a->cfg.max_repeats < a->cfg.repeats) {
 		free(a);
 		return pw_fail(PW_ERR_CONFIG, errbuf, errlen,
@@ -317,9 +321,16 @@ static pw_status alert_range(pw_pg *pg, const Perfwatch__V1__Alert *al, int64_t 
 	pw_pg_params_text(&p, s->config);
 	pw_pg_params_text(&p, bw);
 	pw_pg_params_int(&p, *hi);
+	pw_pg_params_int(&p, al->baseline ? al->baseline->window_start_unix_us : 0);
+	pw_pg_params_int(&p, al->baseline ? al->baseline->window_end_unix_us : 0);
+	/* the baseline release's CL; else the newest CL the baseline window measured; else the last release */
 	return query_int(pg,
 	                 "SELECT coalesce((SELECT max(compiler_cl_number) FROM perfwatch.runs WHERE model = $1 "
 	                 "AND platform = $2 AND config = $3 AND build_id = $4 AND compiler_cl_number < $5), "
+	                 "(SELECT max(compiler_cl_number) FROM perfwatch.runs WHERE model = $1 AND "
+	                 "platform = $2 AND config = $3 AND bisect_job_id = '' AND $7::bigint > $6::bigint AND "
+	                 "started_at >= to_timestamp($6::bigint / 1e6) AND started_at <= to_timestamp($7::bigint / 1e6) "
+	                 "AND compiler_cl_number < $5), "
 	                 "(SELECT max(compiler_cl_number) FROM perfwatch.runs WHERE model = $1 AND "
 	                 "platform = $2 AND config = $3 AND build_kind = 'release' AND compiler_cl_number < $5))",
 	                 &p, lo, errbuf, errlen);
@@ -424,15 +435,16 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	pw_pg_params_int(&p, ev.lo);
 	pw_pg_params_int(&p, ev.hi);
 	pw_pg_params_text(&p, al->series->metric);
+	pw_pg_params_double(&p, ev.score);
 	if ((st = pw_pg_exec_params(
 	             pg,
 	             "INSERT INTO perfwatch.bisections (bisection_id, alert_id, changepoint_id, series_id, "
 	             "config_hash, range_lo, range_lo_number, range_hi, range_hi_number, n_cls, flagged_cls, unit, "
-	             "status, started_at, updated_at, metric) "
+	             "status, started_at, updated_at, metric, target_score) "
 	             "SELECT $1, $2, $3, $4, $5, 'cl/' || $6::bigint, $6, 'cl/' || $7::bigint, $7, $7 - $6, "
 	             "coalesce((SELECT array_agg(cl ORDER BY cl_number) FROM perfwatch.compiler_cls "
 	             "WHERE cl_number > $6 AND cl_number <= $7 AND perf_relevant), '{}'), se.unit, 'running', "
-	             "now(), now(), $8 FROM perfwatch.series se WHERE se.series_id = $4 "
+	             "now(), now(), $8, $9 FROM perfwatch.series se WHERE se.series_id = $4 "
 	             "ON CONFLICT (bisection_id) DO NOTHING",
 	             &p, 0, NULL, errbuf, errlen)) != PW_OK)
 		goto fail;
@@ -443,7 +455,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	if ((st = pw_pg_exec_params(pg,
 	                            "INSERT INTO perfwatch.bisector_events (event_key, bisection_id, alert_ids) "
 	                            "VALUES ($1, $2, ARRAY[$3]) ON CONFLICT (event_key) DO UPDATE SET alert_ids = "
-	                            "bisector_events.alert_ids || $3 WHERE NOT ($3 = ANY (bisector_events.alert_ids)) "
+	                            "bisector_events.alert_ids || $3::text WHERE NOT ($3 = ANY (bisector_events.alert_ids)) "
 	                            "RETURNING (xmax = 0) AS created",
 	                            &p, 0, &r, errbuf, errlen)) != PW_OK)
 		goto fail;
@@ -452,17 +464,52 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	PQclear(r);
 	r = NULL;
 	if (strcmp(outcome, "joined") == 0) {
-		/* another series of the event: recorded as correlated with the one bisection */
+		/*
+		 * Another series of the event. Before the event's first job (within
+		 * bisector.gather) the one with the largest |delta| / noise becomes the
+		 * target; otherwise it is recorded as correlated.
+		 */
 		pw_pg_params_init(&p);
 		pw_pg_params_text(&p, bid);
-		pw_pg_params_text(&p, al->series_key);
 		pw_pg_params_text(&p, al->alert_id);
-		if ((st = pw_pg_exec_params(pg,
-		                            "UPDATE perfwatch.bisections SET correlated_series = correlated_series || $2, "
-		                            "correlated_alert_ids = correlated_alert_ids || $3 WHERE bisection_id = $1 "
-		                            "AND alert_id <> $3",
-		                            &p, 0, NULL, errbuf, errlen)) != PW_OK)
+		pw_pg_params_text(&p, cp_id);
+		pw_pg_params_int(&p, series_id);
+		pw_pg_params_text(&p, al->config_hash ? al->config_hash : "");
+		pw_pg_params_int(&p, ev.lo);
+		pw_pg_params_int(&p, ev.hi);
+		pw_pg_params_text(&p, al->series->metric);
+		pw_pg_params_double(&p, ev.score);
+		if ((st = pw_pg_exec_params(
+		             pg,
+		             "UPDATE perfwatch.bisections b SET alert_id = $2, changepoint_id = $3, series_id = $4, "
+		             "config_hash = $5, range_lo = 'cl/' || $6::bigint, range_lo_number = $6, "
+		             "range_hi = 'cl/' || $7::bigint, range_hi_number = $7, n_cls = $7 - $6, metric = $8, "
+		             "target_score = $9, unit = (SELECT unit FROM perfwatch.series WHERE series_id = $4), "
+		             "correlated_series = array_append(b.correlated_series, (SELECT series_key FROM "
+		             "perfwatch.series WHERE series_id = b.series_id)), "
+		             "correlated_alert_ids = array_append(b.correlated_alert_ids, b.alert_id), updated_at = now() "
+		             "WHERE b.bisection_id = $1 AND b.target_score < $9 AND b.alert_id <> $2 AND NOT EXISTS "
+		             "(SELECT 1 FROM perfwatch.bisect_jobs j WHERE j.bisection_id = $1) RETURNING 1",
+		             &p, 0, &r, errbuf, errlen)) != PW_OK)
 			goto fail;
+		bool retarget = PQntuples(r) == 1;
+		PQclear(r);
+		r = NULL;
+		if (retarget) {
+			outcome = "retargeted";
+		} else {
+			pw_pg_params_init(&p);
+			pw_pg_params_text(&p, bid);
+			pw_pg_params_text(&p, al->series_key);
+			pw_pg_params_text(&p, al->alert_id);
+			if ((st = pw_pg_exec_params(pg,
+			                            "UPDATE perfwatch.bisections SET correlated_series = "
+			                            "array_append(correlated_series, $2::text), correlated_alert_ids = "
+			                            "array_append(correlated_alert_ids, $3::text) WHERE bisection_id = $1 "
+			                            "AND alert_id <> $3 AND NOT ($3 = ANY (correlated_alert_ids))",
+			                            &p, 0, NULL, errbuf, errlen)) != PW_OK)
+				goto fail;
+		}
 	}
 	if ((st = pw_pg_commit(pg, errbuf, errlen)) != PW_OK)
 		goto fail;
@@ -1061,6 +1108,7 @@ static pw_status tick(void *p, pw_service_worker *w, int64_t *next_ms, char *err
 	pw_pg_params q;
 	pw_pg_params_init(&q);
 	pw_pg_params_int(&q, a->max_active);
+	pw_pg_params_int(&q, a->gather_ms);
 	/* the exact config: the series, and model_rev / firmware / HLO of its latest run at the regressed CL */
 	st = pw_pg_exec_params(
 	        pg,
@@ -1072,7 +1120,8 @@ static pw_status tick(void *p, pw_service_worker *w, int64_t *next_ms, char *err
 	        "LEFT JOIN LATERAL (SELECT model_rev, firmware FROM perfwatch.runs x WHERE x.model = se.model AND "
 	        "x.platform = se.platform AND x.config = se.config AND x.bisect_job_id = '' "
 	        "ORDER BY (x.compiler_cl_number = b.range_hi_number) DESC, x.started_at DESC LIMIT 1) r ON true "
-	        "WHERE b.status IN ('running', 'verifying', 'escalated_pairwise') ORDER BY b.started_at, "
+	        "WHERE b.status IN ('running', 'verifying', 'escalated_pairwise') AND b.started_at <= "
+	        "now() - make_interval(secs => $2::bigint / 1000.0) ORDER BY b.started_at, "
 	        "b.bisection_id LIMIT $1",
 	        &q, 0, &r, errbuf, errlen);
 	if (st != PW_OK)

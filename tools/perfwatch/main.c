@@ -24,6 +24,8 @@ static const pw_cli_command commands[] = {
 	{"attribution", "show ALERT [--json]",
 	 "an alert's attribution: per-op diff, HLO diff, roofline check, owner hint (PostgreSQL PW_PG_DSN)",
 	 pw_cmd_attribution},
+	{"bisect", "show ID|ALERT [--json]",
+	 "a bisection's log (artifact 4) from PostgreSQL: steps, culprit, confidence", pw_cmd_bisect},
 	{"group", "to-end GROUP TOPIC... | lag GROUP [--wait SECONDS] TOPIC...",
 	 "commit a consumer group's offsets at the topics' ends, so that its members start with "
 	 "what is published next; or its lag (PW_KAFKA_BOOTSTRAP_SERVERS)",
