@@ -2,7 +2,8 @@
 # run.sh: the benchmarks behind `make bench` (not part of CI).
 #
 # Each benchmark prints its figures and a ratio against a reference measured
-# in the same run (a naive implementation, kcat, a raw COPY). Benchmarks that
+# in the same run (a naive implementation, kcat, a raw COPY; bench_bisect:
+# plain binary search over every CL). Benchmarks that
 # need servers get the dev stack's environment (run/stack.env); the stack is
 # started for the run and stopped at the end unless it was already running.
 #

@@ -478,6 +478,22 @@ void pw_pg_params_null(pw_pg_params *p)
 	pw_pg_params_text(p, NULL);
 }
 
+void pw_pg_params_opt_int(pw_pg_params *p, bool has, int64_t v)
+{
+	if (has)
+		pw_pg_params_int(p, v);
+	else
+		pw_pg_params_null(p);
+}
+
+void pw_pg_params_opt_double(pw_pg_params *p, bool has, double v)
+{
+	if (has)
+		pw_pg_params_double(p, v);
+	else
+		pw_pg_params_null(p);
+}
+
 pw_status pw_pg_exec_params(pw_pg *pg, const char *sql, const pw_pg_params *p, int result_format,
                             PGresult **res, char *errbuf, size_t errlen)
 {

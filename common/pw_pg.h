@@ -132,6 +132,9 @@ void pw_pg_params_double(pw_pg_params *p, double v);
 void pw_pg_params_bool(pw_pg_params *p, bool v);
 /* SQL NULL. */
 void pw_pg_params_null(pw_pg_params *p);
+/* v when has, else SQL NULL: for columns that are NULL when a value is absent. */
+void pw_pg_params_opt_int(pw_pg_params *p, bool has, int64_t v);
+void pw_pg_params_opt_double(pw_pg_params *p, bool has, double v);
 
 /* pw_pg_execv with the list's values (result_format 0 text, 1 binary). */
 pw_status pw_pg_exec_params(pw_pg *pg, const char *sql, const pw_pg_params *p, int result_format,

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pw_enums.h"
 #include "pw_time.h"
 
 #define SVC_MAX_THREADS (PW_SERVICE_MAX_INPUTS * PW_SERVICE_MAX_WORKERS + 1)
@@ -94,18 +95,11 @@ pw_consumer *pw_service_worker_consumer(const pw_service_worker *w)
 
 /* ------------------------------------------------------------ dead letters */
 
+/* The dead_letters.reason of r (the table has no "unspecified"). */
 static const char *reason_name(Perfwatch__V1__DlqReason r)
 {
-	switch (r) {
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED: return "decode_failed";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD: return "missing_field";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE: return "invalid_value";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT: return "inconsistent";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_CONFLICT: return "conflict";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE: return "unknown_reference";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE: return "oversize";
-	default: return "processing_failed";
-	}
+	return r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED ? "processing_failed"
+	                                                             : pw_dlq_reason_name(r);
 }
 
 pw_status pw_service_dead_letter(pw_service_worker *w, const rd_kafka_message_t *msg,

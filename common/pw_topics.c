@@ -22,6 +22,7 @@ const pw_topic_spec pw_topics[] = {
 	{PW_TOPIC_ATTRIBUTIONS, 3, 3, false, "perfwatch.v1.Attribution"},
 	{PW_TOPIC_PAGES, 3, 3, false, "perfwatch.v1.Page"},
 	{PW_TOPIC_TRIAGE, 3, 3, false, "perfwatch.v1.TriageVerdict"},
+	{PW_TOPIC_COMPILER_CLS, 1, 3, true, "perfwatch.v1.CompilerCl"},
 };
 const size_t pw_topics_count = sizeof pw_topics / sizeof pw_topics[0];
 

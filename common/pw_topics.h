@@ -26,6 +26,7 @@
 #define PW_TOPIC_ATTRIBUTIONS  "perf.attributions.v1"
 #define PW_TOPIC_PAGES         "perf.pages.v1"
 #define PW_TOPIC_TRIAGE        "perf.triage.v1"
+#define PW_TOPIC_COMPILER_CLS  "perf.compiler-cls.v1"
 
 typedef struct pw_topic_spec {
 	const char *name;

@@ -16,6 +16,7 @@
 #include "perfwatch/v1/fleet.pb-c.h"
 #include "perfwatch/v1/series.pb-c.h"
 #include "pw_dlq.h"
+#include "pw_enums.h"
 #include "pw_time.h"
 #include "pw_topics.h"
 
@@ -489,19 +490,6 @@ out:
 	return st;
 }
 
-static const char *fleet_kind_text(Perfwatch__V1__FleetChangeKind k)
-{
-	switch (k) {
-	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_RECABLING: return "recabling";
-	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_FIRMWARE: return "firmware";
-	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_HARNESS: return "harness";
-	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_CHIP_SET: return "chip_set";
-	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_HOST: return "host";
-	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_RUNTIME: return "runtime";
-	default: return "other";
-	}
-}
-
 static pw_status handle_fleet(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
                               char *errbuf, size_t errlen)
 {
@@ -528,7 +516,7 @@ static pw_status handle_fleet(pw_baseliner *b, const rd_kafka_message_t *msg, in
 	pw_bstore_fleet f = {
 		.event_id = fc->event_id,
 		.occurred_us = fc->occurred_unix_us,
-		.kind = fleet_kind_text(fc->kind),
+		.kind = pw_fleet_kind_name(fc->kind),
 		.reason = fc->reason,
 		.source = fc->source,
 		.sel = {(const char *const *)fc->platforms, fc->n_platforms,

@@ -913,10 +913,7 @@ pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, char *errbu
 	pw_pg_params_init(&p);
 	pw_pg_params_int(&p, f->series_id);
 	pw_pg_params_text(&p, f->event_id);
-	if (f->frozen_version)
-		pw_pg_params_int(&p, f->frozen_version);
-	else
-		pw_pg_params_null(&p);
+	pw_pg_params_opt_int(&p, f->frozen_version != 0, f->frozen_version);
 	pw_pg_params_text(&p, f->reason);
 	return pw_pg_exec_params(pg,
 	                         "INSERT INTO perfwatch.freezes (series_id, event_id, frozen_version, "
@@ -952,20 +949,14 @@ pw_status pw_bstore_put_alert(pw_pg *pg, const pw_bstore_alert *a, char *errbuf,
 	pw_pg_params_double(&p, a->base.median);
 	pw_pg_params_double(&p, a->base.mad_n);
 	pw_pg_params_int(&p, a->base.n);
-	if (a->base.version)
-		pw_pg_params_int(&p, a->base.version);
-	else
-		pw_pg_params_null(&p);
+	pw_pg_params_opt_int(&p, a->base.version != 0, a->base.version);
 	pw_pg_params_int(&p, a->base.window_start_us);
 	pw_pg_params_int(&p, a->base.window_end_us);
 	pw_pg_params_double(&p, a->value);
 	pw_pg_params_double(&p, d);
 	pw_pg_params_text(&p, a->base.unit);
 	pw_pg_params_double(&p, a->base.median != 0.0 ? d / a->base.median * 100.0 : 0.0);
-	if (a->outlier)
-		pw_pg_params_double(&p, isfinite(a->z) ? a->z : 0.0);
-	else
-		pw_pg_params_null(&p);
+	pw_pg_params_opt_double(&p, a->outlier, isfinite(a->z) ? a->z : 0.0);
 	pw_pg_params_text(&p, a->outlier ? "investigate" : "quarantined");
 	pw_pg_params_text(&p, a->summary);
 	return pw_pg_exec_params(
@@ -991,10 +982,7 @@ pw_status pw_bstore_put_excursion(pw_pg *pg, const pw_bstore_excursion *x, char 
 	pw_pg_params_int(&p, x->measured_us);
 	pw_pg_params_double(&p, x->value);
 	pw_pg_params_double(&p, isfinite(x->z) ? x->z : 0.0);
-	if (x->baseline_version)
-		pw_pg_params_int(&p, x->baseline_version);
-	else
-		pw_pg_params_null(&p);
+	pw_pg_params_opt_int(&p, x->baseline_version != 0, x->baseline_version);
 	return pw_pg_exec_params(pg,
 	                         "INSERT INTO perfwatch.baseliner_excursion_points (series_id, run_id, "
 	                         "repeat_index, measured_at, value, z_robust, baseline_version) VALUES "

@@ -40,21 +40,6 @@ void pw_ingest_limits_default(pw_ingest_limits *lim, int64_t now_unix_us)
 	lim->max_repeat = 1000;
 }
 
-const char *pw_dlq_reason_name(pw_dlq_reason r)
-{
-	switch (r) {
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED: return "decode_failed";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD: return "missing_field";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE: return "invalid_value";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT: return "inconsistent";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_CONFLICT: return "conflict";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE: return "unknown_reference";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE: return "oversize";
-	case PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED: return "processing_failed";
-	default: return "unspecified";
-	}
-}
-
 /* ---- tables ---------------------------------------------------------------- */
 
 static const struct {

@@ -26,8 +26,9 @@
 
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "perfwatch/v1/run.pb-c.h"
+#include "pw_enums.h"
 
-typedef Perfwatch__V1__DlqReason pw_dlq_reason;
+typedef Perfwatch__V1__DlqReason pw_dlq_reason; /* pw_enums.h names it */
 #define PW_DLQ_NONE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
 
 /* The caps and the clock the checks use; pw_ingest_limits_default() fills the defaults. */
@@ -62,8 +63,6 @@ pw_dlq_reason pw_ingest_validate(const Perfwatch__V1__RunResult *run, const pw_i
 pw_dlq_reason pw_ingest_decode(const void *payload, size_t len, const pw_ingest_limits *lim,
                                Perfwatch__V1__RunResult **out, char *detail, size_t detail_len);
 
-/* The reason's lower-case name as the dead_letters table stores it ("invalid_value"). */
-const char *pw_dlq_reason_name(pw_dlq_reason r);
 
 /* The platform families the fleet has ("v5e", "v6e", "ironwood", "h100", "b200"). */
 bool pw_ingest_platform_known(const char *name, uint32_t *chips, int *family);

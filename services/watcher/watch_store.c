@@ -6,6 +6,7 @@
  */
 #include "watch_store.h"
 
+#include "pw_enums.h"
 #include "pw_input.h"
 #include "pw_topics.h"
 
@@ -195,19 +196,6 @@ static char *text_array(char *const *list, size_t n)
 	return s;
 }
 
-static const char *fleet_kind_name(Perfwatch__V1__FleetChangeKind k)
-{
-	switch (k) {
-	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_RECABLING: return "recabling";
-	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_FIRMWARE: return "firmware";
-	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_HARNESS: return "harness";
-	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_CHIP_SET: return "chip_set";
-	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_HOST: return "host";
-	case PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_RUNTIME: return "runtime";
-	default: return "other";
-	}
-}
-
 pw_status pw_watch_check_fleet_change(const void *payload, size_t len,
                                       const Perfwatch__V1__FleetChangeEvent *fc, char *errbuf,
                                       size_t errlen)
@@ -249,7 +237,7 @@ pw_status pw_watch_store_fleet_change(pw_pg *pg, const Perfwatch__V1__FleetChang
 	if (st != PW_OK)
 		goto out;
 	st = pw_pg_exec(pg, sql, 12,
-	                (const char *const[]){fc->event_id, ts, fleet_kind_name(fc->kind), fc->reason,
+	                (const char *const[]){fc->event_id, ts, pw_fleet_kind_name(fc->kind), fc->reason,
 	                                      fc->source, arr[0], arr[1], arr[2], arr[3], arr[4],
 	                                      fc->from_version, fc->to_version},
 	                NULL, errbuf, errlen);
@@ -315,10 +303,7 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 	pw_pg_params_double(&q, cp->level_after);
 	pw_pg_params_text(&q, cp->unit);
 	pw_pg_params_double(&q, cp->delta_pct);
-	if (p_ok)
-		pw_pg_params_double(&q, cp->p);
-	else
-		pw_pg_params_null(&q);
+	pw_pg_params_opt_double(&q, p_ok, cp->p);
 	pw_pg_params_text(&q, dir);
 	pw_pg_params_text(&q, pw_watch_annotation_name(ev->annotation));
 	pw_pg_params_text(&q, cp->fleet_event_id);
@@ -346,10 +331,7 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 	pw_pg_params_text(&q, a->delta->abs_unit);
 	pw_pg_params_double(&q, cp->delta_pct);
 	pw_pg_params_double(&q, a->delta->z_robust);
-	if (p_ok)
-		pw_pg_params_double(&q, cp->p);
-	else
-		pw_pg_params_null(&q);
+	pw_pg_params_opt_double(&q, p_ok, cp->p);
 	pw_pg_params_text(&q, cp->changepoint_id);
 	pw_pg_params_text(&q, cp->day);
 	pw_pg_params_text(&q, a->changepoint->cl_range_lo);

@@ -1,6 +1,16 @@
 # lib_ingest.sh: checks shared by the ingester's integration tests; sourced.
 # The caller defines fail MESSAGE (exits) and q SQL (one value).
 
+# ingest_test_bins: the environment and the binaries the ingester tests run:
+# $sim, $ing and $pts (PW_SIM_BIN, PW_INGESTER_BIN, PW_IT_POINTS_BIN override).
+ingest_test_bins() {
+  need_env PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS
+  sim=${PW_SIM_BIN:-$PW_BUILD/tools/simulator/pw-sim}
+  ing=${PW_INGESTER_BIN:-$PW_BUILD/services/ingester/pw-ingester}
+  pts=${PW_IT_POINTS_BIN:-$PW_BUILD/tests/it_points}
+  need_bins "$sim" "$ing" "$pts"
+}
+
 # stored_exactly_once PREFIX RUNS SAMPLES: the runs whose id starts with
 # PREFIX are stored exactly once each — RUNS runs, SAMPLES samples, no sample
 # or op timing twice, none without its run or with another series' id (the

@@ -95,22 +95,10 @@ grep '^summary' "$work/verdict.txt" || true
 # the message: release verdict, families, one line a series
 python3 - "$work/verdict.txt" "$min_tests" "$ns" <<'PY' || fail "the GateVerdict on the topic is not quiet (see $work/verdict.txt)"
 import sys, collections
+sys.path.insert(0, "tests/integration")
+from verdict_text import parse
 path, min_tests, ns = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-top, blocks, cur, depth = {}, [], None, 0
-for raw in open(path):
-    l = raw.strip()
-    if l.endswith("{"):
-        if depth == 0:
-            cur = {"kind": l[:-1].strip()}
-        depth += 1
-        continue
-    if l == "}":
-        depth -= 1
-        if depth == 0:
-            blocks.append(cur)
-        continue
-    k, _, v = l.partition(": ")
-    (cur if depth else top)[k] = v.strip('"')
+top, blocks = parse(path)
 fams = [b for b in blocks if b["kind"] == "families"]
 series = [b for b in blocks if b["kind"] == "series"]
 tests = int(top.get("tests", 0))

@@ -115,27 +115,15 @@ psqlq -F $'\t' -c "SELECT waiver_id, model, expires_at < now() FROM perfwatch.wa
 
 python3 - "$work" "$ns" <<'PY' || fail "the gate's verdict on registered-win is wrong (see $work)"
 import sys, collections
+sys.path.insert(0, "tests/integration")
+from verdict_text import parse
 work, ns = sys.argv[1], sys.argv[2]
 sfx = "." + ns
 def tsv(name):
     return [l.rstrip("\n").split("\t") for l in open(f"{work}/{name}") if l.strip()]
 
 # the message on the topic
-top, blocks, cur, depth = {}, [], None, 0
-for raw in open(f"{work}/verdict.txt"):
-    l = raw.strip()
-    if l.endswith("{"):
-        if depth == 0:
-            cur = {"kind": l[:-1].strip()}
-        depth += 1
-        continue
-    if l == "}":
-        depth -= 1
-        if depth == 0:
-            blocks.append(cur)
-        continue
-    k, _, v = l.partition(": ")
-    (cur if depth else top)[k] = v.strip('"')
+top, blocks = parse(f"{work}/verdict.txt")
 tfam = {b["family"]: b.get("verdict") for b in blocks if b["kind"] == "families"}
 tser = {b["series_key"]: b for b in blocks if b["kind"] == "series"}
 assert top.get("verdict") == "VERDICT_BLOCKING", ("release on the topic", top.get("verdict"))

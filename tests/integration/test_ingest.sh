@@ -13,11 +13,8 @@
 set -euo pipefail
 
 . tests/integration/lib.sh
-need_env PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS
-sim=${PW_SIM_BIN:-$PW_BUILD/tools/simulator/pw-sim}
-ing=${PW_INGESTER_BIN:-$PW_BUILD/services/ingester/pw-ingester}
-pts=${PW_IT_POINTS_BIN:-$PW_BUILD/tests/it_points}
-need_bins "$sim" "$ing" "$pts"
+. tests/integration/lib_ingest.sh
+ingest_test_bins
 
 scn=tools/simulator/scenarios/worked-example.scn
 prefix="it-ingest-$$-$(date +%s)-"

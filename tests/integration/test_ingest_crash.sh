@@ -13,11 +13,8 @@
 set -euo pipefail
 
 . tests/integration/lib.sh
-need_env PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS
-sim=${PW_SIM_BIN:-$PW_BUILD/tools/simulator/pw-sim}
-ing=${PW_INGESTER_BIN:-$PW_BUILD/services/ingester/pw-ingester}
-pts=${PW_IT_POINTS_BIN:-$PW_BUILD/tests/it_points}
-need_bins "$sim" "$ing" "$pts"
+. tests/integration/lib_ingest.sh
+ingest_test_bins
 
 scn=tools/simulator/scenarios/quiet-week.scn
 scale=(--models 60 --days 7 --repeats 3)
@@ -33,7 +30,6 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- ingester logs (tail)"; tail -5 "$work"/ing.*.log || true; exit 1; }
 json() { grep -o "\"$1\":[0-9.]*" <<<"$2" | head -1 | cut -d: -f2; }
-. tests/integration/lib_ingest.sh
 like="run_id LIKE '${prefix}%'"
 stored() { q "SELECT count(*) FROM perfwatch.samples WHERE $like"; }
 

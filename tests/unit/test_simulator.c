@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfwatch/v1/compiler.pb-c.h"
 #include "perfwatch/v1/fleet.pb-c.h"
 #include "perfwatch/v1/gate.pb-c.h"
 #include "pw_stats.h"
@@ -842,6 +843,56 @@ Test(simulator, gate_requests_and_fleet_changes_as_published)
 	cr_assert_str_eq(f->cells[0], "cell-mtv5-c12");
 	cr_assert_eq(f->occurred_unix_us, pw_sim_fleet_at(w, 0)->at_unix_us);
 	perfwatch__v1__fleet_change_event__free_unpacked(f, NULL);
+	free(buf);
+	pw_sim_free(w);
+}
+
+/* The CL history replay publishes on perf.compiler-cls.v1 (compiler.proto). */
+Test(simulator_proto, compiler_cls_of_the_worked_example_and_the_roll)
+{
+	pw_sim *w = world("worked-example", NULL);
+	int64_t from, to;
+	pw_sim_cl_span(w, &from, &to);
+	cr_assert_eq(from, 7840518);
+	cr_assert_eq(to, 7842075);
+	cr_assert_leq(from, 7841657); /* the prod release the RC is gated against */
+	uint8_t *buf;
+	size_t len;
+	cr_assert_eq(pw_sim_proto_cl(w, 7841917, &buf, &len), PW_OK);
+	Perfwatch__V1__CompilerCl *m = perfwatch__v1__compiler_cl__unpack(NULL, len, buf);
+	cr_assert_not_null(m);
+	cr_assert_str_eq(m->cl, "cl/7841917");
+	cr_assert_eq(m->cl_number, 7841917);
+	cr_assert(strstr(m->title, "fusion: cap producer-consumer fusion VMEM footprint at 1.5MB") == m->title);
+	cr_assert_str_eq(m->author, "xla-fusion");
+	cr_assert(m->perf_relevant);
+	cr_assert_eq(m->n_perf_benchmarks, 1);
+	cr_assert_str_eq(m->perf_benchmarks[0], "*");
+	cr_assert_null(m->roll);
+	perfwatch__v1__compiler_cl__free_unpacked(m, NULL);
+	free(buf);
+	/* 38 CLs after cl/7841885, 9 flagged */
+	int flagged = 0;
+	for (int64_t c = 7841886; c <= 7841923; c++) {
+		cr_assert_eq(pw_sim_proto_cl(w, c, &buf, &len), PW_OK);
+		m = perfwatch__v1__compiler_cl__unpack(NULL, len, buf);
+		cr_assert_not_null(m);
+		flagged += m->perf_relevant;
+		cr_assert_eq(m->n_perf_benchmarks, m->perf_relevant ? 1u : 0u);
+		perfwatch__v1__compiler_cl__free_unpacked(m, NULL);
+		free(buf);
+	}
+	cr_assert_eq(flagged, 9);
+	pw_sim_free(w);
+
+	w = world("llvm-roll", NULL);
+	cr_assert_eq(pw_sim_proto_cl(w, 7841917, &buf, &len), PW_OK);
+	m = perfwatch__v1__compiler_cl__unpack(NULL, len, buf);
+	cr_assert_not_null(m);
+	cr_assert_not_null(m->roll);
+	cr_assert_eq(m->roll->upstream_commits, 10000);
+	cr_assert_str_eq(m->author, "llvm-integrate");
+	perfwatch__v1__compiler_cl__free_unpacked(m, NULL);
 	free(buf);
 	pw_sim_free(w);
 }

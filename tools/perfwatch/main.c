@@ -28,6 +28,10 @@ static const pw_cli_command commands[] = {
 	 "commit a consumer group's offsets at the topics' ends, so that its members start with "
 	 "what is published next; or its lag (PW_KAFKA_BOOTSTRAP_SERVERS)",
 	 pw_cmd_group},
+	{"report", "card [--month YYYY-MM] [--text]",
+	 "the detector's report card: pages, true/false pages, caught/missed, validated wins, "
+	 "median time to verdict, spend-weighted coverage, threshold review (PW_PG_DSN)",
+	 pw_cmd_report},
 };
 
 static void usage(FILE *out)

@@ -6,7 +6,9 @@
  * service), the project's idempotent producer and consumer loop (pw_kafka.h),
  * and a signal flag. The model is sim_model.h; the messages sim_proto.h.
  *
- *   pw-sim replay  SCENARIO [options]   publish the scenario's timeline:
+ *   pw-sim replay  SCENARIO [options]   publish the scenario's CL history
+ *                  (CompilerCl on perf.compiler-cls.v1, key cl; skipped with
+ *                  --since) and its timeline:
  *                  RunResults on perf.runs.v1 (key run_id), fleet changes on
  *                  perf.fleet-changes.v1 (key event_id), gate requests on
  *                  perf.gate.requests.v1 (key release_id); prints a JSON summary
@@ -249,15 +251,45 @@ static pw_status break_run(const uint8_t *buf, size_t len, uint8_t **out, size_t
 	return st;
 }
 
+/* The scenario's CL history on perf.compiler-cls.v1 (compacted, keyed by CL), before any run. */
+static pw_status publish_cls(app *a, uint64_t *ncls, char *err, size_t errlen)
+{
+	int64_t from, to;
+	pw_sim_cl_span(a->w, &from, &to);
+	for (int64_t cl = from; cl <= to && !stop_flag; cl++) {
+		uint8_t *buf;
+		size_t len;
+		pw_status st = pw_sim_proto_cl(a->w, cl, &buf, &len);
+		if (st != PW_OK) {
+			snprintf(err, errlen, "packing cl/%lld: %s", (long long)cl, pw_strerror(st));
+			return st;
+		}
+		char key[32];
+		snprintf(key, sizeof key, "cl/%lld", (long long)cl);
+		st = produce(a, PW_TOPIC_COMPILER_CLS, key, buf, len, err, errlen);
+		free(buf);
+		if (st != PW_OK)
+			return st;
+		(*ncls)++;
+		if ((*ncls & 255) == 0)
+			pw_producer_poll(a->prod, 0);
+	}
+	return PW_OK;
+}
+
 static int cmd_replay(app *a)
 {
 	char err[1024];
 	pw_sim_cursor c;
 	pw_sim_cursor_init(&c, a->w);
 	pw_sim_event ev;
-	uint64_t runs = 0, samples = 0, fleet = 0, gates = 0, dups = 0, bad = 0;
+	uint64_t runs = 0, samples = 0, fleet = 0, gates = 0, dups = 0, bad = 0, ncls = 0;
 	double t0 = pw_mono_s();
 	pw_status st;
+	if (!a->o.since_us && (st = publish_cls(a, &ncls, err, sizeof err)) != PW_OK) {
+		pw_log_error(&a->log, "compiler cls: %s", err);
+		return 1;
+	}
 	while (!stop_flag && (st = pw_sim_cursor_next(&c, &ev)) == PW_OK) {
 		uint8_t *buf = NULL;
 		size_t len = 0;
@@ -342,10 +374,11 @@ static int cmd_replay(app *a)
 	double dt = pw_mono_s() - t0;
 	printf("{\"scenario\":\"%s\",\"seed\":%llu,\"series\":%zu,\"runs\":%llu,\"samples\":%llu,"
 	       "\"fleet_changes\":%llu,\"gate_requests\":%llu,\"duplicates_sent\":%llu,"
-	       "\"bad_sent\":%llu,\"seconds\":%.3f}\n",
+	       "\"bad_sent\":%llu,\"compiler_cls\":%llu,\"seconds\":%.3f}\n",
 	       pw_sim_name(a->w), (unsigned long long)pw_sim_seed(a->w), pw_sim_series_count(a->w),
 	       (unsigned long long)runs, (unsigned long long)samples, (unsigned long long)fleet,
-	       (unsigned long long)gates, (unsigned long long)dups, (unsigned long long)bad, dt);
+	       (unsigned long long)gates, (unsigned long long)dups, (unsigned long long)bad,
+	       (unsigned long long)ncls, dt);
 	fflush(stdout);
 	return 0;
 fail_nomem:

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfwatch/v1/compiler.pb-c.h"
 #include "perfwatch/v1/fleet.pb-c.h"
 #include "perfwatch/v1/gate.pb-c.h"
 #include "perfwatch/v1/run.pb-c.h"
@@ -563,5 +564,63 @@ pw_status pw_sim_bisect_plan_make(const pw_sim *w, const Perfwatch__V1__BisectJo
 	if (plan->repeats > 100)
 		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "bisect job \"%s\" asks for %u repeats",
 		               job->job_id, job->repeats);
+	return PW_OK;
+}
+
+void pw_sim_cl_span(const pw_sim *w, int64_t *from, int64_t *to)
+{
+	int64_t first = pw_sim_nightly_cl(w, 0), last = pw_sim_nightly_cl(w, pw_sim_days(w) - 1);
+	int64_t per_day = pw_sim_days(w) > 1 ? pw_sim_nightly_cl(w, 1) - first : 0;
+	*from = first - per_day + 1;
+	*to = last;
+	for (size_t i = 0; i < pw_sim_releases_count(w); i++) {
+		const pw_sim_release *r = pw_sim_release_at(w, i);
+		if (r->cl < *from)
+			*from = r->cl;
+		if (r->cl > *to)
+			*to = r->cl;
+	}
+	if (*from < 1)
+		*from = 1;
+}
+
+pw_status pw_sim_proto_cl(const pw_sim *w, int64_t cl, uint8_t **out, size_t *len)
+{
+	pw_sim_cl_info ci;
+	pw_sim_cl_describe(w, cl, &ci);
+	char name[32], source[PW_SIM_NAME_MAX + 8];
+	snprintf(name, sizeof name, "cl/%lld", (long long)cl);
+	snprintf(source, sizeof source, "pw-sim:%s", pw_sim_name(w));
+	Perfwatch__V1__CompilerCl m = PERFWATCH__V1__COMPILER_CL__INIT;
+	Perfwatch__V1__RollInfo roll = PERFWATCH__V1__ROLL_INFO__INIT;
+	char *all[] = {"*"};
+	m.cl = name;
+	m.cl_number = cl;
+	m.title = ci.title;
+	m.author = ci.author;
+	m.team = ci.author;
+	m.perf_relevant = ci.perf_relevant;
+	if (ci.perf_relevant) {
+		m.perf_benchmarks = all;
+		m.n_perf_benchmarks = 1;
+	}
+	if (ci.upstream > 0) {
+		roll.upstream_repo = "llvm/llvm-project";
+		roll.upstream_commits = ci.upstream;
+		m.roll = &roll;
+	}
+	/* the day whose nightly first holds the CL, at noon */
+	int64_t first = pw_sim_nightly_cl(w, 0);
+	int64_t per_day = pw_sim_days(w) > 1 ? pw_sim_nightly_cl(w, 1) - first : 1;
+	if (per_day < 1)
+		per_day = 1;
+	int64_t day = cl <= first ? 0 : (cl - first + per_day - 1) / per_day;
+	m.submitted_unix_us = pw_sim_start_us(w) + day * 86400000000LL - 43200000000LL;
+	m.source = source;
+	size_t n = perfwatch__v1__compiler_cl__get_packed_size(&m);
+	*out = malloc(n ? n : 1);
+	if (!*out)
+		return PW_ERR_NOMEM;
+	*len = perfwatch__v1__compiler_cl__pack(&m, *out);
 	return PW_OK;
 }

@@ -66,6 +66,22 @@ pw_status pw_sim_proto_gate(const pw_sim *w, const pw_sim_release *rel, int64_t 
 pw_status pw_sim_proto_gate_ns(const pw_sim *w, const pw_sim_release *rel, int64_t t_unix_us,
                                const char *ns, int64_t wall_unix_us, uint8_t **out, size_t *len);
 
+/*
+ * The CLs the scenario's history holds, for perf.compiler-cls.v1: from one
+ * history day before the first nightly's head (the base of the first day) to
+ * the last nightly's head, and down to every release the scenario declares.
+ */
+void pw_sim_cl_span(const pw_sim *w, int64_t *from, int64_t *to);
+
+/*
+ * Packs what the simulator knows of CL `cl` as a perfwatch.v1.CompilerCl
+ * (compiler.proto): title, author, the cost model's flag (the simulator's
+ * cost model is not per benchmark: a flagged CL lists "*"), roll membership
+ * (upstream commits named by index) and the submit time its day gives.
+ * PW_ERR_NOMEM.
+ */
+pw_status pw_sim_proto_cl(const pw_sim *w, int64_t cl, uint8_t **out, size_t *len);
+
 /* What a BisectJob asks the simulator to run. */
 typedef struct pw_sim_bisect_plan {
 	size_t series;                       /* index in the world */

@@ -1,0 +1,496 @@
+/*
+ * test_pager.c: the pager's decisions (services/pager/pager.h): grouping the
+ * worked example into one incident, §8 routing and owners, the false-page
+ * budget, the artifact-3 payload and the signed triage links.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+#include <stdlib.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "pager.h"
+
+#define HOUR_US (3600LL * 1000000)
+
+static void cp(char *d, size_t n, const char *s) { snprintf(d, n, "%s", s); }
+
+/* The gate's finding of artifact 3 (chat-8b v6e-4 decode.B64, +8.2% BLOCKING). */
+static pw_finding gate_b64(void)
+{
+	pw_finding f;
+	memset(&f, 0, sizeof f);
+	cp(f.alert_id, sizeof f.alert_id, "perfreg-2026-06-18-00412");
+	f.revision = 1;
+	f.kind = PW_FIND_REGRESSION;
+	f.from_gate = true;
+	f.created_us = 1000 * HOUR_US;
+	cp(f.series_key, sizeof f.series_key, "chat-8b|hlo:9f31c2|v6e-4|decode.B64.s2048.int8|tpot_p50_ms");
+	cp(f.model, sizeof f.model, "chat-8b");
+	cp(f.hlo_fingerprint, sizeof f.hlo_fingerprint, "hlo:9f31c2");
+	cp(f.platform, sizeof f.platform, "v6e-4");
+	cp(f.config, sizeof f.config, "decode.B64.s2048.int8");
+	cp(f.metric, sizeof f.metric, "tpot_p50_ms");
+	f.top_tier = true;
+	f.spend_pct = 0.6;
+	f.base_median = 3.90;
+	f.base_mad = 0.017;
+	f.base_n = 30;
+	cp(f.base_window, sizeof f.base_window, "2026-05-12..06-16");
+	f.obs_median = 4.22;
+	f.obs_n = 5;
+	cp(f.obs_release, sizeof f.obs_release, "xla-rc-2026-06-17");
+	f.delta_abs = 0.32;
+	cp(f.abs_unit, sizeof f.abs_unit, "ms");
+	f.delta_pct = 8.2;
+	f.z_robust = 18.8;
+	f.fdr_q = 1.2e-9;
+	f.mde_pct = 1.0;
+	f.passed_min_effect = true;
+	cp(f.clean[0], PW_PAGER_STR, "chat-8b/v5e-8/*");
+	cp(f.clean[1], PW_PAGER_STR, "chat-8b/*/prefill.*");
+	f.n_clean = 2;
+	f.verdict = PW_FV_BLOCKING;
+	cp(f.release_id, sizeof f.release_id, "xla-rc-2026-06-17");
+	return f;
+}
+
+static pw_finding gate_b8(void)
+{
+	pw_finding f = gate_b64();
+	cp(f.alert_id, sizeof f.alert_id, "perfreg-2026-06-18-00413");
+	cp(f.series_key, sizeof f.series_key, "chat-8b|hlo:9f31c2|v6e-4|decode.B8.s2048.int8|tpot_p50_ms");
+	cp(f.config, sizeof f.config, "decode.B8");
+	f.delta_pct = 7.4;
+	f.verdict = PW_FV_BLOCKING;
+	f.created_us += 1000;
+	return f;
+}
+
+/* rank-moe-110b's watcher shift, same CL range, no release: correlated by the range. */
+static pw_finding watcher_moe(void)
+{
+	pw_finding f = gate_b64();
+	cp(f.alert_id, sizeof f.alert_id, "perfcp-rank-moe-110b-2026-06-17");
+	f.from_gate = false;
+	cp(f.series_key, sizeof f.series_key, "rank-moe-110b|hlo:aa|v6e-16|decode|tpot_p50_ms");
+	cp(f.model, sizeof f.model, "rank-moe-110b");
+	cp(f.platform, sizeof f.platform, "v6e-16");
+	cp(f.config, sizeof f.config, "decode");
+	f.delta_pct = 3.1;
+	f.verdict = PW_FV_NONE;
+	f.release_id[0] = '\0';
+	f.n_clean = 0;
+	cp(f.nightly, sizeof f.nightly, "2026-06-17");
+	cp(f.cl_lo, sizeof f.cl_lo, "cl/7841885");
+	cp(f.cl_hi, sizeof f.cl_hi, "cl/7841923");
+	f.n_cls = 38;
+	f.created_us += 2 * HOUR_US;
+	return f;
+}
+
+Test(pager, cl_number)
+{
+	cr_expect_eq(pw_cl_number("cl/7841917"), 7841917);
+	cr_expect_eq(pw_cl_number("7841917"), 7841917);
+	cr_expect_eq(pw_cl_number("cl/"), -1);
+	cr_expect_eq(pw_cl_number("cl/12x"), -1);
+	cr_expect_eq(pw_cl_number(""), -1);
+	cr_expect_eq(pw_cl_number(NULL), -1);
+}
+
+Test(pager, worked_example_is_one_incident)
+{
+	pw_pager_params p;
+	pw_incident incs[4];
+	size_t n = 0;
+	pw_pager_params_default(&p);
+
+	pw_finding parts[5];
+	parts[0] = gate_b64();
+	parts[1] = gate_b8();
+	/* the changepoint part of the B64 alert: revision 2 adds the range */
+	parts[2] = gate_b64();
+	parts[2].revision = 2;
+	cp(parts[2].nightly, sizeof parts[2].nightly, "2026-06-17");
+	cp(parts[2].cl_lo, sizeof parts[2].cl_lo, "cl/7841885");
+	cp(parts[2].cl_hi, sizeof parts[2].cl_hi, "cl/7841923");
+	parts[2].n_cls = 38;
+	parts[2].created_us += HOUR_US;
+	parts[3] = watcher_moe();
+	/* the bisection and attribution: revision 3 */
+	parts[4] = parts[2];
+	parts[4].revision = 3;
+	cp(parts[4].bisect_status, sizeof parts[4].bisect_status, "done");
+	cp(parts[4].culprit, sizeof parts[4].culprit, "cl/7841917");
+	parts[4].verified_adjacent_clean = true;
+	parts[4].cherry_pick_reproduced = true;
+	cp(parts[4].op_diff, sizeof parts[4].op_diff, "/opdiff/00412");
+	cp(parts[4].owner_hint, sizeof parts[4].owner_hint, "xla-fusion");
+	parts[4].created_us += 3 * HOUR_US;
+
+	for (size_t i = 0; i < 5; i++) {
+		long k = pw_incident_find(&p, incs, n, &parts[i]);
+		if (k < 0) {
+			cr_assert_lt(n, 4);
+			pw_incident_open(&incs[n++], "inc-1", &parts[i]);
+		} else {
+			pw_incident_add(&incs[k], &parts[i]);
+		}
+	}
+	cr_assert_eq(n, 1, "the worked example's %zu findings opened %zu incidents", (size_t)5, n);
+	pw_incident *inc = &incs[0];
+	cr_expect_eq(inc->n_members, 3);
+	cr_expect_str_eq(inc->primary.alert_id, "perfreg-2026-06-18-00412");
+	cr_expect_str_eq(inc->primary.culprit, "cl/7841917");
+	cr_expect_eq(inc->primary.revision, 3);
+	cr_expect_eq(inc->n_scope, 2);
+
+	char summary[256];
+	pw_incident_summary(inc, summary, sizeof summary);
+	cr_expect_str_eq(summary, "chat-8b v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917");
+	char key[256];
+	pw_incident_dedup_key(inc, key, sizeof key);
+	cr_expect_str_eq(key, "xla-rc-2026-06-17/chat-8b");
+
+	pw_route r;
+	pw_route_decide(&p, &inc->primary, &r);
+	cr_expect_eq(r.action, PW_ACT_PAGE);
+	cr_expect_eq(r.severity, PW_SEV_CRITICAL);
+	cr_expect_str_eq(r.route, "ml-perf-triage");
+	cr_expect_eq(r.owner, PW_OWNER_COMPILER);
+
+	char *json = pw_payload_json(inc, &r, false);
+	cr_assert_not_null(json);
+	const char *want[] = {
+		"\"alert_id\":\"perfreg-2026-06-18-00412\"",
+		"\"series\":{\"model\":\"chat-8b\",\"hlo_fingerprint\":\"hlo:9f31c2\",\"platform\":\"v6e-4\",\"config\":\"decode.B64.s2048.int8\",\"metric\":\"tpot_p50_ms\"}",
+		"\"baseline\":{\"median\":3.9,\"mad\":0.017,\"n\":30,\"window\":\"2026-05-12..06-16\"}",
+		"\"observed\":{\"median\":4.22,\"n\":5,\"release\":\"xla-rc-2026-06-17\"}",
+		"\"delta\":{\"abs_ms\":0.32,\"pct\":8.2,\"z_robust\":18.8,\"fdr_q\":1.2e-09}",
+		"\"effect_gate\":{\"mde_pct\":1,\"passed_min_effect\":true}",
+		"\"correlated_series\":[\"chat-8b/v6e-4/decode.B8: +7.4%\",\"rank-moe-110b/v6e-16/decode: +3.1%\"]",
+		"\"clean_series\":[\"chat-8b/v5e-8/*\",\"chat-8b/*/prefill.*\"]",
+		"\"changepoint\":{\"nightly\":\"2026-06-17\",\"cl_range\":[\"cl/7841885\",\"cl/7841923\"],\"n_cls\":38}",
+		"\"bisection\":{\"status\":\"done\",\"culprit\":\"cl/7841917\",\"verified_adjacent_clean\":true",
+		"\"op_diff\":\"/opdiff/00412\"",
+		"\"verdict\":\"BLOCKING\"",
+		"\"owner_hint\":\"xla-fusion\"",
+		"\"page\":\"ml-perf-triage\"",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		cr_expect_not_null(strstr(json, want[i]), "payload lacks %s\n%s", want[i], json);
+	if (getenv("PW_TEST_SHOW")) fprintf(stderr, "%s\n", json);
+	free(json);
+}
+
+/* The watcher's shift first, then the gate's alerts and their changepoint part: still one event. */
+Test(pager, late_range_merges_incidents)
+{
+	pw_pager_params p;
+	pw_incident incs[4];
+	size_t n = 0;
+	pw_pager_params_default(&p);
+	pw_finding parts[3];
+	parts[0] = watcher_moe();
+	parts[0].created_us = 999 * HOUR_US; /* the nightly shift was seen before the RC was gated */
+	parts[1] = gate_b64();
+	parts[2] = gate_b64();
+	parts[2].revision = 2;
+	cp(parts[2].cl_lo, sizeof parts[2].cl_lo, "cl/7841885");
+	cp(parts[2].cl_hi, sizeof parts[2].cl_hi, "cl/7841923");
+	parts[2].n_cls = 38;
+	for (size_t i = 0; i < 3; i++) {
+		long k = pw_incident_find(&p, incs, n, &parts[i]);
+		if (k < 0) {
+			char id[16];
+			snprintf(id, sizeof id, "inc-%zu", n);
+			pw_incident_open(&incs[n++], id, &parts[i]);
+			k = (long)n - 1;
+		} else {
+			pw_incident_add(&incs[k], &parts[i]);
+		}
+		for (size_t j = 0; j < n; j++)
+			if ((long)j != k && pw_incident_same_event(&incs[k], &incs[j])) {
+				bool j_older = incs[j].opened_us <= incs[k].opened_us;
+				pw_incident_absorb(j_older ? &incs[j] : &incs[k], j_older ? &incs[k] : &incs[j]);
+			}
+	}
+	cr_assert_eq(n, 2, "the gate's alert opened its own incident before its range was known");
+	size_t open = 0;
+	for (size_t j = 0; j < n; j++)
+		open += incs[j].open;
+	cr_assert_eq(open, 1);
+	pw_incident *inc = incs[0].open ? &incs[0] : &incs[1];
+	cr_expect_str_eq(inc->incident_id, "inc-0", "the older incident survives");
+	cr_expect_str_eq(inc->primary.alert_id, "perfreg-2026-06-18-00412", "the gate's BLOCKING alert leads");
+	cr_expect_eq(inc->n_members, 2);
+	cr_expect_eq(inc->n_scope, 1);
+	cr_expect_str_eq(inc->scope[0], "rank-moe-110b/v6e-16/decode: +3.1%");
+}
+
+Test(pager, payload_before_parts_arrive_has_nulls)
+{
+	pw_pager_params p;
+	pw_incident inc;
+	pw_route r;
+	pw_pager_params_default(&p);
+	pw_finding f = gate_b64();
+	pw_incident_open(&inc, "inc-2", &f);
+	pw_route_decide(&p, &f, &r);
+	char *json = pw_payload_json(&inc, &r, true);
+	cr_assert_not_null(json);
+	cr_expect_not_null(strstr(json, "\"changepoint\":null"));
+	cr_expect_not_null(strstr(json, "\"bisection\":null"));
+	cr_expect_not_null(strstr(json, "\"op_diff\":null"));
+	cr_expect_not_null(strstr(json, "\"budget_pressure\":true"));
+	free(json);
+}
+
+Test(pager, independent_events_are_separate_incidents)
+{
+	pw_pager_params p;
+	pw_incident inc;
+	pw_pager_params_default(&p);
+	pw_finding a = gate_b64();
+	pw_incident_open(&inc, "inc-a", &a);
+
+	pw_finding other_family = gate_b64();
+	cp(other_family.alert_id, sizeof other_family.alert_id, "x1");
+	cp(other_family.model, sizeof other_family.model, "other-7b");
+	cr_expect_not(pw_incident_matches(&p, &inc, &other_family));
+
+	pw_finding other_release = gate_b64();
+	cp(other_release.alert_id, sizeof other_release.alert_id, "x2");
+	cp(other_release.release_id, sizeof other_release.release_id, "xla-rc-2026-06-24");
+	cr_expect_not(pw_incident_matches(&p, &inc, &other_release));
+
+	/* disjoint CL ranges do not group */
+	pw_finding w1 = watcher_moe(), w2 = watcher_moe();
+	pw_incident winc;
+	pw_incident_open(&winc, "inc-w", &w1);
+	cp(w2.alert_id, sizeof w2.alert_id, "x3");
+	cp(w2.cl_lo, sizeof w2.cl_lo, "cl/7841923");
+	cp(w2.cl_hi, sizeof w2.cl_hi, "cl/7841990");
+	cr_expect_not(pw_incident_matches(&p, &winc, &w2));
+	cp(w2.cl_lo, sizeof w2.cl_lo, "cl/7841900");
+	cr_expect(pw_incident_matches(&p, &winc, &w2));
+
+	/* too late: past the incident window */
+	w2.created_us = winc.last_us + p.incident_window_us + 1;
+	cr_expect_not(pw_incident_matches(&p, &winc, &w2));
+	/* a closed incident takes nothing */
+	w2.created_us = winc.last_us;
+	winc.open = false;
+	cr_expect_not(pw_incident_matches(&p, &winc, &w2));
+}
+
+Test(pager, fleet_change_groups_and_routes_to_infra)
+{
+	pw_pager_params p;
+	pw_incident inc;
+	pw_route r;
+	pw_pager_params_default(&p);
+	pw_finding a = watcher_moe();
+	a.kind = PW_FIND_INFRA_HEALTH;
+	cp(a.fleet_event_id, sizeof a.fleet_event_id, "fc-recable-07");
+	cp(a.owner_hint, sizeof a.owner_hint, "xla-fusion"); /* a misleading hint never wins over infra */
+	pw_incident_open(&inc, "inc-f", &a);
+	pw_finding b = gate_b64();
+	cp(b.alert_id, sizeof b.alert_id, "y1");
+	cp(b.fleet_event_id, sizeof b.fleet_event_id, "fc-recable-07");
+	cr_expect(pw_incident_matches(&p, &inc, &b));
+	/* a finding without the fleet event does not join the fleet incident */
+	pw_finding c = watcher_moe();
+	cp(c.alert_id, sizeof c.alert_id, "y2");
+	cr_expect_not(pw_incident_matches(&p, &inc, &c));
+
+	pw_route_decide(&p, &a, &r);
+	cr_expect_eq(r.owner, PW_OWNER_INFRA);
+	cr_expect_eq(r.action, PW_ACT_INFO);
+	cr_expect_str_eq(r.route, "perf-infra");
+	cr_expect_str_neq(r.route, p.route_compiler);
+	/* even a BLOCKING verdict behind a fleet change never pages the compiler rotation */
+	b.verdict = PW_FV_BLOCKING;
+	pw_route_decide(&p, &b, &r);
+	cr_expect_str_neq(r.route, p.route_compiler);
+	cr_expect_eq(r.owner, PW_OWNER_INFRA);
+}
+
+Test(pager, routing_follows_section_8)
+{
+	pw_pager_params p;
+	pw_route r;
+	pw_pager_params_default(&p);
+	pw_finding f = gate_b64();
+
+	f.verdict = PW_FV_P1;
+	f.delta_pct = 1.8;
+	pw_route_decide(&p, &f, &r);
+	cr_expect_eq(r.action, PW_ACT_TICKET);
+
+	f.verdict = PW_FV_TREND;
+	pw_route_decide(&p, &f, &r);
+	cr_expect_eq(r.action, PW_ACT_QUEUE);
+
+	f.verdict = PW_FV_VALIDATED_WIN;
+	f.kind = PW_FIND_IMPROVEMENT;
+	f.delta_pct = -4;
+	pw_route_decide(&p, &f, &r);
+	cr_expect_eq(r.action, PW_ACT_INFO);
+	cr_expect_str_eq(r.route, "xla-compiler");
+
+	/* watcher shifts: by size, effect gate and tier; thresholds from params */
+	f = watcher_moe();
+	pw_route_decide(&p, &f, &r); /* +3.1% top tier >= 3 */
+	cr_expect_eq(r.action, PW_ACT_PAGE);
+	cr_expect_eq(r.severity, PW_SEV_HIGH);
+	p.page_min_pct = 5;
+	pw_route_decide(&p, &f, &r);
+	cr_expect_eq(r.action, PW_ACT_TICKET);
+	p.ticket_min_pct = 4;
+	pw_route_decide(&p, &f, &r);
+	cr_expect_eq(r.action, PW_ACT_QUEUE);
+	pw_pager_params_default(&p);
+	f.top_tier = false;
+	pw_route_decide(&p, &f, &r);
+	cr_expect_eq(r.action, PW_ACT_QUEUE, "tail tier pages nobody");
+	f.top_tier = true;
+	f.passed_min_effect = false;
+	pw_route_decide(&p, &f, &r);
+	cr_expect_eq(r.action, PW_ACT_QUEUE, "sub-MDE pages nobody");
+}
+
+Test(pager, owner_from_hint)
+{
+	pw_pager_params p;
+	pw_pager_params_default(&p);
+	pw_finding f = gate_b64();
+	cr_expect_eq(pw_route_owner(&p, &f), PW_OWNER_UNSPECIFIED);
+	cp(f.owner_hint, sizeof f.owner_hint, "xla-fusion");
+	cr_expect_eq(pw_route_owner(&p, &f), PW_OWNER_COMPILER);
+	cp(f.owner_hint, sizeof f.owner_hint, "model-chat");
+	cr_expect_eq(pw_route_owner(&p, &f), PW_OWNER_MODEL);
+	f.owner_hint[0] = '\0';
+	cp(f.culprit, sizeof f.culprit, "cl/1");
+	cr_expect_eq(pw_route_owner(&p, &f), PW_OWNER_COMPILER);
+	cp(f.owner_hint, sizeof f.owner_hint, "infra");
+	cr_expect_eq(pw_route_owner(&p, &f), PW_OWNER_INFRA, "the attributor's infra hint beats the culprit");
+	f.owner_hint[0] = '\0';
+	f.verdict = PW_FV_QUARANTINED;
+	cr_expect_eq(pw_route_owner(&p, &f), PW_OWNER_INFRA);
+}
+
+/* Twelve independent top-tier regressions in one week: five page, the rest queue, each decision said. */
+Test(pager, budget_twelve_regressions)
+{
+	pw_pager_params p;
+	pw_budget_usage u = {0};
+	pw_pager_params_default(&p);
+	int paged = 0, queued = 0, pressured = 0;
+	for (int i = 0; i < 12; i++) {
+		pw_finding f = gate_b64();
+		f.spend_pct = 0.1 + 0.05 * i; /* all below the 1% override */
+		pw_budget_decision d;
+		pw_budget_decide(&p, &u, &f, &d);
+		cr_expect_neq(d.reason[0], '\0');
+		if (d.page) {
+			paged++;
+			pressured += d.pressure;
+			u.delivered++;
+		} else {
+			queued++;
+			cr_expect_not_null(strstr(d.reason, "queued"), "%s", d.reason);
+		}
+	}
+	cr_expect_eq(paged, 5);
+	cr_expect_eq(queued, 7);
+	cr_expect_eq(pressured, 3, "pages 3..5 of 5 say the budget is under pressure (0.6)");
+
+	/* a high-spend finding still pages over budget, saying so */
+	pw_finding big = gate_b64();
+	big.spend_pct = 1.5;
+	pw_budget_decision d;
+	pw_budget_decide(&p, &u, &big, &d);
+	cr_expect(d.page);
+	cr_expect(d.pressure);
+
+	/* true verdicts give budget back: the charge is pages not confirmed true */
+	u.true_pages = 3;
+	cr_expect_float_eq(pw_budget_used(&u), 2.0, 1e-12);
+	pw_finding small = gate_b64();
+	small.spend_pct = 0.1;
+	pw_budget_decide(&p, &u, &small, &d);
+	cr_expect(d.page);
+	u.true_pages = 99; /* more verdicts than pages cannot go negative */
+	cr_expect_float_eq(pw_budget_used(&u), 0.0, 1e-12);
+}
+
+/* An independent HMAC of the same message, to check the signature's definition. */
+static void hmac_hex(const char *key, const char *msg, char out[65])
+{
+	unsigned char mac[32];
+	unsigned int n = 0;
+	HMAC(EVP_sha256(), key, (int)strlen(key), (const unsigned char *)msg, strlen(msg), mac, &n);
+	for (int i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", mac[i]);
+}
+
+Test(pager, triage_links)
+{
+	const unsigned char key[] = "k3y-for-tests";
+	size_t kl = sizeof key - 1;
+	char sig[PW_LINK_SIG_HEX], ref[65];
+	cr_assert_eq(pw_link_sign(key, kl, "pg-1", "false", 2000, sig), PW_OK);
+	hmac_hex("k3y-for-tests", "perfwatch-triage\npg-1\nfalse\n2000", ref);
+	cr_expect_str_eq(sig, ref);
+	/* RFC 4231 test case 2 checks the HMAC itself */
+	hmac_hex("Jefe", "what do ya want for nothing?", ref);
+	cr_expect_str_eq(ref, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+
+	cr_expect_eq(pw_link_verify(key, kl, "pg-1", "false", 2000, sig, 1999), PW_LINK_OK);
+	cr_expect_eq(pw_link_verify(key, kl, "pg-1", "false", 2000, sig, 2000), PW_LINK_EXPIRED);
+	cr_expect_eq(pw_link_verify(key, kl, "pg-1", "true", 2000, sig, 1), PW_LINK_TAMPERED);
+	cr_expect_eq(pw_link_verify(key, kl, "pg-2", "false", 2000, sig, 1), PW_LINK_TAMPERED);
+	cr_expect_eq(pw_link_verify(key, kl, "pg-1", "false", 999999, sig, 1), PW_LINK_TAMPERED,
+	             "a stretched expiry is a tampered link");
+	char bad[PW_LINK_SIG_HEX];
+	memcpy(bad, sig, sizeof bad);
+	bad[10] = bad[10] == 'a' ? 'b' : 'a';
+	cr_expect_eq(pw_link_verify(key, kl, "pg-1", "false", 2000, bad, 1), PW_LINK_TAMPERED);
+	cr_expect_eq(pw_link_verify(key, kl, "pg-1", "false", 2000, "abc", 1), PW_LINK_MALFORMED);
+	const unsigned char other[] = "another-key";
+	cr_expect_eq(pw_link_verify(other, sizeof other - 1, "pg-1", "false", 2000, sig, 1),
+	             PW_LINK_TAMPERED);
+	cr_expect_eq(pw_link_sign(key, 0, "pg-1", "view", 1, sig), PW_ERR_INVALID);
+
+	char path[256];
+	cr_assert_eq(pw_link_path(key, kl, "pg-2026-06-18-0001", "view", 2000, path, sizeof path), PW_OK);
+	cr_expect_eq(strncmp(path, "/triage/pg-2026-06-18-0001?action=view&exp=2000&sig=", 52), 0, "%s", path);
+	cr_expect_eq(pw_link_path(key, kl, "pg/../x", "view", 2000, path, sizeof path), PW_ERR_INVALID);
+	cr_expect_eq(pw_link_path(key, kl, "pg-1", "view", 2000, path, 20), PW_ERR_INVALID);
+}
+
+Test(pager, config_keys)
+{
+	size_t n;
+	char err[256];
+	pw_pager_params p;
+	const pw_conf_key *k = pw_pager_config_keys(&n);
+	pw_config *cfg = pw_config_new("pager", k, n, err, sizeof err);
+	cr_assert_not_null(cfg, "%s", err);
+	cr_assert_eq(pw_pager_params_from_config(cfg, &p, err, sizeof err), PW_OK, "%s", err);
+	pw_pager_params d;
+	pw_pager_params_default(&d);
+	cr_expect_float_eq(p.budget_per_week, d.budget_per_week, 1e-12);
+	cr_expect_float_eq(p.page_min_pct, d.page_min_pct, 1e-12);
+	cr_expect_eq(p.incident_window_us, d.incident_window_us);
+	cr_expect_str_eq(p.route_infra, d.route_infra);
+	cr_assert_eq(pw_config_set(cfg, "pager.route.infra", "xla-compiler", "test", err, sizeof err), PW_OK, "%s", err);
+	cr_expect_eq(pw_pager_params_from_config(cfg, &p, err, sizeof err), PW_ERR_CONFIG);
+	cr_assert_eq(pw_config_set(cfg, "pager.route.infra", "perf-infra", "test", err, sizeof err), PW_OK);
+	cr_assert_eq(pw_config_set(cfg, "pager.ticket_min_pct", "4", "test", err, sizeof err), PW_OK, "%s", err);
+	cr_expect_eq(pw_pager_params_from_config(cfg, &p, err, sizeof err), PW_ERR_CONFIG);
+	pw_config_free(cfg);
+}

@@ -1,0 +1,147 @@
+/*
+ * cmd_report.c: `perfwatch report card [--month YYYY-MM] [--text]`, the
+ * detector's own report card (§8) from PostgreSQL.
+ *
+ * Reads perfwatch.report_card_monthly and perfwatch.threshold_review
+ * (migration 0025): pages, true and false pages with the false-page rate,
+ * caught / missed, validated wins, findings queued over the budget, the
+ * median time to a verdict and the spend-weighted coverage of the gate, and
+ * the threshold-review finding when the false pages were over budget two
+ * months running. JSON by default, one object; PW_PG_DSN names the database.
+ */
+#include <libpq-fe.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pw_log.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: perfwatch report card [--month YYYY-MM] [--text]\n"
+	             "  the detector's report card for a calendar month (default: the current one)\n");
+}
+
+static bool month_ok(const char *s)
+{
+	return strlen(s) == 7 && s[4] == '-' && s[0] >= '1' && s[0] <= '9' &&
+	       strspn(s, "0123456789-") == 7 && ((s[5] == '0' && s[6] >= '1' && s[6] <= '9') ||
+	                                         (s[5] == '1' && s[6] >= '0' && s[6] <= '2'));
+}
+
+static double num(PGresult *r, int col)
+{
+	return PQgetisnull(r, 0, col) ? NAN : strtod(PQgetvalue(r, 0, col), NULL);
+}
+
+static const char *const cols[] = {"pages", "triaged", "true_pages", "false_pages",
+                                   "false_page_rate", "caught", "missed", "validated_wins",
+                                   "queued_over_budget", "median_verdict_s", "spend_coverage"};
+#define NCOLS (sizeof cols / sizeof cols[0])
+
+static int card(int argc, char **argv)
+{
+	const char *month = NULL;
+	bool text = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--month") == 0 && i + 1 < argc) {
+			month = argv[++i];
+		} else if (strcmp(argv[i], "--text") == 0) {
+			text = true;
+		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return PW_CLI_EXIT_OK;
+		} else {
+			fprintf(stderr, "perfwatch: report card: unknown argument \"%s\"\n", argv[i]);
+			usage(stderr);
+			return PW_CLI_EXIT_USAGE;
+		}
+	}
+	if (month && !month_ok(month)) {
+		fprintf(stderr, "perfwatch: report card: month \"%s\" is not YYYY-MM\n", month);
+		return PW_CLI_EXIT_USAGE;
+	}
+	const char *dsn = getenv("PW_PG_DSN");
+	if (!dsn || !*dsn) {
+		fprintf(stderr, "perfwatch: PW_PG_DSN is not set\n");
+		return PW_CLI_EXIT_USAGE;
+	}
+	int rc = PW_CLI_EXIT_FAIL;
+	PGresult *r = NULL, *m = NULL, *t = NULL;
+	PGconn *conn = PQconnectdb(dsn);
+	if (PQstatus(conn) != CONNECTION_OK) {
+		fprintf(stderr, "perfwatch: cannot connect to postgresql: %s", PQerrorMessage(conn));
+		goto out;
+	}
+	const char *mp[] = {month};
+	m = PQexecParams(conn,
+	                 "SELECT to_char(coalesce(to_date($1, 'YYYY-MM'), date_trunc('month', now())), "
+	                 "'YYYY-MM'), coalesce(to_date($1, 'YYYY-MM')::timestamptz, date_trunc('month', now()))",
+	                 1, NULL, mp, NULL, NULL, 0);
+	if (PQresultStatus(m) != PGRES_TUPLES_OK) {
+		fprintf(stderr, "perfwatch: report card: %s", PQerrorMessage(conn));
+		goto out;
+	}
+	const char *start[] = {PQgetvalue(m, 0, 1)};
+	r = PQexecParams(conn,
+	                 "SELECT pages, triaged, true_pages, false_pages, false_page_rate, caught, "
+	                 "missed, validated_wins, queued_over_budget, median_verdict_s, spend_coverage "
+	                 "FROM perfwatch.report_card_monthly WHERE month = $1::timestamptz",
+	                 1, NULL, start, NULL, NULL, 0);
+	t = PQexecParams(conn, "SELECT finding FROM perfwatch.threshold_review WHERE month = $1::timestamptz",
+	                 1, NULL, start, NULL, NULL, 0);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQresultStatus(t) != PGRES_TUPLES_OK) {
+		fprintf(stderr, "perfwatch: report card: %s", PQerrorMessage(conn));
+		goto out;
+	}
+	double v[NCOLS];
+	for (size_t i = 0; i < NCOLS; i++)
+		v[i] = PQntuples(r) ? num(r, (int)i) : (i == 4 || i >= 9 ? NAN : 0);
+	const char *review = PQntuples(t) ? PQgetvalue(t, 0, 0) : NULL;
+	if (text) {
+		printf("report card %s\n", PQgetvalue(m, 0, 0));
+		printf("  pages %.0f (triaged %.0f: %.0f true, %.0f false", v[0], v[1], v[2], v[3]);
+		if (isfinite(v[4]))
+			printf(", false-page rate %.0f%%", 100 * v[4]);
+		printf(")\n  caught %.0f, missed %.0f, validated wins %.0f, queued over budget %.0f\n",
+		       v[5], v[6], v[7], v[8]);
+		if (isfinite(v[9]))
+			printf("  median time to verdict %.1f h\n", v[9] / 3600);
+		if (isfinite(v[10]))
+			printf("  spend-weighted coverage %.1f%%\n", 100 * v[10]);
+		printf("  threshold review: %s\n", review ? review : "none");
+	} else {
+		printf("{\"month\":\"%s\"", PQgetvalue(m, 0, 0));
+		for (size_t i = 0; i < NCOLS; i++) {
+			printf(",\"%s\":", cols[i]);
+			pw_cli_json_number(stdout, v[i]);
+		}
+		printf(",\"threshold_review\":");
+		if (review) {
+			putchar('"');
+			pw_json_escape(stdout, review);
+			putchar('"');
+		} else {
+			printf("null");
+		}
+		printf("}\n");
+	}
+	rc = PW_CLI_EXIT_OK;
+out:
+	PQclear(r);
+	PQclear(m);
+	PQclear(t);
+	PQfinish(conn);
+	return rc;
+}
+
+int pw_cmd_report(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "card") == 0)
+		return card(argc - 1, argv + 1);
+	usage(stderr);
+	return PW_CLI_EXIT_USAGE;
+}
