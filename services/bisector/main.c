@@ -45,6 +45,7 @@ typedef struct app {
 	int64_t job_timeout_ms;
 	int64_t gather_ms;
 	pw_metric *m_status;    /* gauge bisections{status} */
+	pw_metric *m_oldest;    /* gauge: age of the oldest bisection still in flight */
 	pw_metric *m_builds;    /* histogram builds per finished bisection */
 	pw_metric *m_ttc;       /* histogram seconds from start to verified culprit */
 	pw_metric *m_events;    /* counter alerts{outcome} */
@@ -107,6 +108,10 @@ static pw_status app_init(pw_service *svc, void **out, char *errbuf, size_t errl
 	static const double tb[] = {10, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 43200};
 	pw_status st = pw_metrics_gauge(reg, "perfwatch_bisector_bisections", "bisections by status",
 	                                (const char *const[]){"status", NULL}, &a->m_status, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_metrics_gauge(reg, "perfwatch_bisector_oldest_active_seconds",
+		                      "seconds since the oldest bisection still in flight started (0: none)",
+		                      NULL, &a->m_oldest, errbuf, errlen);
 	if (st == PW_OK)
 		st = pw_metrics_histogram(reg, "perfwatch_bisector_builds", "builds per finished bisection", NULL,
 		                          bb, sizeof bb / sizeof bb[0], &a->m_builds, errbuf, errlen);
@@ -1092,8 +1097,9 @@ static pw_status tick(void *p, pw_service_worker *w, int64_t *next_ms, char *err
 	pw_pg *pg = w->pg;
 	PGresult *r = NULL;
 	pw_status st = pw_pg_exec(pg,
-	                          "SELECT status, count(*) FROM perfwatch.bisections GROUP BY status", 0, NULL, &r,
-	                          errbuf, errlen);
+	                          "SELECT status, count(*), coalesce(extract(epoch FROM now() - min(started_at)) "
+	                          "FILTER (WHERE status IN ('running', 'verifying', 'escalated_pairwise')), 0)::bigint "
+	                          "FROM perfwatch.bisections GROUP BY status", 0, NULL, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	static const char *const all[] = {"running", "verifying", "done", "escalated_pairwise", "failed", "cancelled"};
@@ -1104,6 +1110,11 @@ static pw_status tick(void *p, pw_service_worker *w, int64_t *next_ms, char *err
 				v = (double)ival(r, i, 1);
 		pw_metric_set(a->m_status, (const char *const[]){all[s]}, v);
 	}
+	double oldest = 0;
+	for (int i = 0; i < PQntuples(r); i++)
+		if ((double)ival(r, i, 2) > oldest)
+			oldest = (double)ival(r, i, 2);
+	pw_metric_set(a->m_oldest, NULL, oldest);
 	PQclear(r);
 	pw_pg_params q;
 	pw_pg_params_init(&q);
