@@ -1097,8 +1097,8 @@ static pw_status tick(void *p, pw_service_worker *w, int64_t *next_ms, char *err
 	pw_pg *pg = w->pg;
 	PGresult *r = NULL;
 	pw_status st = pw_pg_exec(pg,
-	                          "SELECT status, count(*), coalesce(extract(epoch FROM now() - min(started_at)) "
-	                          "FILTER (WHERE status IN ('running', 'verifying', 'escalated_pairwise')), 0)::bigint "
+	                          "SELECT status, count(*), coalesce(extract(epoch FROM now() - min(started_at) "
+	                          "FILTER (WHERE status IN ('running', 'verifying', 'escalated_pairwise'))), 0)::bigint "
 	                          "FROM perfwatch.bisections GROUP BY status", 0, NULL, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
