@@ -360,7 +360,7 @@ static void fail(pw_bisect *b, const char *fmt, const char *detail)
 	b->phase = PW_BISECT_PH_OVER;
 	b->status = PW_BISECT_FAILED;
 	char both[3 * PW_BISECT_REASON_MAX];
-	int k = snprintf(both, PW_BISECT_REASON_MAX, fmt, detail);
+	int k = snprintf(both, sizeof both, fmt, detail);
 	if (k < 0)
 		k = 0;
 	size_t l = strlen(both);
