@@ -283,7 +283,8 @@ static pw_status thread_open(pw_service *svc, svc_thread *t, char *err, size_t e
 		                        &svc->lg, what, sizeof what)) != PW_OK)
 			return pw_fail(st, err, errlen, "outbox: %s", what);
 	}
-	t->w.ctx = svc->app;
+	t->w.app = svc->app;
+	t->w.ctx = def->worker_is_ctx ? (void *)&t->w : svc->app;
 	if (def->worker_init) {
 		if ((st = def->worker_init(svc->app, &t->w, what, sizeof what)) != PW_OK)
 			return pw_fail(st, err, errlen, "%s", what);
@@ -526,6 +527,10 @@ int pw_service_main(const pw_service_def *def, int argc, char **argv, char **env
 		pw_log_error(&svc->lg, "http: %s", err);
 		goto out;
 	}
+	if (def->app_size > 0 && !(svc->app = calloc(1, def->app_size))) {
+		pw_log_error(&svc->lg, "out of memory");
+		goto out;
+	}
 	if (def->init) {
 		pw_status st = def->init(svc, &svc->app, err, sizeof err);
 		if (st != PW_OK) {
@@ -652,10 +657,19 @@ out:
 	svc->http = NULL;
 	if (svc->app && def->release)
 		def->release(svc->app);
+	if (def->app_size > 0)
+		free(svc->app);
+	svc->app = NULL;
 	free(svc->threads);
 	free(svc->pprops);
 	pw_metrics_free(svc->metrics);
 	pw_config_free(svc->cfg);
 	pw_log_info(&svc->lg, "%s stopped", def->name);
 	return rc;
+}
+
+bool pw_service_retriable(pw_status st)
+{
+	return st == PW_ERR_UNAVAILABLE || st == PW_ERR_TIMEOUT || st == PW_ERR_NOMEM ||
+	       st == PW_ERR_KAFKA || st == PW_ERR_SHUTDOWN;
 }

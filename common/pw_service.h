@@ -82,13 +82,14 @@ typedef struct pw_service pw_service;
  */
 typedef struct pw_service_worker {
 	pw_service *svc;
+	void *app;          /* what init stored in *app (the service's shared state) */
 	int input;          /* index into def->inputs, -1 for the main thread */
 	int index;          /* 0 .. workers-1 within the input */
 	pw_pg *pg;
 	pw_redis *rd;
 	pw_producer *producer;
 	pw_outbox *outbox;
-	void *ctx;          /* what worker_init returned */
+	void *ctx;          /* the callbacks' context: see def->worker_init and worker_is_ctx */
 } pw_service_worker;
 
 /*
@@ -133,6 +134,13 @@ typedef struct pw_service_def {
 	bool outbox;                   /* the service writes pw_outbox rows in its transactions */
 
 	/*
+	 * The size of the service's shared state when the runtime is to own it:
+	 * the runtime allocates app_size zeroed bytes before init, presets *app
+	 * to them, and frees them after release (also when init fails). 0: init
+	 * builds *app itself and release frees it.
+	 */
+	size_t app_size;
+	/*
 	 * After the configuration is loaded and the metrics registry and HTTP
 	 * server exist (not started), before any connection: read the service's
 	 * keys, register its metrics and HTTP handlers, build its shared state.
@@ -140,7 +148,11 @@ typedef struct pw_service_def {
 	 * bad value (exit 2), anything else non-OK is fatal (exit 1).
 	 */
 	pw_status (*init)(pw_service *svc, void **app, char *errbuf, size_t errlen);
-	/* Frees what init built, after every worker stopped. May be NULL. */
+	/*
+	 * Frees what init built (not the app_size block itself), after every
+	 * worker stopped, and also after a failed init that left *app set (then
+	 * on a partly built app). May be NULL.
+	 */
 	void (*release)(void *app);
 
 	const pw_service_input *inputs;
@@ -149,10 +161,18 @@ typedef struct pw_service_def {
 	/*
 	 * Builds one worker's context from its connections (called on the main
 	 * thread before the worker starts, also for the main thread's own worker
-	 * when tick is set, with w->input == -1). May be NULL: w->ctx is then app.
+	 * when tick is set, with w->input == -1). May be NULL: w->ctx is then app,
+	 * or the pw_service_worker itself when worker_is_ctx is set.
 	 */
 	pw_status (*worker_init)(void *app, pw_service_worker *w, char *errbuf, size_t errlen);
 	void (*worker_release)(void *app, pw_service_worker *w);
+	/*
+	 * The batch callbacks get the worker itself (w->ctx == w) as their
+	 * context: its connections and, in w->app, the service's state. For a
+	 * service whose worker needs nothing of its own beyond what the runtime
+	 * gives it (no worker_init/worker_release needed).
+	 */
+	bool worker_is_ctx;
 
 	/*
 	 * Periodic work on the main thread, every tick_key milliseconds (a
@@ -199,6 +219,17 @@ bool pw_service_stopping(const pw_service *svc);
  * thread only.
  */
 pw_consumer *pw_service_worker_consumer(const pw_service_worker *w);
+
+/*
+ * Whether a batch callback that failed with st should fail the batch (so that
+ * the consumer retries it) rather than dead-letter the message: the server
+ * gone, a timeout, memory, the broker, or a stop. Anything else (PW_ERR_PG: a
+ * statement the server rejected, PW_ERR_INVALID, ...) would fail again on
+ * every retry and stall the partition behind it: the message is dead-lettered
+ * as processing_failed instead. Wider than pw_status_retriable, which speaks
+ * of one call, not of a batch.
+ */
+bool pw_service_retriable(pw_status st);
 
 /*
  * Dead-letters one consumed message in the worker's transaction and on

@@ -31,16 +31,17 @@ typedef struct app {
 	pw_metric *m_latency;   /* seconds from alert creation to attribution */
 } app;
 
-typedef struct worker {
-	app *a;
-	pw_service_worker *w;
-} worker;
+/* A worker is the runtime's own (def.worker_is_ctx): its connections, and the app in ->app. */
+typedef pw_service_worker worker;
+
+static app *app_of(const worker *k)
+{
+	return k->app;
+}
 
 static pw_status app_init(pw_service *svc, void **out, char *errbuf, size_t errlen)
 {
-	app *a = calloc(1, sizeof *a);
-	if (!a)
-		return PW_ERR_NOMEM;
+	app *a = *out; /* zeroed by the runtime (def.app_size) */
 	a->svc = svc;
 	a->lg = pw_service_log(svc);
 	pw_metrics *reg = pw_service_metrics(svc);
@@ -54,50 +55,7 @@ static pw_status app_init(pw_service *svc, void **out, char *errbuf, size_t errl
 		                          "seconds from the alert's creation to its attribution's commit",
 		                          NULL, buckets, sizeof buckets / sizeof buckets[0], &a->m_latency,
 		                          errbuf, errlen);
-	if (st != PW_OK) {
-		free(a);
-		return st;
-	}
-	*out = a;
-	return PW_OK;
-}
-
-static void app_release(void *p)
-{
-	free(p);
-}
-
-static pw_status worker_init(void *p, pw_service_worker *w, char *errbuf, size_t errlen)
-{
-	(void)errbuf;
-	(void)errlen;
-	worker *k = calloc(1, sizeof *k);
-	if (!k)
-		return PW_ERR_NOMEM;
-	k->a = p;
-	k->w = w;
-	w->ctx = k;
-	return PW_OK;
-}
-
-static void worker_release(void *p, pw_service_worker *w)
-{
-	(void)p;
-	free(w->ctx);
-	w->ctx = NULL;
-}
-
-/*
- * Retriable failures (the server gone, a timeout, memory, the broker) fail
- * the batch, which is retried. A statement the server rejects (PW_ERR_PG:
- * a data or constraint error) would be rejected again on every retry and
- * stall the partition behind it: that message is dead-lettered as
- * processing_failed with the server's message, its payload kept for a replay.
- */
-static bool retriable(pw_status st)
-{
-	return st == PW_ERR_UNAVAILABLE || st == PW_ERR_TIMEOUT || st == PW_ERR_NOMEM ||
-	       st == PW_ERR_KAFKA || st == PW_ERR_SHUTDOWN;
+	return st;
 }
 
 /* "cl/7841917" -> 7841917; 0 when malformed. */
@@ -123,7 +81,7 @@ typedef struct job {
 /* Computes and stores one attribution; PW_OK also when nothing new was written. */
 static pw_status attribute_one(worker *k, job *j, char *errbuf, size_t errlen)
 {
-	pw_pg *pg = k->w->pg;
+	pw_pg *pg = k->pg;
 	attr_side b = {0}, a = {0};
 	attr_platforms ps = {0};
 	attr_related rel = {0};
@@ -162,12 +120,12 @@ static pw_status attribute_one(worker *k, job *j, char *errbuf, size_t errlen)
 	if ((st = attr_store_write(pg, &w, &r, &oc, errbuf, errlen)) != PW_OK)
 		goto out;
 	static const char *const outcomes[] = {"written", "same_input", "superseded"};
-	pw_metric_inc(k->a->m_done, (const char *const[]){j->source, pw_attr_status_name(r.status), outcomes[oc]});
+	pw_metric_inc(app_of(k)->m_done, (const char *const[]){j->source, pw_attr_status_name(r.status), outcomes[oc]});
 	if (oc == ATTR_WRITTEN) {
 		double lat = j->alert_created_us > 0 ? (double)(pw_now_us() - j->alert_created_us) / 1e6 : -1;
 		if (lat >= 0)
-			pw_metric_observe(k->a->m_latency, NULL, lat);
-		pw_log_info(k->a->lg,
+			pw_metric_observe(app_of(k)->m_latency, NULL, lat);
+		pw_log_info(app_of(k)->lg,
 		            "attributed \"%s\" (%s): status %s, owner %s, top family %s, predicted %+.0f µs, "
 		            "measured %+.0f µs, residual %+.0f µs, %.3f s after the alert",
 		            j->alert_id, j->source, pw_attr_status_name(r.status), r.owner_hint, r.top_family,
@@ -188,7 +146,7 @@ out:
 static pw_status dead(worker *k, const rd_kafka_message_t *m, const char *type,
                       Perfwatch__V1__DlqReason reason, const char *detail, char *errbuf, size_t errlen)
 {
-	return pw_service_dead_letter(k->w, m, type, reason, detail, errbuf, errlen);
+	return pw_service_dead_letter(k, m, type, reason, detail, errbuf, errlen);
 }
 
 static bool key_complete(const Perfwatch__V1__SeriesKey *s)
@@ -226,7 +184,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, int64_t now, c
 	         .bisection_id = "", .series_id = al->series_id, .key = al->series,
 	         .alert_created_us = al->created_unix_us, .received_us = now};
 	if (j.series_id <= 0) {
-		st = attr_series_id(k->w->pg, al->series_key ? al->series_key : "", &j.series_id, errbuf, errlen);
+		st = attr_series_id(k->pg, al->series_key ? al->series_key : "", &j.series_id, errbuf, errlen);
 		if (st == PW_ERR_NOT_FOUND) {
 			st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE, errbuf, errbuf,
 			          errlen);
@@ -253,7 +211,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, int64_t now, c
 	j.after_build = al->observed->release;
 	snprintf(j.input_key, sizeof j.input_key, "alert:%.200s:r%" PRIu32, al->alert_id, al->revision);
 	st = attribute_one(k, &j, errbuf, errlen);
-	if (st != PW_OK && !retriable(st)) {
+	if (st != PW_OK && !pw_service_retriable(st)) {
 		char why[512];
 		snprintf(why, sizeof why, "%s", errbuf);
 		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf, errlen);
@@ -326,7 +284,7 @@ static pw_status on_bisection(worker *k, const rd_kafka_message_t *m, int64_t no
 	j.before.njobs = nb;
 	j.after.job_ids = after;
 	j.after.njobs = na;
-	st = attr_series_id(k->w->pg, bs->series_key, &j.series_id, errbuf, errlen);
+	st = attr_series_id(k->pg, bs->series_key, &j.series_id, errbuf, errlen);
 	if (st == PW_ERR_NOT_FOUND) {
 		char why[512];
 		snprintf(why, sizeof why, "%s", errbuf);
@@ -337,7 +295,7 @@ static pw_status on_bisection(worker *k, const rd_kafka_message_t *m, int64_t no
 		goto done;
 	snprintf(j.input_key, sizeof j.input_key, "bisection:%.120s:%.40s", bs->bisection_id, bs->culprit);
 	st = attribute_one(k, &j, errbuf, errlen);
-	if (st != PW_OK && !retriable(st)) {
+	if (st != PW_OK && !pw_service_retriable(st)) {
 		char why[512];
 		snprintf(why, sizeof why, "%s", errbuf);
 		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf, errlen);
@@ -389,12 +347,11 @@ static const pw_service_def def = {
 	.ndefaults = sizeof defaults / sizeof defaults[0],
 	.pg = true,
 	.outbox = true,
+	.app_size = sizeof(app),
 	.init = app_init,
-	.release = app_release,
 	.inputs = inputs,
 	.ninputs = sizeof inputs / sizeof inputs[0],
-	.worker_init = worker_init,
-	.worker_release = worker_release,
+	.worker_is_ctx = true,
 };
 
 int main(int argc, char **argv, char **envp)

@@ -52,10 +52,13 @@ typedef struct app {
 	pw_metric *m_jobs;      /* counter jobs{kind} published / reissued */
 } app;
 
-typedef struct worker {
-	app *a;
-	pw_service_worker *w;
-} worker;
+/* A worker is the runtime's own (def.worker_is_ctx): its connections, and the app in ->app. */
+typedef pw_service_worker worker;
+
+static app *app_of(const worker *k)
+{
+	return k->app;
+}
 
 static const pw_conf_key keys[] = {
 	{.name = "bisector.repeats", .type = PW_CONF_INT, .def = "3", .min = 1, .max = 64,
@@ -82,9 +85,7 @@ static const pw_conf_key keys[] = {
 
 static pw_status app_init(pw_service *svc, void **out, char *errbuf, size_t errlen)
 {
-	app *a = calloc(1, sizeof *a);
-	if (!a)
-		return PW_ERR_NOMEM;
+	app *a = *out; /* zeroed by the runtime (def.app_size) */
 	a->svc = svc;
 	a->lg = pw_service_log(svc);
 	const pw_config *c = pw_service_config(svc);
@@ -98,11 +99,9 @@ static pw_status app_init(pw_service *svc, void **out, char *errbuf, size_t errl
 	a->max_active = pw_config_get_int(c, "bisector.max_active");
 	a->job_timeout_ms = pw_config_get_duration_ms(c, "bisector.job_timeout");
 	a->gather_ms = pw_config_get_duration_ms(c, "bisector.gather");
-	if (a->cfg.max_repeats < a->cfg.repeats) {
-		free(a);
+	if (a->cfg.max_repeats < a->cfg.repeats)
 		return pw_fail(PW_ERR_CONFIG, errbuf, errlen,
 		               "bisector.max_repeats must be at least bisector.repeats");
-	}
 	pw_metrics *reg = pw_service_metrics(svc);
 	static const double bb[] = {2, 4, 6, 8, 10, 12, 16, 20, 30, 40, 60};
 	static const double tb[] = {10, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 43200};
@@ -125,43 +124,7 @@ static pw_status app_init(pw_service *svc, void **out, char *errbuf, size_t errl
 	if (st == PW_OK)
 		st = pw_metrics_counter(reg, "perfwatch_bisector_jobs_total", "jobs published, by kind",
 		                        (const char *const[]){"kind", NULL}, &a->m_jobs, errbuf, errlen);
-	if (st != PW_OK) {
-		free(a);
-		return st;
-	}
-	*out = a;
-	return PW_OK;
-}
-
-static void app_release(void *p)
-{
-	free(p);
-}
-
-static pw_status worker_init(void *p, pw_service_worker *w, char *errbuf, size_t errlen)
-{
-	(void)errbuf;
-	(void)errlen;
-	worker *k = calloc(1, sizeof *k);
-	if (!k)
-		return PW_ERR_NOMEM;
-	k->a = p;
-	k->w = w;
-	w->ctx = k;
-	return PW_OK;
-}
-
-static void worker_release(void *p, pw_service_worker *w)
-{
-	(void)p;
-	free(w->ctx);
-	w->ctx = NULL;
-}
-
-static bool retriable(pw_status st)
-{
-	return st == PW_ERR_UNAVAILABLE || st == PW_ERR_TIMEOUT || st == PW_ERR_NOMEM ||
-	       st == PW_ERR_KAFKA || st == PW_ERR_SHUTDOWN;
+	return st;
 }
 
 /* "cl/7841917" -> 7841917; 0 when malformed. */
@@ -188,8 +151,8 @@ static int64_t ival(PGresult *r, int row, int col)
 static pw_status dead(worker *k, const rd_kafka_message_t *m, const char *type,
                       Perfwatch__V1__DlqReason reason, const char *detail, char *errbuf, size_t errlen)
 {
-	pw_metric_inc(k->a->m_events, (const char *const[]){"dead_lettered"});
-	return pw_service_dead_letter(k->w, m, type, reason, detail, errbuf, errlen);
+	pw_metric_inc(app_of(k)->m_events, (const char *const[]){"dead_lettered"});
+	return pw_service_dead_letter(k, m, type, reason, detail, errbuf, errlen);
 }
 
 /* ---- perf.compiler-cls.v1 ---------------------------------------------------------------- */
@@ -249,7 +212,7 @@ static pw_status on_cl(worker *k, const rd_kafka_message_t *m, char *errbuf, siz
 	pw_pg_params_int(&p, c->submitted_unix_us);
 	pw_pg_params_text(&p, c->source ? c->source : "");
 	st = pw_pg_exec_params(
-	        k->w->pg,
+	        k->pg,
 	        "INSERT INTO perfwatch.compiler_cls (cl_number, cl, title, author, team, perf_relevant, "
 	        "perf_benchmarks, roll_repo, roll_commits, roll_commit_ids, submitted_at, source, updated_at) "
 	        "VALUES ($1, $2, $3, $4, $5, $6, $7::text[], $8, $9, $10::text[], "
@@ -260,7 +223,7 @@ static pw_status on_cl(worker *k, const rd_kafka_message_t *m, char *errbuf, siz
 	        "roll_commits = EXCLUDED.roll_commits, roll_commit_ids = EXCLUDED.roll_commit_ids, "
 	        "submitted_at = EXCLUDED.submitted_at, source = EXCLUDED.source, updated_at = now()",
 	        &p, 0, NULL, errbuf, errlen);
-	if (st != PW_OK && !retriable(st)) {
+	if (st != PW_OK && !pw_service_retriable(st)) {
 		char why[512];
 		snprintf(why, sizeof why, "%s", errbuf);
 		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf, errlen);
@@ -348,7 +311,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	if (!al)
 		return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
 		            "payload is not a perfwatch.v1.Alert", errbuf, errlen);
-	pw_pg *pg = k->w->pg;
+	pw_pg *pg = k->pg;
 	pw_status st = PW_OK;
 	char detail[320] = "";
 	Perfwatch__V1__DlqReason reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
@@ -357,7 +320,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	if (al->kind != PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION ||
 	    (al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE &&
 	     al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_WATCHER)) {
-		pw_metric_inc(k->a->m_events, (const char *const[]){"ignored"});
+		pw_metric_inc(app_of(k)->m_events, (const char *const[]){"ignored"});
 		goto done; /* improvements, infra health, outliers: nothing to bisect */
 	}
 	if (!al->alert_id || !al->alert_id[0])
@@ -519,8 +482,8 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	if ((st = pw_pg_commit(pg, errbuf, errlen)) != PW_OK)
 		goto fail;
 	tx = false;
-	pw_metric_inc(k->a->m_events, (const char *const[]){outcome});
-	pw_log_info(k->a->lg, "alert \"%s\" (%s): event %s, bisection %s %s, range (cl/%" PRId64 ", cl/%" PRId64
+	pw_metric_inc(app_of(k)->m_events, (const char *const[]){outcome});
+	pw_log_info(app_of(k)->lg, "alert \"%s\" (%s): event %s, bisection %s %s, range (cl/%" PRId64 ", cl/%" PRId64
 	            "]%s",
 	            al->alert_id, al->series_key, event_key, bid, outcome, ev.lo, ev.hi,
 	            ev.narrowed ? " narrowed by its changepoint" : "");
@@ -528,7 +491,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 fail:
 	if (tx)
 		pw_pg_rollback(pg, NULL, 0);
-	if (st != PW_OK && !retriable(st)) {
+	if (st != PW_OK && !pw_service_retriable(st)) {
 		char why[512];
 		snprintf(why, sizeof why, "%s", errbuf);
 		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf, errlen);
@@ -1170,7 +1133,7 @@ static pw_status tick(void *p, pw_service_worker *w, int64_t *next_ms, char *err
 		}
 		st = schedule(a, pg, &b, errbuf, errlen);
 		bis_free(&b);
-		if (st != PW_OK && retriable(st))
+		if (st != PW_OK && pw_service_retriable(st))
 			break;
 		if (st != PW_OK) {
 			/* one bisection's stored state it cannot follow does not stop the others */
@@ -1202,12 +1165,11 @@ static const pw_service_def def = {
 	.ndefaults = sizeof defaults / sizeof defaults[0],
 	.pg = true,
 	.outbox = true,
+	.app_size = sizeof(app),
 	.init = app_init,
-	.release = app_release,
 	.inputs = inputs,
 	.ninputs = sizeof inputs / sizeof inputs[0],
-	.worker_init = worker_init,
-	.worker_release = worker_release,
+	.worker_is_ctx = true,
 	.tick = tick,
 	.tick_key = "bisector.tick",
 };
