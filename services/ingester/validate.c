@@ -129,46 +129,22 @@ static pw_dlq_reason fail(pw_dlq_reason r, char *detail, size_t len, const char 
 	return r;
 }
 
-/* Well-formed UTF-8 without control characters (PostgreSQL and COPY must take it verbatim). */
+/*
+ * Well-formed UTF-8 (pw_input_utf8_ok: no overlongs, no surrogates) without
+ * control characters: PostgreSQL and COPY must take it verbatim. s is a C
+ * string, so a NUL cannot be inside it (pw_input_check_wire refused a NUL on
+ * the wire before the unpack); the control-character scan can look at every
+ * byte, since a multi-byte sequence's bytes are all 0x80 or above.
+ */
 static bool text_ok(const char *s, bool allow_newlines)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
-		unsigned c = *p;
-		if (c < 0x80) {
-			if ((c < 0x20 && !(allow_newlines && (c == '\n' || c == '\t' || c == '\r'))) ||
-			    c == 0x7f)
-				return false;
-			p++;
-			continue;
-		}
-		int n;
-		unsigned min;
-		if ((c & 0xe0) == 0xc0) {
-			n = 1;
-			c &= 0x1f;
-			min = 0x80;
-		} else if ((c & 0xf0) == 0xe0) {
-			n = 2;
-			c &= 0x0f;
-			min = 0x800;
-		} else if ((c & 0xf8) == 0xf0) {
-			n = 3;
-			c &= 0x07;
-			min = 0x10000;
-		} else {
-			return false;
-		}
-		p++;
-		for (int i = 0; i < n; i++, p++) {
-			if ((*p & 0xc0) != 0x80)
-				return false;
-			c = (c << 6) | (*p & 0x3f);
-		}
-		if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if ((c < 0x20 && !(allow_newlines && (c == '\n' || c == '\t' || c == '\r'))) || c == 0x7f)
 			return false;
 	}
-	return true;
+	return pw_input_utf8_ok(s, n);
 }
 
 /* A field that identifies something: required or not, capped, clean, and '/'-free if a key part. */
