@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <libpq-fe.h>
+
 #define PW_CLI_EXIT_OK 0
 #define PW_CLI_EXIT_FAIL 1
 #define PW_CLI_EXIT_USAGE 2
@@ -88,5 +90,21 @@ int pw_cli_parse_direction(const char *s);
  */
 int pw_cli_parse_direction_file(int argc, char **argv, const char *file_word, int *higher,
                                 const char **path);
+
+/*
+ * Connects to PostgreSQL at PW_PG_DSN (pg.c). Returns -1 with *conn set when
+ * the command should go on (the caller PQfinish()es it); else the exit code to
+ * return after one line on stderr: PW_CLI_EXIT_USAGE when PW_PG_DSN is not
+ * set, PW_CLI_EXIT_FAIL when the connection failed (*conn NULL).
+ */
+int pw_cli_pg_connect(PGconn **conn);
+
+/*
+ * Runs sql with nparams text parameters ($1..). Returns the result (the
+ * caller PQclear()s it) when the query returned rows, else NULL after
+ * "perfwatch: WHAT: the server's message" on stderr.
+ */
+PGresult *pw_cli_pg_query(PGconn *conn, const char *what, const char *sql, int nparams,
+                          const char *const *params);
 
 #endif

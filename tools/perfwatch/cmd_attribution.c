@@ -44,46 +44,38 @@ static int attribution_show(int argc, char **argv)
 		usage(stderr);
 		return PW_CLI_EXIT_USAGE;
 	}
-	const char *dsn = getenv("PW_PG_DSN");
-	if (!dsn || !*dsn) {
-		fprintf(stderr, "perfwatch: PW_PG_DSN is not set\n");
-		return PW_CLI_EXIT_USAGE;
-	}
-	int rc = PW_CLI_EXIT_FAIL;
+	PGconn *conn;
+	int rc = pw_cli_pg_connect(&conn);
+	if (rc >= 0)
+		return rc;
+	rc = PW_CLI_EXIT_FAIL;
 	PGresult *res = NULL;
-	PGconn *conn = PQconnectdb(dsn);
-	if (PQstatus(conn) != CONNECTION_OK) {
-		fprintf(stderr, "perfwatch: cannot connect to postgresql: %s", PQerrorMessage(conn));
-		goto out;
-	}
 	const char *p[] = {alert};
-	res = PQexecParams(conn,
-	                   json ? "SELECT row_to_json(x) FROM (SELECT a.alert_id, s.series_key, a.source, "
-	                          "a.bisection_id, a.status, a.status_detail, a.owner_hint, a.owner_reason, "
-	                          "a.before_run_id, a.before_repeat_index, a.before_build_id, a.before_runs, "
-	                          "a.after_run_id, a.after_repeat_index, a.after_build_id, a.after_runs, "
-	                          "a.kernel_sum_before_us, a.kernel_sum_after_us, a.wall_before_us, "
-	                          "a.wall_after_us, a.kernel_wall_differ, a.kernel_wall_note, a.top_op_family, "
-	                          "a.top_op_family_members, a.top_op_family_share, a.hlo_diff, "
-	                          "a.added_bytes_per_step, a.achieved_bw_tb_s, a.bw_source, a.predicted_delta_us, "
-	                          "a.predicted_delta_pct, a.measured_delta_us, a.measured_delta_pct, "
-	                          "a.residual_us, a.memory_bound, a.arithmetic_intensity, a.ridge, "
-	                          "a.roofline_explanation, a.selectivity, a.created_at, a.alert_received_at, "
-	                          "(SELECT coalesce(json_agg(json_build_object('op_name', o.op_name, "
-	                          "'category', o.category, 'unit', o.exec_unit, 'calls', o.calls, "
-	                          "'before_us', o.before_us, 'after_us', o.after_us, 'delta_us', o.delta_us, "
-	                          "'change', o.change, 'note', o.note) ORDER BY o.rank), '[]') "
-	                          "FROM perfwatch.attribution_ops o WHERE o.alert_id = a.alert_id) AS ops "
-	                          "FROM perfwatch.attributions a LEFT JOIN perfwatch.series s USING (series_id) "
-	                          "WHERE a.alert_id = $1) x"
-	                        : "SELECT a.alert_id, coalesce(s.series_key, ''), a.source, a.report "
-	                          "FROM perfwatch.attributions a LEFT JOIN perfwatch.series s USING (series_id) "
-	                          "WHERE a.alert_id = $1",
-	                   1, NULL, p, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-		fprintf(stderr, "perfwatch: reading the attribution failed: %s", PQerrorMessage(conn));
+	res = pw_cli_pg_query(conn, "reading the attribution failed",
+	                      json ? "SELECT row_to_json(x) FROM (SELECT a.alert_id, s.series_key, a.source, "
+	                             "a.bisection_id, a.status, a.status_detail, a.owner_hint, a.owner_reason, "
+	                             "a.before_run_id, a.before_repeat_index, a.before_build_id, a.before_runs, "
+	                             "a.after_run_id, a.after_repeat_index, a.after_build_id, a.after_runs, "
+	                             "a.kernel_sum_before_us, a.kernel_sum_after_us, a.wall_before_us, "
+	                             "a.wall_after_us, a.kernel_wall_differ, a.kernel_wall_note, a.top_op_family, "
+	                             "a.top_op_family_members, a.top_op_family_share, a.hlo_diff, "
+	                             "a.added_bytes_per_step, a.achieved_bw_tb_s, a.bw_source, a.predicted_delta_us, "
+	                             "a.predicted_delta_pct, a.measured_delta_us, a.measured_delta_pct, "
+	                             "a.residual_us, a.memory_bound, a.arithmetic_intensity, a.ridge, "
+	                             "a.roofline_explanation, a.selectivity, a.created_at, a.alert_received_at, "
+	                             "(SELECT coalesce(json_agg(json_build_object('op_name', o.op_name, "
+	                             "'category', o.category, 'unit', o.exec_unit, 'calls', o.calls, "
+	                             "'before_us', o.before_us, 'after_us', o.after_us, 'delta_us', o.delta_us, "
+	                             "'change', o.change, 'note', o.note) ORDER BY o.rank), '[]') "
+	                             "FROM perfwatch.attribution_ops o WHERE o.alert_id = a.alert_id) AS ops "
+	                             "FROM perfwatch.attributions a LEFT JOIN perfwatch.series s USING (series_id) "
+	                             "WHERE a.alert_id = $1) x"
+	                           : "SELECT a.alert_id, coalesce(s.series_key, ''), a.source, a.report "
+	                             "FROM perfwatch.attributions a LEFT JOIN perfwatch.series s USING (series_id) "
+	                             "WHERE a.alert_id = $1",
+	                      1, p);
+	if (!res)
 		goto out;
-	}
 	if (PQntuples(res) == 0) {
 		fprintf(stderr, "perfwatch: no attribution of alert \"%s\"\n", alert);
 		rc = PW_CLI_EXIT_USAGE;

@@ -61,37 +61,29 @@ static int bisect_show(int argc, char **argv)
 		usage(stderr);
 		return PW_CLI_EXIT_USAGE;
 	}
-	const char *dsn = getenv("PW_PG_DSN");
-	if (!dsn || !*dsn) {
-		fprintf(stderr, "perfwatch: PW_PG_DSN is not set\n");
-		return PW_CLI_EXIT_USAGE;
-	}
-	int rc = PW_CLI_EXIT_FAIL;
+	PGconn *conn;
+	int rc = pw_cli_pg_connect(&conn);
+	if (rc >= 0)
+		return rc;
+	rc = PW_CLI_EXIT_FAIL;
 	PGresult *res = NULL, *st = NULL;
 	pw_bisect_log_step *steps = NULL;
-	PGconn *conn = PQconnectdb(dsn);
-	if (PQstatus(conn) != CONNECTION_OK) {
-		fprintf(stderr, "perfwatch: cannot connect to postgresql: %s", PQerrorMessage(conn));
-		goto out;
-	}
 	const char *p[] = {id};
-	res = PQexecParams(conn,
-	                   "SELECT b.bisection_id, s.series_key, b.metric, b.unit, "
-	                   "(extract(epoch FROM b.started_at) * 1e6)::bigint, "
-	                   "coalesce((extract(epoch FROM b.finished_at) * 1e6)::bigint, 0), b.range_lo_number, "
-	                   "b.range_hi_number, b.n_cls, cardinality(b.flagged_cls), b.status, b.confidence, b.culprit, "
-	                   "b.culprit_title, b.culprit_owner, b.culprit_upstream, coalesce(b.interacting_cls[1], ''), "
-	                   "coalesce(b.interacting_cls[2], ''), b.verified_adjacent_clean, b.cherry_pick_reproduced, "
-	                   "b.full_range_fallback, b.reason, b.builds, row_to_json(b) "
-	                   "FROM perfwatch.bisections b JOIN perfwatch.series s USING (series_id) "
-	                   "WHERE b.bisection_id = $1 OR b.alert_id = $1 OR b.bisection_id = "
-	                   "(SELECT e.bisection_id FROM perfwatch.bisector_events e WHERE $1 = ANY (e.alert_ids) LIMIT 1) "
-	                   "ORDER BY b.started_at LIMIT 1",
-	                   1, NULL, p, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-		fprintf(stderr, "perfwatch: reading the bisection failed: %s", PQerrorMessage(conn));
+	res = pw_cli_pg_query(conn, "reading the bisection failed",
+	                      "SELECT b.bisection_id, s.series_key, b.metric, b.unit, "
+	                      "(extract(epoch FROM b.started_at) * 1e6)::bigint, "
+	                      "coalesce((extract(epoch FROM b.finished_at) * 1e6)::bigint, 0), b.range_lo_number, "
+	                      "b.range_hi_number, b.n_cls, cardinality(b.flagged_cls), b.status, b.confidence, b.culprit, "
+	                      "b.culprit_title, b.culprit_owner, b.culprit_upstream, coalesce(b.interacting_cls[1], ''), "
+	                      "coalesce(b.interacting_cls[2], ''), b.verified_adjacent_clean, b.cherry_pick_reproduced, "
+	                      "b.full_range_fallback, b.reason, b.builds, row_to_json(b) "
+	                      "FROM perfwatch.bisections b JOIN perfwatch.series s USING (series_id) "
+	                      "WHERE b.bisection_id = $1 OR b.alert_id = $1 OR b.bisection_id = "
+	                      "(SELECT e.bisection_id FROM perfwatch.bisector_events e WHERE $1 = ANY (e.alert_ids) LIMIT 1) "
+	                      "ORDER BY b.started_at LIMIT 1",
+	                      1, p);
+	if (!res)
 		goto out;
-	}
 	if (PQntuples(res) == 0) {
 		fprintf(stderr, "perfwatch: no bisection \"%s\" (by id or alert)\n", id);
 		rc = PW_CLI_EXIT_USAGE;
@@ -99,20 +91,18 @@ static int bisect_show(int argc, char **argv)
 	}
 	const char *bid = PQgetvalue(res, 0, 0);
 	const char *q[] = {bid};
-	st = PQexecParams(conn,
-	                  json ? "SELECT coalesce(json_agg(row_to_json(s) ORDER BY s.step_index), '[]') "
-	                         "FROM perfwatch.bisection_steps s WHERE s.bisection_id = $1"
-	                       : "SELECT s.purpose, s.cl, coalesce(j.cherry_picks[1], ''), coalesce(j.cherry_picks[2], ''), "
-	                         "cardinality(j.cherry_picks), coalesce(s.median, 0), coalesce(s.spread, 0), s.n, s.outcome, "
-	                         "coalesce((extract(epoch FROM s.finished_at) * 1e6)::bigint, 0), s.range_lo, s.range_hi, "
-	                         "coalesce(s.range_n_cls, 0), j.base_cl "
-	                         "FROM perfwatch.bisection_steps s JOIN perfwatch.bisect_jobs j USING (job_id) "
-	                         "WHERE s.bisection_id = $1 ORDER BY s.step_index",
-	                  1, NULL, q, NULL, NULL, 0);
-	if (PQresultStatus(st) != PGRES_TUPLES_OK) {
-		fprintf(stderr, "perfwatch: reading the steps failed: %s", PQerrorMessage(conn));
+	st = pw_cli_pg_query(conn, "reading the steps failed",
+	                     json ? "SELECT coalesce(json_agg(row_to_json(s) ORDER BY s.step_index), '[]') "
+	                            "FROM perfwatch.bisection_steps s WHERE s.bisection_id = $1"
+	                          : "SELECT s.purpose, s.cl, coalesce(j.cherry_picks[1], ''), coalesce(j.cherry_picks[2], ''), "
+	                            "cardinality(j.cherry_picks), coalesce(s.median, 0), coalesce(s.spread, 0), s.n, s.outcome, "
+	                            "coalesce((extract(epoch FROM s.finished_at) * 1e6)::bigint, 0), s.range_lo, s.range_hi, "
+	                            "coalesce(s.range_n_cls, 0), j.base_cl "
+	                            "FROM perfwatch.bisection_steps s JOIN perfwatch.bisect_jobs j USING (job_id) "
+	                            "WHERE s.bisection_id = $1 ORDER BY s.step_index",
+	                     1, q);
+	if (!st)
 		goto out;
-	}
 	if (json) {
 		printf("{\"bisection\":%s,\"steps\":%s}\n", PQgetvalue(res, 0, 23), PQgetvalue(st, 0, 0));
 		rc = PW_CLI_EXIT_OK;

@@ -153,56 +153,45 @@ static int gate_show(int argc, char **argv)
 		usage(stderr);
 		return PW_CLI_EXIT_USAGE;
 	}
-	const char *dsn = getenv("PW_PG_DSN");
-	if (!dsn || !*dsn) {
-		fprintf(stderr, "perfwatch: PW_PG_DSN is not set\n");
-		return PW_CLI_EXIT_USAGE;
-	}
-	int rc = PW_CLI_EXIT_FAIL;
+	PGconn *conn;
+	int rc = pw_cli_pg_connect(&conn);
+	if (rc >= 0)
+		return rc;
+	rc = PW_CLI_EXIT_FAIL;
 	PGresult *h = NULL, *f = NULL, *s = NULL;
-	PGconn *conn = PQconnectdb(dsn);
-	if (PQstatus(conn) != CONNECTION_OK) {
-		fprintf(stderr, "perfwatch: cannot connect to postgresql: %s", PQerrorMessage(conn));
-		goto out;
-	}
 	const char *hp[] = {release, evaluation};
-	h = PQexecParams(conn,
-	                 "SELECT evaluation, candidate_build_id, baseline_release, status, "
-	                 "coalesce(verdict, ''), tests, fleet_weighted_impact_pct, summary, fdr_q "
-	                 "FROM perfwatch.gate_evaluations WHERE release_id = $1 "
-	                 "AND ($2::integer IS NULL OR evaluation = $2::integer) "
-	                 "ORDER BY evaluation DESC LIMIT 1",
-	                 2, NULL, hp, NULL, NULL, 0);
-	if (PQresultStatus(h) != PGRES_TUPLES_OK) {
-		fprintf(stderr, "perfwatch: reading gate evaluations failed: %s", PQerrorMessage(conn));
+	h = pw_cli_pg_query(conn, "reading gate evaluations failed",
+	                    "SELECT evaluation, candidate_build_id, baseline_release, status, "
+	                    "coalesce(verdict, ''), tests, fleet_weighted_impact_pct, summary, fdr_q "
+	                    "FROM perfwatch.gate_evaluations WHERE release_id = $1 "
+	                    "AND ($2::integer IS NULL OR evaluation = $2::integer) "
+	                    "ORDER BY evaluation DESC LIMIT 1",
+	                    2, hp);
+	if (!h)
 		goto out;
-	}
 	if (PQntuples(h) == 0) {
 		fprintf(stderr, "perfwatch: no gate evaluation of release \"%s\"\n", release);
 		rc = PW_CLI_EXIT_USAGE;
 		goto out;
 	}
 	const char *kp[] = {release, PQgetvalue(h, 0, 0)};
-	f = PQexecParams(conn,
-	                 "SELECT family, tier, verdict, spend_share, spend_weighted_impact_pct, "
-	                 "gated_series, regressed_series FROM perfwatch.gate_family_results "
-	                 "WHERE release_id = $1 AND evaluation = $2 ORDER BY family COLLATE \"C\"",
-	                 2, NULL, kp, NULL, NULL, 0);
-	s = PQexecParams(conn,
-	                 "SELECT r.family, s.platform, s.config, s.metric, s.series_key, "
-	                 "r.baseline_median, r.baseline_mad_n, r.baseline_n, r.candidate_median, "
-	                 "r.candidate_n, r.u, r.p, r.q, r.delta_pct, r.mde_pct, r.two_sigma_pct, "
-	                 "r.effect_passed, r.verdict, r.expected_delta_pct, r.waiver_id, r.alert_id, "
-	                 "r.welch_p, r.unit FROM perfwatch.gate_series_results r "
-	                 "JOIN perfwatch.series s USING (series_id) "
-	                 "WHERE r.release_id = $1 AND r.evaluation = $2 "
-	                 "ORDER BY r.family COLLATE \"C\", s.platform COLLATE \"C\", "
-	                 "s.config COLLATE \"C\", s.metric COLLATE \"C\"",
-	                 2, NULL, kp, NULL, NULL, 0);
-	if (PQresultStatus(f) != PGRES_TUPLES_OK || PQresultStatus(s) != PGRES_TUPLES_OK) {
-		fprintf(stderr, "perfwatch: reading gate results failed: %s", PQerrorMessage(conn));
+	if (!(f = pw_cli_pg_query(conn, "reading gate results failed",
+	                          "SELECT family, tier, verdict, spend_share, spend_weighted_impact_pct, "
+	                          "gated_series, regressed_series FROM perfwatch.gate_family_results "
+	                          "WHERE release_id = $1 AND evaluation = $2 ORDER BY family COLLATE \"C\"",
+	                          2, kp)) ||
+	    !(s = pw_cli_pg_query(conn, "reading gate results failed",
+	                          "SELECT r.family, s.platform, s.config, s.metric, s.series_key, "
+	                          "r.baseline_median, r.baseline_mad_n, r.baseline_n, r.candidate_median, "
+	                          "r.candidate_n, r.u, r.p, r.q, r.delta_pct, r.mde_pct, r.two_sigma_pct, "
+	                          "r.effect_passed, r.verdict, r.expected_delta_pct, r.waiver_id, r.alert_id, "
+	                          "r.welch_p, r.unit FROM perfwatch.gate_series_results r "
+	                          "JOIN perfwatch.series s USING (series_id) "
+	                          "WHERE r.release_id = $1 AND r.evaluation = $2 "
+	                          "ORDER BY r.family COLLATE \"C\", s.platform COLLATE \"C\", "
+	                          "s.config COLLATE \"C\", s.metric COLLATE \"C\"",
+	                          2, kp)))
 		goto out;
-	}
 	double fdr = num(h, 0, 8);
 	int tests = atoi(PQgetvalue(h, 0, 5));
 	if (json) {

@@ -64,39 +64,29 @@ static int card(int argc, char **argv)
 		fprintf(stderr, "perfwatch: report card: month \"%s\" is not YYYY-MM\n", month);
 		return PW_CLI_EXIT_USAGE;
 	}
-	const char *dsn = getenv("PW_PG_DSN");
-	if (!dsn || !*dsn) {
-		fprintf(stderr, "perfwatch: PW_PG_DSN is not set\n");
-		return PW_CLI_EXIT_USAGE;
-	}
-	int rc = PW_CLI_EXIT_FAIL;
+	PGconn *conn;
+	int rc = pw_cli_pg_connect(&conn);
+	if (rc >= 0)
+		return rc;
+	rc = PW_CLI_EXIT_FAIL;
 	PGresult *r = NULL, *m = NULL, *t = NULL;
-	PGconn *conn = PQconnectdb(dsn);
-	if (PQstatus(conn) != CONNECTION_OK) {
-		fprintf(stderr, "perfwatch: cannot connect to postgresql: %s", PQerrorMessage(conn));
-		goto out;
-	}
 	const char *mp[] = {month};
-	m = PQexecParams(conn,
-	                 "SELECT to_char(coalesce(to_date($1, 'YYYY-MM'), date_trunc('month', now())), "
-	                 "'YYYY-MM'), coalesce(to_date($1, 'YYYY-MM')::timestamptz, date_trunc('month', now()))",
-	                 1, NULL, mp, NULL, NULL, 0);
-	if (PQresultStatus(m) != PGRES_TUPLES_OK) {
-		fprintf(stderr, "perfwatch: report card: %s", PQerrorMessage(conn));
+	m = pw_cli_pg_query(conn, "report card",
+	                    "SELECT to_char(coalesce(to_date($1, 'YYYY-MM'), date_trunc('month', now())), "
+	                    "'YYYY-MM'), coalesce(to_date($1, 'YYYY-MM')::timestamptz, date_trunc('month', now()))",
+	                    1, mp);
+	if (!m)
 		goto out;
-	}
 	const char *start[] = {PQgetvalue(m, 0, 1)};
-	r = PQexecParams(conn,
-	                 "SELECT pages, triaged, true_pages, false_pages, false_page_rate, caught, "
-	                 "missed, validated_wins, queued_over_budget, median_verdict_s, spend_coverage "
-	                 "FROM perfwatch.report_card_monthly WHERE month = $1::timestamptz",
-	                 1, NULL, start, NULL, NULL, 0);
-	t = PQexecParams(conn, "SELECT finding FROM perfwatch.threshold_review WHERE month = $1::timestamptz",
-	                 1, NULL, start, NULL, NULL, 0);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQresultStatus(t) != PGRES_TUPLES_OK) {
-		fprintf(stderr, "perfwatch: report card: %s", PQerrorMessage(conn));
+	if (!(r = pw_cli_pg_query(conn, "report card",
+	                          "SELECT pages, triaged, true_pages, false_pages, false_page_rate, caught, "
+	                          "missed, validated_wins, queued_over_budget, median_verdict_s, spend_coverage "
+	                          "FROM perfwatch.report_card_monthly WHERE month = $1::timestamptz",
+	                          1, start)) ||
+	    !(t = pw_cli_pg_query(conn, "report card",
+	                          "SELECT finding FROM perfwatch.threshold_review WHERE month = $1::timestamptz",
+	                          1, start)))
 		goto out;
-	}
 	double v[NCOLS];
 	for (size_t i = 0; i < NCOLS; i++)
 		v[i] = PQntuples(r) ? num(r, (int)i) : (i == 4 || i >= 9 ? NAN : 0);
