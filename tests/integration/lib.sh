@@ -49,3 +49,42 @@ fail() {
   exit 1
 }
 psqlq() { psql "$PW_PG_DSN" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
+
+# service_harness NAME PREFIX: the preamble of a test that runs services from
+# $PW_BUILD in the background, each in its own consumer group (test_attributor
+# and the like). Sets ns (PREFIX + 7 digits: the simulator's namespace and the
+# groups' prefix) and work (a fresh folder under $PW_RUN_DIR, the logs), and
+# pid[] (NAME -> process): at exit each gets SIGTERM and is waited for. fail
+# is lib.sh's: "NAME: FAIL: MESSAGE" and the tail of every $work/*.log.
+service_harness() {
+  pipeline_name=$1
+  ns="$2$(date +%s%N | tail -c 8)"
+  work=$(mktemp -d "$PW_RUN_DIR/$1.XXXXXX")
+  declare -gA pid=()
+  trap service_cleanup EXIT
+}
+service_cleanup() {
+  local p
+  for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pid[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+# service_start NAME [VAR=VALUE...]: starts $PW_BUILD/services/NAME/pw-NAME in
+# group "$ns-NAME" on a free HTTP port, with the extra environment given,
+# appending to $work/NAME.log; its pid in pid[NAME].
+service_start() {
+  local name=$1
+  shift
+  env PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-$name" "$@" \
+    "$PW_BUILD/services/$name/pw-$name" >>"$work/$name.log" 2>&1 &
+  pid[$name]=$!
+}
+# service_joined NAME: waits (90 s at most) for the member's first partition
+# assignment in its log; fails if the service exited meanwhile.
+service_joined() {
+  local deadline=$((SECONDS + 90))
+  until grep -q '"msg":"kafka partitions assigned' "$work/$1.log"; do
+    kill -0 "${pid[$1]}" 2>/dev/null || fail "pw-$1 exited"
+    [ $SECONDS -lt $deadline ] || fail "pw-$1 did not join its group"
+    sleep 0.2
+  done
+}

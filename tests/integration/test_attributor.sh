@@ -21,32 +21,8 @@ need_bins "${bins[@]}"
 pw=${bins[5]}
 sim=${bins[4]}
 scn=tools/simulator/scenarios/worked-example.scn
-ns="at$(date +%s%N | tail -c 8)"
-work=$(mktemp -d "$PW_RUN_DIR/test_attributor.XXXXXX")
-declare -A pid=()
-cleanup() {
-  for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pid[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-fail() {
-  echo "test_attributor: FAIL: $*" >&2
-  for l in "$work"/*.log; do echo "--- $l" >&2; tail -n 12 "$l" >&2; done
-  exit 1
-}
-start() { # NAME
-  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-$1" PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=45s \
-    "$PW_BUILD/services/$1/pw-$1" >>"$work/$1.log" 2>&1 &
-  pid[$1]=$!
-}
-joined() { # NAME: waits for the member's first assignment in its log
-  local deadline=$((SECONDS + 90))
-  until grep -q '"msg":"kafka partitions assigned' "$work/$1.log"; do
-    kill -0 "${pid[$1]}" 2>/dev/null || fail "pw-$1 exited"
-    [ $SECONDS -lt $deadline ] || fail "pw-$1 did not join its group"
-    sleep 0.2
-  done
-}
+service_harness test_attributor at
+start() { service_start "$1" PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=45s; }
 mine="a.alert_id IN (SELECT alert_id FROM perfwatch.alerts WHERE source = 'gate' AND kind = 'regression'
                      AND series_key LIKE '%.$ns/%')"
 
@@ -59,7 +35,7 @@ q "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
   "$pw" group to-end "$ns-attributor" perf.alerts.v1 perf.bisections.v1 >/dev/null ||
   fail "placing the groups at the topics' ends"
 for s in ingester baseliner gate; do start $s; done
-for s in ingester baseliner gate; do joined $s; done
+for s in ingester baseliner gate; do service_joined $s; done
 
 # --- the replay, the gate's alerts ---------------------------------------------------------
 "$sim" replay "$scn" --namespace "$ns" --run-prefix "$ns-" >"$work/sim.json" 2>"$work/sim.log" ||
