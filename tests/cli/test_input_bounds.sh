@@ -44,6 +44,20 @@ rc=$(run nul 20 "$PW" changepoints "$T/nul.txt")
 [ "$rc" = 2 ] || fail "NUL: exit $rc"
 grep -q "nul.txt:2: line contains a NUL byte" "$T/nul.err" || fail "NUL: $(cat "$T/nul.err")"
 
+# a line of separators only: not an empty series answered with no changepoints (exit 0),
+# but an error naming the line (found by bench/fuzz/fuzz_cli_input); also for runs
+printf '1\n,\n2\n' >"$T/comma.txt"
+rc=$(run comma 20 "$PW" changepoints "$T/comma.txt")
+[ "$rc" = 2 ] || fail "separators only: exit $rc"
+grep -q "comma.txt:2: no number on the line" "$T/comma.err" || fail "separators only: $(cat "$T/comma.err")"
+printf ', ,\n' >"$T/comma1.txt"
+rc=$(run comma1 20 "$PW" changepoints "$T/comma1.txt")
+[ "$rc" = 2 ] || fail "a file of separators: exit $rc"
+printf '1 2 3\n\t,\n' >"$T/runs.txt"
+rc=$(run runs 20 "$PW" classify "$T/runs.txt")
+[ "$rc" = 2 ] || fail "a run of separators: exit $rc"
+grep -q "runs.txt:2: no number on the line" "$T/runs.err" || fail "a run of separators: $(cat "$T/runs.err")"
+
 # a directory
 rc=$(run dir 20 "$PW" changepoints "$T")
 [ "$rc" = 2 ] || fail "directory: exit $rc"

@@ -183,6 +183,10 @@ static int tokens_into(pw_cli_vec *vec, size_t *total, char *line, size_t lineno
 		(*total)++;
 		count++;
 	}
+	if (count == 0) { /* separators only, e.g. "," (found by bench/fuzz/fuzz_cli_input) */
+		fprintf(stderr, "perfwatch: %s:%zu: no number on the line\n", path, lineno);
+		return -1;
+	}
 	return 0;
 }
 
