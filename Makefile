@@ -3,15 +3,18 @@
 #   make test    unit tests under ASan+UBSan, then integration tests on the dev stack
 #   make demo    start the dev stack and run the job end to end
 #   make bench   benchmarks (not part of CI)
+#   make fuzz    the libFuzzer targets of bench/fuzz, FUZZ_SECONDS each (not part of CI)
 #   make deps    apt-get install the Debian packages the project needs
 #   make stack-start / stack-stop / stack-status   the dev stack alone
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build asan deps deps-check test unit-test integration-test demo bench \
+.PHONY: all build asan deps deps-check test unit-test integration-test demo bench fuzz \
         stack-start stack-stop stack-status clean
 
 all: build
@@ -46,6 +49,13 @@ demo: build
 
 bench: build
 	@bench/run.sh $(BUILD)
+
+# clang-14 with libFuzzer (deploy/dev/packages.txt [fuzz]); bench/fuzz/run.sh prints the figures
+fuzz: deps-check
+	@cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang-14 -DCMAKE_BUILD_TYPE=Debug -DPW_FUZZ=ON \
+	  $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_wire fuzz_config fuzz_cli_input fuzz_http_query
+	@bench/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
 
 stack-start: build
 	@deploy/dev/stack.sh start $(BUILD)
