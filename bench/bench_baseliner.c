@@ -219,10 +219,12 @@ static int points_batch(bench_msgs *b, rd_kafka_topic_t *rkt, const char *prefix
 	return 0;
 }
 
-static pw_status q1(pw_pg *pg, const char *sql, char *out, size_t outlen, char *err, size_t errlen)
+static pw_status q1(pw_pg *pg, const char *sql, const char *param, char *out, size_t outlen, char *err,
+                    size_t errlen)
 {
 	PGresult *res = NULL;
-	pw_status st = pw_pg_exec(pg, sql, 0, NULL, &res, err, errlen);
+	const char *const p[] = {param};
+	pw_status st = pw_pg_exec(pg, sql, param ? 1 : 0, param ? p : NULL, &res, err, errlen);
 	if (st != PW_OK)
 		return st;
 	snprintf(out, outlen, "%s", PQntuples(res) ? PQgetvalue(res, 0, 0) : "");
@@ -291,19 +293,20 @@ int main(int argc, char **argv)
 	keys = calloc(nseries, sizeof *keys);
 	if (!ids || !keys)
 		goto fail;
-	char sql[512];
-	snprintf(sql, sizeof sql,
-	         "INSERT INTO perfwatch.series (model, hlo_fingerprint, platform, config, metric, unit, "
-	         "direction) SELECT '%s-m' || i, 'hlo:' || i, 'v6e-4', 'decode.B8', 'tpot_p50_ms', 'ms', "
-	         "'lower_is_better' FROM generate_series(0, %zu) i ON CONFLICT DO NOTHING",
-	         prefix, nseries - 1);
-	if (pw_pg_exec(pg, sql, 0, NULL, NULL, err, sizeof err) != PW_OK)
+	char last[32];
+	snprintf(last, sizeof last, "%zu", nseries - 1);
+	const char *const sp[] = {prefix, last};
+	if (pw_pg_exec(pg,
+	               "INSERT INTO perfwatch.series (model, hlo_fingerprint, platform, config, metric, unit, "
+	               "direction) SELECT $1 || '-m' || i, 'hlo:' || i, 'v6e-4', 'decode.B8', 'tpot_p50_ms', "
+	               "'ms', 'lower_is_better' FROM generate_series(0, $2::int) i ON CONFLICT DO NOTHING",
+	               2, sp, NULL, err, sizeof err) != PW_OK)
 		goto fail;
 	PGresult *res = NULL;
-	snprintf(sql, sizeof sql,
-	         "SELECT series_id, series_key FROM perfwatch.series WHERE model LIKE '%s-m%%' "
-	         "ORDER BY substring(model from '-m([0-9]+)$')::int", prefix);
-	if (pw_pg_exec(pg, sql, 0, NULL, &res, err, sizeof err) != PW_OK)
+	if (pw_pg_exec(pg,
+	               "SELECT series_id, series_key FROM perfwatch.series WHERE model LIKE $1 || '-m%' "
+	               "ORDER BY substring(model from '-m([0-9]+)$')::int",
+	               1, sp, &res, err, sizeof err) != PW_OK)
 		goto fail;
 	for (size_t i = 0; i < nseries && (int)i < PQntuples(res); i++) {
 		ids[i] = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
@@ -404,9 +407,8 @@ int main(int argc, char **argv)
 		goto fail;
 	double freeze_s = now_s() - a;
 	char cnt[32];
-	snprintf(sql, sizeof sql, "SELECT count(*) FROM perfwatch.active_freezes WHERE event_id = '%s'",
-	         event_id);
-	if (q1(pg, sql, cnt, sizeof cnt, err, sizeof err) != PW_OK)
+	if (q1(pg, "SELECT count(*) FROM perfwatch.active_freezes WHERE event_id = $1", event_id, cnt,
+	       sizeof cnt, err, sizeof err) != PW_OK)
 		goto fail;
 	size_t want = (nseries + B_CELLS - 2) / B_CELLS; /* series i with i % 4 == 1 */
 	printf("freeze selected=%llu expected=%zu stored=%s secs=%.3f target=1.0 %s\n",

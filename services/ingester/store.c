@@ -561,15 +561,21 @@ static pw_status write_items(pw_ingester *ing, item **its, size_t n, smap *pendi
 	if (st != PW_OK)
 		goto fail;
 	if (nnew) {
-		/* the runs, then the samples and op timings of the runs this transaction inserts */
+		/*
+		 * the runs, then the samples and op timings of the runs this transaction inserts;
+		 * sql-ok: the column lists are identifiers from rows.c's static tables, the values
+		 * travel in COPY's binary stream
+		 */
 		snprintf(sql, sizeof sql, "COPY perfwatch.runs (%s) FROM STDIN (FORMAT binary)",
 		         pw_ingest_run_columns);
 		if ((st = copy_items(ing, sql, its, n, ROWS_RUN, NULL, e, el)) != PW_OK)
 			goto fail;
+		/* sql-ok: identifiers (rows.c's sample columns) */
 		snprintf(sql, sizeof sql, "COPY perfwatch.samples (%s) FROM STDIN (FORMAT binary)",
 		         pw_ingest_sample_columns);
 		if ((st = copy_items(ing, sql, its, n, ROWS_SAMPLES, &nsamples, e, el)) != PW_OK)
 			goto fail;
+		/* sql-ok: identifiers (rows.c's op-timing columns) */
 		snprintf(sql, sizeof sql, "COPY perfwatch.op_timings (%s) FROM STDIN (FORMAT binary)",
 		         pw_ingest_op_columns);
 		if ((st = copy_items(ing, sql, its, n, ROWS_OPS, NULL, e, el)) != PW_OK)

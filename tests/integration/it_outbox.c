@@ -164,14 +164,13 @@ int main(void)
 
 	/* 6. rows another transaction holds are skipped */
 	st = add_rows(pg, "r4", 8, 9, true);
-	char q[256];
-	snprintf(q, sizeof q,
-	         "SELECT id FROM perfwatch.outbox WHERE service = '%s' AND published_at IS NULL "
-	         "FOR UPDATE",
-	         service);
+	const char *const svc_param[] = {service};
 	pw_status lk = pw_pg_begin(other, err, sizeof err);
 	if (lk == PW_OK)
-		lk = pw_pg_exec(other, q, 0, NULL, NULL, err, sizeof err);
+		lk = pw_pg_exec(other,
+		                "SELECT id FROM perfwatch.outbox WHERE service = $1 AND published_at IS NULL "
+		                "FOR UPDATE",
+		                1, svc_param, NULL, err, sizeof err);
 	pw_status held = pw_outbox_publish(ob, &n, err, sizeof err);
 	size_t n_held = n;
 	pw_pg_rollback(other, NULL, 0);
@@ -192,19 +191,18 @@ int main(void)
 	free(text);
 
 	/* the rows of this run, published in id order */
-	snprintf(q, sizeof q,
-	         "SELECT count(*) FILTER (WHERE published_at IS NULL), count(*) FROM perfwatch.outbox "
-	         "WHERE service = '%s'",
-	         service);
 	PGresult *res = NULL;
-	if (pw_pg_exec(pg, q, 0, NULL, &res, err, sizeof err) == PW_OK) {
+	if (pw_pg_exec(pg,
+	               "SELECT count(*) FILTER (WHERE published_at IS NULL), count(*) FROM perfwatch.outbox "
+	               "WHERE service = $1",
+	               1, svc_param, &res, err, sizeof err) == PW_OK) {
 		CHECK(strcmp(PQgetvalue(res, 0, 0), "0") == 0 && strcmp(PQgetvalue(res, 0, 1), "9") == 0,
 		      "9 rows stored, none unpublished (%s, %s)", PQgetvalue(res, 0, 1),
 		      PQgetvalue(res, 0, 0));
 		PQclear(res);
 	}
-	snprintf(q, sizeof q, "DELETE FROM perfwatch.outbox WHERE service = '%s'", service);
-	pw_pg_exec(pg, q, 0, NULL, NULL, err, sizeof err);
+	pw_pg_exec(pg, "DELETE FROM perfwatch.outbox WHERE service = $1", 1, svc_param, NULL, err,
+	           sizeof err);
 	rc = failures ? 1 : 0;
 out:
 	pw_outbox_free(ob);
