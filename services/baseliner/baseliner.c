@@ -277,41 +277,50 @@ static void fleet_reason(char *buf, size_t len, const char *kind, const char *re
 	snprintf(buf, len, "%s: %s", kind, reason && *reason ? reason : event_id);
 }
 
+Perfwatch__V1__DlqReason pw_baseliner_point_decode(const void *payload, size_t len,
+                                                   Perfwatch__V1__SeriesPoint **out, char *detail,
+                                                   size_t detail_len)
+{
+	*out = NULL;
+	if (pw_input_check_wire(&perfwatch__v1__series_point__descriptor, payload, len, detail,
+	                        detail_len) != PW_OK)
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	Perfwatch__V1__SeriesPoint *sp =
+		perfwatch__v1__series_point__unpack(NULL, len, (const uint8_t *)payload);
+	if (!sp) {
+		snprintf(detail, detail_len, "payload is not a SeriesPoint");
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
+	}
+	Perfwatch__V1__DlqReason r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
+	if (sp->series_key && strlen(sp->series_key) >= PW_ST_KEY_MAX) {
+		snprintf(detail, detail_len, "series_key of %zu bytes is too long (the cap is %d)",
+		         strlen(sp->series_key), PW_ST_KEY_MAX - 1);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE;
+	} else if (!sp->series_key || !*sp->series_key || sp->series_id <= 0 || !isfinite(sp->value)) {
+		snprintf(detail, detail_len, "point needs a series_key, a series_id and a finite value");
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	}
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+		perfwatch__v1__series_point__free_unpacked(sp, NULL);
+		return r;
+	}
+	*out = sp;
+	return r;
+}
+
 static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
                               char *errbuf, size_t errlen)
 {
 	pw_baseliner_metrics *m = b->m;
 	char why[512];
-	if (pw_input_check_wire(&perfwatch__v1__series_point__descriptor, msg->payload, msg->len,
-	                        why, sizeof why) != PW_OK) {
+	Perfwatch__V1__SeriesPoint *sp = NULL;
+	Perfwatch__V1__DlqReason reason =
+		pw_baseliner_point_decode(msg->payload, msg->len, &sp, why, sizeof why);
+	if (reason != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
 		m_inc(m ? m->points : NULL, "invalid");
-		return dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
-		                   "perfwatch.v1.SeriesPoint", why, errbuf, errlen);
-	}
-	Perfwatch__V1__SeriesPoint *sp =
-		perfwatch__v1__series_point__unpack(NULL, msg->len, (const uint8_t *)msg->payload);
-	if (!sp) {
-		m_inc(m ? m->points : NULL, "invalid");
-		return dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-		                   "perfwatch.v1.SeriesPoint", "payload is not a SeriesPoint", errbuf,
-		                   errlen);
+		return dead_letter(b, msg, reason, "perfwatch.v1.SeriesPoint", why, errbuf, errlen);
 	}
 	pw_status st = PW_OK;
-	if (sp->series_key && strlen(sp->series_key) >= PW_ST_KEY_MAX) {
-		m_inc(m ? m->points : NULL, "invalid");
-		snprintf(why, sizeof why, "series_key of %zu bytes is too long (the cap is %d)",
-		         strlen(sp->series_key), PW_ST_KEY_MAX - 1);
-		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE,
-		                 "perfwatch.v1.SeriesPoint", why, errbuf, errlen);
-		goto out;
-	}
-	if (!sp->series_key || !*sp->series_key || sp->series_id <= 0 || !isfinite(sp->value)) {
-		m_inc(m ? m->points : NULL, "invalid");
-		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
-		                 "perfwatch.v1.SeriesPoint",
-		                 "point needs a series_key, a series_id and a finite value", errbuf, errlen);
-		goto out;
-	}
 	Perfwatch__V1__BuildKind kind =
 		sp->build ? sp->build->kind : PERFWATCH__V1__BUILD_KIND__BUILD_KIND_UNSPECIFIED;
 	if (kind != PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY &&

@@ -26,6 +26,8 @@
 #include <librdkafka/rdkafka.h>
 
 #include "baseliner_store.h"
+#include "perfwatch/v1/dlq.pb-c.h"
+#include "perfwatch/v1/series.pb-c.h"
 #include "pw_kafka.h"
 #include "pw_log.h"
 #include "pw_metrics.h"
@@ -104,6 +106,20 @@ void pw_baseliner_cache_settle(pw_baseliner *b);
 
 /* Frees the scratch arrays. */
 void pw_baseliner_release(pw_baseliner *b);
+
+/*
+ * The door of perf.points.v1: decodes one SeriesPoint payload and checks
+ * what the baseliner needs of it before anything else sees it — the wire
+ * form (no NUL, valid UTF-8 in every string: pw_input_check_wire), the
+ * protobuf decode, a series key shorter than PW_ST_KEY_MAX, and a series
+ * key, a series id and a finite value. Returns
+ * PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED with *out the point (the
+ * caller frees it with perfwatch__v1__series_point__free_unpacked), or the
+ * dead letter's reason with *out NULL and the detail in detail.
+ */
+Perfwatch__V1__DlqReason pw_baseliner_point_decode(const void *payload, size_t len,
+                                                   Perfwatch__V1__SeriesPoint **out, char *detail,
+                                                   size_t detail_len);
 
 /* The pw_batch_fn: ctx is a pw_baseliner. See the file comment. */
 pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,

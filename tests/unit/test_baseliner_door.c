@@ -1,0 +1,313 @@
+/*
+ * test_baseliner_door.c: the door of perf.points.v1 as the baseliner keeps it
+ * (pw_baseliner_point_decode, services/baseliner/baseliner.h) on a table of
+ * hostile payloads, each with the DlqReason it must get — or, for what the
+ * door must let through (SQL metacharacters, unknown fields, absurd but
+ * finite numbers), the value that must come out unchanged.
+ *
+ * The good point is packed from a protobuf-c struct. A case either changes a
+ * field before packing, or appends raw wire bytes to the good payload: a
+ * singular field that occurs twice takes its last value (sub-messages merge),
+ * so an appended field overrides the good one, NUL bytes and invalid UTF-8
+ * included, which a struct cannot carry.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "baseliner.h"
+#include "series_table.h"
+
+#define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
+#define R_DECODE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
+#define R_MISSING PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD
+#define R_INVALID PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE
+#define R_OVERSIZE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE
+
+#define GOOD_KEY "chat-8b/hlo:9f31c2ab/v6e-4/decode.B64.s2048.int8/tpot_p50_ms"
+
+typedef struct buf {
+	uint8_t *p;
+	size_t n;
+} buf;
+
+static void put_bytes(buf *b, const void *p, size_t n)
+{
+	b->p = realloc(b->p, b->n + n + 1);
+	cr_assert_not_null(b->p);
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
+
+static void put_varint(buf *b, uint64_t v)
+{
+	uint8_t t[10];
+	size_t k = 0;
+	do {
+		t[k] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			t[k] |= 0x80;
+		k++;
+	} while (v);
+	put_bytes(b, t, k);
+}
+
+/* field `f` as a length-delimited value of n bytes */
+static void put_ld(buf *b, unsigned f, const void *p, size_t n)
+{
+	put_varint(b, (uint64_t)f << 3 | 2);
+	put_varint(b, n);
+	put_bytes(b, p, n);
+}
+
+/* the good point, with an edit applied to the struct before packing */
+typedef void (*edit_fn)(Perfwatch__V1__SeriesPoint *sp, char *scratch);
+
+static buf pack_point(edit_fn edit)
+{
+	static char scratch[1 << 20];
+	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
+	key.model = "chat-8b";
+	key.hlo_fingerprint = "hlo:9f31c2ab";
+	key.platform = "v6e-4";
+	key.config = "decode.B64.s2048.int8";
+	key.metric = "tpot_p50_ms";
+	Perfwatch__V1__CompilerBuild cb = PERFWATCH__V1__COMPILER_BUILD__INIT;
+	cb.build_id = "xla-nightly-2026-06-16";
+	cb.kind = PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY;
+	cb.cl = "cl/7841885";
+	cb.cl_number = 7841885;
+	Perfwatch__V1__SeriesPoint sp = PERFWATCH__V1__SERIES_POINT__INIT;
+	sp.series_id = 412;
+	sp.series_key = GOOD_KEY;
+	sp.key = &key;
+	sp.run_id = "t1-00412";
+	sp.repeat_index = 3;
+	sp.build = &cb;
+	sp.value = 3.91;
+	sp.unit = "ms";
+	sp.measured_unix_us = 1781568000000000LL;
+	sp.chip_set = "pinned-7";
+	sp.cell = "cell-mtv5-c12";
+	sp.firmware = "tpufw-2026.05.2";
+	sp.harness_version = "perfbench-2.31";
+	if (edit)
+		edit(&sp, scratch);
+	buf b = {0};
+	b.n = perfwatch__v1__series_point__get_packed_size(&sp);
+	b.p = malloc(b.n + 1);
+	cr_assert_not_null(b.p);
+	perfwatch__v1__series_point__pack(&sp, b.p);
+	return b;
+}
+
+/* ---- struct edits ---- */
+static void no_key(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->series_key = ""; }
+static void id_zero(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->series_id = 0; }
+static void id_negative(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->series_id = -7; }
+static void id_min(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->series_id = INT64_MIN; }
+static void value_nan(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->value = NAN; }
+static void value_inf(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->value = INFINITY; }
+static void value_ninf(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->value = -INFINITY; }
+static void value_huge(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->value = 1e308; }
+static void value_negative(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->value = -3.91; }
+static void value_denormal(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->value = 4.9e-324; }
+static void key_len(Perfwatch__V1__SeriesPoint *s, char *x, size_t n)
+{
+	memset(x, 'k', n);
+	x[n] = 0;
+	s->series_key = x;
+}
+static void key_255(Perfwatch__V1__SeriesPoint *s, char *x) { key_len(s, x, PW_ST_KEY_MAX - 1); }
+static void key_256(Perfwatch__V1__SeriesPoint *s, char *x) { key_len(s, x, PW_ST_KEY_MAX); }
+static void key_1mb(Perfwatch__V1__SeriesPoint *s, char *x) { key_len(s, x, (1 << 20) - 1); }
+static void key_sql(Perfwatch__V1__SeriesPoint *s, char *x)
+{
+	(void)x;
+	s->series_key = "chat-8b'); DROP TABLE perfwatch.series;--/hlo:\"x\"/v6e-4/%s%n/tpot_p50_ms";
+}
+static void time_far_future(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->measured_unix_us = INT64_MAX; }
+static void time_before_1970(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->measured_unix_us = -1; }
+static void no_build(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->build = NULL; s->key = NULL; }
+
+typedef struct kase {
+	const char *name;
+	edit_fn edit;                           /* NULL: the good point */
+	void (*append)(buf *b);                 /* raw bytes after the good payload; NULL: none */
+	const uint8_t *raw;                     /* instead of the point: these bytes */
+	size_t raw_len;
+	Perfwatch__V1__DlqReason want;
+	const char *want_key;                   /* R_OK_: the key that must come out (NULL: GOOD_KEY) */
+} kase;
+
+/* ---- appended raw fields ---- */
+#define APPEND_STR(fn, field, lit)                                                                 \
+	static void fn(buf *b) { put_ld(b, field, lit, sizeof lit - 1); }
+APPEND_STR(nul_key, 2, "chat-8b\0evil/hlo:1/v6e-4/c/m")
+APPEND_STR(nul_run, 4, "t1\0x")
+APPEND_STR(nul_unit, 9, "ms\0")
+APPEND_STR(nul_job, 17, "\0")
+APPEND_STR(bad_utf8_key, 2, "f-bad\377utf/hlo:1/v6e-4/c/m")
+APPEND_STR(bad_utf8_chip, 13, "pinned-\377")
+APPEND_STR(bad_utf8_cell, 14, "cell-\300")
+APPEND_STR(bad_utf8_fw, 15, "fw-\200")
+APPEND_STR(bad_utf8_harness, 16, "perfbench-\xfe")
+APPEND_STR(bad_utf8_rev, 6, "rev-\xf8\x88\x80\x80\x80")
+APPEND_STR(overlong_slash, 2, "a\xc0\xaf" "b")
+APPEND_STR(surrogate, 2, "a\xed\xa0\x80")
+APPEND_STR(cut_sequence, 2, "abc\xe2\x82")
+APPEND_STR(above_unicode, 2, "a\xf4\x90\x80\x80")
+APPEND_STR(second_key, 2, "rank-moe-110b/hlo:2/v5e-8/prefill/ttft_p50_ms")
+APPEND_STR(emoji_key, 2, "chat-8b-\xf0\x9f\x9a\x80/hlo:1/v6e-4/c/m")
+static void bad_utf8_build(buf *b)
+{
+	buf in = {0};
+	put_ld(&in, 1, "xla-\377", 5); /* CompilerBuild.build_id */
+	put_ld(b, 7, in.p, in.n);
+	free(in.p);
+}
+static void nul_platform(buf *b)
+{
+	buf in = {0};
+	put_ld(&in, 3, "v6e\0-4", 6); /* SeriesKey.platform */
+	put_ld(b, 3, in.p, in.n);
+	free(in.p);
+}
+static void unknown_field(buf *b)
+{
+	put_varint(b, 99u << 3 | 0);
+	put_varint(b, 12345);
+	put_ld(b, 100, "whatever \377 bytes", 17); /* unknown: not a string the door reads */
+}
+static void wrong_wire_type(buf *b)
+{
+	put_varint(b, 2u << 3 | 0); /* series_key as a varint */
+	put_varint(b, 7);
+}
+static void length_past_end(buf *b)
+{
+	put_varint(b, 2u << 3 | 2);
+	put_varint(b, 1000);
+	put_bytes(b, "abc", 3);
+}
+static void open_group(buf *b) { put_varint(b, 20u << 3 | 3); }
+static void bad_varint(buf *b)
+{
+	static const uint8_t v[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+	put_bytes(b, v, sizeof v);
+}
+static void field_zero(buf *b)
+{
+	put_varint(b, 0u << 3 | 0);
+	put_varint(b, 1);
+}
+
+static const uint8_t junk[] = {0xde, 0xad, 0xbe, 0xef, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x13, 0x37};
+static const uint8_t text_json[] = "{\"series_key\":\"chat-8b/x\",\"value\":3.9}";
+
+static const kase cases[] = {
+	{"the good point", NULL, NULL, NULL, 0, R_OK_, NULL},
+	/* bytes that are not a SeriesPoint */
+	{"empty payload (every field at its default)", NULL, NULL, (const uint8_t *)"", 0, R_MISSING, NULL},
+	{"random bytes", NULL, NULL, junk, sizeof junk, R_DECODE, NULL},
+	{"JSON instead of protobuf", NULL, NULL, text_json, sizeof text_json - 1, R_DECODE, NULL},
+	{"a length prefix past the end", NULL, length_past_end, NULL, 0, R_DECODE, NULL},
+	{"series_key with the varint wire type", NULL, wrong_wire_type, NULL, 0, R_DECODE, NULL},
+	{"a group that never ends", NULL, open_group, NULL, 0, R_DECODE, NULL},
+	{"an 11-byte varint", NULL, bad_varint, NULL, 0, R_DECODE, NULL},
+	{"field number 0", NULL, field_zero, NULL, 0, R_DECODE, NULL},
+	/* required fields */
+	{"no series_key", no_key, NULL, NULL, 0, R_MISSING, NULL},
+	{"series_id 0", id_zero, NULL, NULL, 0, R_MISSING, NULL},
+	{"series_id negative", id_negative, NULL, NULL, 0, R_MISSING, NULL},
+	{"series_id INT64_MIN", id_min, NULL, NULL, 0, R_MISSING, NULL},
+	{"no build and no structured key (still a point)", no_build, NULL, NULL, 0, R_OK_, NULL},
+	/* numbers */
+	{"value NaN", value_nan, NULL, NULL, 0, R_MISSING, NULL},
+	{"value +inf", value_inf, NULL, NULL, 0, R_MISSING, NULL},
+	{"value -inf", value_ninf, NULL, NULL, 0, R_MISSING, NULL},
+	{"value 1e308 (finite: the statistics' business)", value_huge, NULL, NULL, 0, R_OK_, NULL},
+	{"value negative (finite)", value_negative, NULL, NULL, 0, R_OK_, NULL},
+	{"value denormal (finite)", value_denormal, NULL, NULL, 0, R_OK_, NULL},
+	{"measured in the year 292277 (ordering only)", time_far_future, NULL, NULL, 0, R_OK_, NULL},
+	{"measured before 1970 (ordering only)", time_before_1970, NULL, NULL, 0, R_OK_, NULL},
+	/* sizes */
+	{"series_key of 255 bytes (the cap)", key_255, NULL, NULL, 0, R_OK_, "k"},
+	{"series_key of 256 bytes", key_256, NULL, NULL, 0, R_OVERSIZE, NULL},
+	{"series_key of 1 MiB", key_1mb, NULL, NULL, 0, R_OVERSIZE, NULL},
+	/* NUL and UTF-8, at any depth */
+	{"NUL inside series_key", NULL, nul_key, NULL, 0, R_INVALID, NULL},
+	{"NUL inside run_id", NULL, nul_run, NULL, 0, R_INVALID, NULL},
+	{"NUL at the end of unit", NULL, nul_unit, NULL, 0, R_INVALID, NULL},
+	{"bisect_job_id a lone NUL", NULL, nul_job, NULL, 0, R_INVALID, NULL},
+	{"NUL inside key.platform (nested)", NULL, nul_platform, NULL, 0, R_INVALID, NULL},
+	{"0xff in series_key", NULL, bad_utf8_key, NULL, 0, R_INVALID, NULL},
+	{"0xff in chip_set", NULL, bad_utf8_chip, NULL, 0, R_INVALID, NULL},
+	{"a lone lead byte in cell", NULL, bad_utf8_cell, NULL, 0, R_INVALID, NULL},
+	{"a lone continuation byte in firmware", NULL, bad_utf8_fw, NULL, 0, R_INVALID, NULL},
+	{"0xfe in harness_version", NULL, bad_utf8_harness, NULL, 0, R_INVALID, NULL},
+	{"a 5-byte sequence in model_rev", NULL, bad_utf8_rev, NULL, 0, R_INVALID, NULL},
+	{"0xff in build.build_id (nested)", NULL, bad_utf8_build, NULL, 0, R_INVALID, NULL},
+	{"overlong '/' (C0 AF)", NULL, overlong_slash, NULL, 0, R_INVALID, NULL},
+	{"a UTF-16 surrogate (ED A0 80)", NULL, surrogate, NULL, 0, R_INVALID, NULL},
+	{"a sequence cut at the end", NULL, cut_sequence, NULL, 0, R_INVALID, NULL},
+	{"above U+10FFFF", NULL, above_unicode, NULL, 0, R_INVALID, NULL},
+	/* let through, unchanged */
+	{"SQL and printf metacharacters in series_key", key_sql, NULL, NULL, 0, R_OK_,
+	 "chat-8b'); DROP TABLE perfwatch.series;--/hlo:\"x\"/v6e-4/%s%n/tpot_p50_ms"},
+	{"a 4-byte UTF-8 character in series_key", NULL, emoji_key, NULL, 0, R_OK_,
+	 "chat-8b-\xf0\x9f\x9a\x80/hlo:1/v6e-4/c/m"},
+	{"unknown fields", NULL, unknown_field, NULL, 0, R_OK_, NULL},
+	{"series_key twice: the last counts", NULL, second_key, NULL, 0, R_OK_,
+	 "rank-moe-110b/hlo:2/v5e-8/prefill/ttft_p50_ms"},
+};
+#define NCASES (sizeof cases / sizeof cases[0])
+
+static const char *reason_name(Perfwatch__V1__DlqReason r)
+{
+	const ProtobufCEnumValue *v =
+		protobuf_c_enum_descriptor_get_value(&perfwatch__v1__dlq_reason__descriptor, (int)r);
+	return v ? v->name : "?";
+}
+
+Test(baseliner_door, every_hostile_point_gets_its_reason)
+{
+	size_t refused = 0;
+	for (size_t i = 0; i < NCASES; i++) {
+		const kase *c = &cases[i];
+		buf b = {0};
+		if (c->raw) {
+			put_bytes(&b, c->raw, c->raw_len);
+		} else {
+			b = pack_point(c->edit);
+			if (c->append)
+				c->append(&b);
+		}
+		Perfwatch__V1__SeriesPoint *sp = (Perfwatch__V1__SeriesPoint *)&b; /* must be reset */
+		char detail[512] = "";
+		Perfwatch__V1__DlqReason r =
+			pw_baseliner_point_decode(b.n ? b.p : (const uint8_t *)"", b.n, &sp, detail, sizeof detail);
+		cr_expect_eq(r, c->want, "case \"%s\": got %s (%s), want %s", c->name, reason_name(r),
+		             detail, reason_name(c->want));
+		if (r == R_OK_) {
+			cr_assert_not_null(sp, "case \"%s\": accepted without a point", c->name);
+			const char *want = c->want_key ? c->want_key : GOOD_KEY;
+			if (strcmp(want, "k") == 0)
+				cr_expect_eq(strlen(sp->series_key), PW_ST_KEY_MAX - 1, "case \"%s\"", c->name);
+			else
+				cr_expect_str_eq(sp->series_key, want, "case \"%s\"", c->name);
+			perfwatch__v1__series_point__free_unpacked(sp, NULL);
+		} else {
+			refused++;
+			cr_expect_null(sp, "case \"%s\": refused but a point handed back", c->name);
+			cr_expect(detail[0] != '\0', "case \"%s\": refused without a reason", c->name);
+		}
+		free(b.p);
+	}
+	cr_log_info("perf.points.v1 door: %zu kinds, %zu refused, %zu let through", NCASES, refused,
+	            NCASES - refused);
+	cr_expect_geq(NCASES, 30);
+}
