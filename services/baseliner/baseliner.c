@@ -499,29 +499,58 @@ out:
 	return st;
 }
 
+Perfwatch__V1__DlqReason pw_baseliner_fleet_decode(const void *payload, size_t len,
+                                                   Perfwatch__V1__FleetChangeEvent **out,
+                                                   bool *identified, char *detail,
+                                                   size_t detail_len)
+{
+	*out = NULL;
+	*identified = false;
+	if (pw_input_check_wire(&perfwatch__v1__fleet_change_event__descriptor, payload, len, detail,
+	                        detail_len) != PW_OK)
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	Perfwatch__V1__FleetChangeEvent *fc =
+		perfwatch__v1__fleet_change_event__unpack(NULL, len, (const uint8_t *)payload);
+	if (!fc) {
+		snprintf(detail, detail_len, "payload is not a FleetChangeEvent");
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
+	}
+	if (!fc->event_id || !*fc->event_id || strlen(fc->event_id) >= 64) {
+		snprintf(detail, detail_len, "fleet change needs an event_id of 1 to 63 bytes");
+		perfwatch__v1__fleet_change_event__free_unpacked(fc, NULL);
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	}
+	*identified = true;
+	pw_fleet_selector sel = {(const char *const *)fc->platforms, fc->n_platforms,
+	                         (const char *const *)fc->chip_sets, fc->n_chip_sets,
+	                         (const char *const *)fc->cells, fc->n_cells,
+	                         (const char *const *)fc->firmware, fc->n_firmware,
+	                         (const char *const *)fc->harness_versions, fc->n_harness_versions};
+	if (pw_fleet_selector_is_empty(&sel) && !fc->fleet_wide) {
+		snprintf(detail, detail_len,
+		         "fleet change has no selector and would freeze every series; set "
+		         "fleet_wide to mean that");
+		perfwatch__v1__fleet_change_event__free_unpacked(fc, NULL);
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	}
+	*out = fc;
+	return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
+}
+
 static pw_status handle_fleet(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
                               char *errbuf, size_t errlen)
 {
 	char why[512];
-	if (pw_input_check_wire(&perfwatch__v1__fleet_change_event__descriptor, msg->payload,
-	                        msg->len, why, sizeof why) != PW_OK)
-		return dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
-		                   "perfwatch.v1.FleetChangeEvent", why, errbuf, errlen);
-	Perfwatch__V1__FleetChangeEvent *fc =
-		perfwatch__v1__fleet_change_event__unpack(NULL, msg->len, (const uint8_t *)msg->payload);
-	if (!fc)
-		return dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-		                   "perfwatch.v1.FleetChangeEvent", "payload is not a FleetChangeEvent",
-		                   errbuf, errlen);
+	Perfwatch__V1__FleetChangeEvent *fc = NULL;
+	bool identified = false;
+	Perfwatch__V1__DlqReason refused =
+		pw_baseliner_fleet_decode(msg->payload, msg->len, &fc, &identified, why, sizeof why);
+	if (identified)
+		m_inc(b->m ? b->m->fleet_changes : NULL, NULL);
+	if (refused != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return dead_letter(b, msg, refused, "perfwatch.v1.FleetChangeEvent", why, errbuf, errlen);
 	pw_status st = PW_OK;
 	PGresult *done = NULL;
-	if (!fc->event_id || !*fc->event_id || strlen(fc->event_id) >= 64) {
-		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
-		                 "perfwatch.v1.FleetChangeEvent",
-		                 "fleet change needs an event_id of 1 to 63 bytes", errbuf, errlen);
-		goto out;
-	}
-	m_inc(b->m ? b->m->fleet_changes : NULL, NULL);
 	pw_bstore_fleet f = {
 		.event_id = fc->event_id,
 		.occurred_us = fc->occurred_unix_us,
@@ -536,14 +565,6 @@ static pw_status handle_fleet(pw_baseliner *b, const rd_kafka_message_t *msg, in
 		.from_version = fc->from_version,
 		.to_version = fc->to_version,
 	};
-	if (pw_fleet_selector_is_empty(&f.sel) && !fc->fleet_wide) {
-		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
-		                 "perfwatch.v1.FleetChangeEvent",
-		                 "fleet change has no selector and would freeze every series; set "
-		                 "fleet_wide to mean that",
-		                 errbuf, errlen);
-		goto out;
-	}
 	/* a statement that PostgreSQL refuses for its data fails the same way on
 	 * every retry: the savepoint lets the batch go on without the event */
 	st = pw_pg_exec(b->pg, "SAVEPOINT fleet_change", 0, NULL, NULL, errbuf, errlen);

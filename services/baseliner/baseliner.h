@@ -20,6 +20,7 @@
 #ifndef PW_BASELINER_H
 #define PW_BASELINER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,7 @@
 
 #include "baseliner_store.h"
 #include "perfwatch/v1/dlq.pb-c.h"
+#include "perfwatch/v1/fleet.pb-c.h"
 #include "perfwatch/v1/series.pb-c.h"
 #include "pw_kafka.h"
 #include "pw_log.h"
@@ -119,6 +121,21 @@ void pw_baseliner_release(pw_baseliner *b);
  */
 Perfwatch__V1__DlqReason pw_baseliner_point_decode(const void *payload, size_t len,
                                                    Perfwatch__V1__SeriesPoint **out, char *detail,
+                                                   size_t detail_len);
+
+/*
+ * The door of perf.fleet-changes.v1, as pw_baseliner_point_decode: the wire
+ * form, the decode, an event_id of 1 to 63 bytes, and a selector (or
+ * fleet_wide set: an event with no selector would freeze every series).
+ * *identified is set when the payload decoded and named an event (counted
+ * in perfwatch_baseliner_fleet_changes_total even when refused after that).
+ * PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED with *out the event (freed
+ * by the caller with perfwatch__v1__fleet_change_event__free_unpacked), or the
+ * dead letter's reason with *out NULL and the detail in detail.
+ */
+Perfwatch__V1__DlqReason pw_baseliner_fleet_decode(const void *payload, size_t len,
+                                                   Perfwatch__V1__FleetChangeEvent **out,
+                                                   bool *identified, char *detail,
                                                    size_t detail_len);
 
 /* The pw_batch_fn: ctx is a pw_baseliner. See the file comment. */

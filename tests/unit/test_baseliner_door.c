@@ -1,11 +1,12 @@
 /*
- * test_baseliner_door.c: the door of perf.points.v1 as the baseliner keeps it
- * (pw_baseliner_point_decode, services/baseliner/baseliner.h) on a table of
- * hostile payloads, each with the DlqReason it must get — or, for what the
- * door must let through (SQL metacharacters, unknown fields, absurd but
- * finite numbers), the value that must come out unchanged.
+ * test_baseliner_door.c: the doors of the baseliner's two input topics
+ * (services/baseliner/baseliner.h: pw_baseliner_point_decode for
+ * perf.points.v1, pw_baseliner_fleet_decode for perf.fleet-changes.v1), each
+ * on a table of hostile payloads with the DlqReason every one must get — or,
+ * for what the door must let through (SQL metacharacters, unknown fields,
+ * absurd but finite numbers), the value that must come out unchanged.
  *
- * The good point is packed from a protobuf-c struct. A case either changes a
+ * The good message is packed from a protobuf-c struct. A case either changes a
  * field before packing, or appends raw wire bytes to the good payload: a
  * singular field that occurs twice takes its last value (sub-messages merge),
  * so an appended field overrides the good one, NUL bytes and invalid UTF-8
@@ -310,4 +311,210 @@ Test(baseliner_door, every_hostile_point_gets_its_reason)
 	cr_log_info("perf.points.v1 door: %zu kinds, %zu refused, %zu let through", NCASES, refused,
 	            NCASES - refused);
 	cr_expect_geq(NCASES, 30);
+}
+
+/* ================================================= perf.fleet-changes.v1 */
+
+#define GOOD_EVENT "fc-2026-06-15-0007"
+
+typedef void (*fedit_fn)(Perfwatch__V1__FleetChangeEvent *fc, char *scratch);
+
+static buf pack_fleet(fedit_fn edit)
+{
+	static char scratch[1 << 16];
+	static char *platforms[] = {"v6e-4"};
+	static char *cells[] = {"cell-mtv5-c12"};
+	Perfwatch__V1__FleetChangeEvent fc = PERFWATCH__V1__FLEET_CHANGE_EVENT__INIT;
+	fc.event_id = GOOD_EVENT;
+	fc.occurred_unix_us = 1781481600000000LL;
+	fc.kind = PERFWATCH__V1__FLEET_CHANGE_KIND__FLEET_CHANGE_KIND_RECABLING;
+	fc.reason = "mtv5 row 12 recabled for ICI v2";
+	fc.source = "fleet-ops";
+	fc.platforms = platforms;
+	fc.n_platforms = 1;
+	fc.cells = cells;
+	fc.n_cells = 1;
+	if (edit)
+		edit(&fc, scratch);
+	buf b = {0};
+	b.n = perfwatch__v1__fleet_change_event__get_packed_size(&fc);
+	b.p = malloc(b.n + 1);
+	cr_assert_not_null(b.p);
+	perfwatch__v1__fleet_change_event__pack(&fc, b.p);
+	return b;
+}
+
+static void f_no_id(Perfwatch__V1__FleetChangeEvent *f, char *x) { (void)x; f->event_id = ""; }
+static void f_id_len(Perfwatch__V1__FleetChangeEvent *f, char *x, size_t n)
+{
+	memset(x, 'e', n);
+	x[n] = 0;
+	f->event_id = x;
+}
+static void f_id_63(Perfwatch__V1__FleetChangeEvent *f, char *x) { f_id_len(f, x, 63); }
+static void f_id_64(Perfwatch__V1__FleetChangeEvent *f, char *x) { f_id_len(f, x, 64); }
+static void f_id_60k(Perfwatch__V1__FleetChangeEvent *f, char *x) { f_id_len(f, x, 60000); }
+static void f_no_selector(Perfwatch__V1__FleetChangeEvent *f, char *x)
+{
+	(void)x;
+	f->n_platforms = 0;
+	f->n_cells = 0;
+}
+static void f_fleet_wide(Perfwatch__V1__FleetChangeEvent *f, char *x)
+{
+	f_no_selector(f, x);
+	f->fleet_wide = 1;
+}
+static void f_only_harness(Perfwatch__V1__FleetChangeEvent *f, char *x)
+{
+	static char *h[] = {"perfbench-2.31"};
+	f_no_selector(f, x);
+	f->harness_versions = h;
+	f->n_harness_versions = 1;
+}
+static void f_empty_string_selector(Perfwatch__V1__FleetChangeEvent *f, char *x)
+{
+	static char *e[] = {""};
+	f_no_selector(f, x);
+	f->platforms = e;
+	f->n_platforms = 1;
+}
+static void f_many_platforms(Perfwatch__V1__FleetChangeEvent *f, char *x)
+{
+	static char *many[5000];
+	(void)x;
+	for (size_t i = 0; i < 5000; i++)
+		many[i] = "v6e-4";
+	f->platforms = many;
+	f->n_platforms = 5000;
+}
+static void f_sql(Perfwatch__V1__FleetChangeEvent *f, char *x)
+{
+	(void)x;
+	f->event_id = "fc'); DELETE FROM perfwatch.series;--";
+}
+static void f_unknown_kind(Perfwatch__V1__FleetChangeEvent *f, char *x)
+{
+	(void)x;
+	f->kind = (Perfwatch__V1__FleetChangeKind)999;
+}
+static void f_time_zero(Perfwatch__V1__FleetChangeEvent *f, char *x) { (void)x; f->occurred_unix_us = 0; }
+static void f_time_far(Perfwatch__V1__FleetChangeEvent *f, char *x) { (void)x; f->occurred_unix_us = INT64_MAX; }
+
+APPEND_STR(f_bad_utf8_id, 1, "f-bad\377utf") /* issue 19, item 2 */
+APPEND_STR(f_nul_id, 1, "fc-1\0evil")
+APPEND_STR(f_nul_reason, 4, "recabled\0")
+APPEND_STR(f_bad_utf8_reason, 4, "row \xc3\x28")
+APPEND_STR(f_bad_utf8_source, 5, "ops\xa0")
+APPEND_STR(f_bad_utf8_platform, 6, "v6e-\xff")
+APPEND_STR(f_nul_chip, 7, "pinned\0-7")
+APPEND_STR(f_bad_utf8_cell, 8, "cell-\xe0\x80\xaf")
+APPEND_STR(f_surrogate_fw, 9, "fw-\xed\xbf\xbf")
+APPEND_STR(f_cut_harness, 10, "perfbench-\xf0\x9f\x9a")
+APPEND_STR(f_bad_utf8_from, 11, "1.0\xff")
+APPEND_STR(f_nul_to, 12, "2.0\0")
+APPEND_STR(f_second_id, 1, "fc-2026-06-16-0001")
+static void f_time_as_string(buf *b) { put_ld(b, 2, "yesterday", 9); }
+static void f_wrong_wire_type(buf *b)
+{
+	put_varint(b, 1u << 3 | 0); /* event_id as a varint */
+	put_varint(b, 7);
+}
+
+typedef struct fkase {
+	const char *name;
+	fedit_fn edit;
+	void (*append)(buf *b);
+	const uint8_t *raw;
+	size_t raw_len;
+	Perfwatch__V1__DlqReason want;
+	const char *want_id; /* R_OK_: the event_id that must come out (NULL: GOOD_EVENT) */
+} fkase;
+
+static const fkase fcases[] = {
+	{"the good event", NULL, NULL, NULL, 0, R_OK_, NULL},
+	/* not a FleetChangeEvent */
+	{"empty payload (no event_id)", NULL, NULL, (const uint8_t *)"", 0, R_MISSING, NULL},
+	{"random bytes", NULL, NULL, junk, sizeof junk, R_DECODE, NULL},
+	{"JSON instead of protobuf", NULL, NULL, text_json, sizeof text_json - 1, R_DECODE, NULL},
+	{"a length prefix past the end", NULL, length_past_end, NULL, 0, R_DECODE, NULL},
+	{"event_id with the varint wire type", NULL, f_wrong_wire_type, NULL, 0, R_DECODE, NULL},
+	{"occurred_unix_us as a string", NULL, f_time_as_string, NULL, 0, R_DECODE, NULL},
+	{"a group that never ends", NULL, open_group, NULL, 0, R_DECODE, NULL},
+	{"an 11-byte varint", NULL, bad_varint, NULL, 0, R_DECODE, NULL},
+	{"field number 0", NULL, field_zero, NULL, 0, R_DECODE, NULL},
+	/* the event id */
+	{"no event_id", f_no_id, NULL, NULL, 0, R_MISSING, NULL},
+	{"event_id of 63 bytes (the cap)", f_id_63, NULL, NULL, 0, R_OK_, "e63"},
+	{"event_id of 64 bytes", f_id_64, NULL, NULL, 0, R_MISSING, NULL},
+	{"event_id of 60 kB", f_id_60k, NULL, NULL, 0, R_MISSING, NULL},
+	{"event_id twice: the last counts", NULL, f_second_id, NULL, 0, R_OK_, "fc-2026-06-16-0001"},
+	/* scope */
+	{"no selector (would freeze every series)", f_no_selector, NULL, NULL, 0, R_MISSING, NULL},
+	{"no selector but fleet_wide (said loudly)", f_fleet_wide, NULL, NULL, 0, R_OK_, NULL},
+	{"only a harness selector", f_only_harness, NULL, NULL, 0, R_OK_, NULL},
+	{"a selector of one empty string", f_empty_string_selector, NULL, NULL, 0, R_OK_, NULL},
+	{"5000 platforms", f_many_platforms, NULL, NULL, 0, R_OK_, NULL},
+	/* NUL and UTF-8 in every string field, lists included */
+	{"0xff in event_id (f-bad\\377utf)", NULL, f_bad_utf8_id, NULL, 0, R_INVALID, NULL},
+	{"NUL inside event_id", NULL, f_nul_id, NULL, 0, R_INVALID, NULL},
+	{"NUL at the end of reason", NULL, f_nul_reason, NULL, 0, R_INVALID, NULL},
+	{"a bad continuation in reason", NULL, f_bad_utf8_reason, NULL, 0, R_INVALID, NULL},
+	{"a lone continuation byte in source", NULL, f_bad_utf8_source, NULL, 0, R_INVALID, NULL},
+	{"0xff in a platform", NULL, f_bad_utf8_platform, NULL, 0, R_INVALID, NULL},
+	{"NUL inside a chip set", NULL, f_nul_chip, NULL, 0, R_INVALID, NULL},
+	{"an overlong '/' in a cell", NULL, f_bad_utf8_cell, NULL, 0, R_INVALID, NULL},
+	{"a surrogate in firmware", NULL, f_surrogate_fw, NULL, 0, R_INVALID, NULL},
+	{"a cut sequence in a harness version", NULL, f_cut_harness, NULL, 0, R_INVALID, NULL},
+	{"0xff in from_version", NULL, f_bad_utf8_from, NULL, 0, R_INVALID, NULL},
+	{"NUL at the end of to_version", NULL, f_nul_to, NULL, 0, R_INVALID, NULL},
+	/* let through */
+	{"SQL metacharacters in event_id", f_sql, NULL, NULL, 0, R_OK_, "fc'); DELETE FROM perfwatch.series;--"},
+	{"a kind this build does not know", f_unknown_kind, NULL, NULL, 0, R_OK_, NULL},
+	{"occurred at 0", f_time_zero, NULL, NULL, 0, R_OK_, NULL},
+	{"occurred in the year 292277", f_time_far, NULL, NULL, 0, R_OK_, NULL},
+	{"unknown fields", NULL, unknown_field, NULL, 0, R_OK_, NULL},
+};
+#define NFCASES (sizeof fcases / sizeof fcases[0])
+
+Test(baseliner_door, every_hostile_fleet_change_gets_its_reason)
+{
+	size_t refused = 0;
+	for (size_t i = 0; i < NFCASES; i++) {
+		const fkase *c = &fcases[i];
+		buf b = {0};
+		if (c->raw) {
+			put_bytes(&b, c->raw, c->raw_len);
+		} else {
+			b = pack_fleet(c->edit);
+			if (c->append)
+				c->append(&b);
+		}
+		Perfwatch__V1__FleetChangeEvent *fc = (Perfwatch__V1__FleetChangeEvent *)&b;
+		bool identified = false;
+		char detail[512] = "";
+		Perfwatch__V1__DlqReason r = pw_baseliner_fleet_decode(b.n ? b.p : (const uint8_t *)"", b.n,
+		                                                       &fc, &identified, detail,
+		                                                       sizeof detail);
+		cr_expect_eq(r, c->want, "case \"%s\": got %s (%s), want %s", c->name, reason_name(r),
+		             detail, reason_name(c->want));
+		if (r == R_OK_) {
+			cr_assert_not_null(fc, "case \"%s\": accepted without an event", c->name);
+			cr_expect(identified, "case \"%s\": accepted but not counted", c->name);
+			const char *want = c->want_id ? c->want_id : GOOD_EVENT;
+			if (strcmp(want, "e63") == 0)
+				cr_expect_eq(strlen(fc->event_id), 63, "case \"%s\"", c->name);
+			else
+				cr_expect_str_eq(fc->event_id, want, "case \"%s\"", c->name);
+			perfwatch__v1__fleet_change_event__free_unpacked(fc, NULL);
+		} else {
+			refused++;
+			cr_expect_null(fc, "case \"%s\": refused but an event handed back", c->name);
+			cr_expect(detail[0] != '\0', "case \"%s\": refused without a reason", c->name);
+		}
+		free(b.p);
+	}
+	cr_log_info("perf.fleet-changes.v1 door: %zu kinds, %zu refused, %zu let through", NFCASES,
+	            refused, NFCASES - refused);
+	cr_expect_geq(NFCASES, 30);
 }
