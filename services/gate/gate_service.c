@@ -33,6 +33,7 @@
 #include "gate_eval.h"
 #include "gate_messages.h"
 #include "gate_policy.h"
+#include "gate_request.h"
 #include "gate_store.h"
 #include "pw_input.h"
 #include "pw_time.h"
@@ -85,23 +86,11 @@ pw_status pw_gate_requests_batch(void *ctx, rd_kafka_message_t *const *msgs, siz
 	for (size_t i = 0; i < n; i++) {
 		const rd_kafka_message_t *msg = msgs[i];
 		char bad[512];
-		if (pw_input_check_wire(&perfwatch__v1__gate_request__descriptor, msg->payload,
-		                        msg->len, bad, sizeof bad) != PW_OK) {
-			st = pw_service_dead_letter(w, msg, GATE_REQUEST_TYPE,
-			                            PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, bad,
-			                            errbuf, errlen);
-			if (st != PW_OK)
-				goto fail;
-			dead++;
-			continue;
-		}
-		Perfwatch__V1__GateRequest *req =
-		    perfwatch__v1__gate_request__unpack(NULL, msg->len, msg->payload);
-		if (!req) {
-			st = pw_service_dead_letter(w, msg, GATE_REQUEST_TYPE,
-			                            PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-			                            "payload is not a perfwatch.v1.GateRequest", errbuf,
-			                            errlen);
+		Perfwatch__V1__GateRequest *req = NULL;
+		Perfwatch__V1__DlqReason refused = pw_gate_request_decode(
+		    msg->payload, msg->len, app->defaults.policy.fdr_q, pw_now_us(), &req, bad, sizeof bad);
+		if (refused != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+			st = pw_service_dead_letter(w, msg, GATE_REQUEST_TYPE, refused, bad, errbuf, errlen);
 			if (st != PW_OK)
 				goto fail;
 			dead++;

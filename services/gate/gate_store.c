@@ -4,6 +4,7 @@
  * samples are the baseline, what is waited for, how a restart resumes).
  */
 #include "gate_store.h"
+#include "gate_request.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -155,10 +156,8 @@ static void fmt_double(char *buf, size_t len, double x, const char **param)
 	*param = buf;
 }
 
-static bool nonempty(const char *s)
-{
-	return s && *s;
-}
+_Static_assert(sizeof ((pw_gate_pending *)0)->release_id == PW_GATE_RELEASE_ID_MAX,
+               "a release id fits pw_gate_pending");
 
 /* ---------------------------------------------------------------- request */
 
@@ -172,65 +171,12 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 	if (duplicate)
 		*duplicate = false;
 
-	/* validate what the schema's CHECKs would refuse: such a request can
-	 * never be stored, and retrying it would stall the partition */
-	if (!nonempty(req->release_id))
-		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "gate request has no release_id");
-	if (strlen(req->release_id) >= sizeof ((pw_gate_pending *)0)->release_id)
-		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "release_id \"%.40s...\" is too long",
-		               req->release_id);
-	if (req->evaluation < 1)
-		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-		               "gate request \"%s\" has evaluation 0 (1-based)", req->release_id);
-	if (!req->candidate || !nonempty(req->candidate->build_id))
-		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-		               "gate request \"%s\" has no candidate build", req->release_id);
-	if (!nonempty(req->baseline_release))
-		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-		               "gate request \"%s\" has no baseline_release", req->release_id);
+	/* what the schema's CHECKs would refuse: such a request can never be
+	 * stored, and retrying it would stall the partition (the door checked it
+	 * already; a caller that did not gets the same answer here) */
+	if ((st = pw_gate_request_check(req, d->policy.fdr_q, pw_now_us(), errbuf, errlen)) != PW_OK)
+		return st;
 	double fdr = req->fdr_q == 0.0 ? d->policy.fdr_q : req->fdr_q;
-	if (!(fdr > 0.0 && fdr < 1.0))
-		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-		               "gate request \"%s\": fdr_q %g is not in (0, 1)", req->release_id, fdr);
-	for (size_t i = 0; i < req->n_tiers; i++) {
-		const Perfwatch__V1__TierRepeats *t = req->tiers[i];
-		if ((t->tier != PERFWATCH__V1__TIER__TIER_TOP &&
-		     t->tier != PERFWATCH__V1__TIER__TIER_TAIL) ||
-		    t->n < 1 || !(t->mde_pct > 0.0) || !isfinite(t->mde_pct))
-			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-			               "gate request \"%s\": tier repeats %zu need a tier, n >= 1 and "
-			               "mde_pct > 0",
-			               req->release_id, i);
-	}
-	for (size_t i = 0; i < req->n_waivers; i++) {
-		const Perfwatch__V1__Waiver *w = req->waivers[i];
-		if (!nonempty(w->waiver_id) || !nonempty(w->owner) || !nonempty(w->reason) ||
-		    w->expires_unix_us == 0)
-			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-			               "gate request \"%s\": waiver %zu needs an id, an owner, a reason "
-			               "and an expiry",
-			               req->release_id, i);
-		/* from the later of the request's time and the gate's clock (a replay
-		 * of an old request carries its old time) */
-		int64_t asked = pw_now_us();
-		if (req->requested_unix_us > asked)
-			asked = req->requested_unix_us;
-		char why[256];
-		if (pw_gate_waiver_check(w->waiver_id, w->model, w->platform, w->config, w->metric,
-		                         w->release_wide, w->expires_unix_us, asked, why,
-		                         sizeof why) != PW_OK)
-			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "gate request \"%s\": %s",
-			               req->release_id, why);
-	}
-	for (size_t i = 0; i < req->n_expected_wins; i++) {
-		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];
-		if (!nonempty(e->series_key) || !isfinite(e->expected_delta_pct) ||
-		    !(e->expected_delta_pct > -100.0))
-			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-			               "gate request \"%s\": expected win %zu needs a series key and a "
-			               "delta above -100%%",
-			               req->release_id, i);
-	}
 
 	int64_t requested = req->requested_unix_us ? req->requested_unix_us : pw_now_us();
 	int64_t deadline = req->deadline_unix_us ? req->deadline_unix_us

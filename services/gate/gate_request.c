@@ -1,0 +1,104 @@
+/*
+ * gate_request.c: the door of perf.gate.requests.v1 (gate_request.h).
+ */
+#include "gate_request.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gate_policy.h"
+#include "pw_input.h"
+
+static bool nonempty(const char *s)
+{
+	return s && *s;
+}
+
+pw_status pw_gate_request_check(const Perfwatch__V1__GateRequest *req, double default_fdr_q,
+                                int64_t now_us, char *errbuf, size_t errlen)
+{
+	if (!nonempty(req->release_id))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "gate request has no release_id");
+	if (strlen(req->release_id) >= PW_GATE_RELEASE_ID_MAX)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "release_id \"%.40s...\" is too long",
+		               req->release_id);
+	if (req->evaluation < 1)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "gate request \"%s\" has evaluation 0 (1-based)", req->release_id);
+	if (!req->candidate || !nonempty(req->candidate->build_id))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "gate request \"%s\" has no candidate build", req->release_id);
+	if (!nonempty(req->baseline_release))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "gate request \"%s\" has no baseline_release", req->release_id);
+	double fdr = req->fdr_q == 0.0 ? default_fdr_q : req->fdr_q;
+	if (!(fdr > 0.0 && fdr < 1.0))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "gate request \"%s\": fdr_q %g is not in (0, 1)", req->release_id, fdr);
+	for (size_t i = 0; i < req->n_tiers; i++) {
+		const Perfwatch__V1__TierRepeats *t = req->tiers[i];
+		if ((t->tier != PERFWATCH__V1__TIER__TIER_TOP &&
+		     t->tier != PERFWATCH__V1__TIER__TIER_TAIL) ||
+		    t->n < 1 || !(t->mde_pct > 0.0) || !isfinite(t->mde_pct))
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "gate request \"%s\": tier repeats %zu need a tier, n >= 1 and "
+			               "mde_pct > 0",
+			               req->release_id, i);
+	}
+	for (size_t i = 0; i < req->n_waivers; i++) {
+		const Perfwatch__V1__Waiver *w = req->waivers[i];
+		if (!nonempty(w->waiver_id) || !nonempty(w->owner) || !nonempty(w->reason) ||
+		    w->expires_unix_us == 0)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "gate request \"%s\": waiver %zu needs an id, an owner, a reason "
+			               "and an expiry",
+			               req->release_id, i);
+		/* from the later of the request's time and the gate's clock (a replay
+		 * of an old request carries its old time) */
+		int64_t asked = now_us;
+		if (req->requested_unix_us > asked)
+			asked = req->requested_unix_us;
+		char why[256];
+		if (pw_gate_waiver_check(w->waiver_id, w->model, w->platform, w->config, w->metric,
+		                         w->release_wide, w->expires_unix_us, asked, why,
+		                         sizeof why) != PW_OK)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "gate request \"%s\": %s",
+			               req->release_id, why);
+	}
+	for (size_t i = 0; i < req->n_expected_wins; i++) {
+		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];
+		if (!nonempty(e->series_key) || !isfinite(e->expected_delta_pct) ||
+		    !(e->expected_delta_pct > -100.0))
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "gate request \"%s\": expected win %zu needs a series key and a "
+			               "delta above -100%%",
+			               req->release_id, i);
+	}
+
+	return PW_OK;
+}
+
+Perfwatch__V1__DlqReason pw_gate_request_decode(const void *payload, size_t len,
+                                                double default_fdr_q, int64_t now_us,
+                                                Perfwatch__V1__GateRequest **out, char *detail,
+                                                size_t detail_len)
+{
+	*out = NULL;
+	if (pw_input_check_wire(&perfwatch__v1__gate_request__descriptor, payload, len, detail,
+	                        detail_len) != PW_OK)
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	Perfwatch__V1__GateRequest *req =
+		perfwatch__v1__gate_request__unpack(NULL, len, (const uint8_t *)payload);
+	if (!req) {
+		snprintf(detail, detail_len, "payload is not a perfwatch.v1.GateRequest");
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
+	}
+	if (pw_gate_request_check(req, default_fdr_q, now_us, detail, detail_len) != PW_OK) {
+		perfwatch__v1__gate_request__free_unpacked(req, NULL);
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	}
+	*out = req;
+	return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
+}

@@ -1,0 +1,350 @@
+/*
+ * test_gate_door.c: the door of perf.gate.requests.v1 (pw_gate_request_decode,
+ * services/gate/gate_request.h) on a table of hostile requests, each with the
+ * DlqReason it must get, or — for what must pass (SQL metacharacters,
+ * unknown fields, a release-wide waiver that says so) — the release id that
+ * must come out unchanged.
+ *
+ * The good request is packed from a protobuf-c struct; a case edits the
+ * struct before packing or appends raw wire bytes (the last occurrence of a
+ * singular field wins), which is how NUL and invalid UTF-8 get in.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate_policy.h"
+#include "gate_request.h"
+
+#define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
+#define R_DECODE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
+#define R_INVALID PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE
+
+#define NOW_US 1781654400000000LL /* 2026-06-17 */
+#define DAY_US 86400000000LL
+#define GOOD_RELEASE "xla-rc-2026-06-17"
+
+typedef struct buf {
+	uint8_t *p;
+	size_t n;
+} buf;
+
+static void put_bytes(buf *b, const void *p, size_t n)
+{
+	b->p = realloc(b->p, b->n + n + 1);
+	cr_assert_not_null(b->p);
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
+
+static void put_varint(buf *b, uint64_t v)
+{
+	uint8_t t[10];
+	size_t k = 0;
+	do {
+		t[k] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			t[k] |= 0x80;
+		k++;
+	} while (v);
+	put_bytes(b, t, k);
+}
+
+static void put_ld(buf *b, unsigned f, const void *p, size_t n)
+{
+	put_varint(b, (uint64_t)f << 3 | 2);
+	put_varint(b, n);
+	put_bytes(b, p, n);
+}
+
+/* the parts of the good request a case may change */
+typedef struct req_parts {
+	Perfwatch__V1__GateRequest r;
+	Perfwatch__V1__CompilerBuild cand;
+	Perfwatch__V1__Waiver wv;
+	Perfwatch__V1__Waiver *wvp[1];
+	Perfwatch__V1__TierRepeats top, tail;
+	Perfwatch__V1__TierRepeats *tiers[2];
+	Perfwatch__V1__ExpectedWin win;
+	Perfwatch__V1__ExpectedWin *wins[1];
+	char *families[2];
+	char scratch[1024];
+} req_parts;
+
+typedef void (*edit_fn)(req_parts *q);
+
+static buf pack_request(edit_fn edit)
+{
+	static req_parts q;
+	memset(&q, 0, sizeof q);
+	perfwatch__v1__gate_request__init(&q.r);
+	perfwatch__v1__compiler_build__init(&q.cand);
+	q.cand.build_id = GOOD_RELEASE;
+	q.cand.kind = PERFWATCH__V1__BUILD_KIND__BUILD_KIND_RC;
+	q.cand.cl = "cl/7841923";
+	perfwatch__v1__waiver__init(&q.wv);
+	q.wv.waiver_id = "wv-2026-06-18-01";
+	q.wv.model = "rank-moe-110b";
+	q.wv.owner = "rank-team";
+	q.wv.reason = "security patch rides this train";
+	q.wv.expires_unix_us = NOW_US + 30 * DAY_US;
+	q.wvp[0] = &q.wv;
+	perfwatch__v1__tier_repeats__init(&q.top);
+	q.top.tier = PERFWATCH__V1__TIER__TIER_TOP;
+	q.top.n = 5;
+	q.top.mde_pct = 1.0;
+	perfwatch__v1__tier_repeats__init(&q.tail);
+	q.tail.tier = PERFWATCH__V1__TIER__TIER_TAIL;
+	q.tail.n = 3;
+	q.tail.mde_pct = 3.0;
+	q.tiers[0] = &q.top;
+	q.tiers[1] = &q.tail;
+	perfwatch__v1__expected_win__init(&q.win);
+	q.win.series_key = "chat-70b/hlo:1/v6e-4/decode.B8/tpot_p50_ms";
+	q.win.expected_delta_pct = -4.0;
+	q.wins[0] = &q.win;
+	q.families[0] = "chat-8b";
+	q.families[1] = "rank-moe-110b";
+	q.r.release_id = GOOD_RELEASE;
+	q.r.evaluation = 1;
+	q.r.candidate = &q.cand;
+	q.r.baseline_release = "xla-2026-06-10";
+	q.r.families = q.families;
+	q.r.n_families = 2;
+	q.r.expected_wins = q.wins;
+	q.r.n_expected_wins = 1;
+	q.r.waivers = q.wvp;
+	q.r.n_waivers = 1;
+	q.r.tiers = q.tiers;
+	q.r.n_tiers = 2;
+	q.r.fdr_q = 0.05;
+	q.r.requested_unix_us = NOW_US;
+	q.r.deadline_unix_us = NOW_US + DAY_US;
+	if (edit)
+		edit(&q);
+	buf b = {0};
+	b.n = perfwatch__v1__gate_request__get_packed_size(&q.r);
+	b.p = malloc(b.n + 1);
+	cr_assert_not_null(b.p);
+	perfwatch__v1__gate_request__pack(&q.r, b.p);
+	return b;
+}
+
+/* ---- struct edits ---- */
+#define EDIT(fn, stmt)                                                                             \
+	static void fn(req_parts *q) { stmt; }
+EDIT(no_release, q->r.release_id = "")
+EDIT(eval_zero, q->r.evaluation = 0)
+EDIT(no_candidate, q->r.candidate = NULL)
+EDIT(candidate_no_build, q->cand.build_id = "")
+EDIT(no_baseline, q->r.baseline_release = "")
+EDIT(fdr_one, q->r.fdr_q = 1.0)
+EDIT(fdr_negative, q->r.fdr_q = -0.05)
+EDIT(fdr_nan, q->r.fdr_q = NAN)
+EDIT(fdr_inf, q->r.fdr_q = INFINITY)
+EDIT(fdr_default, q->r.fdr_q = 0.0)
+EDIT(tier_unspecified, q->top.tier = PERFWATCH__V1__TIER__TIER_UNSPECIFIED)
+EDIT(tier_unknown, q->top.tier = (Perfwatch__V1__Tier)77)
+EDIT(tier_n_zero, q->tail.n = 0)
+EDIT(tier_mde_zero, q->top.mde_pct = 0)
+EDIT(tier_mde_nan, q->top.mde_pct = NAN)
+EDIT(tier_mde_inf, q->top.mde_pct = INFINITY)
+EDIT(waiver_no_id, q->wv.waiver_id = "")
+EDIT(waiver_no_owner, q->wv.owner = "")
+EDIT(waiver_no_reason, q->wv.reason = "")
+EDIT(waiver_no_expiry, q->wv.expires_unix_us = 0)
+EDIT(waiver_never_expires, q->wv.expires_unix_us = INT64_MAX)
+EDIT(waiver_expiry_negative, q->wv.expires_unix_us = -1)
+EDIT(waiver_no_scope, q->wv.model = "")
+EDIT(waiver_release_wide, (q->wv.model = "", q->wv.release_wide = 1))
+EDIT(waiver_old_request, (q->r.requested_unix_us = NOW_US - 400 * DAY_US,
+                          q->wv.expires_unix_us = NOW_US + 300 * DAY_US))
+EDIT(win_no_key, q->win.series_key = "")
+EDIT(win_minus_100, q->win.expected_delta_pct = -100.0)
+EDIT(win_nan, q->win.expected_delta_pct = NAN)
+EDIT(win_inf, q->win.expected_delta_pct = INFINITY)
+EDIT(win_plus_1000, q->win.expected_delta_pct = 1000.0)
+EDIT(no_lists, (q->r.n_families = 0, q->r.n_waivers = 0, q->r.n_tiers = 0, q->r.n_expected_wins = 0))
+EDIT(sql_release, q->r.release_id = "rc'); UPDATE perfwatch.gate_evaluations SET verdict = 'pass';--")
+static void release_len(req_parts *q, size_t n)
+{
+	static char big[1 << 16];
+	memset(big, 'r', n);
+	big[n] = 0;
+	q->r.release_id = big;
+}
+static void release_255(req_parts *q) { release_len(q, PW_GATE_RELEASE_ID_MAX - 1); }
+static void release_256(req_parts *q) { release_len(q, PW_GATE_RELEASE_ID_MAX); }
+static void release_60k(req_parts *q) { release_len(q, 60000); }
+
+/* ---- appended raw fields ---- */
+#define APPEND_STR(fn, field, lit)                                                                 \
+	static void fn(buf *b) { put_ld(b, field, lit, sizeof lit - 1); }
+APPEND_STR(nul_release, 1, "xla-rc\0-evil")
+APPEND_STR(bad_utf8_release, 1, "xla-rc-\377")
+APPEND_STR(nul_baseline, 4, "xla-2026\0")
+APPEND_STR(bad_utf8_family, 5, "chat-\xc0\xaf")
+APPEND_STR(surrogate_family, 5, "chat-\xed\xa0\x80")
+APPEND_STR(second_release, 1, "xla-rc-2026-06-18")
+static void nested(buf *b, unsigned outer, unsigned inner, const char *v, size_t n)
+{
+	buf in = {0};
+	put_ld(&in, inner, v, n);
+	put_ld(b, outer, in.p, in.n);
+	free(in.p);
+}
+static void bad_utf8_candidate(buf *b) { nested(b, 3, 1, "xla-\xff", 5); }
+/* a second, otherwise empty waiver / win: its strings are what the door sees */
+static void nul_waiver_reason(buf *b) { nested(b, 7, 8, "why\0not", 7); }
+static void bad_utf8_waiver_owner(buf *b) { nested(b, 7, 6, "team-\xfe", 6); }
+static void cut_win_note(buf *b) { nested(b, 6, 5, "note \xe2\x82", 7); }
+static void unknown_field(buf *b)
+{
+	put_varint(b, 40u << 3 | 0);
+	put_varint(b, 5);
+}
+static void wrong_wire_type(buf *b)
+{
+	put_varint(b, 1u << 3 | 0); /* release_id as a varint */
+	put_varint(b, 1);
+}
+static void waiver_as_varint(buf *b)
+{
+	put_varint(b, 7u << 3 | 0);
+	put_varint(b, 9);
+}
+static void length_past_end(buf *b)
+{
+	put_varint(b, 4u << 3 | 2);
+	put_varint(b, 4096);
+	put_bytes(b, "xla", 3);
+}
+
+static const uint8_t junk[] = {0xde, 0xad, 0xbe, 0xef, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x13, 0x37};
+static const uint8_t json[] = "{\"release_id\":\"xla-rc-2026-06-17\",\"evaluation\":1}";
+
+typedef struct kase {
+	const char *name;
+	edit_fn edit;
+	void (*append)(buf *b);
+	const uint8_t *raw;
+	size_t raw_len;
+	Perfwatch__V1__DlqReason want;
+	const char *want_release; /* R_OK_: NULL means GOOD_RELEASE; "r255": 255 bytes of 'r' */
+} kase;
+
+static const kase cases[] = {
+	{"the good request", NULL, NULL, NULL, 0, R_OK_, NULL},
+	/* not a GateRequest */
+	{"empty payload (no release_id)", NULL, NULL, (const uint8_t *)"", 0, R_INVALID, NULL},
+	{"random bytes", NULL, NULL, junk, sizeof junk, R_DECODE, NULL},
+	{"JSON instead of protobuf", NULL, NULL, json, sizeof json - 1, R_DECODE, NULL},
+	{"release_id with the varint wire type", NULL, wrong_wire_type, NULL, 0, R_DECODE, NULL},
+	{"a waiver as a varint", NULL, waiver_as_varint, NULL, 0, R_DECODE, NULL},
+	{"a length prefix past the end", NULL, length_past_end, NULL, 0, R_DECODE, NULL},
+	/* required fields */
+	{"no release_id", no_release, NULL, NULL, 0, R_INVALID, NULL},
+	{"evaluation 0", eval_zero, NULL, NULL, 0, R_INVALID, NULL},
+	{"no candidate", no_candidate, NULL, NULL, 0, R_INVALID, NULL},
+	{"a candidate without a build id", candidate_no_build, NULL, NULL, 0, R_INVALID, NULL},
+	{"no baseline_release", no_baseline, NULL, NULL, 0, R_INVALID, NULL},
+	/* sizes */
+	{"release_id of 255 bytes (the cap)", release_255, NULL, NULL, 0, R_OK_, "r255"},
+	{"release_id of 256 bytes", release_256, NULL, NULL, 0, R_INVALID, NULL},
+	{"release_id of 60 kB", release_60k, NULL, NULL, 0, R_INVALID, NULL},
+	/* numbers */
+	{"fdr_q 1", fdr_one, NULL, NULL, 0, R_INVALID, NULL},
+	{"fdr_q negative", fdr_negative, NULL, NULL, 0, R_INVALID, NULL},
+	{"fdr_q NaN", fdr_nan, NULL, NULL, 0, R_INVALID, NULL},
+	{"fdr_q +inf", fdr_inf, NULL, NULL, 0, R_INVALID, NULL},
+	{"fdr_q 0 (the gate's default)", fdr_default, NULL, NULL, 0, R_OK_, NULL},
+	{"a tier unspecified", tier_unspecified, NULL, NULL, 0, R_INVALID, NULL},
+	{"a tier this build does not know", tier_unknown, NULL, NULL, 0, R_INVALID, NULL},
+	{"tier repeats n 0", tier_n_zero, NULL, NULL, 0, R_INVALID, NULL},
+	{"tier mde_pct 0", tier_mde_zero, NULL, NULL, 0, R_INVALID, NULL},
+	{"tier mde_pct NaN", tier_mde_nan, NULL, NULL, 0, R_INVALID, NULL},
+	{"tier mde_pct +inf", tier_mde_inf, NULL, NULL, 0, R_INVALID, NULL},
+	{"expected win without a key", win_no_key, NULL, NULL, 0, R_INVALID, NULL},
+	{"expected win of -100%", win_minus_100, NULL, NULL, 0, R_INVALID, NULL},
+	{"expected win NaN", win_nan, NULL, NULL, 0, R_INVALID, NULL},
+	{"expected win +inf", win_inf, NULL, NULL, 0, R_INVALID, NULL},
+	{"expected win of +1000% (finite)", win_plus_1000, NULL, NULL, 0, R_OK_, NULL},
+	/* waivers */
+	{"a waiver without an id", waiver_no_id, NULL, NULL, 0, R_INVALID, NULL},
+	{"a waiver without an owner", waiver_no_owner, NULL, NULL, 0, R_INVALID, NULL},
+	{"a waiver without a reason", waiver_no_reason, NULL, NULL, 0, R_INVALID, NULL},
+	{"a waiver without an expiry", waiver_no_expiry, NULL, NULL, 0, R_INVALID, NULL},
+	{"a waiver that never expires (INT64_MAX)", waiver_never_expires, NULL, NULL, 0, R_INVALID, NULL},
+	{"a waiver that expired before 1970", waiver_expiry_negative, NULL, NULL, 0, R_INVALID, NULL},
+	{"a waiver with no selector (the whole release)", waiver_no_scope, NULL, NULL, 0, R_INVALID, NULL},
+	{"a release-wide waiver that says so", waiver_release_wide, NULL, NULL, 0, R_OK_, NULL},
+	{"an old request: expiry counts from the gate's clock", waiver_old_request, NULL, NULL, 0, R_OK_, NULL},
+	/* NUL and UTF-8, at any depth */
+	{"NUL inside release_id", NULL, nul_release, NULL, 0, R_INVALID, NULL},
+	{"0xff in release_id", NULL, bad_utf8_release, NULL, 0, R_INVALID, NULL},
+	{"NUL at the end of baseline_release", NULL, nul_baseline, NULL, 0, R_INVALID, NULL},
+	{"an overlong '/' in a family", NULL, bad_utf8_family, NULL, 0, R_INVALID, NULL},
+	{"a surrogate in a family", NULL, surrogate_family, NULL, 0, R_INVALID, NULL},
+	{"0xff in candidate.build_id (nested)", NULL, bad_utf8_candidate, NULL, 0, R_INVALID, NULL},
+	{"NUL in a waiver's reason (in a list)", NULL, nul_waiver_reason, NULL, 0, R_INVALID, NULL},
+	{"0xfe in a waiver's owner (in a list)", NULL, bad_utf8_waiver_owner, NULL, 0, R_INVALID, NULL},
+	{"a cut sequence in an expected win's note", NULL, cut_win_note, NULL, 0, R_INVALID, NULL},
+	/* let through */
+	{"no families, waivers, tiers or wins", no_lists, NULL, NULL, 0, R_OK_, NULL},
+	{"SQL metacharacters in release_id", sql_release, NULL, NULL, 0, R_OK_,
+	 "rc'); UPDATE perfwatch.gate_evaluations SET verdict = 'pass';--"},
+	{"unknown fields", NULL, unknown_field, NULL, 0, R_OK_, NULL},
+	{"release_id twice: the last counts", NULL, second_release, NULL, 0, R_OK_, "xla-rc-2026-06-18"},
+};
+#define NCASES (sizeof cases / sizeof cases[0])
+
+static const char *reason_name(Perfwatch__V1__DlqReason r)
+{
+	const ProtobufCEnumValue *v =
+		protobuf_c_enum_descriptor_get_value(&perfwatch__v1__dlq_reason__descriptor, (int)r);
+	return v ? v->name : "?";
+}
+
+Test(gate_door, every_hostile_request_gets_its_reason)
+{
+	size_t refused = 0;
+	for (size_t i = 0; i < NCASES; i++) {
+		const kase *c = &cases[i];
+		buf b = {0};
+		if (c->raw) {
+			put_bytes(&b, c->raw, c->raw_len);
+		} else {
+			b = pack_request(c->edit);
+			if (c->append)
+				c->append(&b);
+		}
+		Perfwatch__V1__GateRequest *req = (Perfwatch__V1__GateRequest *)&b; /* must be reset */
+		char detail[512] = "";
+		Perfwatch__V1__DlqReason r = pw_gate_request_decode(b.n ? b.p : (const uint8_t *)"", b.n,
+		                                                    0.05, NOW_US, &req, detail,
+		                                                    sizeof detail);
+		cr_expect_eq(r, c->want, "case \"%s\": got %s (%s), want %s", c->name, reason_name(r),
+		             detail, reason_name(c->want));
+		if (r == R_OK_) {
+			cr_assert_not_null(req, "case \"%s\": accepted without a request", c->name);
+			const char *want = c->want_release ? c->want_release : GOOD_RELEASE;
+			if (strcmp(want, "r255") == 0)
+				cr_expect_eq(strlen(req->release_id), PW_GATE_RELEASE_ID_MAX - 1, "case \"%s\"",
+				             c->name);
+			else
+				cr_expect_str_eq(req->release_id, want, "case \"%s\"", c->name);
+			perfwatch__v1__gate_request__free_unpacked(req, NULL);
+		} else {
+			refused++;
+			cr_expect_null(req, "case \"%s\": refused but a request handed back", c->name);
+			cr_expect(detail[0] != '\0', "case \"%s\": refused without a reason", c->name);
+		}
+		free(b.p);
+	}
+	cr_log_info("perf.gate.requests.v1 door: %zu kinds, %zu refused, %zu let through", NCASES,
+	            refused, NCASES - refused);
+	cr_expect_geq(NCASES, 30);
+}
