@@ -42,6 +42,7 @@
 #include "watch_store.h"
 #include "watch.h"
 #include "watch_config.h"
+#include "watch_door.h"
 #include "watch_service.h"
 
 #define ERRLEN 1024
@@ -317,28 +318,15 @@ static pw_status on_point(watcher_app *app, const rd_kafka_message_t *msg, char 
                           size_t errlen)
 {
 	char bad[512];
-	if (pw_input_check_wire(&perfwatch__v1__series_point__descriptor, msg->payload, msg->len,
-	                        bad, sizeof bad) != PW_OK)
-		return dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
-		                   "perfwatch.v1.SeriesPoint", bad, errbuf, errlen);
-	Perfwatch__V1__SeriesPoint *p =
-		perfwatch__v1__series_point__unpack(NULL, msg->len, msg->payload);
-	if (!p)
-		return dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-		                   "perfwatch.v1.SeriesPoint", "payload is not a SeriesPoint", errbuf,
-		                   errlen);
+	Perfwatch__V1__SeriesPoint *p = NULL;
+	bool skip = false;
+	Perfwatch__V1__DlqReason refused =
+		pw_watch_point_decode(msg->payload, msg->len, &p, &skip, bad, sizeof bad);
+	if (refused != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return dead_letter(app, msg, refused, "perfwatch.v1.SeriesPoint", bad, errbuf, errlen);
 	pw_status st = PW_OK;
-	if (!p->build || p->build->kind != PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY ||
-	    p->bisect_job_id[0]) {
+	if (skip) {
 		pw_metric_inc(app->m.points, (const char *[]){"not_nightly"});
-		goto out;
-	}
-	if (!p->series_key[0] || !isfinite(p->value) || !p->build->build_id[0]) {
-		st = dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
-		                 "perfwatch.v1.SeriesPoint",
-		                 !isfinite(p->value) ? "point value is not finite"
-		                                     : "point has no series key or build id",
-		                 errbuf, errlen);
 		goto out;
 	}
 	pw_watch_entry *e = pw_watch_table_get(app->table, p->series_key);
@@ -382,27 +370,13 @@ static pw_status on_fleet_change(watcher_app *app, const rd_kafka_message_t *msg
                                  size_t errlen)
 {
 	char why[512];
-	if (pw_watch_check_fleet_change(msg->payload, msg->len, NULL, why, sizeof why) != PW_OK)
-		return dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
-		                   "perfwatch.v1.FleetChangeEvent", why, errbuf, errlen);
-	Perfwatch__V1__FleetChangeEvent *fc =
-		perfwatch__v1__fleet_change_event__unpack(NULL, msg->len, msg->payload);
-	if (!fc)
-		return dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-		                   "perfwatch.v1.FleetChangeEvent", "payload is not a FleetChangeEvent",
-		                   errbuf, errlen);
+	Perfwatch__V1__FleetChangeEvent *fc = NULL;
+	Perfwatch__V1__DlqReason refused =
+		pw_watch_fleet_decode(msg->payload, msg->len, &fc, why, sizeof why);
+	if (refused != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return dead_letter(app, msg, refused, "perfwatch.v1.FleetChangeEvent", why, errbuf,
+		                   errlen);
 	pw_status st;
-	if (!fc->event_id[0] || fc->occurred_unix_us == 0) {
-		st = dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
-		                 "perfwatch.v1.FleetChangeEvent", "fleet change has no event id or time",
-		                 errbuf, errlen);
-		goto out;
-	}
-	if (pw_watch_check_fleet_change(NULL, 0, fc, why, sizeof why) != PW_OK) {
-		st = dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
-		                 "perfwatch.v1.FleetChangeEvent", why, errbuf, errlen);
-		goto out;
-	}
 	st = pw_watch_store_fleet_change(app->pg, fc, errbuf, errlen);
 	if (st == PW_ERR_INVALID) {
 		snprintf(why, sizeof why, "%s", errbuf);

@@ -196,21 +196,6 @@ static char *text_array(char *const *list, size_t n)
 	return s;
 }
 
-pw_status pw_watch_check_fleet_change(const void *payload, size_t len,
-                                      const Perfwatch__V1__FleetChangeEvent *fc, char *errbuf,
-                                      size_t errlen)
-{
-	if (!fc)
-		return pw_input_check_wire(&perfwatch__v1__fleet_change_event__descriptor, payload, len,
-		                           errbuf, errlen);
-	if (!fc->n_platforms && !fc->n_chip_sets && !fc->n_cells && !fc->n_firmware &&
-	    !fc->n_harness_versions && !fc->fleet_wide)
-		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-		               "fleet change has no selector and would select every series; set "
-		               "fleet_wide to mean that");
-	return PW_OK;
-}
-
 pw_status pw_watch_store_fleet_change(pw_pg *pg, const Perfwatch__V1__FleetChangeEvent *fc,
                                       char *errbuf, size_t errlen)
 {

@@ -87,16 +87,6 @@ pw_status pw_watch_store_fleet_marks(pw_pg *pg, const pw_watch_env *env, int64_t
                                      size_t *n, char *errbuf, size_t errlen);
 
 /*
- * The door checks of a FleetChangeEvent. With fc NULL: its wire form
- * payload[0..len) (pw_input_check_wire: no NUL, valid UTF-8 in every string);
- * with fc: that it has a selector or fleet_wide set. PW_ERR_INVALID with the
- * reason in errbuf: the message is a dead letter.
- */
-pw_status pw_watch_check_fleet_change(const void *payload, size_t len,
-                                      const Perfwatch__V1__FleetChangeEvent *fc, char *errbuf,
-                                      size_t errlen);
-
-/*
  * Stores a FleetChangeEvent (ON CONFLICT (event_id) DO NOTHING), inside the
  * batch's transaction. PW_ERR_INVALID when PostgreSQL refuses its data
  * (SQLSTATE class 22/23; the statement is undone by a savepoint): the

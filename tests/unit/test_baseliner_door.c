@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "baseliner.h"
+#include "wire_build.h"
 #include "series_table.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
@@ -29,45 +30,11 @@
 
 #define GOOD_KEY "chat-8b/hlo:9f31c2ab/v6e-4/decode.B64.s2048.int8/tpot_p50_ms"
 
-typedef struct buf {
-	uint8_t *p;
-	size_t n;
-} buf;
-
-static void put_bytes(buf *b, const void *p, size_t n)
-{
-	b->p = realloc(b->p, b->n + n + 1);
-	cr_assert_not_null(b->p);
-	memcpy(b->p + b->n, p, n);
-	b->n += n;
-}
-
-static void put_varint(buf *b, uint64_t v)
-{
-	uint8_t t[10];
-	size_t k = 0;
-	do {
-		t[k] = (uint8_t)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			t[k] |= 0x80;
-		k++;
-	} while (v);
-	put_bytes(b, t, k);
-}
-
-/* field `f` as a length-delimited value of n bytes */
-static void put_ld(buf *b, unsigned f, const void *p, size_t n)
-{
-	put_varint(b, (uint64_t)f << 3 | 2);
-	put_varint(b, n);
-	put_bytes(b, p, n);
-}
 
 /* the good point, with an edit applied to the struct before packing */
 typedef void (*edit_fn)(Perfwatch__V1__SeriesPoint *sp, char *scratch);
 
-static buf pack_point(edit_fn edit)
+static wire_buf pack_point(edit_fn edit)
 {
 	static char scratch[1 << 20];
 	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
@@ -97,7 +64,7 @@ static buf pack_point(edit_fn edit)
 	sp.harness_version = "perfbench-2.31";
 	if (edit)
 		edit(&sp, scratch);
-	buf b = {0};
+	wire_buf b = {0};
 	b.n = perfwatch__v1__series_point__get_packed_size(&sp);
 	b.p = malloc(b.n + 1);
 	cr_assert_not_null(b.p);
@@ -137,7 +104,7 @@ static void no_build(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->build
 typedef struct kase {
 	const char *name;
 	edit_fn edit;                           /* NULL: the good point */
-	void (*append)(buf *b);                 /* raw bytes after the good payload; NULL: none */
+	void (*append)(wire_buf *b);                 /* raw bytes after the good payload; NULL: none */
 	const uint8_t *raw;                     /* instead of the point: these bytes */
 	size_t raw_len;
 	Perfwatch__V1__DlqReason want;
@@ -145,75 +112,72 @@ typedef struct kase {
 } kase;
 
 /* ---- appended raw fields ---- */
-#define APPEND_STR(fn, field, lit)                                                                 \
-	static void fn(buf *b) { put_ld(b, field, lit, sizeof lit - 1); }
-APPEND_STR(nul_key, 2, "chat-8b\0evil/hlo:1/v6e-4/c/m")
-APPEND_STR(nul_run, 4, "t1\0x")
-APPEND_STR(nul_unit, 9, "ms\0")
-APPEND_STR(nul_job, 17, "\0")
-APPEND_STR(bad_utf8_key, 2, "f-bad\377utf/hlo:1/v6e-4/c/m")
-APPEND_STR(bad_utf8_chip, 13, "pinned-\377")
-APPEND_STR(bad_utf8_cell, 14, "cell-\300")
-APPEND_STR(bad_utf8_fw, 15, "fw-\200")
-APPEND_STR(bad_utf8_harness, 16, "perfbench-\xfe")
-APPEND_STR(bad_utf8_rev, 6, "rev-\xf8\x88\x80\x80\x80")
-APPEND_STR(overlong_slash, 2, "a\xc0\xaf" "b")
-APPEND_STR(surrogate, 2, "a\xed\xa0\x80")
-APPEND_STR(cut_sequence, 2, "abc\xe2\x82")
-APPEND_STR(above_unicode, 2, "a\xf4\x90\x80\x80")
-APPEND_STR(second_key, 2, "rank-moe-110b/hlo:2/v5e-8/prefill/ttft_p50_ms")
-APPEND_STR(emoji_key, 2, "chat-8b-\xf0\x9f\x9a\x80/hlo:1/v6e-4/c/m")
-static void bad_utf8_build(buf *b)
+WIRE_APPEND_STR(nul_key, 2, "chat-8b\0evil/hlo:1/v6e-4/c/m")
+WIRE_APPEND_STR(nul_run, 4, "t1\0x")
+WIRE_APPEND_STR(nul_unit, 9, "ms\0")
+WIRE_APPEND_STR(nul_job, 17, "\0")
+WIRE_APPEND_STR(bad_utf8_key, 2, "f-bad\377utf/hlo:1/v6e-4/c/m")
+WIRE_APPEND_STR(bad_utf8_chip, 13, "pinned-\377")
+WIRE_APPEND_STR(bad_utf8_cell, 14, "cell-\300")
+WIRE_APPEND_STR(bad_utf8_fw, 15, "fw-\200")
+WIRE_APPEND_STR(bad_utf8_harness, 16, "perfbench-\xfe")
+WIRE_APPEND_STR(bad_utf8_rev, 6, "rev-\xf8\x88\x80\x80\x80")
+WIRE_APPEND_STR(overlong_slash, 2, "a\xc0\xaf" "b")
+WIRE_APPEND_STR(surrogate, 2, "a\xed\xa0\x80")
+WIRE_APPEND_STR(cut_sequence, 2, "abc\xe2\x82")
+WIRE_APPEND_STR(above_unicode, 2, "a\xf4\x90\x80\x80")
+WIRE_APPEND_STR(second_key, 2, "rank-moe-110b/hlo:2/v5e-8/prefill/ttft_p50_ms")
+WIRE_APPEND_STR(emoji_key, 2, "chat-8b-\xf0\x9f\x9a\x80/hlo:1/v6e-4/c/m")
+static void bad_utf8_build(wire_buf *b)
 {
-	buf in = {0};
-	put_ld(&in, 1, "xla-\377", 5); /* CompilerBuild.build_id */
-	put_ld(b, 7, in.p, in.n);
+	wire_buf in = {0};
+	wire_ld(&in, 1, "xla-\377", 5); /* CompilerBuild.build_id */
+	wire_ld(b, 7, in.p, in.n);
 	free(in.p);
 }
-static void nul_platform(buf *b)
+static void nul_platform(wire_buf *b)
 {
-	buf in = {0};
-	put_ld(&in, 3, "v6e\0-4", 6); /* SeriesKey.platform */
-	put_ld(b, 3, in.p, in.n);
+	wire_buf in = {0};
+	wire_ld(&in, 3, "v6e\0-4", 6); /* SeriesKey.platform */
+	wire_ld(b, 3, in.p, in.n);
 	free(in.p);
 }
-static void unknown_field(buf *b)
+static void unknown_field(wire_buf *b)
 {
-	put_varint(b, 99u << 3 | 0);
-	put_varint(b, 12345);
-	put_ld(b, 100, "whatever \377 bytes", 17); /* unknown: not a string the door reads */
+	wire_varint(b, 99u << 3 | 0);
+	wire_varint(b, 12345);
+	wire_ld(b, 100, "whatever \377 bytes", 17); /* unknown: not a string the door reads */
 }
-static void wrong_wire_type(buf *b)
+static void wrong_wire_type(wire_buf *b)
 {
-	put_varint(b, 2u << 3 | 0); /* series_key as a varint */
-	put_varint(b, 7);
+	wire_varint(b, 2u << 3 | 0); /* series_key as a varint */
+	wire_varint(b, 7);
 }
-static void length_past_end(buf *b)
+static void length_past_end(wire_buf *b)
 {
-	put_varint(b, 2u << 3 | 2);
-	put_varint(b, 1000);
-	put_bytes(b, "abc", 3);
+	wire_varint(b, 2u << 3 | 2);
+	wire_varint(b, 1000);
+	wire_bytes(b, "abc", 3);
 }
-static void open_group(buf *b) { put_varint(b, 20u << 3 | 3); }
-static void bad_varint(buf *b)
+static void open_group(wire_buf *b) { wire_varint(b, 20u << 3 | 3); }
+static void bad_varint(wire_buf *b)
 {
 	static const uint8_t v[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
-	put_bytes(b, v, sizeof v);
+	wire_bytes(b, v, sizeof v);
 }
-static void field_zero(buf *b)
+static void field_zero(wire_buf *b)
 {
-	put_varint(b, 0u << 3 | 0);
-	put_varint(b, 1);
+	wire_varint(b, 0u << 3 | 0);
+	wire_varint(b, 1);
 }
 
-static const uint8_t junk[] = {0xde, 0xad, 0xbe, 0xef, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x13, 0x37};
 static const uint8_t text_json[] = "{\"series_key\":\"chat-8b/x\",\"value\":3.9}";
 
 static const kase cases[] = {
 	{"the good point", NULL, NULL, NULL, 0, R_OK_, NULL},
 	/* bytes that are not a SeriesPoint */
 	{"empty payload (every field at its default)", NULL, NULL, (const uint8_t *)"", 0, R_MISSING, NULL},
-	{"random bytes", NULL, NULL, junk, sizeof junk, R_DECODE, NULL},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, R_DECODE, NULL},
 	{"JSON instead of protobuf", NULL, NULL, text_json, sizeof text_json - 1, R_DECODE, NULL},
 	{"a length prefix past the end", NULL, length_past_end, NULL, 0, R_DECODE, NULL},
 	{"series_key with the varint wire type", NULL, wrong_wire_type, NULL, 0, R_DECODE, NULL},
@@ -267,21 +231,14 @@ static const kase cases[] = {
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
-static const char *reason_name(Perfwatch__V1__DlqReason r)
-{
-	const ProtobufCEnumValue *v =
-		protobuf_c_enum_descriptor_get_value(&perfwatch__v1__dlq_reason__descriptor, (int)r);
-	return v ? v->name : "?";
-}
-
 Test(baseliner_door, every_hostile_point_gets_its_reason)
 {
 	size_t refused = 0;
 	for (size_t i = 0; i < NCASES; i++) {
 		const kase *c = &cases[i];
-		buf b = {0};
+		wire_buf b = {0};
 		if (c->raw) {
-			put_bytes(&b, c->raw, c->raw_len);
+			wire_bytes(&b, c->raw, c->raw_len);
 		} else {
 			b = pack_point(c->edit);
 			if (c->append)
@@ -291,8 +248,8 @@ Test(baseliner_door, every_hostile_point_gets_its_reason)
 		char detail[512] = "";
 		Perfwatch__V1__DlqReason r =
 			pw_baseliner_point_decode(b.n ? b.p : (const uint8_t *)"", b.n, &sp, detail, sizeof detail);
-		cr_expect_eq(r, c->want, "case \"%s\": got %s (%s), want %s", c->name, reason_name(r),
-		             detail, reason_name(c->want));
+		cr_expect_eq(r, c->want, "case \"%s\": got %s (%s), want %s", c->name, wire_reason_name(r),
+		             detail, wire_reason_name(c->want));
 		if (r == R_OK_) {
 			cr_assert_not_null(sp, "case \"%s\": accepted without a point", c->name);
 			const char *want = c->want_key ? c->want_key : GOOD_KEY;
@@ -319,7 +276,7 @@ Test(baseliner_door, every_hostile_point_gets_its_reason)
 
 typedef void (*fedit_fn)(Perfwatch__V1__FleetChangeEvent *fc, char *scratch);
 
-static buf pack_fleet(fedit_fn edit)
+static wire_buf pack_fleet(fedit_fn edit)
 {
 	static char scratch[1 << 16];
 	static char *platforms[] = {"v6e-4"};
@@ -336,7 +293,7 @@ static buf pack_fleet(fedit_fn edit)
 	fc.n_cells = 1;
 	if (edit)
 		edit(&fc, scratch);
-	buf b = {0};
+	wire_buf b = {0};
 	b.n = perfwatch__v1__fleet_change_event__get_packed_size(&fc);
 	b.p = malloc(b.n + 1);
 	cr_assert_not_null(b.p);
@@ -401,30 +358,30 @@ static void f_unknown_kind(Perfwatch__V1__FleetChangeEvent *f, char *x)
 static void f_time_zero(Perfwatch__V1__FleetChangeEvent *f, char *x) { (void)x; f->occurred_unix_us = 0; }
 static void f_time_far(Perfwatch__V1__FleetChangeEvent *f, char *x) { (void)x; f->occurred_unix_us = INT64_MAX; }
 
-APPEND_STR(f_bad_utf8_id, 1, "f-bad\377utf") /* issue 19, item 2 */
-APPEND_STR(f_nul_id, 1, "fc-1\0evil")
-APPEND_STR(f_nul_reason, 4, "recabled\0")
-APPEND_STR(f_bad_utf8_reason, 4, "row \xc3\x28")
-APPEND_STR(f_bad_utf8_source, 5, "ops\xa0")
-APPEND_STR(f_bad_utf8_platform, 6, "v6e-\xff")
-APPEND_STR(f_nul_chip, 7, "pinned\0-7")
-APPEND_STR(f_bad_utf8_cell, 8, "cell-\xe0\x80\xaf")
-APPEND_STR(f_surrogate_fw, 9, "fw-\xed\xbf\xbf")
-APPEND_STR(f_cut_harness, 10, "perfbench-\xf0\x9f\x9a")
-APPEND_STR(f_bad_utf8_from, 11, "1.0\xff")
-APPEND_STR(f_nul_to, 12, "2.0\0")
-APPEND_STR(f_second_id, 1, "fc-2026-06-16-0001")
-static void f_time_as_string(buf *b) { put_ld(b, 2, "yesterday", 9); }
-static void f_wrong_wire_type(buf *b)
+WIRE_APPEND_STR(f_bad_utf8_id, 1, "f-bad\377utf") /* issue 19, item 2 */
+WIRE_APPEND_STR(f_nul_id, 1, "fc-1\0evil")
+WIRE_APPEND_STR(f_nul_reason, 4, "recabled\0")
+WIRE_APPEND_STR(f_bad_utf8_reason, 4, "row \xc3\x28")
+WIRE_APPEND_STR(f_bad_utf8_source, 5, "ops\xa0")
+WIRE_APPEND_STR(f_bad_utf8_platform, 6, "v6e-\xff")
+WIRE_APPEND_STR(f_nul_chip, 7, "pinned\0-7")
+WIRE_APPEND_STR(f_bad_utf8_cell, 8, "cell-\xe0\x80\xaf")
+WIRE_APPEND_STR(f_surrogate_fw, 9, "fw-\xed\xbf\xbf")
+WIRE_APPEND_STR(f_cut_harness, 10, "perfbench-\xf0\x9f\x9a")
+WIRE_APPEND_STR(f_bad_utf8_from, 11, "1.0\xff")
+WIRE_APPEND_STR(f_nul_to, 12, "2.0\0")
+WIRE_APPEND_STR(f_second_id, 1, "fc-2026-06-16-0001")
+static void f_time_as_string(wire_buf *b) { wire_ld(b, 2, "yesterday", 9); }
+static void f_wrong_wire_type(wire_buf *b)
 {
-	put_varint(b, 1u << 3 | 0); /* event_id as a varint */
-	put_varint(b, 7);
+	wire_varint(b, 1u << 3 | 0); /* event_id as a varint */
+	wire_varint(b, 7);
 }
 
 typedef struct fkase {
 	const char *name;
 	fedit_fn edit;
-	void (*append)(buf *b);
+	void (*append)(wire_buf *b);
 	const uint8_t *raw;
 	size_t raw_len;
 	Perfwatch__V1__DlqReason want;
@@ -435,7 +392,7 @@ static const fkase fcases[] = {
 	{"the good event", NULL, NULL, NULL, 0, R_OK_, NULL},
 	/* not a FleetChangeEvent */
 	{"empty payload (no event_id)", NULL, NULL, (const uint8_t *)"", 0, R_MISSING, NULL},
-	{"random bytes", NULL, NULL, junk, sizeof junk, R_DECODE, NULL},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, R_DECODE, NULL},
 	{"JSON instead of protobuf", NULL, NULL, text_json, sizeof text_json - 1, R_DECODE, NULL},
 	{"a length prefix past the end", NULL, length_past_end, NULL, 0, R_DECODE, NULL},
 	{"event_id with the varint wire type", NULL, f_wrong_wire_type, NULL, 0, R_DECODE, NULL},
@@ -482,9 +439,9 @@ Test(baseliner_door, every_hostile_fleet_change_gets_its_reason)
 	size_t refused = 0;
 	for (size_t i = 0; i < NFCASES; i++) {
 		const fkase *c = &fcases[i];
-		buf b = {0};
+		wire_buf b = {0};
 		if (c->raw) {
-			put_bytes(&b, c->raw, c->raw_len);
+			wire_bytes(&b, c->raw, c->raw_len);
 		} else {
 			b = pack_fleet(c->edit);
 			if (c->append)
@@ -496,8 +453,8 @@ Test(baseliner_door, every_hostile_fleet_change_gets_its_reason)
 		Perfwatch__V1__DlqReason r = pw_baseliner_fleet_decode(b.n ? b.p : (const uint8_t *)"", b.n,
 		                                                       &fc, &identified, detail,
 		                                                       sizeof detail);
-		cr_expect_eq(r, c->want, "case \"%s\": got %s (%s), want %s", c->name, reason_name(r),
-		             detail, reason_name(c->want));
+		cr_expect_eq(r, c->want, "case \"%s\": got %s (%s), want %s", c->name, wire_reason_name(r),
+		             detail, wire_reason_name(c->want));
 		if (r == R_OK_) {
 			cr_assert_not_null(fc, "case \"%s\": accepted without an event", c->name);
 			cr_expect(identified, "case \"%s\": accepted but not counted", c->name);

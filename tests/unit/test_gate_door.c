@@ -17,6 +17,7 @@
 
 #include "gate_policy.h"
 #include "gate_request.h"
+#include "wire_build.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
 #define R_DECODE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
@@ -26,39 +27,6 @@
 #define DAY_US 86400000000LL
 #define GOOD_RELEASE "xla-rc-2026-06-17"
 
-typedef struct buf {
-	uint8_t *p;
-	size_t n;
-} buf;
-
-static void put_bytes(buf *b, const void *p, size_t n)
-{
-	b->p = realloc(b->p, b->n + n + 1);
-	cr_assert_not_null(b->p);
-	memcpy(b->p + b->n, p, n);
-	b->n += n;
-}
-
-static void put_varint(buf *b, uint64_t v)
-{
-	uint8_t t[10];
-	size_t k = 0;
-	do {
-		t[k] = (uint8_t)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			t[k] |= 0x80;
-		k++;
-	} while (v);
-	put_bytes(b, t, k);
-}
-
-static void put_ld(buf *b, unsigned f, const void *p, size_t n)
-{
-	put_varint(b, (uint64_t)f << 3 | 2);
-	put_varint(b, n);
-	put_bytes(b, p, n);
-}
 
 /* the parts of the good request a case may change */
 typedef struct req_parts {
@@ -76,7 +44,7 @@ typedef struct req_parts {
 
 typedef void (*edit_fn)(req_parts *q);
 
-static buf pack_request(edit_fn edit)
+static wire_buf pack_request(edit_fn edit)
 {
 	static req_parts q;
 	memset(&q, 0, sizeof q);
@@ -125,7 +93,7 @@ static buf pack_request(edit_fn edit)
 	q.r.deadline_unix_us = NOW_US + DAY_US;
 	if (edit)
 		edit(&q);
-	buf b = {0};
+	wire_buf b = {0};
 	b.n = perfwatch__v1__gate_request__get_packed_size(&q.r);
 	b.p = malloc(b.n + 1);
 	cr_assert_not_null(b.p);
@@ -181,55 +149,52 @@ static void release_256(req_parts *q) { release_len(q, PW_GATE_RELEASE_ID_MAX); 
 static void release_60k(req_parts *q) { release_len(q, 60000); }
 
 /* ---- appended raw fields ---- */
-#define APPEND_STR(fn, field, lit)                                                                 \
-	static void fn(buf *b) { put_ld(b, field, lit, sizeof lit - 1); }
-APPEND_STR(nul_release, 1, "xla-rc\0-evil")
-APPEND_STR(bad_utf8_release, 1, "xla-rc-\377")
-APPEND_STR(nul_baseline, 4, "xla-2026\0")
-APPEND_STR(bad_utf8_family, 5, "chat-\xc0\xaf")
-APPEND_STR(surrogate_family, 5, "chat-\xed\xa0\x80")
-APPEND_STR(second_release, 1, "xla-rc-2026-06-18")
-static void nested(buf *b, unsigned outer, unsigned inner, const char *v, size_t n)
+WIRE_APPEND_STR(nul_release, 1, "xla-rc\0-evil")
+WIRE_APPEND_STR(bad_utf8_release, 1, "xla-rc-\377")
+WIRE_APPEND_STR(nul_baseline, 4, "xla-2026\0")
+WIRE_APPEND_STR(bad_utf8_family, 5, "chat-\xc0\xaf")
+WIRE_APPEND_STR(surrogate_family, 5, "chat-\xed\xa0\x80")
+WIRE_APPEND_STR(second_release, 1, "xla-rc-2026-06-18")
+static void nested(wire_buf *b, unsigned outer, unsigned inner, const char *v, size_t n)
 {
-	buf in = {0};
-	put_ld(&in, inner, v, n);
-	put_ld(b, outer, in.p, in.n);
+	wire_buf in = {0};
+	wire_ld(&in, inner, v, n);
+	wire_ld(b, outer, in.p, in.n);
 	free(in.p);
 }
-static void bad_utf8_candidate(buf *b) { nested(b, 3, 1, "xla-\xff", 5); }
+static void bad_utf8_candidate(wire_buf *b) { nested(b, 3, 1, "xla-\xff", 5); }
 /* a second, otherwise empty waiver / win: its strings are what the door sees */
-static void nul_waiver_reason(buf *b) { nested(b, 7, 8, "why\0not", 7); }
-static void bad_utf8_waiver_owner(buf *b) { nested(b, 7, 6, "team-\xfe", 6); }
-static void cut_win_note(buf *b) { nested(b, 6, 5, "note \xe2\x82", 7); }
-static void unknown_field(buf *b)
+static void nul_waiver_reason(wire_buf *b) { nested(b, 7, 8, "why\0not", 7); }
+static void bad_utf8_waiver_owner(wire_buf *b) { nested(b, 7, 6, "team-\xfe", 6); }
+static void cut_win_note(wire_buf *b) { nested(b, 6, 5, "note \xe2\x82", 7); }
+static void unknown_field(wire_buf *b)
 {
-	put_varint(b, 40u << 3 | 0);
-	put_varint(b, 5);
+	wire_varint(b, 40u << 3 | 0);
+	wire_varint(b, 5);
 }
-static void wrong_wire_type(buf *b)
+static void wrong_wire_type(wire_buf *b)
 {
-	put_varint(b, 1u << 3 | 0); /* release_id as a varint */
-	put_varint(b, 1);
+	wire_varint(b, 1u << 3 | 0); /* release_id as a varint */
+	wire_varint(b, 1);
 }
-static void waiver_as_varint(buf *b)
+static void waiver_as_varint(wire_buf *b)
 {
-	put_varint(b, 7u << 3 | 0);
-	put_varint(b, 9);
+	wire_varint(b, 7u << 3 | 0);
+	wire_varint(b, 9);
 }
-static void length_past_end(buf *b)
+static void length_past_end(wire_buf *b)
 {
-	put_varint(b, 4u << 3 | 2);
-	put_varint(b, 4096);
-	put_bytes(b, "xla", 3);
+	wire_varint(b, 4u << 3 | 2);
+	wire_varint(b, 4096);
+	wire_bytes(b, "xla", 3);
 }
 
-static const uint8_t junk[] = {0xde, 0xad, 0xbe, 0xef, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x13, 0x37};
 static const uint8_t json[] = "{\"release_id\":\"xla-rc-2026-06-17\",\"evaluation\":1}";
 
 typedef struct kase {
 	const char *name;
 	edit_fn edit;
-	void (*append)(buf *b);
+	void (*append)(wire_buf *b);
 	const uint8_t *raw;
 	size_t raw_len;
 	Perfwatch__V1__DlqReason want;
@@ -240,7 +205,7 @@ static const kase cases[] = {
 	{"the good request", NULL, NULL, NULL, 0, R_OK_, NULL},
 	/* not a GateRequest */
 	{"empty payload (no release_id)", NULL, NULL, (const uint8_t *)"", 0, R_INVALID, NULL},
-	{"random bytes", NULL, NULL, junk, sizeof junk, R_DECODE, NULL},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, R_DECODE, NULL},
 	{"JSON instead of protobuf", NULL, NULL, json, sizeof json - 1, R_DECODE, NULL},
 	{"release_id with the varint wire type", NULL, wrong_wire_type, NULL, 0, R_DECODE, NULL},
 	{"a waiver as a varint", NULL, waiver_as_varint, NULL, 0, R_DECODE, NULL},
@@ -301,21 +266,14 @@ static const kase cases[] = {
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
-static const char *reason_name(Perfwatch__V1__DlqReason r)
-{
-	const ProtobufCEnumValue *v =
-		protobuf_c_enum_descriptor_get_value(&perfwatch__v1__dlq_reason__descriptor, (int)r);
-	return v ? v->name : "?";
-}
-
 Test(gate_door, every_hostile_request_gets_its_reason)
 {
 	size_t refused = 0;
 	for (size_t i = 0; i < NCASES; i++) {
 		const kase *c = &cases[i];
-		buf b = {0};
+		wire_buf b = {0};
 		if (c->raw) {
-			put_bytes(&b, c->raw, c->raw_len);
+			wire_bytes(&b, c->raw, c->raw_len);
 		} else {
 			b = pack_request(c->edit);
 			if (c->append)
@@ -326,8 +284,8 @@ Test(gate_door, every_hostile_request_gets_its_reason)
 		Perfwatch__V1__DlqReason r = pw_gate_request_decode(b.n ? b.p : (const uint8_t *)"", b.n,
 		                                                    0.05, NOW_US, &req, detail,
 		                                                    sizeof detail);
-		cr_expect_eq(r, c->want, "case \"%s\": got %s (%s), want %s", c->name, reason_name(r),
-		             detail, reason_name(c->want));
+		cr_expect_eq(r, c->want, "case \"%s\": got %s (%s), want %s", c->name, wire_reason_name(r),
+		             detail, wire_reason_name(c->want));
 		if (r == R_OK_) {
 			cr_assert_not_null(req, "case \"%s\": accepted without a request", c->name);
 			const char *want = c->want_release ? c->want_release : GOOD_RELEASE;
