@@ -145,3 +145,18 @@ pw_status pw_input_check_wire(const ProtobufCMessageDescriptor *desc, const void
 		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "%s", msg);
 	return PW_OK;
 }
+
+Perfwatch__V1__DlqReason pw_input_decode(const ProtobufCMessageDescriptor *desc, const void *buf,
+                                         size_t len, ProtobufCMessage **out, char *detail,
+                                         size_t detail_len)
+{
+	*out = NULL;
+	if (pw_input_check_wire(desc, buf, len, detail, detail_len) != PW_OK)
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	*out = protobuf_c_message_unpack(desc, NULL, len, (const uint8_t *)buf);
+	if (!*out) {
+		snprintf(detail, detail_len, "payload is not a %s", desc->name);
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
+	}
+	return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
+}

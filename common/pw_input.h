@@ -20,6 +20,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "perfwatch/v1/dlq.pb-c.h"
 #include "pw_status.h"
 
 /* Bytes of a series key, its terminating NUL included (a key is at most 255 bytes). */
@@ -37,5 +38,17 @@ bool pw_input_utf8_ok(const char *s, size_t n);
  */
 pw_status pw_input_check_wire(const ProtobufCMessageDescriptor *desc, const void *buf, size_t len,
                               char *errbuf, size_t errlen);
+
+/*
+ * The first two steps of every service's door: pw_input_check_wire on
+ * buf[0..len), then the protobuf-c unpack with desc. Returns
+ * PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED with *out the message (the
+ * caller frees it with protobuf_c_message_free_unpacked or its type's
+ * free_unpacked); INVALID_VALUE (a NUL or invalid UTF-8, the field named in
+ * detail) or DECODE_FAILED ("payload is not a perfwatch.v1.X") with *out NULL.
+ */
+Perfwatch__V1__DlqReason pw_input_decode(const ProtobufCMessageDescriptor *desc, const void *buf,
+                                         size_t len, ProtobufCMessage **out, char *detail,
+                                         size_t detail_len);
 
 #endif

@@ -282,16 +282,12 @@ Perfwatch__V1__DlqReason pw_baseliner_point_decode(const void *payload, size_t l
                                                    size_t detail_len)
 {
 	*out = NULL;
-	if (pw_input_check_wire(&perfwatch__v1__series_point__descriptor, payload, len, detail,
-	                        detail_len) != PW_OK)
-		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
-	Perfwatch__V1__SeriesPoint *sp =
-		perfwatch__v1__series_point__unpack(NULL, len, (const uint8_t *)payload);
-	if (!sp) {
-		snprintf(detail, detail_len, "payload is not a SeriesPoint");
-		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
-	}
-	Perfwatch__V1__DlqReason r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
+	ProtobufCMessage *m;
+	Perfwatch__V1__DlqReason r = pw_input_decode(&perfwatch__v1__series_point__descriptor, payload,
+	                                             len, &m, detail, detail_len);
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return r;
+	Perfwatch__V1__SeriesPoint *sp = (Perfwatch__V1__SeriesPoint *)m;
 	if (sp->series_key && strlen(sp->series_key) >= PW_ST_KEY_MAX) {
 		snprintf(detail, detail_len, "series_key of %zu bytes is too long (the cap is %d)",
 		         strlen(sp->series_key), PW_ST_KEY_MAX - 1);
@@ -506,15 +502,12 @@ Perfwatch__V1__DlqReason pw_baseliner_fleet_decode(const void *payload, size_t l
 {
 	*out = NULL;
 	*identified = false;
-	if (pw_input_check_wire(&perfwatch__v1__fleet_change_event__descriptor, payload, len, detail,
-	                        detail_len) != PW_OK)
-		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
-	Perfwatch__V1__FleetChangeEvent *fc =
-		perfwatch__v1__fleet_change_event__unpack(NULL, len, (const uint8_t *)payload);
-	if (!fc) {
-		snprintf(detail, detail_len, "payload is not a FleetChangeEvent");
-		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
-	}
+	ProtobufCMessage *m;
+	Perfwatch__V1__DlqReason r = pw_input_decode(&perfwatch__v1__fleet_change_event__descriptor,
+	                                             payload, len, &m, detail, detail_len);
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return r;
+	Perfwatch__V1__FleetChangeEvent *fc = (Perfwatch__V1__FleetChangeEvent *)m;
 	if (!fc->event_id || !*fc->event_id || strlen(fc->event_id) >= 64) {
 		snprintf(detail, detail_len, "fleet change needs an event_id of 1 to 63 bytes");
 		perfwatch__v1__fleet_change_event__free_unpacked(fc, NULL);

@@ -86,15 +86,12 @@ Perfwatch__V1__DlqReason pw_gate_request_decode(const void *payload, size_t len,
                                                 size_t detail_len)
 {
 	*out = NULL;
-	if (pw_input_check_wire(&perfwatch__v1__gate_request__descriptor, payload, len, detail,
-	                        detail_len) != PW_OK)
-		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
-	Perfwatch__V1__GateRequest *req =
-		perfwatch__v1__gate_request__unpack(NULL, len, (const uint8_t *)payload);
-	if (!req) {
-		snprintf(detail, detail_len, "payload is not a perfwatch.v1.GateRequest");
-		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
-	}
+	ProtobufCMessage *m;
+	Perfwatch__V1__DlqReason r = pw_input_decode(&perfwatch__v1__gate_request__descriptor, payload,
+	                                             len, &m, detail, detail_len);
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return r;
+	Perfwatch__V1__GateRequest *req = (Perfwatch__V1__GateRequest *)m;
 	if (pw_gate_request_check(req, default_fdr_q, now_us, detail, detail_len) != PW_OK) {
 		perfwatch__v1__gate_request__free_unpacked(req, NULL);
 		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;

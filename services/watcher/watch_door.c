@@ -14,15 +14,12 @@ Perfwatch__V1__DlqReason pw_watch_point_decode(const void *payload, size_t len,
 {
 	*out = NULL;
 	*skip = false;
-	if (pw_input_check_wire(&perfwatch__v1__series_point__descriptor, payload, len, detail,
-	                        detail_len) != PW_OK)
-		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
-	Perfwatch__V1__SeriesPoint *p =
-		perfwatch__v1__series_point__unpack(NULL, len, (const uint8_t *)payload);
-	if (!p) {
-		snprintf(detail, detail_len, "payload is not a SeriesPoint");
-		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
-	}
+	ProtobufCMessage *m;
+	Perfwatch__V1__DlqReason r = pw_input_decode(&perfwatch__v1__series_point__descriptor, payload,
+	                                             len, &m, detail, detail_len);
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return r;
+	Perfwatch__V1__SeriesPoint *p = (Perfwatch__V1__SeriesPoint *)m;
 	if (!p->build || p->build->kind != PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY ||
 	    p->bisect_job_id[0]) {
 		*skip = true;
@@ -42,15 +39,12 @@ Perfwatch__V1__DlqReason pw_watch_fleet_decode(const void *payload, size_t len,
                                                size_t detail_len)
 {
 	*out = NULL;
-	if (pw_input_check_wire(&perfwatch__v1__fleet_change_event__descriptor, payload, len, detail,
-	                        detail_len) != PW_OK)
-		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
-	Perfwatch__V1__FleetChangeEvent *fc =
-		perfwatch__v1__fleet_change_event__unpack(NULL, len, (const uint8_t *)payload);
-	if (!fc) {
-		snprintf(detail, detail_len, "payload is not a FleetChangeEvent");
-		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
-	}
+	ProtobufCMessage *m;
+	Perfwatch__V1__DlqReason r = pw_input_decode(&perfwatch__v1__fleet_change_event__descriptor,
+	                                             payload, len, &m, detail, detail_len);
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return r;
+	Perfwatch__V1__FleetChangeEvent *fc = (Perfwatch__V1__FleetChangeEvent *)m;
 	const char *why = NULL;
 	if (!fc->event_id[0] || fc->occurred_unix_us == 0)
 		why = "fleet change has no event id or time";

@@ -11,6 +11,7 @@
 #define PW_TEST_WIRE_BUILD_H
 
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,66 @@ static inline const char *wire_reason_name(Perfwatch__V1__DlqReason r)
 	const ProtobufCEnumValue *v =
 		protobuf_c_enum_descriptor_get_value(&perfwatch__v1__dlq_reason__descriptor, (int)r);
 	return v ? v->name : "?";
+}
+
+/* ---- the table runner every door test shares ---- */
+
+/* What one case of a door's table must get. */
+typedef struct door_expect {
+	const char *name;
+	Perfwatch__V1__DlqReason want;
+	bool skip;              /* accepted but not the service's (the watcher's other builds) */
+	const char *want_text;  /* accepted, not skipped: the identifying text that must come out */
+	size_t want_len;        /* ... or, when non-zero, only its length */
+} door_expect;
+
+/* The door under test, on one payload: as the service's *_decode function. */
+typedef Perfwatch__V1__DlqReason (*door_fn)(const uint8_t *buf, size_t len, ProtobufCMessage **out,
+                                            bool *skip, char *detail, size_t detail_len);
+/* The identifying text of an accepted message (series_key, event_id, release_id). */
+typedef const char *(*door_text_fn)(const ProtobufCMessage *m);
+/* Case i's payload and what it must get. */
+typedef wire_buf (*door_case_fn)(size_t i, door_expect *e);
+
+/*
+ * Runs n cases through door: each refusal must carry the wanted reason and a
+ * detail and hand nothing back; each acceptance must hand back the message,
+ * say whether it is skipped, and carry the wanted text unchanged. Logs the
+ * counts under topic and wants at least 30 kinds.
+ */
+static inline void door_run(const char *topic, size_t n, door_case_fn build, door_fn door,
+                            door_text_fn text)
+{
+	size_t refused = 0, skipped = 0;
+	for (size_t i = 0; i < n; i++) {
+		door_expect e = {0};
+		wire_buf b = build(i, &e);
+		ProtobufCMessage *m = (ProtobufCMessage *)&b; /* the door must reset it */
+		bool skip = false;
+		char detail[512] = "";
+		Perfwatch__V1__DlqReason r =
+			door(b.n ? b.p : (const uint8_t *)"", b.n, &m, &skip, detail, sizeof detail);
+		cr_expect_eq(r, e.want, "case \"%s\": got %s (%s), want %s", e.name, wire_reason_name(r),
+		             detail, wire_reason_name(e.want));
+		if (r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+			cr_assert_not_null(m, "case \"%s\": accepted without a message", e.name);
+			cr_expect_eq(skip, e.skip, "case \"%s\": skip %d", e.name, skip);
+			if (!skip && e.want_len)
+				cr_expect_eq(strlen(text(m)), e.want_len, "case \"%s\"", e.name);
+			else if (!skip)
+				cr_expect_str_eq(text(m), e.want_text, "case \"%s\"", e.name);
+			skipped += skip;
+			protobuf_c_message_free_unpacked(m, NULL);
+		} else {
+			refused++;
+			cr_expect_null(m, "case \"%s\": refused but a message handed back", e.name);
+			cr_expect(detail[0] != '\0', "case \"%s\": refused without a reason", e.name);
+		}
+		free(b.p);
+	}
+	cr_log_info("%s door: %zu kinds, %zu refused, %zu skipped, %zu taken", topic, n, refused,
+	            skipped, n - refused - skipped);
+	cr_expect_geq(n, 30);
 }
 
 #endif
