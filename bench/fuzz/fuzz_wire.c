@@ -8,14 +8,18 @@
  * through what every service does first: pw_input_check_wire (no NUL, valid
  * UTF-8 in any string field at any depth), then the protobuf-c unpack; a
  * message that unpacks is packed again and must come back to the same
- * size, then is freed. The RunResult also goes through the ingester's whole
- * decode + validate (pw_ingest_decode, at a fixed clock), the Baseline
- * through the baseliner's pw_baseline_record_unpack.
+ * size, then is freed. Then each service's own door for that type, at a
+ * fixed clock: the ingester's decode + validate (pw_ingest_decode), the
+ * baseliner's and the watcher's point and fleet-change doors, the gate's
+ * request door, the baseliner's pw_baseline_record_unpack; what a door
+ * accepts must have passed the wire check.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "baseliner.h"
 #include "baseliner_store.h"
+#include "gate_request.h"
 #include "fuzz.h"
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/baseline.pb-c.h"
@@ -29,6 +33,7 @@
 #include "perfwatch/v1/series.pb-c.h"
 #include "pw_input.h"
 #include "validate.h"
+#include "watch_door.h"
 
 static const ProtobufCMessageDescriptor *const types[] = {
 	&perfwatch__v1__run_result__descriptor,
@@ -99,6 +104,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort(); /* a run the door refused was accepted */
 		if (run)
 			perfwatch__v1__run_result__free_unpacked(run, NULL);
+	} else if (desc == &perfwatch__v1__series_point__descriptor) {
+		char detail[512];
+		bool skip;
+		Perfwatch__V1__SeriesPoint *a = NULL, *b = NULL;
+		if (pw_baseliner_point_decode(buf, len, &a, detail, sizeof detail) ==
+		        PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED && wire != PW_OK)
+			abort();
+		if (pw_watch_point_decode(buf, len, &b, &skip, detail, sizeof detail) ==
+		        PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED && wire != PW_OK)
+			abort();
+		if (a)
+			perfwatch__v1__series_point__free_unpacked(a, NULL);
+		if (b)
+			perfwatch__v1__series_point__free_unpacked(b, NULL);
+	} else if (desc == &perfwatch__v1__fleet_change_event__descriptor) {
+		char detail[512];
+		bool identified;
+		Perfwatch__V1__FleetChangeEvent *a = NULL, *b = NULL;
+		if (pw_baseliner_fleet_decode(buf, len, &a, &identified, detail, sizeof detail) ==
+		        PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED && (wire != PW_OK || !identified))
+			abort();
+		if (pw_watch_fleet_decode(buf, len, &b, detail, sizeof detail) ==
+		        PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED && wire != PW_OK)
+			abort();
+		if (a)
+			perfwatch__v1__fleet_change_event__free_unpacked(a, NULL);
+		if (b)
+			perfwatch__v1__fleet_change_event__free_unpacked(b, NULL);
+	} else if (desc == &perfwatch__v1__gate_request__descriptor) {
+		char detail[512];
+		Perfwatch__V1__GateRequest *req = NULL;
+		if (pw_gate_request_decode(buf, len, 0.05, FUZZ_NOW_US, &req, detail, sizeof detail) ==
+		        PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED && wire != PW_OK)
+			abort();
+		if (req)
+			perfwatch__v1__gate_request__free_unpacked(req, NULL);
 	} else if (desc == &perfwatch__v1__baseline__descriptor) {
 		pw_baseline_record rec;
 		memset(&rec, 0, sizeof rec);
