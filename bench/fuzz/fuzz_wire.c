@@ -14,6 +14,7 @@
  * request door, the baseliner's pw_baseline_record_unpack; what a door
  * accepts must have passed the wire check.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,32 @@ static const ProtobufCMessageDescriptor *const types[] = {
 };
 #define NTYPES (sizeof types / sizeof types[0])
 
+/* Whether m or any message inside it kept fields its descriptor does not know. */
+static bool has_unknown_fields(const ProtobufCMessage *m)
+{
+	if (!m)
+		return false;
+	if (m->n_unknown_fields)
+		return true;
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		const char *at = (const char *)m + f->offset;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			size_t n = *(const size_t *)((const char *)m + f->quantifier_offset);
+			ProtobufCMessage *const *v = *(ProtobufCMessage *const *const *)at;
+			for (size_t k = 0; k < n; k++)
+				if (has_unknown_fields(v[k]))
+					return true;
+		} else if (has_unknown_fields(*(const ProtobufCMessage *const *)at)) {
+			return true;
+		}
+	}
+	return false;
+}
+
 /* A fixed clock (2026-06-17), so that a crash replays the same way. */
 #define FUZZ_NOW_US 1781654400000000LL
 
@@ -74,14 +101,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort(); /* protobuf-c disagrees with itself */
 			/*
 			 * What unpacked once must unpack again, and a clean input stays
-			 * clean. Not with unknown fields: protobuf-c (1.4) takes a field
-			 * number 0 whose tag is an overlong varint ("\x81\x00") as an
-			 * unknown field, then packs it with a one-byte tag that its own
-			 * unpack refuses (corpus/fuzz_wire/12-field-zero). The services
-			 * ignore unknown fields and never repack what they consume.
+			 * clean. Not with unknown fields, at any depth: protobuf-c (1.4)
+			 * takes a field number 0 whose tag is an overlong varint
+			 * ("\x81\x00") as an unknown field, then packs it with a one-byte
+			 * tag that its own unpack refuses (corpus/fuzz_wire/12-field-zero,
+			 * 13-field-zero-nested). The services ignore unknown fields and
+			 * never repack what they consume.
 			 */
 			ProtobufCMessage *again = protobuf_c_message_unpack(desc, NULL, n, out);
-			if (!again && m->n_unknown_fields == 0)
+			if (!again && !has_unknown_fields(m))
 				abort();
 			if (again)
 				protobuf_c_message_free_unpacked(again, NULL);
