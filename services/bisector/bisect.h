@@ -239,6 +239,7 @@ typedef struct pw_bisect_finding {
 	int64_t cp_lo, cp_hi;    /* the nightly changepoint's range for the same series; 0 when none */
 	double delta_abs;        /* observed − baseline, in unit */
 	double noise;            /* baseline MAD (normalised), in unit */
+	const char *metric;      /* the series' metric, e.g. "tpot_p50_ms"; NULL: unknown (ranked last but one) */
 } pw_bisect_finding;
 
 typedef struct pw_bisect_event {
@@ -246,12 +247,29 @@ typedef struct pw_bisect_event {
 	int64_t lo, hi;          /* the range to bisect */
 	bool narrowed;           /* by the target's changepoint */
 	double score;            /* |delta| / noise of the target */
+	int rank;                /* pw_bisect_metric_rank of the target's metric */
 } pw_bisect_event;
 
 /*
+ * How directly a metric measures the regressed family's speed, lower first:
+ * 0 median latency (tpot_p50_ms, ttft_p50_ms, prefill_compute_ms),
+ * 1 throughput (goodput_tok_s_chip), 2 tail latency (tpot_p99_ms,
+ * ttft_p99_ms), 3 utilisation ratios (mfu, hbm_bw_util) and metrics not
+ * known here, 4 cost (cost_per_mtok_usd, derived from latency: it moves with
+ * it, by the same ratio, and says nothing the latency does not). NULL or ""
+ * ranks 3.
+ */
+int pw_bisect_metric_rank(const char *metric);
+
+/* |delta| / noise; noise <= 0 scores |delta| x 1e12; not finite: 0. */
+double pw_bisect_score(double delta_abs, double noise);
+
+/*
  * Findings of one event (the same regressed head CL `hi`) start one
- * bisection: the target is the finding with the largest |delta| / noise
- * (ties: the earlier one), its range is (lo, hi] narrowed to its
+ * bisection: the target is the finding whose metric ranks first
+ * (pw_bisect_metric_rank: the primary latency metric before throughput,
+ * tail latency, utilisation and cost), among those the largest |delta| /
+ * noise (ties: the earlier one); the others stay listed as correlated. Its range is (lo, hi] narrowed to its
  * changepoint's (cp_lo, cp_hi] when that lies inside it. PW_ERR_INVALID when
  * n is 0 or the findings do not share hi.
  */
