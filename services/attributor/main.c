@@ -20,6 +20,7 @@
 #include "attribute.h"
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "pw_alert_followup.h"
 #include "pw_service.h"
 #include "pw_time.h"
 #include "pw_topics.h"
@@ -208,6 +209,10 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, int64_t now, c
 	pw_status st = PW_OK;
 	char detail[256] = "";
 	Perfwatch__V1__DlqReason reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	if (pw_alert_is_follow_up(al)) {
+		pw_metric_inc(k->a->m_done, (const char *const[]){"alert", "none", "follow_up"});
+		goto done; /* a later revision carrying a bisection or attribution: nothing new to attribute */
+	}
 	if (al->kind != PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION ||
 	    (al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE &&
 	     al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_WATCHER))
@@ -251,6 +256,22 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, int64_t now, c
 	}
 	j.after.build_id = al->observed->release;
 	j.after_build = al->observed->release;
+	{
+		/* the original, for the follow-up that links the attribution from its artifacts block */
+		char key[512];
+		size_t kl = m->key && m->key_len < sizeof key ? m->key_len : 0;
+		memcpy(key, m->key ? m->key : "", kl);
+		key[kl] = 0;
+		if ((st = pw_alert_followup_record(k->w->pg, al, key, m->payload, m->len, errbuf, errlen)) != PW_OK) {
+			if (!retriable(st)) {
+				char why[512];
+				snprintf(why, sizeof why, "%s", errbuf);
+				st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf,
+				          errlen);
+			}
+			goto done;
+		}
+	}
 	snprintf(j.input_key, sizeof j.input_key, "alert:%.200s:r%" PRIu32, al->alert_id, al->revision);
 	st = attribute_one(k, &j, errbuf, errlen);
 	if (st != PW_OK && !retriable(st)) {

@@ -30,6 +30,7 @@
 #include "bisect_msg.h"
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/compiler.pb-c.h"
+#include "pw_alert_followup.h"
 #include "pw_service.h"
 #include "pw_time.h"
 #include "pw_topics.h"
@@ -354,6 +355,10 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	Perfwatch__V1__DlqReason reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
 	PGresult *r = NULL;
 	bool tx = false;
+	if (pw_alert_is_follow_up(al)) {
+		pw_metric_inc(k->a->m_events, (const char *const[]){"follow_up"});
+		goto done; /* a later revision carrying a bisection or attribution: never a new event */
+	}
 	if (al->kind != PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION ||
 	    (al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE &&
 	     al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_WATCHER)) {
@@ -469,6 +474,12 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	                      : strcmp(PQgetvalue(r, 0, 0), "t") == 0 ? "started" : "joined";
 	PQclear(r);
 	r = NULL;
+	/* the original, for the follow-up that carries the bisection block when it ends */
+	char key[512];
+	snprintf(key, sizeof key, "%.*s", m->key ? (int)(m->key_len < sizeof key - 1 ? m->key_len : sizeof key - 1) : 0,
+	         m->key ? (const char *)m->key : "");
+	if ((st = pw_alert_followup_record(pg, al, key, m->payload, m->len, errbuf, errlen)) != PW_OK)
+		goto fail;
 	if (strcmp(outcome, "joined") == 0) {
 		/*
 		 * Another series of the event. Before the event's first job (within
@@ -836,6 +847,37 @@ static pw_status write_state(pw_pg *pg, const bis *bs, const pw_bisect *b, const
 	return st;
 }
 
+/*
+ * The bisection is over: every alert of its event is published again with
+ * the "bisection" block (artifact 3), as a follow-up; in the open
+ * transaction.
+ */
+static pw_status write_followups(pw_pg *pg, const bis *bs, const pw_bisect *b, char *errbuf, size_t errlen)
+{
+	char culprit[64] = "";
+	if (b->status == PW_BISECT_DONE && b->culprit > 0)
+		pw_bisect_cl_name(b->culprit, -1, culprit, sizeof culprit);
+	pw_alert_blocks blk = {.has_bisection = true, .bisection_id = bs->id,
+	                       .bisection_status = pw_bisect_status_name(b->status),
+	                       .confidence = pw_bisect_confidence_name(b->confidence), .reason = b->reason,
+	                       .culprit = culprit, .verified_adjacent_clean = b->adjacent_clean,
+	                       .cherry_pick_reproduced = b->pick_reproduced};
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, bs->id);
+	PGresult *r = NULL;
+	pw_status st = pw_pg_exec_params(pg,
+	                                 "SELECT DISTINCT unnest(alert_ids) FROM "
+	                                 "perfwatch.bisector_events WHERE bisection_id = $1",
+	                                 &p, 0, &r, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int i = 0; i < PQntuples(r) && st == PW_OK; i++)
+		st = pw_alert_followup_publish(pg, SVC, PQgetvalue(r, i, 0), &blk, NULL, errbuf, errlen);
+	PQclear(r);
+	return st;
+}
+
 /* Inserts job (its row, its pending step) and its BisectJob in the outbox; in the open transaction. */
 static pw_status write_job(pw_pg *pg, const bis *bs, const pw_bisect_job *job, char *errbuf, size_t errlen)
 {
@@ -1057,6 +1099,8 @@ static pw_status schedule(app *a, pw_pg *pg, bis *bs, char *errbuf, size_t errle
 	}
 	bool over = !have_next;
 	if ((st = write_state(pg, bs, &b, steps, nsteps, over, errbuf, errlen)) != PW_OK)
+		goto out;
+	if (over && (st = write_followups(pg, bs, &b, errbuf, errlen)) != PW_OK)
 		goto out;
 	if ((st = pw_pg_commit(pg, errbuf, errlen)) != PW_OK)
 		goto out;
