@@ -165,15 +165,6 @@ static bool retriable(pw_status st)
 	       st == PW_ERR_KAFKA || st == PW_ERR_SHUTDOWN;
 }
 
-/* "cl/7841917" -> 7841917; 0 when malformed. */
-static int64_t cl_number(const char *cl)
-{
-	if (!cl || strncmp(cl, "cl/", 3) != 0)
-		return 0;
-	char *end;
-	long long v = strtoll(cl + 3, &end, 10);
-	return *end == 0 && v > 0 ? v : 0;
-}
 
 static const char *val(PGresult *r, int row, int col)
 {
@@ -198,21 +189,14 @@ static pw_status dead(worker *k, const rd_kafka_message_t *m, const char *type,
 static pw_status on_cl(worker *k, const rd_kafka_message_t *m, char *errbuf, size_t errlen)
 {
 	static const char *type = "perfwatch.v1.CompilerCl";
-	Perfwatch__V1__CompilerCl *c = perfwatch__v1__compiler_cl__unpack(NULL, m->len, m->payload);
-	if (!c)
-		return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-		            "payload is not a perfwatch.v1.CompilerCl", errbuf, errlen);
+	Perfwatch__V1__CompilerCl *c = NULL;
+	Perfwatch__V1__DlqReason reason;
+	char detail[320];
+	if (pw_bisect_cl_decode(m->payload, m->len, &c, &reason, detail, sizeof detail) == PW_BISECT_INPUT_DEAD)
+		return dead(k, m, type, reason, detail, errbuf, errlen);
 	pw_status st;
-	char detail[256] = "";
-	if (c->cl_number <= 0 || cl_number(c->cl) != c->cl_number)
-		snprintf(detail, sizeof detail, "CL \"%.60s\" does not match cl_number %" PRId64,
-		         c->cl ? c->cl : "", c->cl_number);
-	if (detail[0]) {
-		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, detail, errbuf, errlen);
-		goto done;
-	}
-	/* text[] literals built as {"a","b"} with quotes escaped */
-	char bench[4096], ids[8192];
+	/* text[] literals built as {"a","b"} with quotes escaped; the decoder capped the lists so that they fit */
+	char bench[2 * PW_BISECT_TEXT_MAX + 64], ids[4 * PW_BISECT_TEXT_MAX + 64];
 	const char *const *lists[2] = {(const char *const *)c->perf_benchmarks,
 	                               c->roll ? (const char *const *)c->roll->upstream_ids : NULL};
 	size_t ns[2] = {c->n_perf_benchmarks, c->roll ? c->roll->n_upstream_ids : 0};
@@ -266,18 +250,11 @@ static pw_status on_cl(worker *k, const rd_kafka_message_t *m, char *errbuf, siz
 		snprintf(why, sizeof why, "%s", errbuf);
 		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf, errlen);
 	}
-done:
 	perfwatch__v1__compiler_cl__free_unpacked(c, NULL);
 	return st;
 }
 
 /* ---- perf.alerts.v1 ----------------------------------------------------------------------- */
-
-static bool key_complete(const Perfwatch__V1__SeriesKey *s)
-{
-	return s && s->model && s->model[0] && s->hlo_fingerprint && s->hlo_fingerprint[0] && s->platform &&
-	       s->platform[0] && s->config && s->config[0] && s->metric && s->metric[0];
-}
 
 /* One integer from a one-row query; *v = 0 when no row or NULL. */
 static pw_status query_int(pw_pg *pg, const char *sql, const pw_pg_params *p, int64_t *v, char *errbuf,
@@ -301,10 +278,10 @@ static pw_status alert_range(pw_pg *pg, const Perfwatch__V1__Alert *al, int64_t 
                              char *errbuf, size_t errlen)
 {
 	*lo = *hi = 0;
-	if (al->changepoint && cl_number(al->changepoint->cl_range_lo) > 0 &&
-	    cl_number(al->changepoint->cl_range_hi) > 0) {
-		*lo = cl_number(al->changepoint->cl_range_lo);
-		*hi = cl_number(al->changepoint->cl_range_hi);
+	if (al->changepoint && pw_bisect_cl_number(al->changepoint->cl_range_lo) > 0 &&
+	    pw_bisect_cl_number(al->changepoint->cl_range_hi) > 0) {
+		*lo = pw_bisect_cl_number(al->changepoint->cl_range_lo);
+		*hi = pw_bisect_cl_number(al->changepoint->cl_range_hi);
 		return PW_OK;
 	}
 	const Perfwatch__V1__SeriesKey *s = al->series;
@@ -345,33 +322,23 @@ static pw_status alert_range(pw_pg *pg, const Perfwatch__V1__Alert *al, int64_t 
 static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, size_t errlen)
 {
 	static const char *type = "perfwatch.v1.Alert";
-	Perfwatch__V1__Alert *al = perfwatch__v1__alert__unpack(NULL, m->len, m->payload);
-	if (!al)
-		return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-		            "payload is not a perfwatch.v1.Alert", errbuf, errlen);
+	Perfwatch__V1__Alert *al = NULL;
+	Perfwatch__V1__DlqReason reason;
+	char detail[320];
+	pw_bisect_input in = pw_bisect_alert_decode(m->payload, m->len, &al, &reason, detail, sizeof detail);
+	if (in == PW_BISECT_INPUT_DEAD)
+		return dead(k, m, type, reason, detail, errbuf, errlen);
 	pw_pg *pg = k->w->pg;
 	pw_status st = PW_OK;
-	char detail[320] = "";
-	Perfwatch__V1__DlqReason reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
 	PGresult *r = NULL;
 	bool tx = false;
-	if (pw_alert_is_follow_up(al)) {
+	if (in == PW_BISECT_INPUT_FOLLOW_UP) {
 		pw_metric_inc(k->a->m_events, (const char *const[]){"follow_up"});
 		goto done; /* a later revision carrying a bisection or attribution: never a new event */
 	}
-	if (al->kind != PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION ||
-	    (al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE &&
-	     al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_WATCHER)) {
+	if (in == PW_BISECT_INPUT_IGNORE) {
 		pw_metric_inc(k->a->m_events, (const char *const[]){"ignored"});
 		goto done; /* improvements, infra health, outliers: nothing to bisect */
-	}
-	if (!al->alert_id || !al->alert_id[0])
-		snprintf(detail, sizeof detail, "alert has no alert_id");
-	else if (!key_complete(al->series) || !al->series_key || !al->series_key[0])
-		snprintf(detail, sizeof detail, "alert \"%.100s\" has an incomplete series key", al->alert_id);
-	if (detail[0]) {
-		st = dead(k, m, type, reason, detail, errbuf, errlen);
-		goto done;
 	}
 	int64_t series_id = 0;
 	pw_pg_params p;
@@ -563,10 +530,7 @@ static pw_status on_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, 
 		const rd_kafka_message_t *m = msgs[i];
 		bool cls = strcmp(rd_kafka_topic_name(m->rkt), PW_TOPIC_COMPILER_CLS) == 0;
 		pw_status st;
-		if (!m->payload || m->len == 0)
-			st = dead(k, m, cls ? "perfwatch.v1.CompilerCl" : "perfwatch.v1.Alert",
-			          PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED, "empty payload", errbuf, errlen);
-		else if (cls)
+		if (cls)
 			st = on_cl(k, m, errbuf, errlen);
 		else
 			st = on_alert(k, m, errbuf, errlen);
