@@ -115,6 +115,10 @@ res=$(q "SELECT status || ' ' || culprit || ' ' || confidence || ' ' || builds F
 echo "test_bisector_reissue: $res (status culprit confidence builds)"
 [ "$res" = "done cl/7841917 verified_both_sides $(q "SELECT builds FROM perfwatch.bisections WHERE $bis")" ] ||
   fail "bisection ended \"$res\", want done cl/7841917 verified_both_sides"
+tgt=$(q "SELECT se.platform || ' ' || se.config || ' ' || se.metric FROM perfwatch.bisections b
+         JOIN perfwatch.series se USING (series_id) WHERE $bis")
+[ "$tgt" = "v6e-4 decode.B64.s2048.int8 tpot_p50_ms" ] ||
+  fail "the bisection targets \"$tgt\", want the alert's primary latency series v6e-4 decode.B64.s2048.int8 tpot_p50_ms"
 [ "$(q "SELECT reissued FROM perfwatch.bisect_jobs WHERE job_id = '$first'")" = 1 ] ||
   fail "job $first re-issued $(q "SELECT reissued FROM perfwatch.bisect_jobs WHERE job_id = '$first'") times, want once"
 [ "$(q "SELECT count(*) FROM perfwatch.bisection_steps WHERE job_id = '$first' AND outcome <> 'pending'")" = 1 ] ||
