@@ -154,8 +154,10 @@ int pw_bisect_metric_rank(const char *metric)
 
 double pw_bisect_score(double delta_abs, double noise)
 {
-	double s = noise > 0 ? fabs(delta_abs) / noise : fabs(delta_abs) * 1e12;
-	return isfinite(s) ? s : 0;
+	if (!isfinite(delta_abs) || isnan(noise))
+		return 0;
+	double s = noise > 0 ? fabs(delta_abs) / noise : (delta_abs != 0 ? PW_BISECT_SCORE_SATURATION : 0);
+	return isfinite(s) && s < PW_BISECT_SCORE_SATURATION ? s : PW_BISECT_SCORE_SATURATION;
 }
 
 pw_status pw_bisect_event_plan(const pw_bisect_finding *f, size_t n, pw_bisect_event *out)
@@ -163,15 +165,17 @@ pw_status pw_bisect_event_plan(const pw_bisect_finding *f, size_t n, pw_bisect_e
 	if (n == 0)
 		return PW_ERR_INVALID;
 	size_t best = 0;
-	double best_score = -1;
+	double best_score = -1, best_pct = -1;
 	int best_rank = 1 << 20;
 	for (size_t i = 0; i < n; i++) {
 		if (f[i].hi != f[0].hi || f[i].hi <= f[i].lo)
 			return PW_ERR_INVALID;
 		double s = pw_bisect_score(f[i].delta_abs, f[i].noise);
+		double pct = isfinite(f[i].delta_pct) ? fabs(f[i].delta_pct) : 0;
 		int rank = pw_bisect_metric_rank(f[i].metric);
-		if (rank < best_rank || (rank == best_rank && s > best_score)) {
+		if (rank < best_rank || (rank == best_rank && (s > best_score || (s == best_score && pct > best_pct)))) {
 			best_score = s;
+			best_pct = pct;
 			best_rank = rank;
 			best = i;
 		}
@@ -180,6 +184,7 @@ pw_status pw_bisect_event_plan(const pw_bisect_finding *f, size_t n, pw_bisect_e
 	out->target = best;
 	out->score = best_score;
 	out->rank = best_rank;
+	out->pct = best_pct;
 	out->lo = t->lo;
 	out->hi = t->hi;
 	out->narrowed = false;

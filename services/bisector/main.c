@@ -367,7 +367,8 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	/* narrowed by the tightest changepoint of the same series inside the range */
 	pw_bisect_finding f = {.id = al->alert_id, .series_key = al->series_key, .lo = lo, .hi = hi,
 	                       .delta_abs = al->delta ? al->delta->abs : 0,
-	                       .noise = al->baseline ? al->baseline->mad : 0, .metric = al->series->metric};
+	                       .noise = al->baseline ? al->baseline->mad : 0, .metric = al->series->metric,
+	                       .delta_pct = al->delta ? al->delta->pct : 0};
 	char cp_id[128] = "";
 	pw_pg_params_init(&p);
 	pw_pg_params_int(&p, series_id);
@@ -414,15 +415,16 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	pw_pg_params_text(&p, al->series->metric);
 	pw_pg_params_double(&p, ev.score);
 	pw_pg_params_int(&p, ev.rank);
+	pw_pg_params_double(&p, ev.pct);
 	if ((st = pw_pg_exec_params(
 	             pg,
 	             "INSERT INTO perfwatch.bisections (bisection_id, alert_id, changepoint_id, series_id, "
 	             "config_hash, range_lo, range_lo_number, range_hi, range_hi_number, n_cls, flagged_cls, unit, "
-	             "status, started_at, updated_at, metric, target_score, target_rank) "
+	             "status, started_at, updated_at, metric, target_score, target_rank, target_pct) "
 	             "SELECT $1, $2, $3, $4, $5, 'cl/' || $6::bigint, $6, 'cl/' || $7::bigint, $7, $7 - $6, "
 	             "coalesce((SELECT array_agg(cl ORDER BY cl_number) FROM perfwatch.compiler_cls "
 	             "WHERE cl_number > $6 AND cl_number <= $7 AND perf_relevant), '{}'), se.unit, 'running', "
-	             "now(), now(), $8, $9, $10 FROM perfwatch.series se WHERE se.series_id = $4 "
+	             "now(), now(), $8, $9, $10, $11 FROM perfwatch.series se WHERE se.series_id = $4 "
 	             "ON CONFLICT (bisection_id) DO NOTHING",
 	             &p, 0, NULL, errbuf, errlen)) != PW_OK)
 		goto fail;
@@ -451,8 +453,9 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 		/*
 		 * Another series of the event. Before the event's first job (within
 		 * bisector.gather) the one whose metric ranks first, then with the
-		 * largest |delta| / noise (pw_bisect_event_plan's order) becomes the
-		 * target; otherwise it is recorded as correlated.
+		 * largest saturated |delta| / noise, then the largest |delta_pct|
+		 * (pw_bisect_event_plan's order) becomes the target; otherwise it is
+		 * recorded as correlated.
 		 */
 		pw_pg_params_init(&p);
 		pw_pg_params_text(&p, bid);
@@ -465,16 +468,18 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 		pw_pg_params_text(&p, al->series->metric);
 		pw_pg_params_double(&p, ev.score);
 		pw_pg_params_int(&p, ev.rank);
+		pw_pg_params_double(&p, ev.pct);
 		if ((st = pw_pg_exec_params(
 		             pg,
 		             "UPDATE perfwatch.bisections b SET alert_id = $2, changepoint_id = $3, series_id = $4, "
 		             "config_hash = $5, range_lo = 'cl/' || $6::bigint, range_lo_number = $6, "
 		             "range_hi = 'cl/' || $7::bigint, range_hi_number = $7, n_cls = $7 - $6, metric = $8, "
-		             "target_score = $9, target_rank = $10, unit = (SELECT unit FROM perfwatch.series WHERE series_id = $4), "
+		             "target_score = $9, target_rank = $10, target_pct = $11, unit = (SELECT unit FROM perfwatch.series WHERE series_id = $4), "
 		             "correlated_series = array_append(b.correlated_series, (SELECT series_key FROM "
 		             "perfwatch.series WHERE series_id = b.series_id)), "
 		             "correlated_alert_ids = array_append(b.correlated_alert_ids, b.alert_id), updated_at = now() "
-		             "WHERE b.bisection_id = $1 AND ($10 < b.target_rank OR ($10 = b.target_rank AND b.target_score < $9)) "
+		             "WHERE b.bisection_id = $1 AND ($10 < b.target_rank OR ($10 = b.target_rank AND "
+		             "(b.target_score < $9 OR (b.target_score = $9 AND b.target_pct < $11)))) "
 		             "AND b.alert_id <> $2 AND NOT EXISTS "
 		             "(SELECT 1 FROM perfwatch.bisect_jobs j WHERE j.bisection_id = $1) RETURNING 1",
 		             &p, 0, &r, errbuf, errlen)) != PW_OK)

@@ -115,6 +115,12 @@ res=$(q "SELECT status || ' ' || culprit || ' ' || confidence || ' ' || builds F
 echo "test_bisector_reissue: $res (status culprit confidence builds)"
 [ "$res" = "done cl/7841917 verified_both_sides $(q "SELECT builds FROM perfwatch.bisections WHERE $bis")" ] ||
   fail "bisection ended \"$res\", want done cl/7841917 verified_both_sides"
+q "SELECT 'test_bisector_reissue: event alert ' || s.platform || ' ' || s.config || ' ' || s.metric || ' delta ' ||
+          round(a.delta_abs::numeric, 4) || ' mad ' || round(a.baseline_mad::numeric, 4) || ' median ' ||
+          round(a.baseline_median::numeric, 3) || ' pct ' || round(a.delta_pct::numeric, 2) || ' z ' ||
+          round(a.z_robust::numeric, 1) || ' mde ' || coalesce(a.mde_pct, 0) || ' 2sigma ' || round(coalesce(a.two_sigma_pct, 0)::numeric, 2)
+   FROM perfwatch.bisector_events e, unnest(e.alert_ids) x JOIN perfwatch.alerts a ON a.alert_id = x
+   JOIN perfwatch.series s ON s.series_id = a.series_id WHERE e.$bis ORDER BY s.metric, s.config"
 tgt=$(q "SELECT se.platform || ' ' || se.config || ' ' || se.metric FROM perfwatch.bisections b
          JOIN perfwatch.series se USING (series_id) WHERE $bis")
 [ "$tgt" = "v6e-4 decode.B64.s2048.int8 tpot_p50_ms" ] ||

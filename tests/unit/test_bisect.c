@@ -182,7 +182,7 @@ Test(bisect_event, worked_example_alerts_start_one_bisection_on_decode_b64_v6e4)
 				                 strcmp(se->config.name, "decode.B64.s2048.int8") == 0;
 				f[n] = (pw_bisect_finding){keys[n], keys[n], prod, rc,
 				                           target_cp ? 7841885 : 0, target_cp ? rc : 0,
-				                           mc - mb, madb, pw_sim_metric_name(m)};
+				                           mc - mb, madb, pw_sim_metric_name(m), (mc - mb) / mb * 100};
 				n++;
 			}
 		}
@@ -211,8 +211,8 @@ Test(bisect_event, worked_example_alerts_start_one_bisection_on_decode_b64_v6e4)
 
 Test(bisect_event, no_changepoint_keeps_prod_to_rc_and_mixed_heads_are_refused)
 {
-	pw_bisect_finding f[2] = {{"a", "a", 7841657, 7841923, 0, 0, 0.3, 0.02, "tpot_p50_ms"},
-	                          {"b", "b", 7841657, 7841923, 0, 0, 0.1, 0.02, "tpot_p50_ms"}};
+	pw_bisect_finding f[2] = {{"a", "a", 7841657, 7841923, 0, 0, 0.3, 0.02, "tpot_p50_ms", 0},
+	                          {"b", "b", 7841657, 7841923, 0, 0, 0.1, 0.02, "tpot_p50_ms", 0}};
 	pw_bisect_event ev;
 	cr_assert_eq(pw_bisect_event_plan(f, 2, &ev), PW_OK);
 	cr_assert_eq(ev.target, 0);
@@ -233,18 +233,23 @@ Test(bisect_event, latency_outranks_cost_and_throughput_then_effect_over_noise)
 	cr_assert_eq(pw_bisect_metric_rank("no_such_metric"), 3);
 	cr_assert_eq(pw_bisect_metric_rank(NULL), 3);
 	cr_assert_eq(pw_bisect_metric_rank("cost_per_mtok_usd"), 4);
-	/* B8's cost moved most over its noise; B64's TPOT is the target; B8's TPOT ranks with it but scores less */
+	/*
+	 * The dev stack's worked example: B8's cost and B8's TPOT are as far
+	 * above their noise as B64's TPOT (z 23.6-23.7, saturated), B8's cost
+	 * comes first; B64's TPOT is the target by rank, then by relative effect.
+	 */
 	pw_bisect_finding f[4] = {
-		{"b8-cost", "m/p/decode.B8/cost_per_mtok_usd", 100, 200, 0, 0, 0.9, 0.01, "cost_per_mtok_usd"},
-		{"b8-tpot", "m/p/decode.B8/tpot_p50_ms", 100, 200, 0, 0, 0.16, 0.013, "tpot_p50_ms"},
-		{"b64-tpot", "m/p/decode.B64/tpot_p50_ms", 100, 200, 150, 190, 0.32, 0.014, "tpot_p50_ms"},
-		{"b64-goodput", "m/p/decode.B64/goodput_tok_s_chip", 100, 200, 0, 0, -900, 1, "goodput_tok_s_chip"},
+		{"b8-cost", "m/p/decode.B8/cost_per_mtok_usd", 100, 200, 0, 0, 0.0676, 0.0029, "cost_per_mtok_usd", 7.69},
+		{"b8-tpot", "m/p/decode.B8/tpot_p50_ms", 100, 200, 0, 0, 0.1657, 0.0070, "tpot_p50_ms", 7.69},
+		{"b64-tpot", "m/p/decode.B64/tpot_p50_ms", 100, 200, 150, 190, 0.3192, 0.0135, "tpot_p50_ms", 8.18},
+		{"b64-goodput", "m/p/decode.B64/goodput_tok_s_chip", 100, 200, 0, 0, -285, 13, "goodput_tok_s_chip", -7.56},
 	};
 	pw_bisect_event ev;
 	cr_assert_eq(pw_bisect_event_plan(f, 4, &ev), PW_OK);
 	cr_assert_eq(ev.target, 2);
 	cr_assert_eq(ev.rank, 0);
-	cr_assert_float_eq(ev.score, 0.32 / 0.014, 1e-9);
+	cr_assert_float_eq(ev.score, PW_BISECT_SCORE_SATURATION, 1e-12);
+	cr_assert_float_eq(ev.pct, 8.18, 1e-12);
 	cr_assert(ev.narrowed);
 	cr_assert_eq(ev.lo, 150);
 	/* without latency alerts, throughput before cost; a cost alert alone is still bisected */
@@ -253,6 +258,22 @@ Test(bisect_event, latency_outranks_cost_and_throughput_then_effect_over_noise)
 	cr_assert_eq(pw_bisect_event_plan(f, 1, &ev), PW_OK);
 	cr_assert_eq(ev.target, 0);
 	cr_assert_eq(ev.rank, 4);
+	/* below the saturation, effect over noise decides, not the relative effect */
+	pw_bisect_finding h[2] = {f[2], f[1]};
+	h[0].noise = h[0].delta_abs / 5;  /* z 5, +8.18% */
+	h[1].noise = h[1].delta_abs / 8;  /* z 8, +7.69% */
+	cr_assert_eq(pw_bisect_event_plan(h, 2, &ev), PW_OK);
+	cr_assert_eq(ev.target, 1);
+	cr_assert_float_eq(ev.score, 8, 1e-9);
+	/* the score's edges: sign ignored, no noise saturates, NaN and infinities score nothing */
+	cr_assert_float_eq(pw_bisect_score(-0.3, 0.1), 3, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(0.3, 0), PW_BISECT_SCORE_SATURATION, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(0, 0), 0, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(NAN, 0.1), 0, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(INFINITY, 0.1), 0, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(0.3, NAN), 0, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(0.3, INFINITY), 0, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(1e300, 1e-300), PW_BISECT_SCORE_SATURATION, 1e-12);
 	/* equal rank and score: the earlier one */
 	pw_bisect_finding g[2] = {f[2], f[2]};
 	g[1].id = "later";
