@@ -76,7 +76,7 @@ static const pw_conf_key keys[] = {
 	{.name = "bisector.job_timeout", .type = PW_CONF_DURATION_MS, .def = "30m", .min = 1000,
 	 .max = 7 * 86400000.0, .help = "a job with no results after this is re-published (same id)"},
 	{.name = "bisector.gather", .type = PW_CONF_DURATION_MS, .def = "10s", .min = 0, .max = 3600000,
-	 .help = "an event's alerts gathered before its first job: the primary latency metric (then throughput, tail latency, utilisation, cost), among those the largest |delta|/noise, is bisected"},
+	 .help = "an event's alerts gathered before its first job: the primary latency metric (then throughput, tail latency, utilisation, cost), among those the largest |delta|/noise (saturated at 10), then relative effect, is bisected"},
 	{.name = "bisector.tick", .type = PW_CONF_DURATION_MS, .def = "1s", .min = 50, .max = 600000,
 	 .help = "scheduler interval"},
 };
