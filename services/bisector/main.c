@@ -503,6 +503,27 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 				goto fail;
 		}
 	}
+	/* an alert that joins an event whose bisection is over gets its follow-up now */
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, bid);
+	if ((st = pw_pg_exec_params(pg,
+	                            "SELECT status, confidence, reason, culprit, verified_adjacent_clean, "
+	                            "cherry_pick_reproduced FROM perfwatch.bisections WHERE bisection_id = $1 "
+	                            "AND status IN ('done', 'failed')",
+	                            &p, 0, &r, errbuf, errlen)) != PW_OK)
+		goto fail;
+	if (PQntuples(r) == 1) {
+		pw_alert_blocks blk = {.has_bisection = true, .bisection_id = bid,
+		                       .bisection_status = PQgetvalue(r, 0, 0), .confidence = PQgetvalue(r, 0, 1),
+		                       .reason = PQgetvalue(r, 0, 2), .culprit = PQgetvalue(r, 0, 3),
+		                       .verified_adjacent_clean = strcmp(PQgetvalue(r, 0, 4), "t") == 0,
+		                       .cherry_pick_reproduced = strcmp(PQgetvalue(r, 0, 5), "t") == 0};
+		st = pw_alert_followup_publish(pg, SVC, al->alert_id, &blk, NULL, errbuf, errlen);
+	}
+	PQclear(r);
+	r = NULL;
+	if (st != PW_OK)
+		goto fail;
 	if ((st = pw_pg_commit(pg, errbuf, errlen)) != PW_OK)
 		goto fail;
 	tx = false;

@@ -154,9 +154,17 @@ kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -o beginning -e -q -f
   awk -F'\t' -v k="$tkey" '$1 == k {print $3, $2}' >"$work/target_offsets.txt"
 [ -s "$work/target_offsets.txt" ] || fail "no message under the target's key \"$tkey\""
 found=
+orig=
 while read -r part off; do
-  kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -p "$part" -o "$off" -c 1 -e -q -f '%s' 2>/dev/null |
-    protoc --decode=perfwatch.v1.Alert -I proto proto/perfwatch/v1/alert.proto >"$work/alert_$off.txt" 2>/dev/null || continue
+  kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -p "$part" -o "$off" -c 1 -e -q -f '%s' \
+    >"$work/alert_${part}_$off.bin" 2>/dev/null || continue
+  protoc --decode=perfwatch.v1.Alert -I proto proto/perfwatch/v1/alert.proto <"$work/alert_${part}_$off.bin" \
+    >"$work/alert_$off.txt" 2>/dev/null || continue
+  if [ -z "$orig" ] && grep -qx "alert_id: \"$target\"" "$work/alert_$off.txt" && ! grep -q 'follow_up: true' "$work/alert_$off.txt"; then
+    orig="$part $off"
+    cp "$work/alert_${part}_$off.bin" "$work/orig.bin"
+    cp "$work/alert_$off.txt" "$work/orig.txt"
+  fi
   if grep -q 'follow_up: true' "$work/alert_$off.txt" && grep -q 'follow_up_by: "bisector"' "$work/alert_$off.txt"; then
     python3 - "$work/alert_$off.txt" "$target" "$bid" <<'EOF' || fail "the bisector's follow-up of $target is not artifact 3's block"
 import re, sys
@@ -201,4 +209,27 @@ n=$(q "SELECT count(*) FROM perfwatch.dead_letters WHERE service IN ('bisector',
        AND convert_from(original_key, 'UTF8') LIKE '%.$ns/%'")
 [ "$n" = 0 ] || fail "$n of this event's messages dead-lettered"
 echo "test_bisector_reissue: the follow-ups started no bisection and no attribution"
+
+# --- after the end: a redelivered alert publishes nothing new; a late alert of the event gets its follow-up
+rev=$(q "SELECT published_revision FROM perfwatch.alert_followups WHERE alert_id = '$target'")
+[ -n "$orig" ] || fail "no original of $target under its key"
+read -r part off <<<"$orig"
+kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -p "$part" -k "$tkey" "$work/orig.bin" || fail "redelivering the alert"
+sed "s/^alert_id: \"$target\"/alert_id: \"$target-late\"/" "$work/orig.txt" |
+  protoc --encode=perfwatch.v1.Alert -I proto proto/perfwatch/v1/alert.proto >"$work/late.bin" || fail "encoding the late alert"
+kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -p "$part" -k "$tkey" "$work/late.bin" || fail "publishing the late alert"
+sleep 2
+"$pw" group lag "$ns-bisector" --wait 60 perf.alerts.v1 >/dev/null || fail "the bisector did not catch up"
+[ "$(q "SELECT published_revision FROM perfwatch.alert_followups WHERE alert_id = '$target'")" = "$rev" ] ||
+  fail "the redelivered alert was followed up again"
+deadline=$((SECONDS + 20))
+until [ "$(q "SELECT bisection_status || ' ' || culprit || ' ' || (published_revision >= 2) FROM perfwatch.alert_followups WHERE alert_id = '$target-late'")" = "done cl/7841917 true" ]; do
+  [ $SECONDS -lt $deadline ] || fail "the late alert of the finished event got no follow-up"
+  sleep 0.5
+done
+[ "$(q "SELECT count(*) FROM perfwatch.bisections WHERE bisection_id LIKE 'bs-chat-8b.$ns-%'")" = 1 ] ||
+  fail "the late alert started a bisection"
+[ "$(q "SELECT count(*) FROM perfwatch.bisect_jobs WHERE $bis AND requested_at > now() - interval '5 seconds'")" = 0 ] ||
+  fail "jobs after the late alert"
+echo "test_bisector_reissue: a redelivered alert published nothing new; a late alert of the event was followed up at once"
 echo "test_bisector_reissue: PASS"
