@@ -1,7 +1,7 @@
 /*
  * pw_alert_followup.c: follow-up revisions of alerts (pw_alert_followup.h).
  *
- * The stored row (migration 0030) is the merge point of the bisector's and
+ * The stored row (migration 0028) is the merge point of the bisector's and
  * the attributor's blocks: each locks it with UPDATE ... RETURNING, so two
  * services never publish the same revision and each follow-up carries the
  * latest of both blocks.

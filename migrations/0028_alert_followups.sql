@@ -1,4 +1,4 @@
--- 0030: follow-up revisions of alerts (alert.proto, common/pw_alert_followup.h).
+-- 0028: follow-up revisions of alerts (alert.proto, common/pw_alert_followup.h).
 --
 -- The bisector and the attributor keep the alerts they take off
 -- perf.alerts.v1 (the original message, its Kafka key) so that they can

@@ -1,4 +1,4 @@
--- 0029: the bisector's event target ranks its metric first; one dead letter per consuming service.
+-- 0027: the bisector's event target ranks its metric first; one dead letter per consuming service.
 -- An event's alerts are ranked by how directly their metric measures the
 -- regressed family's speed (bisect.h pw_bisect_metric_rank: median latency 0,
 -- throughput 1, tail latency 2, utilisation 3, cost 4), then by |delta| /
