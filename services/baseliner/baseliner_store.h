@@ -23,6 +23,7 @@
 #include "pw_pg.h"
 #include "pw_redis.h"
 #include "pw_status.h"
+#include "first_signal.h"
 #include "series_table.h"
 
 /* Redis key prefix of a cached baseline. */
@@ -171,7 +172,21 @@ typedef struct pw_bstore_alert {
 	pw_baseline_record base;  /* the baseline it was measured against / the quarantined one */
 	char run_id[96];          /* outlier: the run */
 	char summary[640];
+	/* outlier: what owns it (first_signal.h); NONE_FOUND makes it "unconfirmed" */
+	int cause;                /* pw_signal_cause */
+	char evidence[256];
+	char fleet_event_id[64];  /* cause FLEET_CHANGE: the change */
+	uint32_t revision;        /* 1; 2 when a fleet-wide group reclassifies it */
+	uint64_t tag;             /* outlier: its handle in the fleet-wide tracker (not stored) */
+	int64_t measured_us;      /* outlier: when the point was measured (not stored) */
+	pw_point_env env;         /* outlier: where it ran (not stored) */
 } pw_bstore_alert;
+
+/* Whether the alert is an outlier no infra cause explains (kind "unconfirmed"). */
+bool pw_bstore_alert_unconfirmed(const pw_bstore_alert *a);
+
+/* Alert.owner_hint: "infra", or "needs-confirmation" for an unconfirmed outlier. */
+const char *pw_bstore_alert_owner(const pw_bstore_alert *a);
 
 /* A fleet change to store, borrowed from the decoded message. */
 typedef struct pw_bstore_fleet {
