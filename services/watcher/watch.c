@@ -29,6 +29,12 @@ struct pw_watch_series {
 	size_t n_marks, marks_head;
 	pw_changepoint *cps;     /* room for the stream's answer */
 	size_t cps_cap;
+	struct provisional {     /* shifts the early rule reported, awaiting PELT */
+		char build_id[PW_WATCH_BUILD_LEN];
+		pw_changepoint cp;   /* cp.index absolute: the first shifted point */
+	} prov[PW_WATCH_MAX_PROVISIONAL];
+	size_t n_prov;
+	double *early_ref;       /* PW_CP_EARLY_MAX_REF doubles */
 };
 
 const char *pw_watch_annotation_name(pw_watch_annotation a)
@@ -37,6 +43,17 @@ const char *pw_watch_annotation_name(pw_watch_annotation a)
 	case PW_WATCH_ANNOTATION_NONE: return "none";
 	case PW_WATCH_ANNOTATION_INFRA: return "infra";
 	case PW_WATCH_ANNOTATION_FROZEN: return "frozen";
+	}
+	return "unknown";
+}
+
+const char *pw_watch_stage_name(pw_watch_stage st)
+{
+	switch (st) {
+	case PW_WATCH_STAGE_CONFIRMED: return "confirmed";
+	case PW_WATCH_STAGE_PROVISIONAL: return "provisional";
+	case PW_WATCH_STAGE_CONFIRMING: return "confirmed";
+	case PW_WATCH_STAGE_WITHDRAWN: return "withdrawn";
 	}
 	return "unknown";
 }
@@ -58,16 +75,22 @@ void pw_watch_params_default(pw_watch_params *p)
 	p->same_shift_slack = 3;
 	p->max_emitted = 16;
 	p->max_fleet_marks = 8;
+	pw_cp_early_params_default(&p->early);
+	p->early.min_effect = p->cp.min_effect;
+	p->early_confirm_within = 20;
 }
 
 pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_is_better,
                                      bool top_tier, char *errbuf, size_t errlen)
 {
 	if (!params || params->max_points < 2 * params->cp.min_segment || params->max_emitted < 1 ||
-	    params->max_fleet_marks < 1) {
+	    params->max_fleet_marks < 1 || params->early.max_ref > PW_CP_EARLY_MAX_REF ||
+	    params->early.k > PW_CP_EARLY_MAX_REF ||
+	    (params->early.k > 0 && params->early_confirm_within >= params->max_points)) {
 		pw_fail(PW_ERR_INVALID, errbuf, errlen,
 		        "watch parameters: max_points must hold two minimum segments, and the "
-		        "emitted and fleet-mark rings at least one entry");
+		        "emitted and fleet-mark rings at least one entry; the early rule's k and "
+		        "max_ref at most 256 and early_confirm_within below max_points");
 		return NULL;
 	}
 	pw_watch_series *s = calloc(1, sizeof *s);
@@ -85,7 +108,8 @@ pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_i
 	/* a segment has at least min_segment points, so that many shifts at most */
 	s->cps_cap = params->max_points / params->cp.min_segment + 1;
 	s->cps = calloc(s->cps_cap, sizeof *s->cps);
-	if (!s->builds || !s->frozen_at || !s->emitted || !s->marks || !s->cps)
+	s->early_ref = calloc(PW_CP_EARLY_MAX_REF, sizeof *s->early_ref);
+	if (!s->builds || !s->frozen_at || !s->emitted || !s->marks || !s->cps || !s->early_ref)
 		goto nomem;
 	return s;
 nomem:
@@ -105,6 +129,7 @@ void pw_watch_series_free(pw_watch_series *s)
 	free(s->emitted);
 	free(s->marks);
 	free(s->cps);
+	free(s->early_ref);
 	free(s);
 }
 
@@ -226,6 +251,117 @@ pw_status pw_watch_series_append(pw_watch_series *s, double value, const pw_watc
 	return pw_watch_series_scan(s, out, cap, nout, errbuf, errlen);
 }
 
+/* The provisional shift within the slack of absolute point i, or -1. */
+static int provisional_near(const pw_watch_series *s, size_t i)
+{
+	size_t slack = s->params.same_shift_slack;
+	for (size_t k = 0; k < s->n_prov; k++) {
+		size_t j = s->prov[k].cp.index;
+		if ((j > i ? j - i : i - j) <= slack)
+			return (int)k;
+	}
+	return -1;
+}
+
+static void provisional_remove(pw_watch_series *s, size_t k)
+{
+	s->prov[k] = s->prov[--s->n_prov];
+}
+
+static void provisional_add(pw_watch_series *s, const pw_changepoint *cp)
+{
+	if (s->n_prov == PW_WATCH_MAX_PROVISIONAL) {
+		/* the oldest gives way: it counts as emitted (never reported twice) */
+		size_t old = 0;
+		for (size_t k = 1; k < s->n_prov; k++)
+			if (s->prov[k].cp.index < s->prov[old].cp.index)
+				old = k;
+		pw_watch_series_mark_emitted(s, s->prov[old].build_id);
+		provisional_remove(s, old);
+	}
+	struct provisional *p = &s->prov[s->n_prov++];
+	p->cp = *cp;
+	snprintf(p->build_id, sizeof p->build_id, "%s", build_at(s, cp->index)->build_id);
+}
+
+void pw_watch_series_mark_provisional(pw_watch_series *s, const char *build_id, double before,
+                                      double after, double p)
+{
+	for (size_t i = s->total; i-- > 0 && in_ring(s, i);) {
+		if (strcmp(build_at(s, i)->build_id, build_id) != 0)
+			continue;
+		if (i > 0 && in_ring(s, i - 1) && strcmp(build_at(s, i - 1)->build_id, build_id) == 0)
+			continue; /* the build's first point is the shift's */
+		pw_changepoint cp = {.index = i, .before = before, .after = after,
+		                     .rel_change = before != 0.0 ? (after - before) / before : NAN,
+		                     .p = p, .noise = 0.0};
+		if (i > 0 && in_ring(s, i - 1)) {
+			provisional_add(s, &cp);
+			return;
+		}
+		break;
+	}
+	pw_watch_series_mark_emitted(s, build_id);
+}
+
+/* The early rule over the newest early.k points (pw_cp_early_shift). */
+static pw_status early_scan(pw_watch_series *s, pw_watch_event *out, size_t cap, size_t *nout)
+{
+	const pw_cp_early_params *ep = &s->params.early;
+	size_t k = ep->k;
+	if (k == 0 || s->total < k + ep->min_ref + 1 || *nout == cap)
+		return PW_OK;
+	size_t first = s->total - k;
+	if (!in_ring(s, first - 1))
+		return PW_OK;
+	/* k nightlies, not repeats of one: every point its own build */
+	for (size_t i = first; i < s->total; i++)
+		if (strcmp(build_at(s, i - 1)->build_id, build_at(s, i)->build_id) == 0)
+			return PW_OK;
+	if (same_as_emitted(s, first) || provisional_near(s, first) >= 0)
+		return PW_OK; /* this shift is reported already */
+	size_t wn = 0, off = 0;
+	const double *w = pw_cp_stream_window(s->stream, &wn, &off);
+	size_t lo = off;
+	size_t max_ref = ep->max_ref ? ep->max_ref : PW_CP_EARLY_MAX_REF;
+	if (first > lo + max_ref)
+		lo = first - max_ref;
+	if (!in_ring(s, lo))
+		lo = s->total - s->params.max_points;
+	/* the reference is the current level: it starts after the last reported shift */
+	for (size_t j = first; j-- > lo;) {
+		bool shift = was_emitted(s, build_at(s, j)->build_id);
+		for (size_t q = 0; q < s->n_prov && !shift; q++)
+			shift = s->prov[q].cp.index == j;
+		if (shift) {
+			lo = j;
+			break;
+		}
+	}
+	size_t m = first - lo;
+	if (m < ep->min_ref || lo < off || s->total - off != wn)
+		return PW_OK;
+	memcpy(s->early_ref, w + (lo - off), m * sizeof *s->early_ref);
+	pw_cp_early e;
+	pw_status st = pw_cp_early_shift(s->early_ref, m, w + (first - off), k, ep, &e);
+	if (st != PW_OK || !e.found)
+		return st;
+	pw_changepoint cp = {
+		.index = first,
+		.before = e.level,
+		.after = e.after,
+		.rel_change = e.level != 0.0 ? (e.after - e.level) / e.level : NAN,
+		.p = e.p,
+		.noise = e.sigma,
+	};
+	pw_watch_event *ev = &out[(*nout)++];
+	describe(s, &cp, ev);
+	ev->stage = PW_WATCH_STAGE_PROVISIONAL;
+	ev->reported_after = s->total - first;
+	provisional_add(s, &cp);
+	return PW_OK;
+}
+
 pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
                                size_t *nout, char *errbuf, size_t errlen)
 {
@@ -248,15 +384,54 @@ pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t c
 			cp.index--;
 		if (cp.index == 0 || !in_ring(s, cp.index - 1) || !in_ring(s, cp.index))
 			continue;
+		int pv = provisional_near(s, cp.index);
+		if (pv >= 0) {
+			/* PELT found the shift the early rule reported: the same finding,
+			 * keyed by the provisional's first shifted build */
+			if (*nout == cap)
+				break;
+			size_t idx = s->prov[pv].cp.index;
+			if (!in_ring(s, idx - 1)) {
+				provisional_remove(s, (size_t)pv);
+				continue;
+			}
+			pw_changepoint c2 = cp;
+			c2.index = idx;
+			describe(s, &c2, &out[*nout]);
+			out[*nout].stage = PW_WATCH_STAGE_CONFIRMING;
+			out[*nout].reported_after = s->total - idx;
+			(*nout)++;
+			pw_watch_series_mark_emitted(s, s->prov[pv].build_id);
+			provisional_remove(s, (size_t)pv);
+			continue;
+		}
 		if (same_as_emitted(s, cp.index))
 			continue;
 		if (*nout == cap) /* not marked: the next append reports it */
 			break;
 		describe(s, &cp, &out[*nout]);
+		out[*nout].reported_after = s->total - cp.index;
 		(*nout)++;
 		pw_watch_series_mark_emitted(s, build_at(s, cp.index)->build_id);
 	}
-	return PW_OK;
+	/* provisional shifts PELT did not find in time are withdrawn */
+	for (size_t k = 0; k < s->n_prov && *nout < cap;) {
+		struct provisional *p = &s->prov[k];
+		if (s->total - p->cp.index <= s->params.early_confirm_within) {
+			k++;
+			continue;
+		}
+		if (in_ring(s, p->cp.index - 1)) {
+			describe(s, &p->cp, &out[*nout]);
+			out[*nout].stage = PW_WATCH_STAGE_WITHDRAWN;
+			out[*nout].routing = PW_WATCH_ROUTE_NONE;
+			out[*nout].reported_after = s->total - p->cp.index;
+			(*nout)++;
+		}
+		pw_watch_series_mark_emitted(s, p->build_id);
+		provisional_remove(s, k);
+	}
+	return early_scan(s, out, cap, nout);
 }
 
 void pw_watch_event_set_infra(pw_watch_event *ev, const char *event_id)
