@@ -41,7 +41,7 @@ void pw_cp_params_default(pw_cp_params *p)
 void pw_cp_early_params_default(pw_cp_early_params *p)
 {
 	p->k = 3;
-	p->min_ref = 10;
+	p->min_ref = 20;
 	p->max_ref = 60;
 	p->noise_k = 4.0;
 	p->min_effect = 0.005;

@@ -117,7 +117,7 @@ pw_status pw_cp_edivisive_raw(pw_cp_detector *d, const double *x, size_t n, pw_c
 
 typedef struct pw_cp_early_params {
 	size_t k;          /* newest points that must all be shifted; 3 (0 = the rule is off) */
-	size_t min_ref;    /* fewest reference points; 10 */
+	size_t min_ref;    /* fewest reference points; 20 */
 	size_t max_ref;    /* newest reference points used, <= PW_CP_EARLY_MAX_REF; 60 */
 	double noise_k;    /* each point beyond noise_k × MAD_n of the reference; 4 */
 	double min_effect; /* ... and beyond min_effect × |reference median|; 0.005 */

@@ -346,8 +346,20 @@ static pw_status early_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
 	pw_status st = pw_cp_early_shift(s->early_ref, m, w + (first - off), k, ep, &e);
 	if (st != PW_OK || !e.found)
 		return st;
+	/* the shift may be older than the newest k (a restart, a first shifted
+	 * nightly that missed the rule by a hair): it starts at the earliest of an
+	 * unbroken run of points beyond the threshold on the same side, always on
+	 * a build's first point */
+	size_t start = first;
+	while (start - 1 > lo && in_ring(s, start - 1) &&
+	       e.side * (w[start - 1 - off] - e.level) > e.threshold)
+		start--;
+	while (start < first && strcmp(build_at(s, start - 1)->build_id, build_at(s, start)->build_id) == 0)
+		start++;
+	if (start != first && (same_as_emitted(s, start) || provisional_near(s, start) >= 0))
+		return PW_OK;
 	pw_changepoint cp = {
-		.index = first,
+		.index = start,
 		.before = e.level,
 		.after = e.after,
 		.rel_change = e.level != 0.0 ? (e.after - e.level) / e.level : NAN,
@@ -357,7 +369,7 @@ static pw_status early_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
 	pw_watch_event *ev = &out[(*nout)++];
 	describe(s, &cp, ev);
 	ev->stage = PW_WATCH_STAGE_PROVISIONAL;
-	ev->reported_after = s->total - first;
+	ev->reported_after = s->total - start;
 	provisional_add(s, &cp);
 	return PW_OK;
 }

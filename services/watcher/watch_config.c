@@ -21,7 +21,7 @@ static const pw_conf_key keys[] = {
 	 .help = "the early rule: each of them beyond this many MAD_n of the current level (and min_effect)"},
 	{.name = "watcher.early_alpha", .type = PW_CONF_DOUBLE, .def = "1e-6", .min = 1e-300, .max = 0.5,
 	 .help = "the early rule: largest one-sided prediction-t p of their mean"},
-	{.name = "watcher.early_min_ref", .type = PW_CONF_INT, .def = "10", .min = 2, .max = 256,
+	{.name = "watcher.early_min_ref", .type = PW_CONF_INT, .def = "20", .min = 2, .max = 256,
 	 .help = "the early rule: fewest points of the current level to compare against"},
 	{.name = "watcher.early_confirm_within", .type = PW_CONF_INT, .def = "20", .min = 1,
 	 .max = 99999, .help = "a provisional shift PELT has not found this many points after it is withdrawn"},

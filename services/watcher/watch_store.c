@@ -295,9 +295,10 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		"  delta_pct, p, direction, method, annotation, fleet_event_id, routing, detected_at,"
 		"  stage, first_reported_at, confirmed_at, points_first, points_confirmed)"
 		" VALUES ($1, $2, $3, $4, $5::date, " TS_IN("$6") ", $7, $8, $9, $10, $11, $12, $13, $14,"
-		"  $15, $16, $17, $18, $23, $19, $20, $21, " TS_IN("$22") ", $24, " TS_IN("$22") ","
-		"  CASE WHEN $24 = 'confirmed' THEN " TS_IN("$22") " END, $25::integer,"
-		"  CASE WHEN $24 = 'confirmed' THEN $25::integer END)"
+		"  $15, $16, $17, $18, $23, $19, $20, $21, " TS_IN("$22") ","
+		"  CASE WHEN $23 = 'early' THEN 'provisional' ELSE 'confirmed' END, " TS_IN("$22") ","
+		"  CASE WHEN $23 = 'pelt' THEN " TS_IN("$22") " END, $24::integer,"
+		"  CASE WHEN $23 = 'pelt' THEN $24::integer END)"
 		" ON CONFLICT DO NOTHING RETURNING 1";
 	/* PELT's confirmation or the withdrawal of a provisional shift: its row moves on */
 	static const char cp_update_sql[] =
@@ -314,8 +315,11 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		"  series_key, baseline_median, baseline_mad, observed_median, observed_release,"
 		"  delta_abs, delta_abs_unit, delta_pct, z_robust, fdr_q, changepoint_id, cp_nightly,"
 		"  cl_range_lo, cl_range_hi, n_cls, verdict, page_route, routing, fleet_event_id, summary)"
-		" VALUES ($1, $25::integer, $2, 'watcher', " TS_IN("$3") ", $4, $5, $6, $7, $8, $9, $10,"
-		"  $11, $12, $13, $14, $15, $16::date, $17, $18, $19, $20, $21, $22, $23, $24)"
+		" VALUES ($1, $23::integer, $2, 'watcher', " TS_IN("$3") ", $4, $5, $6, $7, $8, $9, $10,"
+		"  $11, $12, $13, $14, $15,"
+		"  (SELECT day FROM perfwatch.changepoints WHERE changepoint_id = $15), $16, $17,"
+		"  (SELECT n_cls FROM perfwatch.changepoints WHERE changepoint_id = $15), $18, $19, $20,"
+		"  $21, $22)"
 		" ON CONFLICT (alert_id) DO UPDATE SET revision = EXCLUDED.revision,"
 		"  kind = EXCLUDED.kind, baseline_median = EXCLUDED.baseline_median,"
 		"  baseline_mad = EXCLUDED.baseline_mad, observed_median = EXCLUDED.observed_median,"
@@ -375,8 +379,8 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		pw_pg_params_text(&q, cp->fleet_event_id);
 		pw_pg_params_text(&q, routing);
 		pw_pg_params_int(&q, cp->detected_unix_us);
+		/* the method says the stage: early is provisional, pelt confirmed */
 		pw_pg_params_text(&q, ev->stage == PW_WATCH_STAGE_PROVISIONAL ? "early" : "pelt");
-		pw_pg_params_text(&q, stage);
 		pw_pg_params_int(&q, (int64_t)cp->points_after);
 		pw_status st = pw_pg_exec_params(pg, cp_sql, &q, 0, &res, errbuf, errlen);
 		if (st != PW_OK)
@@ -403,10 +407,8 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 	pw_pg_params_double(&q, a->delta->z_robust);
 	pw_pg_params_opt_double(&q, p_ok, cp->p);
 	pw_pg_params_text(&q, cp->changepoint_id);
-	pw_pg_params_text(&q, cp->day);
 	pw_pg_params_text(&q, a->changepoint->cl_range_lo);
 	pw_pg_params_text(&q, a->changepoint->cl_range_hi);
-	pw_pg_params_int(&q, cp->n_cls);
 	pw_pg_params_text(&q, pw_watch_verdict_name(a->verdict));
 	pw_pg_params_text(&q, a->page);
 	pw_pg_params_text(&q, routing);
