@@ -111,7 +111,7 @@ int main(int argc, char **argv)
 	char *line = malloc(MAX_LINE);
 	if (!table || !line)
 		return 1;
-	size_t points = 0, by_stage[4] = {0};
+	size_t points = 0, by_stage[5] = {0};
 	while (fgets(line, MAX_LINE, stdin)) {
 		char build[64], model[64], platform[64], config[96], cl[32], ts[32];
 		if (!field(line, "build", build, sizeof build) || strncmp(build, "xla-nightly-", 12) != 0)
@@ -157,10 +157,10 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("summary early_k %zu series %zu points %zu confirmed_at_once %zu provisional %zu "
-	       "confirming %zu withdrawn %zu\n",
+	       "confirming %zu withdrawn %zu trend %zu\n",
 	       p.early.k, used, points, by_stage[PW_WATCH_STAGE_CONFIRMED],
 	       by_stage[PW_WATCH_STAGE_PROVISIONAL], by_stage[PW_WATCH_STAGE_CONFIRMING],
-	       by_stage[PW_WATCH_STAGE_WITHDRAWN]);
+	       by_stage[PW_WATCH_STAGE_WITHDRAWN], by_stage[PW_WATCH_STAGE_TREND]);
 	for (size_t i = 0; i < cap; i++)
 		pw_watch_series_free(table[i].s);
 	free(table);

@@ -35,6 +35,16 @@ struct pw_watch_series {
 	} prov[PW_WATCH_MAX_PROVISIONAL];
 	size_t n_prov;
 	double *early_ref;       /* PW_CP_EARLY_MAX_REF doubles */
+	bool drift_active;       /* a drift was reported (or re-found after a restart) */
+	size_t drift_start;      /* its first point, absolute */
+	int drift_side;          /* +1 rising, −1 falling */
+	bool has_step;
+	size_t last_step;        /* the newest reported level shift, absolute */
+	struct step_mark {       /* ring of the reported level shifts: index and side */
+		size_t index;
+		int side;
+	} steps[16];
+	size_t n_steps, steps_head;
 };
 
 const char *pw_watch_annotation_name(pw_watch_annotation a)
@@ -54,6 +64,7 @@ const char *pw_watch_stage_name(pw_watch_stage st)
 	case PW_WATCH_STAGE_PROVISIONAL: return "provisional";
 	case PW_WATCH_STAGE_CONFIRMING: return "confirmed";
 	case PW_WATCH_STAGE_WITHDRAWN: return "withdrawn";
+	case PW_WATCH_STAGE_TREND: return "trend";
 	}
 	return "unknown";
 }
@@ -78,6 +89,9 @@ void pw_watch_params_default(pw_watch_params *p)
 	pw_cp_early_params_default(&p->early);
 	p->early.min_effect = p->cp.min_effect;
 	p->early_confirm_within = 20;
+	pw_drift_params_default(&p->drift);
+	p->drift_every = 7;
+	p->drift_slack = 30;
 }
 
 pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_is_better,
@@ -346,6 +360,8 @@ static pw_status early_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
 	pw_status st = pw_cp_early_shift(s->early_ref, m, w + (first - off), k, ep, &e);
 	if (st != PW_OK || !e.found)
 		return st;
+	if (s->drift_active && e.side == s->drift_side && first + s->params.drift_slack >= s->drift_start)
+		return PW_OK; /* the reported drift going on, not a step */
 	/* the shift may be older than the newest k (a restart, a first shifted
 	 * nightly that missed the rule by a hair): it starts at the earliest of an
 	 * unbroken run of points beyond the threshold on the same side, always on
@@ -374,6 +390,143 @@ static pw_status early_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
 	return PW_OK;
 }
 
+void pw_watch_series_mark_drift(pw_watch_series *s, const char *build_id, bool rising)
+{
+	pw_watch_series_mark_emitted(s, build_id);
+	for (size_t i = s->total; i-- > 0 && in_ring(s, i);)
+		if (strcmp(build_at(s, i)->build_id, build_id) == 0) {
+			s->drift_active = true;
+			s->drift_start = i;
+			s->drift_side = rising ? 1 : -1;
+			return;
+		}
+}
+
+/*
+ * The drift detector over the points since the newest reported level shift
+ * (pw_drift_detect): a drift not reported yet is one TREND event, queued;
+ * from then on PELT's steps in its direction from its start on are its
+ * staircase and are not reported (as `perfwatch changepoints` does).
+ */
+static pw_status drift_scan(pw_watch_series *s, pw_watch_event *out, size_t cap, size_t *nout)
+{
+	if (s->params.drift_every == 0 || s->total % s->params.drift_every != 0 || *nout == cap)
+		return PW_OK;
+	size_t wn = 0, off = 0;
+	const double *w = pw_cp_stream_window(s->stream, &wn, &off);
+	if (s->total - off != wn || wn < s->params.drift.min_points)
+		return PW_OK;
+	/* the whole window: the stairs PELT reported before the drift was long
+	 * enough to see are part of it; a window with a real step in it fits no
+	 * hinge and gives none */
+	size_t lo = off;
+	pw_drift d;
+	pw_status st = pw_drift_detect(w, wn, &s->params.drift, &d);
+	if (st != PW_OK)
+		return st;
+	if (!d.found || d.rate == 0.0)
+		return PW_OK;
+	size_t start = lo + d.start;
+	int side = d.rate > 0.0 ? 1 : -1;
+	/* reported steps in the window: one real step also fits a hinge on a
+	 * coarse block grid, so a drift over reported steps needs a staircase of
+	 * at least two in its direction and none against it */
+	size_t with = 0, against = 0;
+	for (size_t k = 0; k < s->n_steps; k++) {
+		if (s->steps[k].index < off)
+			continue;
+		with += s->steps[k].side == side;
+		against += s->steps[k].side != side;
+	}
+	if (against > 0 || with == 1)
+		return PW_OK;
+	if (with >= 2) {
+		/* the longest tread between reported steps must rise with the drift
+		 * (Theil–Sen slope >= half its rate); a staircase's treads are flat */
+		size_t idx[17], m = 0;
+		for (size_t k = 0; k < s->n_steps; k++)
+			if (s->steps[k].index >= off)
+				idx[m++] = s->steps[k].index;
+		idx[m++] = s->total;
+		for (size_t a = 1; a < m; a++) /* insertion sort: a handful */
+			for (size_t b = a; b > 0 && idx[b - 1] > idx[b]; b--) {
+				size_t t = idx[b];
+				idx[b] = idx[b - 1];
+				idx[b - 1] = t;
+			}
+		size_t best = 0, blo = 0;
+		for (size_t a = 0; a + 1 < m; a++)
+			if (idx[a + 1] - idx[a] > best) {
+				best = idx[a + 1] - idx[a];
+				blo = idx[a];
+			}
+		if (best > 512)
+			best = 512;
+		double slope = 0.0;
+		if (best < 8 || pw_drift_theil_sen(w + (blo - off), best, &slope) != PW_OK ||
+		    slope * side < 0.5 * fabs(d.rate))
+			return PW_OK;
+	}
+	if (start == 0 || !in_ring(s, start - 1))
+		start++;
+	if (start >= s->total)
+		return PW_OK;
+	size_t slack = s->params.drift_slack;
+	bool known = s->drift_active && side == s->drift_side &&
+	             (start > s->drift_start ? start - s->drift_start : s->drift_start - start) <= slack;
+	if (known) {
+		if (!s->drift_active) {
+			s->drift_active = true;
+			s->drift_start = start;
+			s->drift_side = side;
+		}
+		return PW_OK;
+	}
+	double before = d.level_before;
+	double after = before + d.rate * (double)(s->total - start);
+	pw_changepoint cp = {
+		.index = start,
+		.before = before,
+		.after = after,
+		.rel_change = before != 0.0 ? (after - before) / before : NAN,
+		.p = NAN,
+		.noise = d.noise,
+	};
+	pw_watch_event *ev = &out[(*nout)++];
+	describe(s, &cp, ev);
+	ev->stage = PW_WATCH_STAGE_TREND;
+	if (ev->routing == PW_WATCH_ROUTE_PAGE)
+		ev->routing = PW_WATCH_ROUTE_QUEUE; /* a trend finding pages nobody (§8) */
+	ev->reported_after = s->total - start;
+	ev->drift_rate_pct = d.rate_pct;
+	ev->drift_total_pct = before != 0.0 ? 100.0 * (after - before) / fabs(before) : NAN;
+	pw_watch_series_mark_emitted(s, build_at(s, start)->build_id);
+	s->drift_active = true;
+	s->drift_start = start;
+	s->drift_side = side;
+	return PW_OK;
+}
+
+static void note_step(pw_watch_series *s, const pw_changepoint *cp)
+{
+	s->steps[s->steps_head] = (struct step_mark){cp->index, cp->after > cp->before ? 1 : -1};
+	s->steps_head = (s->steps_head + 1) % 16;
+	if (s->n_steps < 16)
+		s->n_steps++;
+	if (!s->has_step || cp->index > s->last_step)
+		s->last_step = cp->index;
+	s->has_step = true;
+}
+
+/* Whether PELT's step cp is a stair of the reported drift. */
+static bool drift_stair(const pw_watch_series *s, const pw_changepoint *cp)
+{
+	if (!s->drift_active)
+		return false;
+	int side = cp->after > cp->before ? 1 : -1;
+	return side == s->drift_side && cp->index + s->params.drift_slack >= s->drift_start;
+}
+
 pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
                                size_t *nout, char *errbuf, size_t errlen)
 {
@@ -387,6 +540,9 @@ pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t c
 		return st;
 	if (count > s->cps_cap)
 		count = s->cps_cap;
+	st = drift_scan(s, out, cap, nout);
+	if (st != PW_OK)
+		return pw_fail(st, errbuf, errlen, "drift detection: %s", pw_strerror(st));
 	for (size_t k = 0; k < count; k++) {
 		pw_changepoint cp = s->cps[k];
 		/* a split inside one build's repeats moves to the build's first point */
@@ -413,18 +569,24 @@ pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t c
 			out[*nout].stage = PW_WATCH_STAGE_CONFIRMING;
 			out[*nout].reported_after = s->total - idx;
 			(*nout)++;
+			note_step(s, &c2);
 			pw_watch_series_mark_emitted(s, s->prov[pv].build_id);
 			provisional_remove(s, (size_t)pv);
 			continue;
 		}
 		if (same_as_emitted(s, cp.index))
 			continue;
+		if (drift_stair(s, &cp)) {
+			pw_watch_series_mark_emitted(s, build_at(s, cp.index)->build_id);
+			continue;
+		}
 		if (*nout == cap) /* not marked: the next append reports it */
 			break;
 		describe(s, &cp, &out[*nout]);
 		out[*nout].reported_after = s->total - cp.index;
 		(*nout)++;
 		pw_watch_series_mark_emitted(s, build_at(s, cp.index)->build_id);
+		note_step(s, &cp);
 	}
 	/* provisional shifts PELT did not find in time are withdrawn */
 	for (size_t k = 0; k < s->n_prov && *nout < cap;) {

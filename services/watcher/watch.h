@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "pw_changepoint.h"
+#include "pw_drift.h"
 #include "pw_status.h"
 
 #define PW_WATCH_BUILD_LEN 64
@@ -70,9 +71,10 @@ typedef enum pw_watch_stage {
 	PW_WATCH_STAGE_PROVISIONAL,
 	PW_WATCH_STAGE_CONFIRMING,
 	PW_WATCH_STAGE_WITHDRAWN,
+	PW_WATCH_STAGE_TREND,        /* a sustained drift (pw_drift.h): one finding, queued */
 } pw_watch_stage;
 
-/* "confirmed", "provisional", "confirmed" (for CONFIRMING), "withdrawn". */
+/* "confirmed", "provisional", "confirmed" (for CONFIRMING), "withdrawn", "trend". */
 const char *pw_watch_stage_name(pw_watch_stage st);
 
 /* One level shift ready to be stored and published. */
@@ -86,6 +88,8 @@ typedef struct pw_watch_event {
 	pw_watch_routing routing;
 	pw_watch_stage stage;
 	size_t reported_after;       /* points of the new level seen when reported (index-relative) */
+	double drift_rate_pct;       /* TREND: percent per point (nightly) */
+	double drift_total_pct;      /* TREND: percent from its start to the newest point */
 } pw_watch_event;
 
 typedef struct pw_watch_params {
@@ -96,6 +100,9 @@ typedef struct pw_watch_params {
 	size_t max_fleet_marks; /* fleet changes remembered per series (8) */
 	pw_cp_early_params early; /* the early rule; early.k = 0 turns it off (k 3) */
 	size_t early_confirm_within; /* a provisional shift PELT has not found this many points after it is withdrawn (20) */
+	pw_drift_params drift;  /* the drift detector (pw_drift.h defaults) */
+	size_t drift_every;     /* look for a drift every this many points (0: never; 7) */
+	size_t drift_slack;     /* a drift starting within this many points of a reported one is it (30) */
 } pw_watch_params;
 
 void pw_watch_params_default(pw_watch_params *p);
@@ -164,6 +171,13 @@ pw_status pw_watch_series_load(pw_watch_series *s, double value, const pw_watch_
  */
 pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
                                size_t *nout, char *errbuf, size_t errlen);
+
+/*
+ * Records a drift reported from build_id on (reloaded after restart, after
+ * the points): it is not reported again, and PELT's steps in its direction
+ * are its stairs.
+ */
+void pw_watch_series_mark_drift(pw_watch_series *s, const char *build_id, bool rising);
 
 /* Points appended since the series was created. */
 size_t pw_watch_series_points(const pw_watch_series *s);

@@ -101,6 +101,8 @@ Perfwatch__V1__Verdict pw_watch_verdict(const pw_watch_event *ev)
 {
 	if (ev->stage == PW_WATCH_STAGE_WITHDRAWN)
 		return PERFWATCH__V1__VERDICT__VERDICT_PASS;
+	if (ev->stage == PW_WATCH_STAGE_TREND && ev->annotation == PW_WATCH_ANNOTATION_NONE)
+		return PERFWATCH__V1__VERDICT__VERDICT_TREND;
 	if (ev->annotation != PW_WATCH_ANNOTATION_NONE)
 		return PERFWATCH__V1__VERDICT__VERDICT_FROZEN;
 	if (ev->routing == PW_WATCH_ROUTE_PAGE || !ev->regression)
@@ -224,12 +226,18 @@ void pw_watch_msgs_build(pw_watch_msgs *m, const pw_watch_event *ev, const pw_wa
 	cp->direction = dir;
 	cp->method = ev->stage == PW_WATCH_STAGE_PROVISIONAL
 	                     ? PERFWATCH__V1__CHANGEPOINT_METHOD__CHANGEPOINT_METHOD_EARLY
+	             : ev->stage == PW_WATCH_STAGE_TREND
+	                     ? PERFWATCH__V1__CHANGEPOINT_METHOD__CHANGEPOINT_METHOD_DRIFT
 	                     : PERFWATCH__V1__CHANGEPOINT_METHOD__CHANGEPOINT_METHOD_PELT;
 	cp->stage = ev->stage == PW_WATCH_STAGE_PROVISIONAL
 	                    ? PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_PROVISIONAL
 	            : ev->stage == PW_WATCH_STAGE_WITHDRAWN
 	                    ? PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_WITHDRAWN
+	            : ev->stage == PW_WATCH_STAGE_TREND
+	                    ? PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_TREND
 	                    : PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_CONFIRMED;
+	cp->drift_rate_pct = ev->stage == PW_WATCH_STAGE_TREND ? ev->drift_rate_pct : 0.0;
+	cp->drift_total_pct = ev->stage == PW_WATCH_STAGE_TREND ? ev->drift_total_pct : 0.0;
 	cp->points_after = ev->reported_after > UINT32_MAX ? UINT32_MAX : (uint32_t)ev->reported_after;
 	cp->annotation = annotation_proto(ev->annotation);
 	cp->fleet_event_id = (char *)ev->fleet_event_id;
@@ -276,16 +284,21 @@ void pw_watch_msgs_build(pw_watch_msgs *m, const pw_watch_event *ev, const pw_wa
 	a->page = ev->routing == PW_WATCH_ROUTE_PAGE && page_route ? (char *)page_route : "";
 	a->routing = routing_proto(ev->routing);
 	a->fleet_event_id = (char *)ev->fleet_event_id;
-	const char *what = ev->annotation == PW_WATCH_ANNOTATION_INFRA ? "infra step"
+	const char *what = ev->stage == PW_WATCH_STAGE_TREND
+	                           ? (ev->regression ? "drift (regression)" : "drift (improvement)")
+	                   : ev->annotation == PW_WATCH_ANNOTATION_INFRA ? "infra step"
 	                   : ev->regression                            ? "regression"
 	                                                               : "improvement";
+	char rate[64] = "";
+	if (ev->stage == PW_WATCH_STAGE_TREND)
+		snprintf(rate, sizeof rate, ", %+.3f%% a nightly", ev->drift_rate_pct);
 	const char *stage = ev->stage == PW_WATCH_STAGE_PROVISIONAL  ? "provisional "
 	                    : ev->stage == PW_WATCH_STAGE_CONFIRMING ? "confirmed "
 	                    : ev->stage == PW_WATCH_STAGE_WITHDRAWN  ? "withdrawn (not confirmed) "
 	                                                             : "";
 	snprintf(m->summary, sizeof m->summary,
-	         "%s%s %+.2f%% on %s at nightly %s (%s..%s, %" PRIu32 " CLs)%s%s", stage, what, pct,
-	         info->series_key, m->day, ev->last_clean.cl, ev->first_shifted.cl, n_cls,
+	         "%s%s %+.2f%% on %s %s nightly %s (%s..%s, %" PRIu32 " CLs%s)%s%s", stage, what,
+	         pct, info->series_key, ev->stage == PW_WATCH_STAGE_TREND ? "from" : "at", m->day, ev->last_clean.cl, ev->first_shifted.cl, n_cls, rate,
 	         ev->fleet_event_id[0] ? ", fleet change " : "", ev->fleet_event_id);
 	a->summary = m->summary;
 }

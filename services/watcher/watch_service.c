@@ -286,15 +286,18 @@ static pw_status load_series(watcher_app *app, const char *key, pw_watch_entry *
 	}
 	pw_metric_add(app->m.points, (const char *[]){"reloaded"}, (double)npts);
 	{
-		pw_watch_stored_provisional prov[PW_WATCH_MAX_PROVISIONAL];
+		pw_watch_stored_provisional prov[PW_WATCH_MAX_PROVISIONAL + 4];
 		size_t nprov = 0;
-		st = pw_watch_store_provisional(app->pg, row.series_id, PW_WATCH_MAX_PROVISIONAL, prov,
-		                                &nprov, errbuf, errlen);
+		st = pw_watch_store_provisional(app->pg, row.series_id, PW_WATCH_MAX_PROVISIONAL + 4,
+		                                prov, &nprov, errbuf, errlen);
 		if (st != PW_OK)
 			goto fail;
 		for (size_t i = 0; i < nprov; i++)
-			pw_watch_series_mark_provisional(s, prov[i].build_id, prov[i].before, prov[i].after,
-			                                 prov[i].p);
+			if (prov[i].trend)
+				pw_watch_series_mark_drift(s, prov[i].build_id, prov[i].after > prov[i].before);
+			else
+				pw_watch_series_mark_provisional(s, prov[i].build_id, prov[i].before,
+				                                 prov[i].after, prov[i].p);
 	}
 	size_t nev = 0;
 	st = pw_watch_series_scan(s, app->ev, app->evcap, &nev, errbuf, errlen);

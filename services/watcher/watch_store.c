@@ -117,7 +117,8 @@ pw_status pw_watch_store_emitted(pw_pg *pg, int64_t series_id, int64_t since_us,
 	static const char sql[] =
 		"SELECT first_shifted_build_id FROM ("
 		"  SELECT first_shifted_build_id, shift_at FROM perfwatch.changepoints"
-		"   WHERE series_id = $1 AND shift_at >= " TS_IN("$2") " AND stage <> 'provisional'"
+		"   WHERE series_id = $1 AND shift_at >= " TS_IN("$2")
+		"     AND stage NOT IN ('provisional', 'trend')"
 		"   ORDER BY shift_at DESC LIMIT $3) c ORDER BY shift_at";
 	char id[32], since[32], lim[32];
 	snprintf(id, sizeof id, "%" PRId64, series_id);
@@ -262,8 +263,9 @@ pw_status pw_watch_store_provisional(pw_pg *pg, int64_t series_id, size_t max,
                                      size_t errlen)
 {
 	static const char sql[] =
-		"SELECT first_shifted_build_id, level_before, level_after, coalesce(p, 'NaN')"
-		"  FROM perfwatch.changepoints WHERE series_id = $1 AND stage = 'provisional'"
+		"SELECT first_shifted_build_id, level_before, level_after, coalesce(p, 'NaN'),"
+		"  stage = 'trend'"
+		"  FROM perfwatch.changepoints WHERE series_id = $1 AND stage IN ('provisional', 'trend')"
 		" ORDER BY shift_at DESC LIMIT $2";
 	char id[32], lim[32];
 	snprintf(id, sizeof id, "%" PRId64, series_id);
@@ -279,6 +281,7 @@ pw_status pw_watch_store_provisional(pw_pg *pg, int64_t series_id, size_t max,
 		o->before = strtod(PQgetvalue(res, r, 1), NULL);
 		o->after = strtod(PQgetvalue(res, r, 2), NULL);
 		o->p = strtod(PQgetvalue(res, r, 3), NULL);
+		o->trend = PQgetvalue(res, r, 4)[0] == 't';
 	}
 	PQclear(res);
 	return PW_OK;
@@ -296,7 +299,8 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		"  stage, first_reported_at, confirmed_at, points_first, points_confirmed)"
 		" VALUES ($1, $2, $3, $4, $5::date, " TS_IN("$6") ", $7, $8, $9, $10, $11, $12, $13, $14,"
 		"  $15, $16, $17, $18, $23, $19, $20, $21, " TS_IN("$22") ","
-		"  CASE WHEN $23 = 'early' THEN 'provisional' ELSE 'confirmed' END, " TS_IN("$22") ","
+		"  CASE $23 WHEN 'early' THEN 'provisional' WHEN 'drift' THEN 'trend' ELSE 'confirmed' END,"
+		"  " TS_IN("$22") ","
 		"  CASE WHEN $23 = 'pelt' THEN " TS_IN("$22") " END, $24::integer,"
 		"  CASE WHEN $23 = 'pelt' THEN $24::integer END)"
 		" ON CONFLICT DO NOTHING RETURNING 1";
@@ -380,7 +384,9 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		pw_pg_params_text(&q, routing);
 		pw_pg_params_int(&q, cp->detected_unix_us);
 		/* the method says the stage: early is provisional, pelt confirmed */
-		pw_pg_params_text(&q, ev->stage == PW_WATCH_STAGE_PROVISIONAL ? "early" : "pelt");
+		pw_pg_params_text(&q, ev->stage == PW_WATCH_STAGE_PROVISIONAL ? "early"
+		                      : ev->stage == PW_WATCH_STAGE_TREND     ? "drift"
+		                                                              : "pelt");
 		pw_pg_params_int(&q, (int64_t)cp->points_after);
 		pw_status st = pw_pg_exec_params(pg, cp_sql, &q, 0, &res, errbuf, errlen);
 		if (st != PW_OK)
@@ -390,6 +396,20 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 	PQclear(res);
 	if (!fresh)
 		return PW_OK;
+	if (ev->stage == PW_WATCH_STAGE_TREND) {
+		pw_pg_params_init(&q);
+		pw_pg_params_int(&q, cp->series_id);
+		pw_pg_params_text(&q, cp->first_shifted_build_id);
+		pw_pg_params_double(&q, isfinite(ev->drift_rate_pct) ? ev->drift_rate_pct : 0.0);
+		pw_pg_params_double(&q, isfinite(ev->drift_total_pct) ? ev->drift_total_pct : 0.0);
+		pw_status st = pw_pg_exec_params(
+			pg,
+			"UPDATE perfwatch.changepoints SET drift_rate_pct = $3, drift_total_pct = $4"
+			" WHERE series_id = $1 AND first_shifted_build_id = $2",
+			&q, 0, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			return st;
+	}
 
 	pw_pg_params_init(&q);
 	pw_pg_params_text(&q, a->alert_id);

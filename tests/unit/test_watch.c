@@ -95,6 +95,17 @@ static pw_watch_series *series(bool lower_is_better, bool top)
 	return series_k(lower_is_better, top, 3);
 }
 
+static pw_watch_series *series_no_drift(void)
+{
+	pw_watch_params p;
+	pw_watch_params_default(&p);
+	p.drift_every = 0;
+	char err[256];
+	pw_watch_series *s = pw_watch_series_new(&p, true, true, err, sizeof err);
+	cr_assert_not_null(s, "%s", err);
+	return s;
+}
+
 Test(watch, worked_example_shift_is_pinned_to_its_nightly_and_cl_range)
 {
 	pw_watch_series *s = series(true, true);
@@ -268,4 +279,87 @@ Test(watch, rejects_non_finite_and_bad_params)
 	p.max_points = 3;
 	cr_assert_null(pw_watch_series_new(&p, true, true, err, sizeof err));
 	cr_assert(strstr(err, "max_points") != NULL, "%s", err);
+}
+
+/* Issue 17: a slow drift is one TREND finding, queued, and not a staircase of steps. */
+static void drift_run(pw_watch_series *s, int n, double (*level)(int), uint64_t seed,
+                      size_t *trend, size_t *steps, pw_watch_event *first_trend)
+{
+	uint64_t rng = seed;
+	*trend = *steps = 0;
+	for (int k = 0; k < n; k++) {
+		pw_watch_build b = nightly(k, 100);
+		pw_watch_event ev[8];
+		size_t nev;
+		char err[256];
+		cr_assert_eq(pw_watch_series_append(s, level(k) * (1 + 0.005 * noise(&rng)), &b, ev, 8,
+		                                    &nev, err, sizeof err),
+		             PW_OK, "%s", err);
+		for (size_t j = 0; j < nev; j++) {
+			if (ev[j].stage == PW_WATCH_STAGE_TREND) {
+				if (*trend == 0)
+					*first_trend = ev[j];
+				(*trend)++;
+			} else if (ev[j].stage != PW_WATCH_STAGE_CONFIRMING &&
+			           ev[j].stage != PW_WATCH_STAGE_WITHDRAWN) {
+				(*steps)++;
+			}
+		}
+	}
+}
+
+static double drift_level(int k) { return 3.90 * (1.0 + 0.10 * k / 300.0); }
+static double stair_level(int k) { return 3.90 * (1.0 + 0.03 * (k >= 75) + 0.03 * (k >= 150) + 0.03 * (k >= 225)); }
+static double flat_level(int k) { (void)k; return 3.90; }
+
+Test(watch, a_slow_drift_is_one_queued_trend_finding)
+{
+	size_t found = 0, steps_with = 0, steps_without = 0;
+	for (uint64_t seed = 1; seed <= 10; seed++) {
+		pw_watch_series *s = series(true, true);
+		size_t trend, steps;
+		pw_watch_event t;
+		memset(&t, 0, sizeof t);
+		drift_run(s, 300, drift_level, seed, &trend, &steps, &t);
+		found += trend == 1;
+		steps_with += steps;
+		pw_watch_series *n = series_no_drift();
+		size_t trend0, steps0;
+		pw_watch_event t0;
+		drift_run(n, 300, drift_level, seed, &trend0, &steps0, &t0);
+		cr_assert_eq(trend0, 0);
+		steps_without += steps0;
+		pw_watch_series_free(n);
+		if (trend == 1) {
+			cr_assert(t.regression);
+			cr_assert_eq(t.routing, PW_WATCH_ROUTE_QUEUE, "a trend pages nobody");
+			cr_assert_gt(t.drift_rate_pct, 0.02);
+			cr_assert_lt(t.drift_rate_pct, 0.05);
+		}
+		pw_watch_series_free(s);
+	}
+	cr_assert_geq(found, 9, "drift found once in %zu of 10", found);
+	/* the stairs PELT cuts before the drift is long enough to be recognised (60
+	 * points, 1% and 5 sigma) are still reported; after it, none */
+	fprintf(stderr, "drift series, 10 seeds: steps reported %zu with the drift finding, %zu "
+	        "without\n", steps_with, steps_without);
+	cr_assert_lt(steps_with * 2, steps_without, "stairs: %zu with, %zu without", steps_with,
+	             steps_without);
+}
+
+Test(watch, a_staircase_stays_three_steps_and_flat_stays_quiet)
+{
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		pw_watch_series *s = series(true, true);
+		size_t trend, steps;
+		pw_watch_event t;
+		drift_run(s, 300, stair_level, seed, &trend, &steps, &t);
+		cr_assert_eq(trend, 0, "seed %llu: a staircase gave %zu drifts", (unsigned long long)seed, trend);
+		cr_assert_eq(steps, 3, "seed %llu: %zu steps", (unsigned long long)seed, steps);
+		pw_watch_series_free(s);
+		s = series(true, true);
+		drift_run(s, 300, flat_level, seed, &trend, &steps, &t);
+		cr_assert_eq(trend + steps, 0);
+		pw_watch_series_free(s);
+	}
 }
