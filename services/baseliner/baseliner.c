@@ -450,7 +450,12 @@ static pw_status freeze_entry(pw_baseliner *b, pw_series_entry *e, const char *e
 	*did = pw_series_entry_freeze(e, event_id, reason, since_us);
 	if (!*did)
 		return PW_OK;
-	pw_bstore_freeze fr = {.series_id = e->series_id, .frozen_version = (uint32_t)e->frozen_version};
+	pw_bstore_freeze fr = {.series_id = e->series_id,
+	                       .frozen_version = (uint32_t)e->frozen_version,
+	                       .since_us = since_us,
+	                       .runs_needed = (uint32_t)e->bs.params.min_runs,
+	                       .chip_sets_needed = (uint32_t)e->bs.params.min_chipsets,
+	                       .days_needed = e->bs.params.min_days};
 	snprintf(fr.event_id, sizeof fr.event_id, "%s", event_id);
 	snprintf(fr.reason, sizeof fr.reason, "%s", reason);
 	pw_status st = pw_bstore_put_freeze(b->pg, &fr, errbuf, errlen);

@@ -915,9 +915,24 @@ pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, char *errbu
 	pw_pg_params_text(&p, f->event_id);
 	pw_pg_params_opt_int(&p, f->frozen_version != 0, f->frozen_version);
 	pw_pg_params_text(&p, f->reason);
-	return pw_pg_exec_params(pg,
+	pw_status st = pw_pg_exec_params(pg,
 	                         "INSERT INTO perfwatch.freezes (series_id, event_id, frozen_version, "
 	                         "reason) VALUES ($1, $2, $3::integer, $4) "
+	                         "ON CONFLICT (series_id, event_id) DO NOTHING",
+	                         &p, 0, NULL, errbuf, errlen);
+	if (st != PW_OK || f->runs_needed == 0)
+		return st;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, f->series_id);
+	pw_pg_params_text(&p, f->event_id);
+	pw_pg_params_int(&p, f->since_us);
+	pw_pg_params_int(&p, f->runs_needed);
+	pw_pg_params_int(&p, f->chip_sets_needed);
+	pw_pg_params_double(&p, f->days_needed);
+	return pw_pg_exec_params(pg,
+	                         "INSERT INTO perfwatch.rebaseline_requests (series_id, event_id, "
+	                         "frozen_since, runs_needed, chip_sets_needed, days_needed) VALUES "
+	                         "($1, $2, " TS_SQL("$3") ", $4::integer, $5::integer, $6) "
 	                         "ON CONFLICT (series_id, event_id) DO NOTHING",
 	                         &p, 0, NULL, errbuf, errlen);
 }
@@ -929,6 +944,13 @@ pw_status pw_bstore_put_unfreeze(pw_pg *pg, const pw_bstore_unfreeze *u, char *e
 	pw_pg_params_init(&p);
 	pw_pg_params_int(&p, u->series_id);
 	pw_pg_params_int(&p, u->unfrozen_version);
+	pw_status st = pw_pg_exec_params(pg,
+	                         "UPDATE perfwatch.rebaseline_requests SET status = 'done', "
+	                         "done_at = now(), done_version = $2::integer WHERE series_id = $1 "
+	                         "AND status = 'open'",
+	                         &p, 0, NULL, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
 	return pw_pg_exec_params(pg,
 	                         "UPDATE perfwatch.freezes SET unfrozen_at = greatest(now(), frozen_at), "
 	                         "unfrozen_version = $2::integer WHERE series_id = $1 "

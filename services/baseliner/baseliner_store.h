@@ -152,6 +152,11 @@ typedef struct pw_bstore_freeze {
 	char event_id[64];
 	char reason[128];
 	uint32_t frozen_version; /* 0: none */
+	/* the re-baseline the fleet is asked for (perfwatch.rebaseline_requests, 0033) */
+	int64_t since_us;        /* when the change took effect */
+	uint32_t runs_needed;    /* the window rule's min_runs */
+	uint32_t chip_sets_needed; /* its min_chipsets */
+	double days_needed;      /* its min_days */
 } pw_bstore_freeze;
 
 /* An unfreeze: closes every open freeze of the series. */
@@ -225,11 +230,13 @@ pw_status pw_bstore_put_baselines(pw_pg *pg, const pw_baseline_record *rec, cons
 pw_status pw_bstore_mark_frozen(pw_pg *pg, const pw_baseline_record *r, char *errbuf,
                                 size_t errlen);
 
-/* Inside the caller's transaction: freezes rows (ON CONFLICT DO NOTHING). */
+/* Inside the caller's transaction: the freezes row and its re-baseline
+ * request (both ON CONFLICT DO NOTHING). */
 pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, char *errbuf,
                                size_t errlen);
 
-/* Inside the caller's transaction: closes the series' open freezes. */
+/* Inside the caller's transaction: closes the series' open freezes and their
+ * re-baseline requests. */
 pw_status pw_bstore_put_unfreeze(pw_pg *pg, const pw_bstore_unfreeze *u, char *errbuf,
                                  size_t errlen);
 

@@ -13,6 +13,9 @@
 #     fleet_wide, series 8's alert as revision 2 (it was committed before);
 #   series 9, whose cell a fleet change recabled an hour before the point,
 #     the change reported only after the outlier: revision 2, fleet_change.
+# The recabling freezes cell 1's five series: five open re-baseline requests
+# (perfwatch.rebaseline_pending, runs missing > 0), done once three more days
+# of points re-baselined them.
 # Series 2's own +8% point at day 3.5 (it_baseliner's outlier) is unconfirmed.
 set -euo pipefail
 
@@ -94,6 +97,17 @@ wait_for 20 "SELECT kind || ' ' || signal_cause || ' ' || revision || ' ' || fle
   fail "series 9: $(q "SELECT kind, signal_cause, revision FROM perfwatch.alerts WHERE series_key = '$(key 9)'")"
 [ "$(row 7)" = "unconfirmed none_found needs-confirmation queue 1" ] &&
   pass "series 7 (cell 3, not selected by the change) stays unconfirmed" || fail "series 7 after: [$(row 7)]"
+# the recabling froze cell 1's five series: each asks the fleet for its re-baseline
+P="series_key LIKE '$prefix-%'"
+wait_for 20 "SELECT count(*) FROM perfwatch.rebaseline_pending WHERE $P AND event_id = 'fc-$prefix' AND runs_needed = 10 AND chip_sets_needed = 3 AND runs_missing > 0" 5 &&
+  pass "five open re-baseline requests (10 runs on 3 chip sets), runs missing visible" ||
+  fail "re-baseline requests: $(q "SELECT series_key, runs_needed, runs_missing FROM perfwatch.rebaseline_pending WHERE $P")"
+"$it" feed "$prefix" "$N" 4 7 -1 0
+wait_for 30 "SELECT count(*) FROM perfwatch.rebaseline_requests r JOIN perfwatch.series s USING (series_id) WHERE s.$P AND r.event_id = 'fc-$prefix' AND r.status = 'done' AND r.done_version IS NOT NULL" 5 &&
+  pass "the five requests are done when their series unfreeze" ||
+  fail "re-baseline requests not closed: $(q "SELECT status, count(*) FROM perfwatch.rebaseline_requests GROUP BY 1")"
+[ "$(q "SELECT count(*) FROM perfwatch.rebaseline_pending WHERE $P")" = 0 ] &&
+  pass "nothing pending" || fail "still pending"
 grep -q '"msg":"batch of' "$bl_log" && fail "batches failed: $(grep '"msg":"batch of' "$bl_log" | head -3)" || pass "no batch failed"
 [ $fails -eq 0 ] || exit 1
 echo "first_signal: all checks passed"
