@@ -92,6 +92,7 @@ void pw_watch_params_default(pw_watch_params *p)
 	pw_drift_params_default(&p->drift);
 	p->drift_every = 7;
 	p->drift_slack = 30;
+	p->drift_min_stretch = 30;
 }
 
 pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_is_better,
@@ -469,7 +470,9 @@ static pw_status drift_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
 	}
 	if (start == 0 || !in_ring(s, start - 1))
 		start++;
-	if (start >= s->total)
+	/* a fresh step (PELT reports one about 5 to 10 points after it) fits a
+	 * short ramp at the end of the window: a drift is a long stretch */
+	if (start >= s->total || s->total - start < s->params.drift_min_stretch)
 		return PW_OK;
 	size_t slack = s->params.drift_slack;
 	bool known = s->drift_active && side == s->drift_side &&
@@ -540,9 +543,6 @@ pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t c
 		return st;
 	if (count > s->cps_cap)
 		count = s->cps_cap;
-	st = drift_scan(s, out, cap, nout);
-	if (st != PW_OK)
-		return pw_fail(st, errbuf, errlen, "drift detection: %s", pw_strerror(st));
 	for (size_t k = 0; k < count; k++) {
 		pw_changepoint cp = s->cps[k];
 		/* a split inside one build's repeats moves to the build's first point */
@@ -605,6 +605,10 @@ pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t c
 		pw_watch_series_mark_emitted(s, p->build_id);
 		provisional_remove(s, k);
 	}
+	/* after PELT, so that a step it reports now counts against a drift */
+	st = drift_scan(s, out, cap, nout);
+	if (st != PW_OK)
+		return pw_fail(st, errbuf, errlen, "drift detection: %s", pw_strerror(st));
 	return early_scan(s, out, cap, nout);
 }
 

@@ -103,6 +103,7 @@ typedef struct pw_watch_params {
 	pw_drift_params drift;  /* the drift detector (pw_drift.h defaults) */
 	size_t drift_every;     /* look for a drift every this many points (0: never; 7) */
 	size_t drift_slack;     /* a drift starting within this many points of a reported one is it (30) */
+	size_t drift_min_stretch; /* a drift has at least this many points from its start (30) */
 } pw_watch_params;
 
 void pw_watch_params_default(pw_watch_params *p);
