@@ -152,7 +152,7 @@ typedef struct pw_bstore_freeze {
 	char event_id[64];
 	char reason[128];
 	uint32_t frozen_version; /* 0: none */
-	/* the re-baseline the fleet is asked for (perfwatch.rebaseline_requests, 0033) */
+	/* the re-baseline the fleet is asked for (perfwatch.rebaseline_requests, 0030) */
 	int64_t since_us;        /* when the change took effect */
 	uint32_t runs_needed;    /* the window rule's min_runs */
 	uint32_t chip_sets_needed; /* its min_chipsets */

@@ -116,7 +116,7 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
                                const uint8_t *cp_pb, size_t cp_len, const uint8_t *alert_pb,
                                size_t alert_len, bool *inserted, char *errbuf, size_t errlen);
 
-/* A provisional shift awaiting PELT, or a drift (trend), as stored (0033). */
+/* A provisional shift awaiting PELT, or a drift (trend), as stored (0030). */
 typedef struct pw_watch_stored_provisional {
 	char build_id[PW_WATCH_BUILD_LEN];
 	double before, after, p;

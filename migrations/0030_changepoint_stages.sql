@@ -1,4 +1,4 @@
--- 0033_changepoint_stages.sql: provisional shifts, their confirmation, and
+-- 0030_changepoint_stages.sql: provisional shifts, their confirmation, and
 -- drifts (issue 17; services/watcher/watch.h pw_watch_stage).
 --
 -- The watcher's early rule reports a shift a few nightlies after it

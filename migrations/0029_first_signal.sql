@@ -1,4 +1,4 @@
--- 0032_first_signal.sql: the owner of a first signal (issue 17, seed §8).
+-- 0029_first_signal.sql: the owner of a first signal (issue 17, seed §8).
 --
 -- The baseliner's outlier alert is the first signal of a shift. It is
 -- infra_health only when an infra cause explains it (a fleet change, an
