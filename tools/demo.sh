@@ -189,7 +189,8 @@ step_nightlies() {
     "$pw" group lag "$ns-watcher" --wait 120 perf.points.v1 >/dev/null ||
     { echo "demo: the services did not catch up within 120 s" >&2; return 1; }
   echo
-  echo "infra-health alerts the baseliner raised on this replay's series, by kind, and the"
+  echo "first-signal alerts the baseliner raised on this replay's series (infra-health only when"
+  echo "a fleet or harness change explains them, otherwise unconfirmed), by kind, and the"
   echo "excursion points it kept out without an alert (each nightly after cl/7841917 lies more"
   echo "than 5 sigma above its series' baseline: one excursion per series, one alert,"
   echo "docs/baseliner.md, 'A sustained shift'):"
