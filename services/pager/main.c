@@ -110,6 +110,11 @@ static bool retriable(pw_status st)
 static pw_status exec(pw_pg *pg, const char *sql, const pw_pg_params *p, PGresult **res,
                       char *errbuf, size_t errlen)
 {
+	pw_pg_params none;
+	if (!p) {
+		pw_pg_params_init(&none);
+		p = &none;
+	}
 	return pw_pg_exec_params(pg, sql, p, 0, res, errbuf, errlen);
 }
 
@@ -860,26 +865,33 @@ static pw_status merge_events(worker *k, size_t *idx, int64_t now, char *errbuf,
 	return PW_OK;
 }
 
-/* Closes incidents past the window: a later finding opens a new incident. */
-static pw_status incidents_expire(worker *k, int64_t now, char *errbuf, size_t errlen)
+/*
+ * Closes incidents nothing joined for pager.incident_window of wall-clock
+ * time (updated_at; the findings' own times may be a replay's): a later
+ * finding opens a new incident.
+ */
+static pw_status incidents_expire(worker *k, char *errbuf, size_t errlen)
 {
-	for (size_t i = 0; i < k->n;) {
-		pw_incident *inc = &k->incs[i];
-		if (now - inc->last_us <= k->a->prm.incident_window_us) {
-			i++;
-			continue;
-		}
-		pw_pg_params q;
-		pw_pg_params_init(&q);
-		pw_pg_params_text(&q, inc->incident_id);
-		pw_status st = exec(k->w->pg, "UPDATE perfwatch.pager_incidents SET open = false, updated_at = now()"
-		                              " WHERE incident_id = $1", &q, NULL, errbuf, errlen);
-		if (st != PW_OK)
-			return st;
-		pw_log_info(k->a->lg, "incident %s closed: nothing joined it within pager.incident_window", inc->incident_id);
-		memmove(inc, inc + 1, (k->n - i - 1) * sizeof *inc);
-		k->n--;
-	}
+	PGresult *r = NULL;
+	pw_pg_params q;
+	pw_pg_params_init(&q);
+	pw_pg_params_int(&q, k->a->prm.incident_window_us / 1000);
+	pw_status st = exec(k->w->pg,
+	                    "UPDATE perfwatch.pager_incidents SET open = false WHERE open"
+	                    " AND updated_at < now() - $1 * interval '1 millisecond' RETURNING incident_id",
+	                    &q, &r, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int j = 0; j < PQntuples(r); j++)
+		for (size_t i = 0; i < k->n; i++)
+			if (strcmp(k->incs[i].incident_id, PQgetvalue(r, j, 0)) == 0) {
+				pw_log_info(k->a->lg, "incident %s closed: nothing joined it within pager.incident_window",
+				            k->incs[i].incident_id);
+				memmove(&k->incs[i], &k->incs[i + 1], (k->n - i - 1) * sizeof k->incs[0]);
+				k->n--;
+				break;
+			}
+	PQclear(r);
 	return PW_OK;
 }
 
@@ -1065,7 +1077,7 @@ static pw_status on_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, 
 		if (!k->loaded && (st = incidents_load(k, errbuf, errlen)) != PW_OK)
 			return st;
 	}
-	if ((st = incidents_expire(k, now, errbuf, errlen)) != PW_OK)
+	if ((st = incidents_expire(k, errbuf, errlen)) != PW_OK)
 		return st;
 	pw_metric_set(k->a->m_open, NULL, (double)k->n);
 	return PW_OK;

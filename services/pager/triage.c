@@ -400,7 +400,9 @@ static void view(pager_triage *t, FILE *f, const char *page_id, const char *bann
 	PGresult *r = q(t, "SELECT summary, severity, route, jsonb_pretty(payload), payload->'series'->>'model',"
 	                   " payload->>'alert_id', coalesce(tv.outcome, ''), coalesce(tv.routed_to, ''),"
 	                   " to_char(p.created_at, 'YYYY-MM-DD HH24:MI:SS \"UTC\"'), p.budget_pressure,"
-	                   " (SELECT series_key FROM perfwatch.alerts a WHERE a.alert_id = p.payload->>'alert_id'),"
+	                   " coalesce((SELECT series_key FROM perfwatch.alerts a WHERE a.alert_id = p.payload->>'alert_id'),"
+	                   "  concat_ws('/', p.payload->'series'->>'model', p.payload->'series'->>'hlo_fingerprint',"
+	                   "   p.payload->'series'->>'platform', p.payload->'series'->>'config', p.payload->'series'->>'metric')),"
 	                   " p.resolved_at IS NOT NULL, (SELECT owner FROM perfwatch.pager_incidents i"
 	                   "                              WHERE i.incident_id = p.incident_id)"
 	                   " FROM perfwatch.pages p LEFT JOIN perfwatch.triage_verdicts tv USING (page_id)"
@@ -447,9 +449,12 @@ static void view(pager_triage *t, FILE *f, const char *page_id, const char *bann
 		static const char *const owners[] = {"compiler", "model", "infra", "unspecified"};
 		for (int i = 0; i < 4; i++)
 			fprintf(f, "<option%s>%s</option>", strcmp(owners[i], owner) == 0 ? " selected" : "", owners[i]);
-		fprintf(f, "</select></label>\n<a id=\"btn-true\" href=\"%s&amp;owner=%s\">True regression</a>"
-		           "<a id=\"btn-false\" href=\"%s&amp;owner=%s\">False regression</a></div>\n",
-		        lt, owner[0] ? owner : "unspecified", lf, owner[0] ? owner : "unspecified");
+		const char *o = owner[0] ? owner : "unspecified";
+		fputs("</select></label>\n<a id=\"btn-true\" href=\"", f);
+		html(f, lt);
+		fprintf(f, "&amp;owner=%s\">True regression</a><a id=\"btn-false\" href=\"", o);
+		html(f, lf);
+		fprintf(f, "&amp;owner=%s\">False regression</a></div>\n", o);
 		fputs("<script>for (const id of ['btn-true', 'btn-false']) {"
 		      " const a = document.getElementById(id);"
 		      " a.addEventListener('click', () => { a.href = a.href.replace(/&owner=[a-z]*/, '&owner=' +"
