@@ -125,7 +125,24 @@ void pw_incident_open(pw_incident *inc, const char *incident_id, const pw_findin
 	widen_keys(inc, f);
 }
 
-/* Whether a is a worse finding than b (verdict first, then effect size). */
+/*
+ * The headline rank of a metric: the page leads with the user-facing median
+ * latency (artifact 3 pages TPOT), then the tails, then throughput and cost,
+ * which the gate raises alongside (cost/token moves with TPOT's inverse
+ * goodput and would otherwise win on a larger percentage).
+ */
+static int metric_rank(const char *m)
+{
+	if (strncmp(m, "tpot_p50", 8) == 0 || strncmp(m, "ttft_p50", 8) == 0)
+		return 3;
+	if (strncmp(m, "tpot_", 5) == 0 || strncmp(m, "ttft_", 5) == 0)
+		return 2;
+	if (strncmp(m, "goodput", 7) == 0 || strncmp(m, "cost", 4) == 0)
+		return 1;
+	return 0;
+}
+
+/* Whether a is a worse finding than b (verdict, source, headline metric, then effect size). */
 static bool worse(const pw_finding *a, const pw_finding *b)
 {
 	int ra = verdict_rank(a->verdict), rb = verdict_rank(b->verdict);
@@ -133,6 +150,9 @@ static bool worse(const pw_finding *a, const pw_finding *b)
 		return ra > rb;
 	if (a->from_gate != b->from_gate)
 		return a->from_gate;
+	int ma = metric_rank(a->metric), mb = metric_rank(b->metric);
+	if (ma != mb)
+		return ma > mb;
 	return fabs(a->delta_pct) > fabs(b->delta_pct);
 }
 
@@ -186,23 +206,33 @@ static bool same_series(const pw_finding *a, const pw_finding *b)
 	return strcmp(a->series_key, b->series_key) == 0;
 }
 
+/* Same model, platform and config: the same line of the scope (metrics differ). */
+static bool same_config(const pw_finding *a, const pw_finding *b)
+{
+	return strcmp(a->model, b->model) == 0 && strcmp(a->platform, b->platform) == 0 &&
+	       strcmp(a->config, b->config) == 0;
+}
+
 static bool add_scope(pw_incident *inc, const pw_finding *f)
 {
 	char line[PW_PAGER_STR];
-	if (same_series(f, &inc->primary))
-		return false;
-	/* one entry per series: the prefix up to ':' is the series */
+	if (same_series(f, &inc->primary) || (f->model[0] && same_config(f, &inc->primary)))
+		return false; /* the primary's own config: its other metrics are not other series */
+	/* one entry per model/platform/config: the prefix up to ':'; the primary's metric wins it */
 	scope_line(f, line);
 	size_t plen = (size_t)(strchr(line, ':') - line);
+	bool headline = strcmp(f->metric, inc->primary.metric) == 0;
 	for (size_t i = 0; i < inc->n_scope; i++)
 		if (strncmp(inc->scope[i], line, plen + 1) == 0) {
-			if (strcmp(inc->scope[i], line) == 0)
+			if (strcmp(inc->scope[i], line) == 0 || (!headline && inc->scope_headline[i]))
 				return false;
 			copy(inc->scope[i], PW_PAGER_STR, line);
+			inc->scope_headline[i] = headline;
 			return true;
 		}
 	if (inc->n_scope == PW_PAGER_MAX_SCOPE)
 		return false;
+	inc->scope_headline[inc->n_scope] = headline;
 	copy(inc->scope[inc->n_scope++], PW_PAGER_STR, line);
 	return true;
 }
@@ -245,6 +275,8 @@ bool pw_incident_add(pw_incident *inc, const pw_finding *f)
 			if (strncmp(inc->scope[i], line, plen + 1) == 0) {
 				memmove(inc->scope[i], inc->scope[i + 1],
 				        (inc->n_scope - i - 1) * sizeof inc->scope[0]);
+				memmove(&inc->scope_headline[i], &inc->scope_headline[i + 1],
+				        (inc->n_scope - i - 1) * sizeof inc->scope_headline[0]);
 				inc->n_scope--;
 				break;
 			}
@@ -304,6 +336,7 @@ bool pw_incident_absorb(pw_incident *dst, pw_incident *src)
 		for (size_t j = 0; j < dst->n_scope && !have; j++)
 			have = strncmp(dst->scope[j], src->scope[i], plen + 1) == 0;
 		if (!have && dst->n_scope < PW_PAGER_MAX_SCOPE) {
+			dst->scope_headline[dst->n_scope] = src->scope_headline[i];
 			copy(dst->scope[dst->n_scope++], PW_PAGER_STR, src->scope[i]);
 			changed = true;
 		}

@@ -304,6 +304,42 @@ static pw_status spend_of(pw_pg *pg, pw_finding *f, char *errbuf, size_t errlen)
 	return PW_OK;
 }
 
+/*
+ * A gate alert names no changepoint; its CL range is the release's: (the
+ * baseline release's CL, the candidate's CL], from the runs of its builds
+ * (as the bisector bounds its search). Two families regressed by one RC
+ * share it, so their alerts are one event. Leaves f alone when unknown.
+ */
+static pw_status gate_range(pw_pg *pg, pw_finding *f, char *errbuf, size_t errlen)
+{
+	if (!f->from_gate || f->cl_lo[0] || !f->obs_release[0])
+		return PW_OK;
+	pw_pg_params p;
+	PGresult *r = NULL;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, f->model);
+	pw_pg_params_text(&p, f->platform);
+	pw_pg_params_text(&p, f->config);
+	pw_pg_params_text(&p, f->obs_release);
+	pw_pg_params_text(&p, f->base_window);
+	pw_status st = exec(pg,
+	                    "WITH hi AS (SELECT max(compiler_cl_number) AS n FROM perfwatch.runs WHERE model = $1"
+	                    "  AND platform = $2 AND config = $3 AND build_id = $4)"
+	                    " SELECT coalesce((SELECT max(compiler_cl_number) FROM perfwatch.runs, hi WHERE model = $1"
+	                    "   AND platform = $2 AND config = $3 AND build_id = $5 AND compiler_cl_number < hi.n),"
+	                    "  (SELECT max(compiler_cl_number) FROM perfwatch.runs, hi WHERE model = $1 AND platform = $2"
+	                    "   AND config = $3 AND build_kind = 'release' AND compiler_cl_number < hi.n)), hi.n FROM hi",
+	                    &p, &r, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0) && !PQgetisnull(r, 0, 1)) {
+		snprintf(f->cl_lo, sizeof f->cl_lo, "cl/%s", PQgetvalue(r, 0, 0));
+		snprintf(f->cl_hi, sizeof f->cl_hi, "cl/%s", PQgetvalue(r, 0, 1));
+	}
+	PQclear(r);
+	return PW_OK;
+}
+
 static pw_status worker_grow(worker *k)
 {
 	if (k->n < k->cap)
@@ -361,6 +397,8 @@ static pw_status incidents_load(worker *k, char *errbuf, size_t errlen)
 			bits = __builtin_bswap64(bits);
 			memcpy(&pt.f.spend_pct, &bits, 8);
 			pt.f.top_tier = PQgetvalue(rp, j, 3)[0] != 0;
+			if ((st = gate_range(pg, &pt.f, errbuf, errlen)) != PW_OK)
+				goto out;
 			if (!opened) {
 				pw_incident_open(inc, id, &pt.f);
 				opened = true;
@@ -900,7 +938,8 @@ static pw_status on_part(worker *k, part *pt, const char *topic, const void *raw
                          const char **outcome, char *errbuf, size_t errlen)
 {
 	pw_status st;
-	if (pt->opens && (st = spend_of(k->w->pg, &pt->f, errbuf, errlen)) != PW_OK)
+	if (pt->opens && ((st = spend_of(k->w->pg, &pt->f, errbuf, errlen)) != PW_OK ||
+	                  (st = gate_range(k->w->pg, &pt->f, errbuf, errlen)) != PW_OK))
 		return st;
 	long idx = pw_incident_find(&k->a->prm, k->incs, k->n, &pt->f);
 	bool changed = true;
