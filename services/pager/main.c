@@ -307,7 +307,8 @@ static pw_status spend_of(pw_pg *pg, pw_finding *f, char *errbuf, size_t errlen)
 /*
  * A gate alert names no changepoint; its CL range is the release's: (the
  * baseline release's CL, the candidate's CL], from the runs of its builds
- * (as the bisector bounds its search). Two families regressed by one RC
+ * (as the bisector bounds its search; without a release build, the newest
+ * build measured before the candidate). Two families regressed by one RC
  * share it, so their alerts are one event. Leaves f alone when unknown.
  */
 static pw_status gate_range(pw_pg *pg, pw_finding *f, char *errbuf, size_t errlen)
@@ -328,7 +329,9 @@ static pw_status gate_range(pw_pg *pg, pw_finding *f, char *errbuf, size_t errle
 	                    " SELECT coalesce((SELECT max(compiler_cl_number) FROM perfwatch.runs, hi WHERE model = $1"
 	                    "   AND platform = $2 AND config = $3 AND build_id = $5 AND compiler_cl_number < hi.n),"
 	                    "  (SELECT max(compiler_cl_number) FROM perfwatch.runs, hi WHERE model = $1 AND platform = $2"
-	                    "   AND config = $3 AND build_kind = 'release' AND compiler_cl_number < hi.n)), hi.n FROM hi",
+	                    "   AND config = $3 AND build_kind = 'release' AND compiler_cl_number < hi.n),"
+	                    "  (SELECT max(compiler_cl_number) FROM perfwatch.runs, hi WHERE model = $1 AND platform = $2"
+	                    "   AND config = $3 AND bisect_job_id = '' AND compiler_cl_number < hi.n)), hi.n FROM hi",
 	                    &p, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
