@@ -177,6 +177,42 @@ static void copy(char *dst, size_t len, const char *src)
 }
 
 /*
+ * The detector's correlated series, as the page lists them: the gate names
+ * every metric of every moved config ("chat-8b/v6e-4/decode.B8/cost_per_mtok_usd:
+ * +7.7%"); the page keeps the other configs' lines of the alert's own metric,
+ * without the metric (artifact 3: "chat-8b/v6e-4/decode.B8: +7.4%"), so they
+ * meet the incident's own scope lines once each.
+ */
+static void correlated_trim(pw_finding *f)
+{
+	size_t n = 0;
+	char own[3 * PW_PAGER_STR + 4], suffix[PW_PAGER_STR + 4];
+	snprintf(own, sizeof own, "%s/%s/%s", f->model, f->platform, f->config);
+	snprintf(suffix, sizeof suffix, "/%s", f->metric);
+	for (size_t i = 0; i < f->n_correlated; i++) {
+		char *line = f->correlated[i], *colon = strstr(line, ": ");
+		if (!colon)
+			continue;
+		size_t kl = (size_t)(colon - line), sl = strlen(suffix);
+		if (kl > sl && strncmp(colon - sl, suffix, sl) == 0) {
+			if (kl - sl == strlen(own) && strncmp(line, own, kl - sl) == 0)
+				continue; /* the alert's own series */
+			memmove(colon - sl, colon, strlen(colon) + 1);
+		} else {
+			size_t slashes = 0;
+			for (const char *c = line; c < colon; c++)
+				slashes += *c == '/';
+			if (slashes >= 3)
+				continue; /* another metric */
+		}
+		if (n != i)
+			memmove(f->correlated[n], line, PW_PAGER_STR);
+		n++;
+	}
+	f->n_correlated = n;
+}
+
+/*
  * One decoded part: the finding, whether it may open an incident (an alert
  * does; a bisection, attribution or changepoint only joins one), its part key.
  * PW_OK; PW_ERR_INVALID with the reason in why (and *reason) for bad input.
@@ -203,6 +239,7 @@ static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Pe
 		else if (!m->series_key || !m->series_key[0] || !m->series || !m->series->model || !m->series->model[0])
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "alert \"%.100s\" has no series key", m->alert_id);
 		else if ((st = pw_finding_from_alert(m, &p->f)) == PW_OK) {
+			correlated_trim(&p->f);
 			p->opens = true;
 			snprintf(p->key, sizeof p->key, "alert:%.300s:r%" PRIu32, m->alert_id, p->f.revision);
 		}

@@ -87,6 +87,9 @@ PY
 }
 mine="p.payload->'series'->>'model' LIKE '%.$ns'"
 
+# Every replay of the scenario has the same CLs: on a reused stack an earlier run's open incident
+# (cl/7841885..cl/7841923, culprit cl/7841917) would be this event too. Close them first.
+q "UPDATE perfwatch.pager_incidents SET open = false WHERE open" >/dev/null
 q "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
      ('chat-8b.$ns', 0.078, 'top', 'it'), ('rank-moe-110b.$ns', 0.05, 'top', 'it')
    ON CONFLICT (model) DO NOTHING" >/dev/null
@@ -176,12 +179,15 @@ assert d["bisection"]["culprit"] == "cl/7841917" and d["bisection"]["status"] ==
 assert d["bisection"]["verified_adjacent_clean"] is True, d["bisection"]
 assert d["owner_hint"] == "compiler", d["owner_hint"]
 corr = d["scope"]["correlated_series"]
-assert any("decode.B8" in c and "+7." in c for c in corr), corr
+assert any(c.startswith("chat-8b.%s/v6e-4/decode.B8" % ns) and ": +7." in c for c in corr), corr
+assert any(c.startswith("rank-moe-110b.%s/" % ns) and ": +3." in c for c in corr), corr
+assert not any(c.count("/") > 2 for c in (x.split(":")[0] for x in corr)), ("a metric's line in the scope", corr)
 print("test_pager: payload: %s %+.1f%% %s, culprit %s, owner %s, correlated %s" % (
     s["config"], d["delta"]["pct"], d["verdict"], d["bisection"]["culprit"], d["owner_hint"], corr))
 PY
 summary=$(q "SELECT summary FROM perfwatch.pages WHERE page_id = '$page'")
-[ "$summary" = "chat-8b.$ns v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917" ] || fail "summary \"$summary\""
+# artifact 3's +8.2%, within the simulator's noise (the payload check above holds it to ±0.5)
+[[ $summary =~ ^chat-8b\.$ns\ v6e-4\ TPOT\ \+8\.[0-9]%\ BLOCKING,\ culprit\ cl/7841917$ ]] || fail "summary \"$summary\""
 echo "test_pager: $summary"
 
 # --- delivered once: Alertmanager one group, the webhook each version once ------------------
