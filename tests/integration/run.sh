@@ -124,6 +124,10 @@ for t in "${tests[@]}"; do
 done
 
 stop_stack
+# The reasons again at the end, where a truncated CI log still shows them.
+for name in "${failures[@]}"; do
+  grep -a -m 3 -E "FAIL|Assertion|Sanitizer" "$log_dir/$name.log" | cut -c1-400 | sed "s/^/integration: $name: /" || true
+done
 [ $failed -eq 0 ] || echo "integration: failed: ${failures[*]} (logs in $log_dir)"
 echo "integration: $passed passed, $failed failed"
 [ $failed -eq 0 ] && [ $passed -gt 0 ]
