@@ -331,6 +331,17 @@ step_bisection() {
 step_page() {
   local deadline=$((SECONDS + 120))
   page=""
+  if [ "$scenario" != worked-example ]; then
+    # no written-down page for other scenarios: what the pager made of this replay
+    sleep 10
+    echo "pages for this replay (namespace .$ns): $(q "SELECT count(*) FROM perfwatch.pages WHERE payload->'series'->>'model' LIKE '%.$ns'")"
+    q "SELECT '  ' || page_id || ': ' || summary || ' [' || severity || ', ' || delivery_status || ']'
+         FROM perfwatch.pages WHERE payload->'series'->>'model' LIKE '%.$ns' ORDER BY created_at"
+    echo "pager decisions: $(q "SELECT coalesce(string_agg(action || ' ' || n, ', '), 'none') FROM (SELECT d.action, count(*) n
+         FROM perfwatch.pager_decisions d JOIN perfwatch.pager_incidents i USING (incident_id)
+         WHERE i.family LIKE '%.$ns' GROUP BY 1) x")"
+    return 0
+  fi
   until [ -n "$page" ] && [ "$(q "SELECT delivery_status = 'delivered' AND payload->'bisection'->>'culprit' IS NOT NULL
                                    AND payload->>'owner_hint' <> '' FROM perfwatch.pages WHERE page_id = '$page'")" = t ]; do
     page=$(q "SELECT page_id FROM perfwatch.pages WHERE payload->'series'->>'model' = 'chat-8b.$ns' ORDER BY created_at LIMIT 1")
