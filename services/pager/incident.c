@@ -162,8 +162,13 @@ static bool worse(const pw_finding *a, const pw_finding *b)
 			copy(dst->field, sizeof dst->field, src->field); \
 	} while (0)
 
-/* Fills dst's parts not yet known from src (changepoint, bisection, artifacts, owner). */
-static bool fill_parts(pw_finding *dst, const pw_finding *src)
+/*
+ * Fills dst's parts not yet known from src: the event's (changepoint,
+ * bisection, culprit) from any finding of it; the series' own (artifacts,
+ * owner hint) only when own — another series' attribution says who owns
+ * that series, not the page's.
+ */
+static bool fill_parts_as(pw_finding *dst, const pw_finding *src, bool own)
 {
 	pw_finding before = *dst;
 	FILL(nightly);
@@ -182,15 +187,22 @@ static bool fill_parts(pw_finding *dst, const pw_finding *src)
 		dst->cherry_pick_reproduced = src->cherry_pick_reproduced;
 	}
 	FILL(culprit);
-	FILL(op_diff);
-	FILL(hlo_diff);
-	FILL(trace_before);
-	FILL(trace_after);
-	FILL(owner_hint);
-	FILL(hlo_fingerprint);
+	if (own) {
+		FILL(op_diff);
+		FILL(hlo_diff);
+		FILL(trace_before);
+		FILL(trace_after);
+		FILL(owner_hint);
+		FILL(hlo_fingerprint);
+	}
 	if (dst->spend_pct < src->spend_pct)
 		dst->spend_pct = src->spend_pct;
 	return memcmp(&before, dst, sizeof before) != 0;
+}
+
+static bool fill_parts(pw_finding *dst, const pw_finding *src)
+{
+	return fill_parts_as(dst, src, true);
 }
 
 static void scope_line(const pw_finding *f, char buf[PW_PAGER_STR])
@@ -265,7 +277,7 @@ bool pw_incident_add(pw_incident *inc, const pw_finding *f)
 	} else if (worse(f, &inc->primary)) {
 		pw_finding old = inc->primary;
 		inc->primary = *f;
-		fill_parts(&inc->primary, &old);
+		fill_parts_as(&inc->primary, &old, false); /* the event's parts; old's owner and artifacts are its own */
 		add_scope(inc, &old);
 		/* the new primary's own entry, if any, leaves the scope */
 		char line[PW_PAGER_STR];
@@ -283,7 +295,7 @@ bool pw_incident_add(pw_incident *inc, const pw_finding *f)
 		changed = true;
 	} else {
 		if (same_series(f, &inc->primary) || f->kind == inc->primary.kind)
-			changed |= fill_parts(&inc->primary, f);
+			changed |= fill_parts_as(&inc->primary, f, same_series(f, &inc->primary));
 		if (f->kind == inc->primary.kind && f->passed_min_effect)
 			changed |= add_scope(inc, f);
 	}

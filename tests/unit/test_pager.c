@@ -534,3 +534,33 @@ Test(incident, headline_metric_and_one_scope_line_per_config)
 	cr_assert_eq(inc.n_scope, 1, "scope: %zu entries, first \"%s\"", inc.n_scope, inc.scope[0]);
 	cr_expect_str_eq(inc.scope[0], "chat-8b/v6e-4/decode.B8: +7.4%");
 }
+
+/*
+ * Regression (seen on the stack): another series' attribution arrived first
+ * and its owner hint became the page's. Only the primary's own parts name
+ * its owner and artifacts.
+ */
+Test(incident, owner_hint_from_the_primary_series_only)
+{
+	pw_pager_params p;
+	pw_pager_params_default(&p);
+	pw_finding b64 = gate_b64(), b8 = gate_b8();
+	pw_incident inc;
+	pw_incident_open(&inc, "inc-1", &b64);
+	pw_incident_add(&inc, &b8);
+	pw_finding at8, at64;
+	memset(&at8, 0, sizeof at8);
+	cp(at8.alert_id, sizeof at8.alert_id, b8.alert_id);
+	cp(at8.series_key, sizeof at8.series_key, b8.series_key);
+	cp(at8.owner_hint, sizeof at8.owner_hint, "infra");
+	at8.created_us = b8.created_us + 10;
+	at64 = at8;
+	cp(at64.alert_id, sizeof at64.alert_id, b64.alert_id);
+	cp(at64.series_key, sizeof at64.series_key, b64.series_key);
+	cp(at64.owner_hint, sizeof at64.owner_hint, "compiler");
+	cr_assert_eq(pw_incident_find(&p, &inc, 1, &at8), 0);
+	pw_incident_add(&inc, &at8);
+	cr_expect_str_eq(inc.primary.owner_hint, "");
+	pw_incident_add(&inc, &at64);
+	cr_expect_str_eq(inc.primary.owner_hint, "compiler");
+}
