@@ -387,9 +387,9 @@ PY
 # One page for the chat-8b event, delivered, culprit cl/7841917, owner compiler; its triage page opens.
 check_page() {
   [ "$(q "SELECT count(*) FROM perfwatch.pages WHERE payload->'series'->>'model' LIKE '%.$ns'")" = 1 ] &&
-    [[ "$(q "SELECT summary || ' ' || delivery_status || ' ' || (payload->>'owner_hint') FROM perfwatch.pages WHERE page_id = '$page'")" =~ \
-      ^chat-8b\.$ns\ v6e-4\ TPOT\ \+(7\.[6-9]|8\.[0-8])%\ BLOCKING,\ culprit\ cl/7841917\ delivered\ compiler$ ]] &&
-    curl -fsS "$triage_url" | grep -q 'id="btn-false"'
+    [[ "$(q "SELECT summary || ' ' || (delivered_at IS NOT NULL) || ' ' || (payload->>'owner_hint') FROM perfwatch.pages WHERE page_id = '$page'")" =~ \
+      ^chat-8b\.$ns\ v6e-4\ TPOT\ \+(7\.[6-9]|8\.[0-8])%\ BLOCKING,\ culprit\ cl/7841917\ true\ compiler$ ]] &&
+    local html && html=$(curl -fsS "$triage_url") && [[ $html == *'id="btn-false"'* ]]
 }
 
 # The bisection's culprit: cl/7841917, verified on both sides.
