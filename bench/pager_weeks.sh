@@ -83,7 +83,7 @@ for scn in "${scenarios[@]}"; do
     i=$((i + 1))
   done < <("$sim" dump "$file" --namespace "$ns" --limit 5000 2>/dev/null | grep -o '"model":"[^"]*"' |
            sed 's/"model":"\(.*\)"/\1/' | awk '!seen[$0]++')
-  kill -TERM "${answer_pid:-0}" 2>/dev/null || true
+  [ -z "${answer_pid:-}" ] || kill -TERM "$answer_pid" 2>/dev/null || true
   PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$tag-answer" "$sim" answer "$file" --namespace "$ns" >"$work/answer-$scn.log" 2>&1 &
   answer_pid=$!
   pids+=($answer_pid)
