@@ -54,12 +54,17 @@ svcs=(ingester baseliner watcher gate bisector attributor pager)
 "$pw" group to-end "$tag-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
   perf.attributions.v1 >/dev/null
 "$pw" group to-end "$tag-answer" perf.bisect.jobs.v1 >/dev/null
-for s in "${svcs[@]}"; do
-  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$tag-$s" PW_GATE_MIN_WAIT=45s PW_GATE_POLL_INTERVAL=200ms \
+start_svc() {
+  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$tag-$1" PW_GATE_MIN_WAIT=45s PW_GATE_POLL_INTERVAL=200ms \
     PW_BISECTOR_TICK=200ms PW_PAGER_TRIAGE_KEY="pager-weeks-$tag-key" PW_PAGER_BUDGET_PER_WEEK=1000 \
-    "$build/services/$s/pw-$s" >"$work/$s.log" 2>&1 &
+    "$build/services/$1/pw-$1" >>"$work/$1.log" 2>&1 &
+}
+for s in "${svcs[@]}"; do
+  start_svc "$s"
   pids+=($!)
+  [ "$s" != pager ] || pager_pid=$!
 done
+restarts=1
 for s in "${svcs[@]}"; do
   deadline=$((SECONDS + 90))
   until grep -q '"msg":"kafka partitions assigned' "$work/$s.log"; do
@@ -73,7 +78,17 @@ for scn in "${scenarios[@]}"; do
   file=tools/simulator/scenarios/$scn.scn
   ns="$tag$(echo "$scn" | tr -cd 'a-z' | head -c 6)"
   days=$(awk '$1 == "days" {print $2}' "$file")
+  # the pager keeps its open incidents in memory: it is restarted after they are closed
+  kill -TERM "$pager_pid"; wait "$pager_pid" 2>/dev/null || true
   q "UPDATE perfwatch.pager_incidents SET open = false WHERE open" >/dev/null
+  start_svc pager
+  pager_pid=$!
+  pids+=($pager_pid)
+  deadline=$((SECONDS + 90))
+  until [ "$(grep -c '"msg":"kafka partitions assigned' "$work/pager.log")" -ge "$((++restarts))" ]; do
+    [ $SECONDS -lt $deadline ] || { echo "pager_weeks: pw-pager did not rejoin" >&2; exit 1; }
+    sleep 0.2
+  done
   # spend table as the gate tests set it: the replay's first four families top tier, the rest tail
   i=0
   while read -r m; do
