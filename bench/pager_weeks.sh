@@ -85,7 +85,8 @@ for scn in "${scenarios[@]}"; do
   pager_pid=$!
   pids+=($pager_pid)
   deadline=$((SECONDS + 90))
-  until [ "$(grep -c '"msg":"kafka partitions assigned' "$work/pager.log")" -ge "$((++restarts))" ]; do
+  restarts=$((restarts + 1))
+  until [ "$(grep -c '"msg":"kafka partitions assigned' "$work/pager.log")" -ge "$restarts" ]; do
     [ $SECONDS -lt $deadline ] || { echo "pager_weeks: pw-pager did not rejoin" >&2; exit 1; }
     sleep 0.2
   done
