@@ -138,6 +138,11 @@ step_services() {
   # every replay of a scenario has the same CLs: an earlier demo's or test's open incident would be
   # this demo's event too (same CL range and culprit); they are closed, so this demo pages afresh
   q "UPDATE perfwatch.pager_incidents SET open = false WHERE open" >/dev/null
+  # the false-page budget is fleet-wide over a rolling week: pages that tests or earlier demos left
+  # on this stack would spend it; the demo gets the default 5 on top of what they used
+  budget=$((5 + $(q "SELECT count(*) - count(*) FILTER (WHERE t.outcome = 'true_regression')
+                       FROM perfwatch.pages p LEFT JOIN perfwatch.triage_verdicts t USING (page_id)
+                      WHERE p.incident_id IS NOT NULL AND p.created_at > now() - interval '7 days'")))
   oncall_start || return 1
   local svc bin
   for svc in ingester baseliner watcher gate attributor bisector pager; do
@@ -148,7 +153,7 @@ step_services() {
     # that is late only because of that (it decides at once when all is in)
     PW_HTTP_PORT=$([ $svc = pager ] && echo "$pager_port" || echo 0) PW_KAFKA_GROUP_ID="$ns-$svc" \
       PW_GATE_MIN_WAIT=180s PW_PAGER_TRIAGE_KEY="$triage_key" PW_PAGER_ALERTMANAGER_URL="$am_url" \
-      PW_PAGER_WEBHOOK_URL="$hook_url/pager" PW_PAGER_TICK=250ms \
+      PW_PAGER_WEBHOOK_URL="$hook_url/pager" PW_PAGER_TICK=250ms PW_PAGER_BUDGET_PER_WEEK=$budget \
       "$bin" >"$demo_dir/$svc.log" 2>&1 &
     pids+=($!)
     echo "$svc $(printf '%*s' $((10 - ${#svc})) '') pid $!, log $demo_dir/$svc.log"
