@@ -1018,7 +1018,8 @@ static pw_status on_gate(worker *k, const Perfwatch__V1__GateVerdict *v, int64_t
 			continue;
 		for (size_t i = 0; i < k->n; i++) {
 			pw_incident *inc = &k->incs[i];
-			if (strcmp(inc->release_id, v->release_id) != 0 || strcmp(inc->family, fv->family) != 0)
+			/* the family the page is about is its primary's (the incident's key is its opener's) */
+			if (strcmp(inc->release_id, v->release_id) != 0 || strcmp(inc->primary.model, fv->family) != 0)
 				continue;
 			*outcome = "joined";
 			bool changed = false;
