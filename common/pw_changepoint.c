@@ -38,6 +38,53 @@ void pw_cp_params_default(pw_cp_params *p)
 	p->max_changepoints = 0;
 }
 
+void pw_cp_early_params_default(pw_cp_early_params *p)
+{
+	p->k = 3;
+	p->min_ref = 20;
+	p->max_ref = 60;
+	p->noise_k = 4.0;
+	p->min_effect = 0.005;
+	p->alpha = 1e-6;
+}
+
+pw_status pw_cp_early_shift(const double *ref, size_t m, const double *y, size_t k,
+                            const pw_cp_early_params *params, pw_cp_early *out)
+{
+	if (!params || !out || !y || k == 0 || k != params->k || m > PW_CP_EARLY_MAX_REF ||
+	    k > PW_CP_EARLY_MAX_REF ||
+	    (m > 0 && !ref))
+		return PW_ERR_INVALID;
+	memset(out, 0, sizeof *out);
+	if (!pw_stats_all_finite(y, k) || (m > 0 && !pw_stats_all_finite(ref, m)))
+		return PW_ERR_INVALID;
+	if (m < params->min_ref || m < 2)
+		return PW_OK;
+	double work[PW_CP_EARLY_MAX_REF];
+	pw_status st = pw_stats_median_mad(ref, m, work, &out->level, &out->sigma);
+	if (st != PW_OK)
+		return st;
+	out->threshold = fmax(params->min_effect * fabs(out->level), params->noise_k * out->sigma);
+	out->side = y[0] > out->level ? 1 : -1;
+	for (size_t i = 0; i < k; i++)
+		if (out->side * (y[i] - out->level) <= out->threshold)
+			return PW_OK;
+	double yw[PW_CP_EARLY_MAX_REF];
+	st = pw_stats_median(y, k, yw, &out->after);
+	if (st != PW_OK)
+		return st;
+	pw_pred_result r;
+	st = pw_stats_prediction_t(ref, m, y, k, out->side > 0 ? PW_ALT_GREATER : PW_ALT_LESS, &r);
+	if (st == PW_ERR_INSUFFICIENT)
+		return PW_OK; /* a constant reference: nothing to test against */
+	if (st != PW_OK)
+		return st;
+	out->t = r.t;
+	out->p = r.p;
+	out->found = r.p <= params->alpha;
+	return PW_OK;
+}
+
 pw_status pw_cp_params_check(const pw_cp_params *p, char *errbuf, size_t errlen)
 {
 	if (!p)

@@ -19,6 +19,7 @@
 #ifndef PW_CHANGEPOINT_H
 #define PW_CHANGEPOINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -94,6 +95,54 @@ pw_status pw_cp_edivisive_naive(const pw_cp_params *params, const double *x, siz
                                 size_t errlen);
 pw_status pw_cp_edivisive_raw(pw_cp_detector *d, const double *x, size_t n, pw_changepoint *out,
                               size_t cap, size_t *count, char *errbuf, size_t errlen);
+
+/* ---- Early shift ------------------------------------------------------------ */
+
+/*
+ * The early rule (issue 17): PELT needs min_segment points after a shift
+ * before it can place it, so an 8% step at σ 0.4% is reported min_segment
+ * nightlies late at best. The early rule looks only at the newest k points
+ * against the level of the segment before them (the reference, m points):
+ * it fires when
+ *   - every one of the k points lies on the same side of the reference
+ *     median, beyond max(min_effect·|median|, noise_k·MAD_n(reference)) — k
+ *     independent 1% infra outliers (§4.1) are needed to fake this, and
+ *   - the prediction t test (pw_stats_prediction_t) of their mean against
+ *     the reference, one-sided on that side, has p <= alpha.
+ * A firing is provisional: the watcher reports it at once and PELT confirms
+ * it (or not) min_segment points after the shift. docs/statistics.md has
+ * the false-report arithmetic behind the defaults.
+ */
+#define PW_CP_EARLY_MAX_REF 256
+
+typedef struct pw_cp_early_params {
+	size_t k;          /* newest points that must all be shifted; 3 (0 = the rule is off) */
+	size_t min_ref;    /* fewest reference points; 20 */
+	size_t max_ref;    /* newest reference points used, <= PW_CP_EARLY_MAX_REF; 60 */
+	double noise_k;    /* each point beyond noise_k × MAD_n of the reference; 4 */
+	double min_effect; /* ... and beyond min_effect × |reference median|; 0.005 */
+	double alpha;      /* one-sided prediction-t p must be <= alpha; 1e-6 */
+} pw_cp_early_params;
+
+void pw_cp_early_params_default(pw_cp_early_params *p);
+
+typedef struct pw_cp_early {
+	bool found;
+	int side;          /* +1: the new points are higher, −1: lower */
+	double level;      /* reference median */
+	double sigma;      /* reference MAD_n */
+	double threshold;  /* the distance every point had to exceed */
+	double after;      /* median of the k new points */
+	double t, p;       /* the prediction t test */
+} pw_cp_early;
+
+/*
+ * Applies the rule to reference ref[0..m) and new points y[0..k) (k must be
+ * params->k). m < min_ref gives found = false; m > PW_CP_EARLY_MAX_REF,
+ * k == 0, non-finite values: PW_ERR_INVALID.
+ */
+pw_status pw_cp_early_shift(const double *ref, size_t m, const double *y, size_t k,
+                            const pw_cp_early_params *params, pw_cp_early *out);
 
 /* ---- Streaming ------------------------------------------------------------ */
 

@@ -138,3 +138,20 @@ out_free:
 	free(mem);
 	return st;
 }
+
+pw_status pw_drift_theil_sen(const double *x, size_t n, double *slope)
+{
+	if (!x || !slope || n < 2 || n > 512 || !pw_stats_all_finite(x, n))
+		return PW_ERR_INVALID;
+	size_t np = n * (n - 1) / 2;
+	double *w = malloc(2 * np * sizeof *w);
+	if (!w)
+		return PW_ERR_NOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			w[k++] = (x[j] - x[i]) / (double)(j - i);
+	pw_status st = pw_stats_median(w, k, w + k, slope);
+	free(w);
+	return st;
+}

@@ -47,4 +47,14 @@ typedef struct pw_drift {
 pw_status pw_drift_detect(const double *x, size_t n, const pw_drift_params *params,
                           pw_drift *out);
 
+/*
+ * Theil–Sen slope of x[0..n) against its index: the median of the pairwise
+ * slopes (x[j] − x[i]) / (j − i), i < j (scipy.stats.theilslopes(x).slope).
+ * The watcher (services/watcher/watch.c) uses it to tell the flat treads of
+ * a staircase from the rising stretches of a drift between reported steps.
+ * n >= 2 and n <= 512 (it needs n(n−1)/2 doubles, allocated per call);
+ * PW_ERR_INVALID on a non-finite value or a bad n, PW_ERR_NOMEM.
+ */
+pw_status pw_drift_theil_sen(const double *x, size_t n, double *slope);
+
 #endif

@@ -612,6 +612,41 @@ pw_status pw_stats_welch(const double *x, size_t n1, const double *y, size_t n2,
 	return PW_OK;
 }
 
+pw_status pw_stats_prediction_t(const double *x, size_t m, const double *y, size_t k,
+                                pw_alternative alt, pw_pred_result *out)
+{
+	if (!out || !x || !y || m < 2 || k < 1 || !pw_stats_all_finite(y, k))
+		return PW_ERR_INVALID;
+	double mx, vx;
+	pw_status st = pw_stats_mean_var(x, m, &mx, &vx);
+	if (st != PW_OK)
+		return st;
+	double my = 0.0;
+	for (size_t i = 0; i < k; i++)
+		my += (y[i] - my) / (double)(i + 1);
+	double se = sqrt(vx * (1.0 / (double)m + 1.0 / (double)k));
+	if (!(se > 0.0))
+		return PW_ERR_INSUFFICIENT;
+	double t = (my - mx) / se, df = (double)(m - 1), p;
+	switch (alt) {
+	case PW_ALT_LESS:
+		p = gsl_cdf_tdist_P(t, df);
+		break;
+	case PW_ALT_GREATER:
+		p = gsl_cdf_tdist_Q(t, df);
+		break;
+	case PW_ALT_TWO_SIDED:
+		p = 2.0 * gsl_cdf_tdist_Q(fabs(t), df);
+		break;
+	default:
+		return PW_ERR_INVALID;
+	}
+	out->t = t;
+	out->df = df;
+	out->p = p > 1.0 ? 1.0 : p;
+	return PW_OK;
+}
+
 /* ---- Hodges–Lehmann and the Moses interval ------------------------------- */
 
 /*

@@ -136,6 +136,28 @@ typedef struct pw_welch_result {
 pw_status pw_stats_welch(const double *x, size_t n1, const double *y, size_t n2,
                          pw_alternative alt, pw_welch_result *out);
 
+/*
+ * The prediction t test: are the k new points y a draw from the population
+ * the reference x (m points) came from? The variance is the reference's
+ * alone (the new points are too few to estimate one):
+ *   t = (mean(y) − mean(x)) / (s_x · sqrt(1/m + 1/k)),  df = m − 1,
+ * under H0 Student's t (normal data; the prediction interval for the mean of
+ * k future observations). alt as for pw_stats_welch with x the new points:
+ * PW_ALT_GREATER means y tends to be larger than x. The watcher's early
+ * shift rule (pw_changepoint.h pw_cp_early_shift) uses it. m >= 2, k >= 1;
+ * PW_ERR_INSUFFICIENT when the reference is constant (s_x = 0).
+ * Reference values: scipy.stats.t.sf / t.cdf of the same t and df
+ * (tests/reference/gen_stats_reference.py).
+ */
+typedef struct pw_pred_result {
+	double t;
+	double df;
+	double p;
+} pw_pred_result;
+
+pw_status pw_stats_prediction_t(const double *x, size_t m, const double *y, size_t k,
+                                pw_alternative alt, pw_pred_result *out);
+
 typedef struct pw_hl_result {
 	double shift;  /* Hodges–Lehmann estimate: median of all y_j − x_i */
 	double lo, hi; /* distribution-free confidence interval for the shift */

@@ -250,7 +250,8 @@ step_nightlies() {
     "$pw" group lag "$ns-watcher" --wait 120 perf.points.v1 >/dev/null ||
     { echo "demo: the services did not catch up within 120 s" >&2; return 1; }
   echo
-  echo "infra-health alerts the baseliner raised on this replay's series, by kind, and the"
+  echo "first-signal alerts the baseliner raised on this replay's series (infra-health only when"
+  echo "a fleet or harness change explains them, otherwise unconfirmed), by kind, and the"
   echo "excursion points it kept out without an alert (each nightly after cl/7841917 lies more"
   echo "than 5 sigma above its series' baseline: one excursion per series, one alert,"
   echo "docs/baseliner.md, 'A sustained shift'):"
@@ -397,10 +398,15 @@ check_page() {
     local html && html=$(curl -fsS "$triage_url") && [[ $html == *'id="btn-false"'* ]]
 }
 
-# The bisection's culprit: cl/7841917, verified on both sides.
+# The bisection's culprit: cl/7841917, verified on both sides, bisected on the
+# alert's primary latency series (decode B64 on v6e-4, TPOT p50), never B8,
+# another platform or the cost derived from the latency.
 check_bisection() {
   [ "$(q "SELECT culprit || ' ' || confidence FROM perfwatch.bisections WHERE bisection_id = 'bs-chat-8b.$ns-7841923'")" = \
-    "cl/7841917 verified_both_sides" ]
+    "cl/7841917 verified_both_sides" ] &&
+  [ "$(q "SELECT se.platform || ' ' || se.config || ' ' || se.metric FROM perfwatch.bisections b
+           JOIN perfwatch.series se USING (series_id) WHERE b.bisection_id = 'bs-chat-8b.$ns-7841923'")" = \
+    "v6e-4 decode.B64.s2048.int8 tpot_p50_ms" ]
 }
 
 # expect WHAT CMD...: runs CMD; a failure is remembered under WHAT.
@@ -456,7 +462,7 @@ step_check() {
   fi
   expect "gate: chat-8b BLOCKING, decode B64 and B8 on v6e-4 regressed, v5e-8 and prefill within noise" check_gate
   expect "watcher: chat-8b v6e-4 decode B64 TPOT changepoint on 2026-06-17, cl/7841885..cl/7841923" check_changepoint
-  expect "bisector: culprit cl/7841917, verified on both sides" check_bisection
+  expect "bisector: decode B64 on v6e-4 TPOT p50 bisected, culprit cl/7841917, verified on both sides" check_bisection
   expect "attributor: B64 TPOT fusion.1423 -> 1423a/softmax.88/1423b, cap 1.5 MB, +6.5% predicted of +8.2%, v5e-8 and prefill explained, compiler" check_attribution
   expect "pager: ONE page \"chat-8b v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917\", delivered, owner compiler, its triage page served" check_page
   if [ ${#failed_checks[@]} -gt 0 ]; then

@@ -20,6 +20,7 @@
 #include <libpq-fe.h>
 
 #include "perfwatch/v1/attribution.pb-c.h"
+#include "pw_alert_followup.h"
 #include "pw_outbox.h"
 #include "pw_time.h"
 #include "pw_topics.h"
@@ -633,9 +634,19 @@ pw_status attr_store_write(pw_pg *pg, const attr_write *w, const pw_attr_result 
 		                     11, v, NULL, errbuf, errlen)) != PW_OK)
 			goto rollback;
 	}
-	if ((st = pw_outbox_add(pg, "attributor", w->alert_id, PW_TOPIC_ATTRIBUTIONS, w->alert_id, msg,
-	                        msglen, errbuf, errlen)) != PW_OK)
+	if ((st = pw_outbox_add(pg, "attributor", w->alert_id, PW_TOPIC_ATTRIBUTIONS, w->alert_id, msg, msglen, errbuf, errlen)) != PW_OK)
 		goto rollback;
+	{
+		/* the alert links its attribution from its artifacts block: a follow-up revision */
+		char op[320], hlo[320];
+		snprintf(op, sizeof op, "perfwatch://attribution/%.250s/op-diff", w->alert_id);
+		snprintf(hlo, sizeof hlo, "perfwatch://attribution/%.250s/hlo-diff", w->alert_id);
+		pw_alert_blocks blk = {.has_attribution = true, .attribution_id = w->alert_id, .op_diff = op,
+		                       .hlo_diff = r->hlo_diff && r->hlo_diff[0] ? hlo : ""};
+		if ((st = pw_alert_followup_publish(pg, "attributor", w->alert_id, &blk, NULL, errbuf, errlen)) !=
+		    PW_OK)
+			goto rollback;
+	}
 	st = pw_pg_commit(pg, errbuf, errlen);
 	goto out;
 rollback:

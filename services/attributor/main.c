@@ -20,6 +20,8 @@
 #include "attribute.h"
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "pw_alert_followup.h"
+#include "pw_input.h"
 #include "pw_service.h"
 #include "pw_time.h"
 #include "pw_topics.h"
@@ -197,10 +199,34 @@ static bool key_complete(const Perfwatch__V1__SeriesKey *s)
 	       s->platform[0] && s->config && s->config[0] && s->metric && s->metric[0];
 }
 
+/* Ids and keys longer than this are refused, not cut (the attribution's rows key on them). */
+#define ID_MAX 200
+
+/* NUL bytes or invalid UTF-8 in any string of the wire form: a dead letter naming the field. */
+static bool wire_bad(worker *k, const rd_kafka_message_t *m, const ProtobufCMessageDescriptor *desc,
+                     const char *type, pw_status *st, char *errbuf, size_t errlen)
+{
+	char why[256];
+	if (pw_input_check_wire(desc, m->payload, m->len, why, sizeof why) == PW_OK)
+		return false;
+	char detail[320];
+	snprintf(detail, sizeof detail, "%s: %s", type, why);
+	*st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, detail, errbuf, errlen);
+	return true;
+}
+
+static bool too_long(const char *s, size_t max)
+{
+	return s && strlen(s) > max;
+}
+
 static pw_status on_alert(worker *k, const rd_kafka_message_t *m, int64_t now, char *errbuf,
                           size_t errlen)
 {
 	static const char *type = "perfwatch.v1.Alert";
+	pw_status wst;
+	if (wire_bad(k, m, &perfwatch__v1__alert__descriptor, type, &wst, errbuf, errlen))
+		return wst;
 	Perfwatch__V1__Alert *al = perfwatch__v1__alert__unpack(NULL, m->len, m->payload);
 	if (!al)
 		return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
@@ -208,6 +234,10 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, int64_t now, c
 	pw_status st = PW_OK;
 	char detail[256] = "";
 	Perfwatch__V1__DlqReason reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	if (pw_alert_is_follow_up(al)) {
+		pw_metric_inc(k->a->m_done, (const char *const[]){"alert", "none", "follow_up"});
+		goto done; /* a later revision carrying a bisection or attribution: nothing new to attribute */
+	}
 	if (al->kind != PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION ||
 	    (al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE &&
 	     al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_WATCHER))
@@ -218,6 +248,14 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, int64_t now, c
 		snprintf(detail, sizeof detail, "alert \"%.100s\" has an incomplete series key", al->alert_id);
 	else if (!al->observed || !al->observed->release || !al->observed->release[0])
 		snprintf(detail, sizeof detail, "alert \"%.100s\" names no observed build", al->alert_id);
+	if (!detail[0] && (too_long(al->alert_id, ID_MAX) || too_long(al->series_key, PW_SERIES_KEY_MAX - 1) ||
+	                   too_long(al->observed->release, ID_MAX))) {
+		reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+		snprintf(detail, sizeof detail, "alert \"%.100s\": alert_id, series key or observed build too long "
+		         "(%zu, %zu, %zu bytes; at most %d, %d, %d)", al->alert_id, strlen(al->alert_id),
+		         al->series_key ? strlen(al->series_key) : 0, strlen(al->observed->release), ID_MAX,
+		         PW_SERIES_KEY_MAX - 1, ID_MAX);
+	}
 	if (detail[0]) {
 		st = dead(k, m, type, reason, detail, errbuf, errlen);
 		goto done;
@@ -251,6 +289,22 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, int64_t now, c
 	}
 	j.after.build_id = al->observed->release;
 	j.after_build = al->observed->release;
+	{
+		/* the original, for the follow-up that links the attribution from its artifacts block */
+		char key[512];
+		size_t kl = m->key && m->key_len < sizeof key ? m->key_len : 0;
+		memcpy(key, m->key ? m->key : "", kl);
+		key[kl] = 0;
+		if ((st = pw_alert_followup_record(k->w->pg, al, key, m->payload, m->len, errbuf, errlen)) != PW_OK) {
+			if (!retriable(st)) {
+				char why[512];
+				snprintf(why, sizeof why, "%s", errbuf);
+				st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf,
+				          errlen);
+			}
+			goto done;
+		}
+	}
 	snprintf(j.input_key, sizeof j.input_key, "alert:%.200s:r%" PRIu32, al->alert_id, al->revision);
 	st = attribute_one(k, &j, errbuf, errlen);
 	if (st != PW_OK && !retriable(st)) {
@@ -267,6 +321,9 @@ static pw_status on_bisection(worker *k, const rd_kafka_message_t *m, int64_t no
                               size_t errlen)
 {
 	static const char *type = "perfwatch.v1.Bisection";
+	pw_status wst;
+	if (wire_bad(k, m, &perfwatch__v1__bisection__descriptor, type, &wst, errbuf, errlen))
+		return wst;
 	Perfwatch__V1__Bisection *bs = perfwatch__v1__bisection__unpack(NULL, m->len, m->payload);
 	if (!bs)
 		return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
@@ -286,9 +343,17 @@ static pw_status on_bisection(worker *k, const rd_kafka_message_t *m, int64_t no
 	else if (culprit <= 0)
 		snprintf(detail, sizeof detail, "bisection \"%.100s\" has culprit \"%.40s\", not cl/N",
 		         bs->bisection_id, bs->culprit);
+	else if (too_long(bs->bisection_id, ID_MAX) || too_long(bs->alert_id, ID_MAX) ||
+	         too_long(bs->series_key, PW_SERIES_KEY_MAX - 1) || bs->n_steps > 4096)
+		snprintf(detail, sizeof detail, "bisection \"%.100s\": ids of %zu, %zu, %zu bytes, %zu steps "
+		         "(at most %d, %d, %d bytes, 4096 steps)", bs->bisection_id, strlen(bs->bisection_id),
+		         strlen(bs->alert_id), strlen(bs->series_key), bs->n_steps, ID_MAX, ID_MAX,
+		         PW_SERIES_KEY_MAX - 1);
 	if (detail[0]) {
+		bool missing = !bs->bisection_id || !bs->bisection_id[0] || !bs->alert_id || !bs->alert_id[0] ||
+		               !key_complete(bs->series) || !bs->series_key || !bs->series_key[0];
 		st = dead(k, m, type,
-		          culprit <= 0 && bs->culprit && bs->culprit[0] && bs->alert_id && bs->alert_id[0]
+		          !missing
 		                  ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE
 		                  : PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
 		          detail, errbuf, errlen);

@@ -95,6 +95,11 @@ void pw_baseliner_init(pw_baseliner *b)
 	b->cache_pending = NULL;
 	b->batches = b->points = b->updates = b->freezes = b->unfreezes = 0;
 	b->quarantines = b->outliers = b->excursion_points = 0;
+	b->outliers_unconfirmed = b->outliers_reclassified = 0;
+	b->outlier_seq = 0;
+	b->recent = NULL;
+	b->fw = NULL;
+	b->signal_overlap_us = 24LL * 3600 * 1000000;
 }
 
 static void cache_settle(pw_baseliner *b);
@@ -113,6 +118,8 @@ void pw_baseliner_release(pw_baseliner *b)
 	free(b->sc.rec);
 	free(b->sc.rec_fresh);
 	free(b->sc.alerts);
+	free(b->recent);
+	b->recent = NULL;
 	free(b->sc.excursions);
 	memset(&b->sc, 0, sizeof b->sc);
 }
@@ -242,6 +249,195 @@ static void fill_alert_common(pw_bstore_alert *a, const pw_series_entry *e, int6
 	snprintf(a->series_key, sizeof a->series_key, "%s", e->key);
 }
 
+/* The model of a series key "model/hlo/platform/config/metric". */
+static void key_model(const char *key, char *out, size_t len)
+{
+	const char *end = strchr(key, '/');
+	size_t n = end ? (size_t)(end - key) : strlen(key);
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, key, n);
+	out[n] = '\0';
+}
+
+/* The outlier alert's summary, from its cause (first_signal.h). */
+static void outlier_summary(pw_bstore_alert *a)
+{
+	const char *side = a->value >= a->base.median ? "above" : "below";
+	if (pw_signal_cause_is_infra((pw_signal_cause)a->cause))
+		snprintf(a->summary, sizeof a->summary,
+		         "infra outlier on %.200s: run %.64s at %.6g is %.1f sigma %s the baseline median "
+		         "%.6g (%s: %.150s); kept out of the window",
+		         a->series_key, a->run_id, a->value, a->z, side, a->base.median,
+		         pw_signal_cause_name((pw_signal_cause)a->cause), a->evidence);
+	else
+		snprintf(a->summary, sizeof a->summary,
+		         "unconfirmed outlier on %.200s: run %.64s at %.6g is %.1f sigma %s the baseline median "
+		         "%.6g; no fleet change, environment change or fleet-wide group explains it: the "
+		         "first point of a shift or a one-off, to confirm by a rerun or the next nightly; "
+		         "kept out of the window",
+		         a->series_key, a->run_id, a->value, a->z, side, a->base.median);
+}
+
+/* Makes a an infra outlier of a fleet-wide group (first_signal.h). */
+static void set_fleet_wide(pw_bstore_alert *a, size_t models, const pw_point_env *env,
+                           int64_t window_us)
+{
+	a->cause = PW_SIGNAL_FLEET_WIDE;
+	snprintf(a->evidence, sizeof a->evidence,
+	         "outliers on %zu distinct models on %s/%s within %.3g h", models, env->platform,
+	         env->chip_set, (double)window_us / 3.6e9);
+	outlier_summary(a);
+}
+
+/*
+ * The cause of the outlier a on entry e (environment prev before the point,
+ * cur its own), measured at ts_us; a fleet-wide group it completes also
+ * reclassifies its earlier members: those of this batch in place, committed
+ * ones as a new revision (republished).
+ */
+static pw_status classify_outlier(pw_baseliner *b, pw_bstore_alert *a, const pw_series_entry *e,
+                                  const pw_point_env *prev, const pw_point_env *cur,
+                                  int64_t ts_us)
+{
+	a->revision = 1;
+	a->tag = ++b->outlier_seq;
+	a->measured_us = ts_us;
+	a->env = *cur;
+	/* a fleet change selecting the series took effect just before the point */
+	if (b->fleet) {
+		size_t pos = 0;
+		const pw_fleet_event *fe = pw_fleet_log_due(b->fleet, &pos, ts_us - b->signal_overlap_us,
+		                                            ts_us, prev, cur);
+		if (fe) {
+			a->cause = PW_SIGNAL_FLEET_CHANGE;
+			snprintf(a->fleet_event_id, sizeof a->fleet_event_id, "%s", fe->id);
+			snprintf(a->evidence, sizeof a->evidence, "fleet change %s (%s) %.3g h before the point",
+			         fe->id, fe->reason, (double)(ts_us - fe->occurred_us) / 3.6e9);
+		}
+	}
+	char diff[192];
+	if (!a->cause && pw_signal_env_changed(prev, cur, diff, sizeof diff)) {
+		a->cause = PW_SIGNAL_HARNESS_CHANGE;
+		snprintf(a->evidence, sizeof a->evidence, "environment changed since the previous point: %s",
+		         diff);
+	}
+	if (!a->cause)
+		a->cause = PW_SIGNAL_NONE_FOUND;
+	outlier_summary(a);
+	if (!b->fw) {
+		if (pw_bstore_alert_unconfirmed(a))
+			b->outliers_unconfirmed++;
+		return PW_OK;
+	}
+	char model[128];
+	key_model(e->key, model, sizeof model);
+	uint64_t newly[64];
+	size_t nnewly = 0;
+	size_t models = pw_fleet_wide_add(b->fw, cur, model, ts_us, a->tag, newly,
+	                                  sizeof newly / sizeof newly[0], &nnewly);
+	pw_bstore_alert *again = NULL; /* committed members to republish */
+	size_t nagain = 0;
+	for (size_t i = 0; i < nnewly; i++) {
+		pw_bstore_alert *hit = NULL;
+		for (size_t k = 0; k < b->sc.nalerts && !hit; k++)
+			if (b->sc.alerts[k].outlier && b->sc.alerts[k].tag == newly[i])
+				hit = &b->sc.alerts[k];
+		if (newly[i] == a->tag)
+			hit = a;
+		if (hit) {
+			if (!pw_signal_cause_is_infra((pw_signal_cause)hit->cause))
+				set_fleet_wide(hit, models, cur, b->fw->p.window_us);
+			continue;
+		}
+		const pw_bstore_alert *old = b->recent ? &b->recent[newly[i] % PW_BASELINER_RECENT] : NULL;
+		if (!old || old->tag != newly[i] || pw_signal_cause_is_infra((pw_signal_cause)old->cause))
+			continue;
+		if (!again && !(again = malloc(nnewly * sizeof *again)))
+			return PW_ERR_NOMEM;
+		pw_bstore_alert *r = &again[nagain++];
+		*r = *old;
+		r->revision = old->revision + 1;
+		set_fleet_wide(r, models, cur, b->fw->p.window_us);
+	}
+	if (pw_bstore_alert_unconfirmed(a))
+		b->outliers_unconfirmed++;
+	/* a is not used below: push_alert may move the array it lives in */
+	for (size_t i = 0; i < nagain; i++) {
+		pw_bstore_alert *r = push_alert(b);
+		if (!r) {
+			free(again);
+			return PW_ERR_NOMEM;
+		}
+		*r = again[i];
+		b->outliers_reclassified++;
+	}
+	free(again);
+	return PW_OK;
+}
+
+/*
+ * A fleet change that arrived after outliers it explains (measured within
+ * signal_overlap_us after it took effect, on series it selects): the
+ * unconfirmed ones among the recent outliers become its infra outliers, as a
+ * new revision. In-batch ones are changed in place.
+ */
+static pw_status reclassify_by_fleet(pw_baseliner *b, const char *event_id, const char *reason,
+                                     int64_t occurred_us, const pw_fleet_selector *sel)
+{
+	size_t n0 = b->sc.nalerts;
+	for (size_t pass = 0; pass < 2; pass++) {
+		size_t count = pass == 0 ? n0 : (b->recent ? PW_BASELINER_RECENT : 0);
+		for (size_t i = 0; i < count; i++) {
+			pw_bstore_alert *a = pass == 0 ? &b->sc.alerts[i] : &b->recent[i];
+			if (!a->outlier || !a->tag || !pw_bstore_alert_unconfirmed(a) ||
+			    a->measured_us < occurred_us || a->measured_us > occurred_us + b->signal_overlap_us ||
+			    !pw_fleet_selector_match(sel, &a->env))
+				continue;
+			if (pass == 1) {
+				/* committed: republish unless this batch already holds its newer revision */
+				bool held = false;
+				for (size_t k = 0; k < b->sc.nalerts && !held; k++)
+					held = b->sc.alerts[k].tag == a->tag;
+				if (held)
+					continue;
+				pw_bstore_alert copy = *a;
+				pw_bstore_alert *r = push_alert(b);
+				if (!r)
+					return PW_ERR_NOMEM;
+				*r = copy;
+				r->revision = copy.revision + 1;
+				a = r;
+				b->outliers_reclassified++;
+			}
+			a->cause = PW_SIGNAL_FLEET_CHANGE;
+			snprintf(a->fleet_event_id, sizeof a->fleet_event_id, "%s", event_id);
+			snprintf(a->evidence, sizeof a->evidence,
+			         "fleet change %s (%s) took effect %.3g h before the point (reported after it)",
+			         event_id, reason ? reason : "",
+			         (double)(a->measured_us - occurred_us) / 3.6e9);
+			outlier_summary(a);
+		}
+	}
+	return PW_OK;
+}
+
+/* After the commit: the batch's outlier alerts join the ring of recent ones. */
+static void remember_outliers(pw_baseliner *b)
+{
+	if (!b->fw)
+		return;
+	if (!b->recent)
+		b->recent = calloc(PW_BASELINER_RECENT, sizeof *b->recent);
+	if (!b->recent)
+		return; /* only reclassification across batches is lost */
+	for (size_t i = 0; i < b->sc.nalerts; i++) {
+		const pw_bstore_alert *a = &b->sc.alerts[i];
+		if (a->outlier && a->tag)
+			b->recent[a->tag % PW_BASELINER_RECENT] = *a;
+	}
+}
+
 /*
  * Freezes e for event_id (its freezes row, its stored latest version frozen
  * in place through the staged records, the FROZEN message). *did says whether
@@ -254,7 +450,12 @@ static pw_status freeze_entry(pw_baseliner *b, pw_series_entry *e, const char *e
 	*did = pw_series_entry_freeze(e, event_id, reason, since_us);
 	if (!*did)
 		return PW_OK;
-	pw_bstore_freeze fr = {.series_id = e->series_id, .frozen_version = (uint32_t)e->frozen_version};
+	pw_bstore_freeze fr = {.series_id = e->series_id,
+	                       .frozen_version = (uint32_t)e->frozen_version,
+	                       .since_us = since_us,
+	                       .runs_needed = (uint32_t)e->bs.params.min_runs,
+	                       .chip_sets_needed = (uint32_t)e->bs.params.min_chipsets,
+	                       .days_needed = e->bs.params.min_days};
 	snprintf(fr.event_id, sizeof fr.event_id, "%s", event_id);
 	snprintf(fr.reason, sizeof fr.reason, "%s", reason);
 	pw_status st = pw_bstore_put_freeze(b->pg, &fr, errbuf, errlen);
@@ -371,6 +572,8 @@ static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, in
 				            e->key, fe->id);
 		}
 	}
+	pw_point_env prev_env = e->env;
+	bool had_env = e->has_env;
 	pw_baseline_record before;
 	bool had = e->bs.current.version > 0;
 	if (had)
@@ -439,10 +642,10 @@ static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, in
 			a->value = sp->value;
 			a->z = ev[k].z;
 			snprintf(a->run_id, sizeof a->run_id, "%s", sp->run_id ? sp->run_id : "");
-			snprintf(a->summary, sizeof a->summary,
-			         "infra outlier on %s: run %s at %.6g is %.1f sigma from the baseline "
-			         "median %.6g; kept out of the window", e->key, a->run_id, sp->value,
-			         ev[k].z, a->base.median);
+			/* may grow the alerts array: a is not used after it */
+			st = classify_outlier(b, a, e, had_env ? &prev_env : NULL, &env, pt.ts_us);
+			if (st != PW_OK)
+				goto nomem;
 			b->outliers++;
 			m_inc(m ? m->outliers : NULL, NULL);
 			break;
@@ -582,6 +785,11 @@ static pw_status handle_fleet(pw_baseliner *b, const rd_kafka_message_t *msg, in
 			             pw_strerror(st));
 			goto out;
 		}
+	}
+	st = reclassify_by_fleet(b, fc->event_id, fc->reason, fc->occurred_unix_us, &f.sel);
+	if (st != PW_OK) {
+		st = pw_fail(st, errbuf, errlen, "out of memory");
+		goto out;
 	}
 	size_t selected = 0, frozen = 0;
 	for (size_t i = 0; i < pw_series_table_count(b->table); i++) {
@@ -787,6 +995,8 @@ static void update_cache(pw_baseliner *b)
 
 static void drop_state(pw_baseliner *b)
 {
+	if (b->fw) /* the redelivered batch adds its outliers again */
+		b->fw->n = b->fw->head = 0;
 	pw_series_table_clear(b->table);
 	b->need_known = true;
 	b->dirty = 0;
@@ -865,6 +1075,7 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 	}
 	for (size_t i = 0; i < pw_series_table_count(b->table); i++)
 		pw_series_table_at(b->table, i)->touched = false;
+	remember_outliers(b);
 	double t4 = pw_mono_s();
 	update_cache(b);
 	double t5 = pw_mono_s();

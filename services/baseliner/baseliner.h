@@ -54,6 +54,9 @@ typedef struct pw_baseliner_metrics {
 pw_status pw_baseliner_metrics_register(pw_metrics *reg, pw_baseliner_metrics *m,
                                         char *errbuf, size_t errlen);
 
+/* Committed outlier alerts kept for a fleet-wide group's reclassification. */
+#define PW_BASELINER_RECENT 256
+
 /* Growing arrays of one batch's effects; owned by the pw_baseliner. */
 typedef struct pw_baseliner_scratch {
 	pw_baseline_record *rec;  /* baselines to publish and store (version > 0), in order */
@@ -74,6 +77,12 @@ typedef struct pw_baseliner {
 	pw_series_table *table;    /* owned by main */
 	pw_fleet_log *fleet;       /* owned by main; may be NULL (no event-time freezes) */
 	pw_baseliner_metrics *m;   /* borrowed; may be NULL */
+	/* first-signal routing (first_signal.h): fleet changes this long before an
+	 * outlier explain it; fw (borrowed, may be NULL) tracks fleet-wide groups */
+	int64_t signal_overlap_us;
+	pw_fleet_wide *fw;
+	uint64_t outlier_seq;      /* tags of outliers in fw */
+	pw_bstore_alert *recent;   /* ring of the last PW_BASELINER_RECENT committed outlier alerts */
 	const char *gpu_prefixes;  /* borrowed, e.g. "h100,b200,gpu" */
 	int flush_timeout_ms;      /* wait for delivery reports before commit */
 	bool need_known;           /* load perfwatch.baseliner_series before the next batch */
@@ -86,6 +95,7 @@ typedef struct pw_baseliner {
 	double phase_s[5];
 	/* counters for tests and logs */
 	uint64_t batches, points, updates, freezes, unfreezes, quarantines, outliers, excursion_points;
+	uint64_t outliers_unconfirmed, outliers_reclassified;
 } pw_baseliner;
 
 /*

@@ -34,6 +34,8 @@ typedef struct bl_app {
 	pw_baseliner_metrics m;
 	pw_series_table *table;
 	pw_fleet_log *fleet;
+	pw_fleet_wide *fw;
+	int64_t signal_overlap_us;
 	pw_baseline_params params;
 	const char *gpu_prefixes;
 	int flush_timeout_ms;
@@ -123,6 +125,14 @@ pw_status pw_bl_init(pw_service *svc, void **out, char *err, size_t errlen)
 	                          pw_config_get_double(cfg, "baseliner.platform_sigma_gpu"));
 	app->gpu_prefixes = pw_config_get_str(cfg, "baseliner.gpu_platforms");
 	app->flush_timeout_ms = (int)pw_config_get_duration_ms(cfg, "baseliner.flush_timeout");
+	pw_fleet_wide_params fwp;
+	pw_fleet_wide_params_default(&fwp);
+	fwp.min_models = (size_t)pw_config_get_int(cfg, "baseliner.fleet_wide_models");
+	fwp.window_us = pw_config_get_duration_ms(cfg, "baseliner.fleet_wide_window") * 1000;
+	app->fw = pw_fleet_wide_new(&fwp);
+	if (!app->fw)
+		return pw_fail(PW_ERR_NOMEM, err, errlen, "cannot allocate the fleet-wide outlier tracker");
+	app->signal_overlap_us = pw_config_get_duration_ms(cfg, "baseliner.signal_overlap") * 1000;
 
 	pw_metrics *reg = pw_service_metrics(svc);
 	pw_status st = pw_baseliner_metrics_register(reg, &app->m, err, errlen);
@@ -163,6 +173,8 @@ pw_status pw_bl_worker_init(void *ctx, pw_service_worker *w, char *err, size_t e
 	b->gpu_prefixes = app->gpu_prefixes;
 	b->flush_timeout_ms = app->flush_timeout_ms;
 	pw_baseliner_init(b);
+	b->fw = app->fw;
+	b->signal_overlap_us = app->signal_overlap_us;
 	app->b_made = true;
 	w->ctx = b;
 	pw_log_info(app->lg, "baseliner running: window %zu runs / %.3g days / %zu chip-sets, max %zu",
@@ -196,6 +208,7 @@ void pw_bl_release(void *ctx)
 	pw_redis_free(app->api.rd);
 	pw_pg_free(app->api.pg);
 	pw_fleet_log_free(app->fleet);
+	pw_fleet_wide_free(app->fw);
 	pw_series_table_free(app->table);
 	free(app);
 }

@@ -915,9 +915,24 @@ pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, char *errbu
 	pw_pg_params_text(&p, f->event_id);
 	pw_pg_params_opt_int(&p, f->frozen_version != 0, f->frozen_version);
 	pw_pg_params_text(&p, f->reason);
-	return pw_pg_exec_params(pg,
+	pw_status st = pw_pg_exec_params(pg,
 	                         "INSERT INTO perfwatch.freezes (series_id, event_id, frozen_version, "
 	                         "reason) VALUES ($1, $2, $3::integer, $4) "
+	                         "ON CONFLICT (series_id, event_id) DO NOTHING",
+	                         &p, 0, NULL, errbuf, errlen);
+	if (st != PW_OK || f->runs_needed == 0)
+		return st;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, f->series_id);
+	pw_pg_params_text(&p, f->event_id);
+	pw_pg_params_int(&p, f->since_us);
+	pw_pg_params_int(&p, f->runs_needed);
+	pw_pg_params_int(&p, f->chip_sets_needed);
+	pw_pg_params_double(&p, f->days_needed);
+	return pw_pg_exec_params(pg,
+	                         "INSERT INTO perfwatch.rebaseline_requests (series_id, event_id, "
+	                         "frozen_since, runs_needed, chip_sets_needed, days_needed) VALUES "
+	                         "($1, $2, " TS_SQL("$3") ", $4::integer, $5::integer, $6) "
 	                         "ON CONFLICT (series_id, event_id) DO NOTHING",
 	                         &p, 0, NULL, errbuf, errlen);
 }
@@ -929,6 +944,13 @@ pw_status pw_bstore_put_unfreeze(pw_pg *pg, const pw_bstore_unfreeze *u, char *e
 	pw_pg_params_init(&p);
 	pw_pg_params_int(&p, u->series_id);
 	pw_pg_params_int(&p, u->unfrozen_version);
+	pw_status st = pw_pg_exec_params(pg,
+	                         "UPDATE perfwatch.rebaseline_requests SET status = 'done', "
+	                         "done_at = now(), done_version = $2::integer WHERE series_id = $1 "
+	                         "AND status = 'open'",
+	                         &p, 0, NULL, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
 	return pw_pg_exec_params(pg,
 	                         "UPDATE perfwatch.freezes SET unfrozen_at = greatest(now(), frozen_at), "
 	                         "unfrozen_version = $2::integer WHERE series_id = $1 "
@@ -959,16 +981,41 @@ pw_status pw_bstore_put_alert(pw_pg *pg, const pw_bstore_alert *a, char *errbuf,
 	pw_pg_params_opt_double(&p, a->outlier, isfinite(a->z) ? a->z : 0.0);
 	pw_pg_params_text(&p, a->outlier ? "investigate" : "quarantined");
 	pw_pg_params_text(&p, a->summary);
+	bool unconfirmed = pw_bstore_alert_unconfirmed(a);
+	pw_pg_params_text(&p, unconfirmed ? "unconfirmed" : "infra_health");
+	pw_pg_params_text(&p, pw_bstore_alert_owner(a));
+	pw_pg_params_text(&p, pw_signal_cause_name((pw_signal_cause)a->cause));
+	pw_pg_params_text(&p, a->evidence);
+	pw_pg_params_text(&p, unconfirmed ? "true" : "false");
+	pw_pg_params_int(&p, a->revision ? a->revision : 1);
+	pw_pg_params_text(&p, a->fleet_event_id);
 	return pw_pg_exec_params(
 		pg,
 		"INSERT INTO perfwatch.alerts (alert_id, revision, kind, source, created_at, series_id, "
 		"series_key, baseline_median, baseline_mad, baseline_n, baseline_version, "
 		"baseline_window_start, baseline_window_end, observed_median, observed_n, delta_abs, "
-		"delta_abs_unit, delta_pct, z_robust, verdict, owner_hint, routing, summary) "
-		"VALUES ($1, 1, 'infra_health', 'baseliner', " TS_SQL("$2") ", $3, $4, $5, $6, "
+		"delta_abs_unit, delta_pct, z_robust, verdict, owner_hint, routing, summary, "
+		"signal_cause, signal_evidence, needs_confirmation, fleet_event_id) "
+		"VALUES ($1, $23::integer, $18, 'baseliner', " TS_SQL("$2") ", $3, $4, $5, $6, "
 		"$7::integer, $8::integer, " TS_SQL("$9") ", " TS_SQL("$10") ", $11, 1, $12, $13, $14, "
-		"$15, $16, 'infra', 'queue', $17) ON CONFLICT (alert_id) DO NOTHING",
+		"$15, $16, $19, 'queue', $17, $20, $21, $22::boolean, $24) "
+		"ON CONFLICT (alert_id) DO UPDATE SET revision = EXCLUDED.revision, kind = EXCLUDED.kind, "
+		"owner_hint = EXCLUDED.owner_hint, summary = EXCLUDED.summary, "
+		"signal_cause = EXCLUDED.signal_cause, signal_evidence = EXCLUDED.signal_evidence, "
+		"needs_confirmation = EXCLUDED.needs_confirmation, "
+		"fleet_event_id = EXCLUDED.fleet_event_id, updated_at = now() "
+		"WHERE perfwatch.alerts.revision < EXCLUDED.revision",
 		&p, 0, NULL, errbuf, errlen);
+}
+
+bool pw_bstore_alert_unconfirmed(const pw_bstore_alert *a)
+{
+	return a->outlier && !pw_signal_cause_is_infra((pw_signal_cause)a->cause);
+}
+
+const char *pw_bstore_alert_owner(const pw_bstore_alert *a)
+{
+	return pw_bstore_alert_unconfirmed(a) ? "needs-confirmation" : "infra";
 }
 
 pw_status pw_bstore_put_excursion(pw_pg *pg, const pw_bstore_excursion *x, char *errbuf,
@@ -1077,8 +1124,14 @@ pw_status pw_bstore_alert_pack(const pw_bstore_alert *a, uint8_t **buf, size_t *
 	delta.z_robust = a->outlier && isfinite(a->z) ? a->z : 0.0;
 	Perfwatch__V1__Alert al = PERFWATCH__V1__ALERT__INIT;
 	al.alert_id = (char *)a->alert_id;
-	al.revision = 1;
-	al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_INFRA_HEALTH;
+	al.revision = a->revision ? a->revision : 1;
+	bool unconfirmed = pw_bstore_alert_unconfirmed(a);
+	al.kind = unconfirmed ? PERFWATCH__V1__ALERT_KIND__ALERT_KIND_UNCONFIRMED
+	                      : PERFWATCH__V1__ALERT_KIND__ALERT_KIND_INFRA_HEALTH;
+	al.signal_cause = (Perfwatch__V1__SignalCause)a->cause;
+	al.signal_evidence = (char *)a->evidence;
+	al.needs_confirmation = unconfirmed;
+	al.fleet_event_id = (char *)a->fleet_event_id;
 	al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_BASELINER;
 	al.created_unix_us = a->created_us;
 	al.series_id = a->series_id;
@@ -1089,7 +1142,7 @@ pw_status pw_bstore_alert_pack(const pw_bstore_alert *a, uint8_t **buf, size_t *
 	al.delta = &delta;
 	al.verdict = a->outlier ? PERFWATCH__V1__VERDICT__VERDICT_INVESTIGATE
 	                        : PERFWATCH__V1__VERDICT__VERDICT_QUARANTINED;
-	al.owner_hint = (char *)"infra";
+	al.owner_hint = (char *)pw_bstore_alert_owner(a);
 	al.routing = PERFWATCH__V1__ROUTING__ROUTING_QUEUE;
 	al.summary = (char *)a->summary;
 	size_t n = perfwatch__v1__alert__get_packed_size(&al);

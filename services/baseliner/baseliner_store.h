@@ -23,6 +23,7 @@
 #include "pw_pg.h"
 #include "pw_redis.h"
 #include "pw_status.h"
+#include "first_signal.h"
 #include "series_table.h"
 
 /* Redis key prefix of a cached baseline. */
@@ -151,6 +152,11 @@ typedef struct pw_bstore_freeze {
 	char event_id[64];
 	char reason[128];
 	uint32_t frozen_version; /* 0: none */
+	/* the re-baseline the fleet is asked for (perfwatch.rebaseline_requests, 0030) */
+	int64_t since_us;        /* when the change took effect */
+	uint32_t runs_needed;    /* the window rule's min_runs */
+	uint32_t chip_sets_needed; /* its min_chipsets */
+	double days_needed;      /* its min_days */
 } pw_bstore_freeze;
 
 /* An unfreeze: closes every open freeze of the series. */
@@ -171,7 +177,21 @@ typedef struct pw_bstore_alert {
 	pw_baseline_record base;  /* the baseline it was measured against / the quarantined one */
 	char run_id[96];          /* outlier: the run */
 	char summary[640];
+	/* outlier: what owns it (first_signal.h); NONE_FOUND makes it "unconfirmed" */
+	int cause;                /* pw_signal_cause */
+	char evidence[256];
+	char fleet_event_id[64];  /* cause FLEET_CHANGE: the change */
+	uint32_t revision;        /* 1; 2 when a fleet-wide group reclassifies it */
+	uint64_t tag;             /* outlier: its handle in the fleet-wide tracker (not stored) */
+	int64_t measured_us;      /* outlier: when the point was measured (not stored) */
+	pw_point_env env;         /* outlier: where it ran (not stored) */
 } pw_bstore_alert;
+
+/* Whether the alert is an outlier no infra cause explains (kind "unconfirmed"). */
+bool pw_bstore_alert_unconfirmed(const pw_bstore_alert *a);
+
+/* Alert.owner_hint: "infra", or "needs-confirmation" for an unconfirmed outlier. */
+const char *pw_bstore_alert_owner(const pw_bstore_alert *a);
 
 /* A fleet change to store, borrowed from the decoded message. */
 typedef struct pw_bstore_fleet {
@@ -210,11 +230,13 @@ pw_status pw_bstore_put_baselines(pw_pg *pg, const pw_baseline_record *rec, cons
 pw_status pw_bstore_mark_frozen(pw_pg *pg, const pw_baseline_record *r, char *errbuf,
                                 size_t errlen);
 
-/* Inside the caller's transaction: freezes rows (ON CONFLICT DO NOTHING). */
+/* Inside the caller's transaction: the freezes row and its re-baseline
+ * request (both ON CONFLICT DO NOTHING). */
 pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, char *errbuf,
                                size_t errlen);
 
-/* Inside the caller's transaction: closes the series' open freezes. */
+/* Inside the caller's transaction: closes the series' open freezes and their
+ * re-baseline requests. */
 pw_status pw_bstore_put_unfreeze(pw_pg *pg, const pw_bstore_unfreeze *u, char *errbuf,
                                  size_t errlen);
 

@@ -136,26 +136,55 @@ pw_bisect_outcome pw_bisect_judge(const double *x, size_t n, const double *clean
 
 /* ---- the event ------------------------------------------------------------ */
 
+int pw_bisect_metric_rank(const char *metric)
+{
+	static const struct {
+		const char *name;
+		int rank;
+	} ranks[] = {
+		{"tpot_p50_ms", 0}, {"ttft_p50_ms", 0}, {"prefill_compute_ms", 0},
+		{"goodput_tok_s_chip", 1}, {"tpot_p99_ms", 2}, {"ttft_p99_ms", 2},
+		{"mfu", 3}, {"hbm_bw_util", 3}, {"cost_per_mtok_usd", 4},
+	};
+	for (size_t i = 0; metric && i < sizeof ranks / sizeof ranks[0]; i++)
+		if (strcmp(metric, ranks[i].name) == 0)
+			return ranks[i].rank;
+	return 3;
+}
+
+double pw_bisect_score(double delta_abs, double noise)
+{
+	if (!isfinite(delta_abs) || isnan(noise))
+		return 0;
+	double s = noise > 0 ? fabs(delta_abs) / noise : (delta_abs != 0 ? PW_BISECT_SCORE_SATURATION : 0);
+	return isfinite(s) && s < PW_BISECT_SCORE_SATURATION ? s : PW_BISECT_SCORE_SATURATION;
+}
+
 pw_status pw_bisect_event_plan(const pw_bisect_finding *f, size_t n, pw_bisect_event *out)
 {
 	if (n == 0)
 		return PW_ERR_INVALID;
 	size_t best = 0;
-	double best_score = -1;
+	double best_score = -1, best_pct = -1;
+	int best_rank = 1 << 20;
 	for (size_t i = 0; i < n; i++) {
 		if (f[i].hi != f[0].hi || f[i].hi <= f[i].lo)
 			return PW_ERR_INVALID;
-		double s = f[i].noise > 0 ? fabs(f[i].delta_abs) / f[i].noise : fabs(f[i].delta_abs) * 1e12;
-		if (!isfinite(s))
-			s = 0;
-		if (s > best_score) {
+		double s = pw_bisect_score(f[i].delta_abs, f[i].noise);
+		double pct = isfinite(f[i].delta_pct) ? fabs(f[i].delta_pct) : 0;
+		int rank = pw_bisect_metric_rank(f[i].metric);
+		if (rank < best_rank || (rank == best_rank && (s > best_score || (s == best_score && pct > best_pct)))) {
 			best_score = s;
+			best_pct = pct;
+			best_rank = rank;
 			best = i;
 		}
 	}
 	const pw_bisect_finding *t = &f[best];
 	out->target = best;
 	out->score = best_score;
+	out->rank = best_rank;
+	out->pct = best_pct;
 	out->lo = t->lo;
 	out->hi = t->hi;
 	out->narrowed = false;

@@ -239,19 +239,52 @@ typedef struct pw_bisect_finding {
 	int64_t cp_lo, cp_hi;    /* the nightly changepoint's range for the same series; 0 when none */
 	double delta_abs;        /* observed − baseline, in unit */
 	double noise;            /* baseline MAD (normalised), in unit */
+	const char *metric;      /* the series' metric, e.g. "tpot_p50_ms"; NULL: unknown (ranked last but one) */
+	double delta_pct;        /* observed vs baseline, percent of the baseline (sign ignored) */
 } pw_bisect_finding;
 
 typedef struct pw_bisect_event {
 	size_t target;           /* index of the finding to reproduce */
 	int64_t lo, hi;          /* the range to bisect */
 	bool narrowed;           /* by the target's changepoint */
-	double score;            /* |delta| / noise of the target */
+	double score;            /* pw_bisect_score of the target */
+	int rank;                /* pw_bisect_metric_rank of the target's metric */
+	double pct;              /* |delta_pct| of the target */
 } pw_bisect_event;
 
 /*
+ * How directly a metric measures the regressed family's speed, lower first:
+ * 0 median latency (tpot_p50_ms, ttft_p50_ms, prefill_compute_ms),
+ * 1 throughput (goodput_tok_s_chip), 2 tail latency (tpot_p99_ms,
+ * ttft_p99_ms), 3 utilisation ratios (mfu, hbm_bw_util) and metrics not
+ * known here, 4 cost (cost_per_mtok_usd, derived from latency: it moves with
+ * it, by the same ratio, and says nothing the latency does not). NULL or ""
+ * ranks 3.
+ */
+int pw_bisect_metric_rank(const char *metric);
+
+/*
+ * Effect over noise, saturated: min(|delta| / noise, PW_BISECT_SCORE_SATURATION);
+ * noise <= 0 with a delta saturates; not finite: 0. Beyond the saturation
+ * the endpoint levels are so far apart in noise widths that every step is
+ * judged at its first runs (3 runs against 5, all apart: exact Mann-Whitney
+ * p = 2/56 < 0.05), so a larger ratio makes the bisection no surer, and the
+ * z of series in the same event differ mostly by their baseline MAD's own
+ * sampling error (the worked example's B64 and B8 TPOT: 23.7 and 23.6 on the
+ * dev stack, 23.3 and 12.6 in the unit test's replay).
+ */
+#define PW_BISECT_SCORE_SATURATION 10.0
+double pw_bisect_score(double delta_abs, double noise);
+
+/*
  * Findings of one event (the same regressed head CL `hi`) start one
- * bisection: the target is the finding with the largest |delta| / noise
- * (ties: the earlier one), its range is (lo, hi] narrowed to its
+ * bisection: the target is the finding whose metric ranks first
+ * (pw_bisect_metric_rank: the primary latency metric before throughput,
+ * tail latency, utilisation and cost), among those the largest effect over
+ * noise (pw_bisect_score, saturated), then the largest relative effect
+ * |delta_pct| (ties: the earlier one); the others stay listed as correlated.
+ * On the worked example: decode B64 on v6e-4, TPOT p50 (+8.2%), not B8's
+ * TPOT (+7.7%) nor either cost series. Its range is (lo, hi] narrowed to its
  * changepoint's (cp_lo, cp_hi] when that lies inside it. PW_ERR_INVALID when
  * n is 0 or the findings do not share hi.
  */

@@ -4,11 +4,16 @@
  */
 #include "bisect_msg.h"
 
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "pw_input.h"
 
 pw_status pw_bisect_job_id(const char *bisection_id, uint32_t step, char *buf, size_t len)
 {
@@ -189,4 +194,170 @@ out:
 	free(flagged);
 	free(fl);
 	return st;
+}
+
+/* ---- Inputs ------------------------------------------------------------------------------ */
+
+int64_t pw_bisect_cl_number(const char *cl)
+{
+	if (!cl || strncmp(cl, "cl/", 3) != 0 || cl[3] < '1' || cl[3] > '9')
+		return 0;
+	char *end;
+	long long v = strtoll(cl + 3, &end, 10);
+	return *end == 0 && v > 0 && v < INT64_MAX ? v : 0;
+}
+
+static bool set(const char *s)
+{
+	return s && s[0];
+}
+
+static pw_bisect_input dead_letter(Perfwatch__V1__DlqReason *reason, Perfwatch__V1__DlqReason r, char *detail,
+                                   size_t dlen, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static pw_bisect_input dead_letter(Perfwatch__V1__DlqReason *reason, Perfwatch__V1__DlqReason r, char *detail,
+                                   size_t dlen, const char *fmt, ...)
+{
+	*reason = r;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(detail, dlen, fmt, ap);
+	va_end(ap);
+	return PW_BISECT_INPUT_DEAD;
+}
+
+/* Wire form and protobuf of payload: NULL and *reason / detail when refused. */
+static void *decode(const ProtobufCMessageDescriptor *desc, const char *type, const void *payload, size_t len,
+                    Perfwatch__V1__DlqReason *reason, char *detail, size_t dlen)
+{
+	if (!payload || len == 0) {
+		dead_letter(reason, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED, detail, dlen, "empty payload");
+		return NULL;
+	}
+	char why[256];
+	if (pw_input_check_wire(desc, payload, len, why, sizeof why) != PW_OK) {
+		dead_letter(reason, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, detail, dlen, "%s: %s", type,
+		            why);
+		return NULL;
+	}
+	void *m = protobuf_c_message_unpack(desc, NULL, len, payload);
+	if (!m)
+		dead_letter(reason, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED, detail, dlen,
+		            "payload is not a %s (%zu bytes)", type, len);
+	return m;
+}
+
+pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatch__V1__Alert **out,
+                                       Perfwatch__V1__DlqReason *reason, char *detail, size_t dlen)
+{
+	*out = NULL;
+	detail[0] = 0;
+	Perfwatch__V1__Alert *al = decode(&perfwatch__v1__alert__descriptor, "perfwatch.v1.Alert", payload, len,
+	                                  reason, detail, dlen);
+	if (!al)
+		return PW_BISECT_INPUT_DEAD;
+	pw_bisect_input in = PW_BISECT_INPUT_ACCEPT;
+	const Perfwatch__V1__DlqReason missing = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
+	                               invalid = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	const Perfwatch__V1__SeriesKey *k = al->series;
+	const Perfwatch__V1__AlertChangepoint *cp = al->changepoint;
+	if (al->follow_up) {
+		in = PW_BISECT_INPUT_FOLLOW_UP;
+	} else if (al->kind != PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION ||
+	           (al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE &&
+	            al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_WATCHER)) {
+		in = PW_BISECT_INPUT_IGNORE;
+	} else if (!set(al->alert_id)) {
+		in = dead_letter(reason, missing, detail, dlen, "alert has no alert_id");
+	} else if (strlen(al->alert_id) > PW_BISECT_ID_MAX) {
+		in = dead_letter(reason, invalid, detail, dlen, "alert_id of %zu bytes (at most %d)", strlen(al->alert_id),
+		                 PW_BISECT_ID_MAX);
+	} else if (!k || !set(k->model) || !set(k->hlo_fingerprint) || !set(k->platform) || !set(k->config) ||
+	           !set(k->metric) || !set(al->series_key)) {
+		in = dead_letter(reason, missing, detail, dlen, "alert \"%.100s\" has an incomplete series key",
+		                 al->alert_id);
+	} else if (strlen(al->series_key) >= PW_SERIES_KEY_MAX || strlen(k->model) > 100) {
+		in = dead_letter(reason, invalid, detail, dlen, "alert \"%.100s\": series key of %zu bytes (at most %d)",
+		                 al->alert_id, strlen(al->series_key), PW_SERIES_KEY_MAX - 1);
+	} else if (set(al->config_hash) && strlen(al->config_hash) > PW_BISECT_ID_MAX) {
+		in = dead_letter(reason, invalid, detail, dlen, "alert \"%.100s\": config_hash of %zu bytes",
+		                 al->alert_id, strlen(al->config_hash));
+	} else if ((al->delta && !isfinite(al->delta->abs)) ||
+	           (al->baseline && (!isfinite(al->baseline->mad) || al->baseline->mad < 0))) {
+		in = dead_letter(reason, invalid, detail, dlen,
+		                 "alert \"%.100s\": delta %g over baseline noise %g is not a finite effect",
+		                 al->alert_id, al->delta ? al->delta->abs : 0.0, al->baseline ? al->baseline->mad : 0.0);
+	} else if (cp && (set(cp->cl_range_lo) || set(cp->cl_range_hi)) &&
+	           (pw_bisect_cl_number(cp->cl_range_lo) <= 0 || pw_bisect_cl_number(cp->cl_range_hi) <= 0 ||
+	            pw_bisect_cl_number(cp->cl_range_hi) <= pw_bisect_cl_number(cp->cl_range_lo))) {
+		in = dead_letter(reason, invalid, detail, dlen,
+		                 "alert \"%.100s\": changepoint range \"%.40s\"..\"%.40s\" is not cl/N..cl/M with N < M",
+		                 al->alert_id, cp->cl_range_lo ? cp->cl_range_lo : "", cp->cl_range_hi ? cp->cl_range_hi : "");
+	} else if (cp && set(cp->changepoint_id) && strlen(cp->changepoint_id) > PW_BISECT_ID_MAX) {
+		in = dead_letter(reason, invalid, detail, dlen, "alert \"%.100s\": changepoint_id of %zu bytes",
+		                 al->alert_id, strlen(cp->changepoint_id));
+	}
+	if (in == PW_BISECT_INPUT_DEAD)
+		perfwatch__v1__alert__free_unpacked(al, NULL);
+	else
+		*out = al;
+	return in;
+}
+
+pw_bisect_input pw_bisect_cl_decode(const void *payload, size_t len, Perfwatch__V1__CompilerCl **out,
+                                    Perfwatch__V1__DlqReason *reason, char *detail, size_t dlen)
+{
+	*out = NULL;
+	detail[0] = 0;
+	Perfwatch__V1__CompilerCl *c = decode(&perfwatch__v1__compiler_cl__descriptor, "perfwatch.v1.CompilerCl",
+	                                      payload, len, reason, detail, dlen);
+	if (!c)
+		return PW_BISECT_INPUT_DEAD;
+	pw_bisect_input in = PW_BISECT_INPUT_ACCEPT;
+	const Perfwatch__V1__DlqReason invalid = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	const char *texts[] = {c->title, c->author, c->team, c->source, c->roll ? c->roll->upstream_repo : NULL};
+	size_t longest = 0;
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+		if (texts[i] && strlen(texts[i]) > longest)
+			longest = strlen(texts[i]);
+	size_t lists[2] = {0, 0}; /* bytes of the benchmark globs and of the upstream ids, as stored */
+	for (size_t i = 0; i < c->n_perf_benchmarks; i++) {
+		if (strlen(c->perf_benchmarks[i]) > longest)
+			longest = strlen(c->perf_benchmarks[i]);
+		lists[0] += strlen(c->perf_benchmarks[i]) + 3;
+	}
+	for (size_t i = 0; c->roll && i < c->roll->n_upstream_ids; i++)
+		lists[1] += strlen(c->roll->upstream_ids[i]) + 3;
+	if (!set(c->cl) && c->cl_number == 0) {
+		in = dead_letter(reason, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD, detail, dlen,
+		                 "CompilerCl has neither cl nor cl_number");
+	} else if (c->cl_number <= 0 || pw_bisect_cl_number(c->cl) != c->cl_number) {
+		in = dead_letter(reason, invalid, detail, dlen, "CL \"%.60s\" does not match cl_number %" PRId64,
+		                 c->cl ? c->cl : "", c->cl_number);
+	} else if (longest > PW_BISECT_TEXT_MAX) {
+		in = dead_letter(reason, invalid, detail, dlen, "CL \"%.60s\": a text of %zu bytes (at most %d)", c->cl,
+		                 longest, PW_BISECT_TEXT_MAX);
+	} else if (c->n_perf_benchmarks > PW_BISECT_LIST_MAX ||
+	           (c->roll && c->roll->n_upstream_ids > PW_BISECT_LIST_MAX) || lists[0] > PW_BISECT_TEXT_MAX ||
+	           lists[1] > 2 * PW_BISECT_TEXT_MAX) {
+		in = dead_letter(reason, invalid, detail, dlen,
+		                 "CL \"%.60s\": %zu benchmarks (%zu bytes), %zu upstream ids (%zu bytes): at most %d "
+		                 "each, %d and %d bytes",
+		                 c->cl, c->n_perf_benchmarks, lists[0], c->roll ? c->roll->n_upstream_ids : 0, lists[1],
+		                 PW_BISECT_LIST_MAX, PW_BISECT_TEXT_MAX, 2 * PW_BISECT_TEXT_MAX);
+	} else if (c->roll && (c->roll->upstream_commits > PW_BISECT_ROLL_MAX ||
+	                       c->roll->n_upstream_ids > c->roll->upstream_commits)) {
+		in = dead_letter(reason, invalid, detail, dlen,
+		                 "CL \"%.60s\": a roll of %" PRIu32 " commits listing %zu ids (at most %d commits, "
+		                 "no more ids than commits)",
+		                 c->cl, c->roll->upstream_commits, c->roll->n_upstream_ids, PW_BISECT_ROLL_MAX);
+	} else if (c->submitted_unix_us < 0 || c->submitted_unix_us > 7258118400000000LL) {
+		in = dead_letter(reason, invalid, detail, dlen, "CL \"%.60s\": submitted_unix_us %" PRId64
+		                 " is not 0 or a time in 1970..2200", c->cl, c->submitted_unix_us);
+	}
+	if (in == PW_BISECT_INPUT_DEAD)
+		perfwatch__v1__compiler_cl__free_unpacked(c, NULL);
+	else
+		*out = c;
+	return in;
 }

@@ -15,6 +15,9 @@
 
 #include "bisect.h"
 #include "bisect_log.h"
+#include "perfwatch/v1/alert.pb-c.h"
+#include "perfwatch/v1/compiler.pb-c.h"
+#include "perfwatch/v1/dlq.pb-c.h"
 #include "pw_status.h"
 
 /* The exact config the bisection reproduces (from the alert and the series' latest run). */
@@ -52,5 +55,46 @@ pw_status pw_bisect_pack(const pw_bisect_log_head *h, const char *alert_id,
                          const pw_bisect *b, const pw_bisect_log_step *steps, size_t nsteps,
                          const char *const *correlated, size_t ncorr, int64_t now_us,
                          uint8_t **out, size_t *len);
+
+/* ---- Inputs: decode and check, before any database sees them ------------------------ */
+
+typedef enum pw_bisect_input {
+	PW_BISECT_INPUT_ACCEPT = 0,   /* *out set: the service processes it */
+	PW_BISECT_INPUT_IGNORE,       /* *out set: not for the bisector (improvement, infra health, baseliner) */
+	PW_BISECT_INPUT_FOLLOW_UP,    /* *out set: a follow-up revision (Alert.follow_up): never a new bisection */
+	PW_BISECT_INPUT_DEAD,         /* *out NULL: dead-letter it with *reason and detail */
+} pw_bisect_input;
+
+/* Caps on what an input may hold (bytes, or items); beyond them a message is refused, not cut. */
+#define PW_BISECT_ID_MAX 200            /* alert_id, changepoint_id, config_hash, cl */
+#define PW_BISECT_LIST_MAX 256          /* perf_benchmarks, roll upstream ids */
+#define PW_BISECT_TEXT_MAX 4096         /* title, author, team, repo, a glob */
+#define PW_BISECT_ROLL_MAX 100000       /* upstream commits in one roll */
+
+/*
+ * Decodes a perf.alerts.v1 payload and checks what the bisector relies on:
+ * the wire form (no NUL byte, valid UTF-8 in any string: pw_input.h), the
+ * protobuf, then for a regression alert of the gate or the watcher: an
+ * alert_id (at most PW_BISECT_ID_MAX bytes), a complete series key and
+ * series_key (< PW_SERIES_KEY_MAX), finite delta and baseline noise
+ * (noise >= 0), and a changepoint range that, when given, is "cl/N".."cl/M"
+ * with N < M. On ACCEPT, IGNORE and FOLLOW_UP *out is the unpacked message
+ * (perfwatch__v1__alert__free_unpacked); on DEAD *reason and detail (lower
+ * case, the subject quoted) say why.
+ */
+pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatch__V1__Alert **out,
+                                       Perfwatch__V1__DlqReason *reason, char *detail, size_t dlen);
+
+/*
+ * The same for a perf.compiler-cls.v1 payload: "cl/N" matching cl_number > 0,
+ * texts and lists within the caps above, a roll of at most
+ * PW_BISECT_ROLL_MAX commits listing no more ids than commits, a submit time
+ * that is 0 or in 1970..2200. ACCEPT or DEAD.
+ */
+pw_bisect_input pw_bisect_cl_decode(const void *payload, size_t len, Perfwatch__V1__CompilerCl **out,
+                                    Perfwatch__V1__DlqReason *reason, char *detail, size_t dlen);
+
+/* "cl/7841917" -> 7841917; "cl/N@K" and anything else -> 0. */
+int64_t pw_bisect_cl_number(const char *cl);
 
 #endif

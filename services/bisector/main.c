@@ -30,6 +30,7 @@
 #include "bisect_msg.h"
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/compiler.pb-c.h"
+#include "pw_alert_followup.h"
 #include "pw_service.h"
 #include "pw_time.h"
 #include "pw_topics.h"
@@ -75,7 +76,7 @@ static const pw_conf_key keys[] = {
 	{.name = "bisector.job_timeout", .type = PW_CONF_DURATION_MS, .def = "30m", .min = 1000,
 	 .max = 7 * 86400000.0, .help = "a job with no results after this is re-published (same id)"},
 	{.name = "bisector.gather", .type = PW_CONF_DURATION_MS, .def = "10s", .min = 0, .max = 3600000,
-	 .help = "an event's alerts gathered before its first job: the one with the largest |delta|/noise is bisected"},
+	 .help = "an event's alerts gathered before its first job: the primary latency metric (then throughput, tail latency, utilisation, cost), among those the largest |delta|/noise (saturated at 10), then relative effect, is bisected"},
 	{.name = "bisector.tick", .type = PW_CONF_DURATION_MS, .def = "1s", .min = 50, .max = 600000,
 	 .help = "scheduler interval"},
 };
@@ -164,15 +165,6 @@ static bool retriable(pw_status st)
 	       st == PW_ERR_KAFKA || st == PW_ERR_SHUTDOWN;
 }
 
-/* "cl/7841917" -> 7841917; 0 when malformed. */
-static int64_t cl_number(const char *cl)
-{
-	if (!cl || strncmp(cl, "cl/", 3) != 0)
-		return 0;
-	char *end;
-	long long v = strtoll(cl + 3, &end, 10);
-	return *end == 0 && v > 0 ? v : 0;
-}
 
 static const char *val(PGresult *r, int row, int col)
 {
@@ -197,21 +189,14 @@ static pw_status dead(worker *k, const rd_kafka_message_t *m, const char *type,
 static pw_status on_cl(worker *k, const rd_kafka_message_t *m, char *errbuf, size_t errlen)
 {
 	static const char *type = "perfwatch.v1.CompilerCl";
-	Perfwatch__V1__CompilerCl *c = perfwatch__v1__compiler_cl__unpack(NULL, m->len, m->payload);
-	if (!c)
-		return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-		            "payload is not a perfwatch.v1.CompilerCl", errbuf, errlen);
+	Perfwatch__V1__CompilerCl *c = NULL;
+	Perfwatch__V1__DlqReason reason;
+	char detail[320];
+	if (pw_bisect_cl_decode(m->payload, m->len, &c, &reason, detail, sizeof detail) == PW_BISECT_INPUT_DEAD)
+		return dead(k, m, type, reason, detail, errbuf, errlen);
 	pw_status st;
-	char detail[256] = "";
-	if (c->cl_number <= 0 || cl_number(c->cl) != c->cl_number)
-		snprintf(detail, sizeof detail, "CL \"%.60s\" does not match cl_number %" PRId64,
-		         c->cl ? c->cl : "", c->cl_number);
-	if (detail[0]) {
-		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, detail, errbuf, errlen);
-		goto done;
-	}
-	/* text[] literals built as {"a","b"} with quotes escaped */
-	char bench[4096], ids[8192];
+	/* text[] literals built as {"a","b"} with quotes escaped; the decoder capped the lists so that they fit */
+	char bench[2 * PW_BISECT_TEXT_MAX + 64], ids[4 * PW_BISECT_TEXT_MAX + 64];
 	const char *const *lists[2] = {(const char *const *)c->perf_benchmarks,
 	                               c->roll ? (const char *const *)c->roll->upstream_ids : NULL};
 	size_t ns[2] = {c->n_perf_benchmarks, c->roll ? c->roll->n_upstream_ids : 0};
@@ -265,18 +250,11 @@ static pw_status on_cl(worker *k, const rd_kafka_message_t *m, char *errbuf, siz
 		snprintf(why, sizeof why, "%s", errbuf);
 		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf, errlen);
 	}
-done:
 	perfwatch__v1__compiler_cl__free_unpacked(c, NULL);
 	return st;
 }
 
 /* ---- perf.alerts.v1 ----------------------------------------------------------------------- */
-
-static bool key_complete(const Perfwatch__V1__SeriesKey *s)
-{
-	return s && s->model && s->model[0] && s->hlo_fingerprint && s->hlo_fingerprint[0] && s->platform &&
-	       s->platform[0] && s->config && s->config[0] && s->metric && s->metric[0];
-}
 
 /* One integer from a one-row query; *v = 0 when no row or NULL. */
 static pw_status query_int(pw_pg *pg, const char *sql, const pw_pg_params *p, int64_t *v, char *errbuf,
@@ -300,10 +278,10 @@ static pw_status alert_range(pw_pg *pg, const Perfwatch__V1__Alert *al, int64_t 
                              char *errbuf, size_t errlen)
 {
 	*lo = *hi = 0;
-	if (al->changepoint && cl_number(al->changepoint->cl_range_lo) > 0 &&
-	    cl_number(al->changepoint->cl_range_hi) > 0) {
-		*lo = cl_number(al->changepoint->cl_range_lo);
-		*hi = cl_number(al->changepoint->cl_range_hi);
+	if (al->changepoint && pw_bisect_cl_number(al->changepoint->cl_range_lo) > 0 &&
+	    pw_bisect_cl_number(al->changepoint->cl_range_hi) > 0) {
+		*lo = pw_bisect_cl_number(al->changepoint->cl_range_lo);
+		*hi = pw_bisect_cl_number(al->changepoint->cl_range_hi);
 		return PW_OK;
 	}
 	const Perfwatch__V1__SeriesKey *s = al->series;
@@ -344,29 +322,23 @@ static pw_status alert_range(pw_pg *pg, const Perfwatch__V1__Alert *al, int64_t 
 static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, size_t errlen)
 {
 	static const char *type = "perfwatch.v1.Alert";
-	Perfwatch__V1__Alert *al = perfwatch__v1__alert__unpack(NULL, m->len, m->payload);
-	if (!al)
-		return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-		            "payload is not a perfwatch.v1.Alert", errbuf, errlen);
+	Perfwatch__V1__Alert *al = NULL;
+	Perfwatch__V1__DlqReason reason;
+	char detail[320];
+	pw_bisect_input in = pw_bisect_alert_decode(m->payload, m->len, &al, &reason, detail, sizeof detail);
+	if (in == PW_BISECT_INPUT_DEAD)
+		return dead(k, m, type, reason, detail, errbuf, errlen);
 	pw_pg *pg = k->w->pg;
 	pw_status st = PW_OK;
-	char detail[320] = "";
-	Perfwatch__V1__DlqReason reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
 	PGresult *r = NULL;
 	bool tx = false;
-	if (al->kind != PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION ||
-	    (al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE &&
-	     al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_WATCHER)) {
+	if (in == PW_BISECT_INPUT_FOLLOW_UP) {
+		pw_metric_inc(k->a->m_events, (const char *const[]){"follow_up"});
+		goto done; /* a later revision carrying a bisection or attribution: never a new event */
+	}
+	if (in == PW_BISECT_INPUT_IGNORE) {
 		pw_metric_inc(k->a->m_events, (const char *const[]){"ignored"});
 		goto done; /* improvements, infra health, outliers: nothing to bisect */
-	}
-	if (!al->alert_id || !al->alert_id[0])
-		snprintf(detail, sizeof detail, "alert has no alert_id");
-	else if (!key_complete(al->series) || !al->series_key || !al->series_key[0])
-		snprintf(detail, sizeof detail, "alert \"%.100s\" has an incomplete series key", al->alert_id);
-	if (detail[0]) {
-		st = dead(k, m, type, reason, detail, errbuf, errlen);
-		goto done;
 	}
 	int64_t series_id = 0;
 	pw_pg_params p;
@@ -395,7 +367,8 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	/* narrowed by the tightest changepoint of the same series inside the range */
 	pw_bisect_finding f = {.id = al->alert_id, .series_key = al->series_key, .lo = lo, .hi = hi,
 	                       .delta_abs = al->delta ? al->delta->abs : 0,
-	                       .noise = al->baseline ? al->baseline->mad : 0};
+	                       .noise = al->baseline ? al->baseline->mad : 0, .metric = al->series->metric,
+	                       .delta_pct = al->delta ? al->delta->pct : 0};
 	char cp_id[128] = "";
 	pw_pg_params_init(&p);
 	pw_pg_params_int(&p, series_id);
@@ -441,15 +414,17 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	pw_pg_params_int(&p, ev.hi);
 	pw_pg_params_text(&p, al->series->metric);
 	pw_pg_params_double(&p, ev.score);
+	pw_pg_params_int(&p, ev.rank);
+	pw_pg_params_double(&p, ev.pct);
 	if ((st = pw_pg_exec_params(
 	             pg,
 	             "INSERT INTO perfwatch.bisections (bisection_id, alert_id, changepoint_id, series_id, "
 	             "config_hash, range_lo, range_lo_number, range_hi, range_hi_number, n_cls, flagged_cls, unit, "
-	             "status, started_at, updated_at, metric, target_score) "
+	             "status, started_at, updated_at, metric, target_score, target_rank, target_pct) "
 	             "SELECT $1, $2, $3, $4, $5, 'cl/' || $6::bigint, $6, 'cl/' || $7::bigint, $7, $7 - $6, "
 	             "coalesce((SELECT array_agg(cl ORDER BY cl_number) FROM perfwatch.compiler_cls "
 	             "WHERE cl_number > $6 AND cl_number <= $7 AND perf_relevant), '{}'), se.unit, 'running', "
-	             "now(), now(), $8, $9 FROM perfwatch.series se WHERE se.series_id = $4 "
+	             "now(), now(), $8, $9, $10, $11 FROM perfwatch.series se WHERE se.series_id = $4 "
 	             "ON CONFLICT (bisection_id) DO NOTHING",
 	             &p, 0, NULL, errbuf, errlen)) != PW_OK)
 		goto fail;
@@ -468,11 +443,19 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	                      : strcmp(PQgetvalue(r, 0, 0), "t") == 0 ? "started" : "joined";
 	PQclear(r);
 	r = NULL;
+	/* the original, for the follow-up that carries the bisection block when it ends */
+	char key[512];
+	snprintf(key, sizeof key, "%.*s", m->key ? (int)(m->key_len < sizeof key - 1 ? m->key_len : sizeof key - 1) : 0,
+	         m->key ? (const char *)m->key : "");
+	if ((st = pw_alert_followup_record(pg, al, key, m->payload, m->len, errbuf, errlen)) != PW_OK)
+		goto fail;
 	if (strcmp(outcome, "joined") == 0) {
 		/*
 		 * Another series of the event. Before the event's first job (within
-		 * bisector.gather) the one with the largest |delta| / noise becomes the
-		 * target; otherwise it is recorded as correlated.
+		 * bisector.gather) the one whose metric ranks first, then with the
+		 * largest saturated |delta| / noise, then the largest |delta_pct|
+		 * (pw_bisect_event_plan's order) becomes the target; otherwise it is
+		 * recorded as correlated.
 		 */
 		pw_pg_params_init(&p);
 		pw_pg_params_text(&p, bid);
@@ -484,16 +467,20 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 		pw_pg_params_int(&p, ev.hi);
 		pw_pg_params_text(&p, al->series->metric);
 		pw_pg_params_double(&p, ev.score);
+		pw_pg_params_int(&p, ev.rank);
+		pw_pg_params_double(&p, ev.pct);
 		if ((st = pw_pg_exec_params(
 		             pg,
 		             "UPDATE perfwatch.bisections b SET alert_id = $2, changepoint_id = $3, series_id = $4, "
 		             "config_hash = $5, range_lo = 'cl/' || $6::bigint, range_lo_number = $6, "
 		             "range_hi = 'cl/' || $7::bigint, range_hi_number = $7, n_cls = $7 - $6, metric = $8, "
-		             "target_score = $9, unit = (SELECT unit FROM perfwatch.series WHERE series_id = $4), "
+		             "target_score = $9, target_rank = $10, target_pct = $11, unit = (SELECT unit FROM perfwatch.series WHERE series_id = $4), "
 		             "correlated_series = array_append(b.correlated_series, (SELECT series_key FROM "
 		             "perfwatch.series WHERE series_id = b.series_id)), "
 		             "correlated_alert_ids = array_append(b.correlated_alert_ids, b.alert_id), updated_at = now() "
-		             "WHERE b.bisection_id = $1 AND b.target_score < $9 AND b.alert_id <> $2 AND NOT EXISTS "
+		             "WHERE b.bisection_id = $1 AND ($10 < b.target_rank OR ($10 = b.target_rank AND "
+		             "(b.target_score < $9 OR (b.target_score = $9 AND b.target_pct < $11)))) "
+		             "AND b.alert_id <> $2 AND NOT EXISTS "
 		             "(SELECT 1 FROM perfwatch.bisect_jobs j WHERE j.bisection_id = $1) RETURNING 1",
 		             &p, 0, &r, errbuf, errlen)) != PW_OK)
 			goto fail;
@@ -516,6 +503,27 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 				goto fail;
 		}
 	}
+	/* an alert that joins an event whose bisection is over gets its follow-up now */
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, bid);
+	if ((st = pw_pg_exec_params(pg,
+	                            "SELECT status, confidence, reason, culprit, verified_adjacent_clean, "
+	                            "cherry_pick_reproduced FROM perfwatch.bisections WHERE bisection_id = $1 "
+	                            "AND status IN ('done', 'failed')",
+	                            &p, 0, &r, errbuf, errlen)) != PW_OK)
+		goto fail;
+	if (PQntuples(r) == 1) {
+		pw_alert_blocks blk = {.has_bisection = true, .bisection_id = bid,
+		                       .bisection_status = PQgetvalue(r, 0, 0), .confidence = PQgetvalue(r, 0, 1),
+		                       .reason = PQgetvalue(r, 0, 2), .culprit = PQgetvalue(r, 0, 3),
+		                       .verified_adjacent_clean = strcmp(PQgetvalue(r, 0, 4), "t") == 0,
+		                       .cherry_pick_reproduced = strcmp(PQgetvalue(r, 0, 5), "t") == 0};
+		st = pw_alert_followup_publish(pg, SVC, al->alert_id, &blk, NULL, errbuf, errlen);
+	}
+	PQclear(r);
+	r = NULL;
+	if (st != PW_OK)
+		goto fail;
 	if ((st = pw_pg_commit(pg, errbuf, errlen)) != PW_OK)
 		goto fail;
 	tx = false;
@@ -548,10 +556,7 @@ static pw_status on_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, 
 		const rd_kafka_message_t *m = msgs[i];
 		bool cls = strcmp(rd_kafka_topic_name(m->rkt), PW_TOPIC_COMPILER_CLS) == 0;
 		pw_status st;
-		if (!m->payload || m->len == 0)
-			st = dead(k, m, cls ? "perfwatch.v1.CompilerCl" : "perfwatch.v1.Alert",
-			          PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED, "empty payload", errbuf, errlen);
-		else if (cls)
+		if (cls)
 			st = on_cl(k, m, errbuf, errlen);
 		else
 			st = on_alert(k, m, errbuf, errlen);
@@ -832,6 +837,37 @@ static pw_status write_state(pw_pg *pg, const bis *bs, const pw_bisect *b, const
 	return st;
 }
 
+/*
+ * The bisection is over: every alert of its event is published again with
+ * the "bisection" block (artifact 3), as a follow-up; in the open
+ * transaction.
+ */
+static pw_status write_followups(pw_pg *pg, const bis *bs, const pw_bisect *b, char *errbuf, size_t errlen)
+{
+	char culprit[64] = "";
+	if (b->status == PW_BISECT_DONE && b->culprit > 0)
+		pw_bisect_cl_name(b->culprit, -1, culprit, sizeof culprit);
+	pw_alert_blocks blk = {.has_bisection = true, .bisection_id = bs->id,
+	                       .bisection_status = pw_bisect_status_name(b->status),
+	                       .confidence = pw_bisect_confidence_name(b->confidence), .reason = b->reason,
+	                       .culprit = culprit, .verified_adjacent_clean = b->adjacent_clean,
+	                       .cherry_pick_reproduced = b->pick_reproduced};
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, bs->id);
+	PGresult *r = NULL;
+	pw_status st = pw_pg_exec_params(pg,
+	                                 "SELECT DISTINCT unnest(alert_ids) FROM "
+	                                 "perfwatch.bisector_events WHERE bisection_id = $1",
+	                                 &p, 0, &r, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int i = 0; i < PQntuples(r) && st == PW_OK; i++)
+		st = pw_alert_followup_publish(pg, SVC, PQgetvalue(r, i, 0), &blk, NULL, errbuf, errlen);
+	PQclear(r);
+	return st;
+}
+
 /* Inserts job (its row, its pending step) and its BisectJob in the outbox; in the open transaction. */
 static pw_status write_job(pw_pg *pg, const bis *bs, const pw_bisect_job *job, char *errbuf, size_t errlen)
 {
@@ -1053,6 +1089,8 @@ static pw_status schedule(app *a, pw_pg *pg, bis *bs, char *errbuf, size_t errle
 	}
 	bool over = !have_next;
 	if ((st = write_state(pg, bs, &b, steps, nsteps, over, errbuf, errlen)) != PW_OK)
+		goto out;
+	if (over && (st = write_followups(pg, bs, &b, errbuf, errlen)) != PW_OK)
 		goto out;
 	if ((st = pw_pg_commit(pg, errbuf, errlen)) != PW_OK)
 		goto out;

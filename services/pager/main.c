@@ -7,7 +7,7 @@
  * (pager_msg.c) that joins an open incident or, for an alert, opens one
  * (incident.c); the incident is routed (route.c), charged against the
  * false-page budget when it would page, and stored — incident, its parts
- * (0027 pager_parts), members, the decision, the page or ticket, and the Page
+ * (0031 pager_parts), members, the decision, the page or ticket, and the Page
  * message in the outbox — in ONE transaction. A restarted pager rebuilds its
  * open incidents by replaying their stored parts, so a late correlated
  * finding joins the open incident and pages nothing new; a redelivered

@@ -29,6 +29,22 @@ struct pw_watch_series {
 	size_t n_marks, marks_head;
 	pw_changepoint *cps;     /* room for the stream's answer */
 	size_t cps_cap;
+	struct provisional {     /* shifts the early rule reported, awaiting PELT */
+		char build_id[PW_WATCH_BUILD_LEN];
+		pw_changepoint cp;   /* cp.index absolute: the first shifted point */
+	} prov[PW_WATCH_MAX_PROVISIONAL];
+	size_t n_prov;
+	double *early_ref;       /* PW_CP_EARLY_MAX_REF doubles */
+	bool drift_active;       /* a drift was reported (or re-found after a restart) */
+	size_t drift_start;      /* its first point, absolute */
+	int drift_side;          /* +1 rising, −1 falling */
+	bool has_step;
+	size_t last_step;        /* the newest reported level shift, absolute */
+	struct step_mark {       /* ring of the reported level shifts: index and side */
+		size_t index;
+		int side;
+	} steps[16];
+	size_t n_steps, steps_head;
 };
 
 const char *pw_watch_annotation_name(pw_watch_annotation a)
@@ -37,6 +53,18 @@ const char *pw_watch_annotation_name(pw_watch_annotation a)
 	case PW_WATCH_ANNOTATION_NONE: return "none";
 	case PW_WATCH_ANNOTATION_INFRA: return "infra";
 	case PW_WATCH_ANNOTATION_FROZEN: return "frozen";
+	}
+	return "unknown";
+}
+
+const char *pw_watch_stage_name(pw_watch_stage st)
+{
+	switch (st) {
+	case PW_WATCH_STAGE_CONFIRMED: return "confirmed";
+	case PW_WATCH_STAGE_PROVISIONAL: return "provisional";
+	case PW_WATCH_STAGE_CONFIRMING: return "confirmed";
+	case PW_WATCH_STAGE_WITHDRAWN: return "withdrawn";
+	case PW_WATCH_STAGE_TREND: return "trend";
 	}
 	return "unknown";
 }
@@ -58,16 +86,26 @@ void pw_watch_params_default(pw_watch_params *p)
 	p->same_shift_slack = 3;
 	p->max_emitted = 16;
 	p->max_fleet_marks = 8;
+	pw_cp_early_params_default(&p->early);
+	p->early.min_effect = p->cp.min_effect;
+	p->early_confirm_within = 20;
+	pw_drift_params_default(&p->drift);
+	p->drift_every = 7;
+	p->drift_slack = 30;
+	p->drift_min_stretch = 30;
 }
 
 pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_is_better,
                                      bool top_tier, char *errbuf, size_t errlen)
 {
 	if (!params || params->max_points < 2 * params->cp.min_segment || params->max_emitted < 1 ||
-	    params->max_fleet_marks < 1) {
+	    params->max_fleet_marks < 1 || params->early.max_ref > PW_CP_EARLY_MAX_REF ||
+	    params->early.k > PW_CP_EARLY_MAX_REF ||
+	    (params->early.k > 0 && params->early_confirm_within >= params->max_points)) {
 		pw_fail(PW_ERR_INVALID, errbuf, errlen,
 		        "watch parameters: max_points must hold two minimum segments, and the "
-		        "emitted and fleet-mark rings at least one entry");
+		        "emitted and fleet-mark rings at least one entry; the early rule's k and "
+		        "max_ref at most 256 and early_confirm_within below max_points");
 		return NULL;
 	}
 	pw_watch_series *s = calloc(1, sizeof *s);
@@ -85,7 +123,8 @@ pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_i
 	/* a segment has at least min_segment points, so that many shifts at most */
 	s->cps_cap = params->max_points / params->cp.min_segment + 1;
 	s->cps = calloc(s->cps_cap, sizeof *s->cps);
-	if (!s->builds || !s->frozen_at || !s->emitted || !s->marks || !s->cps)
+	s->early_ref = calloc(PW_CP_EARLY_MAX_REF, sizeof *s->early_ref);
+	if (!s->builds || !s->frozen_at || !s->emitted || !s->marks || !s->cps || !s->early_ref)
 		goto nomem;
 	return s;
 nomem:
@@ -105,6 +144,7 @@ void pw_watch_series_free(pw_watch_series *s)
 	free(s->emitted);
 	free(s->marks);
 	free(s->cps);
+	free(s->early_ref);
 	free(s);
 }
 
@@ -226,6 +266,270 @@ pw_status pw_watch_series_append(pw_watch_series *s, double value, const pw_watc
 	return pw_watch_series_scan(s, out, cap, nout, errbuf, errlen);
 }
 
+/* The provisional shift within the slack of absolute point i, or -1. */
+static int provisional_near(const pw_watch_series *s, size_t i)
+{
+	size_t slack = s->params.same_shift_slack;
+	for (size_t k = 0; k < s->n_prov; k++) {
+		size_t j = s->prov[k].cp.index;
+		if ((j > i ? j - i : i - j) <= slack)
+			return (int)k;
+	}
+	return -1;
+}
+
+static void provisional_remove(pw_watch_series *s, size_t k)
+{
+	s->prov[k] = s->prov[--s->n_prov];
+}
+
+static void provisional_add(pw_watch_series *s, const pw_changepoint *cp)
+{
+	if (s->n_prov == PW_WATCH_MAX_PROVISIONAL) {
+		/* the oldest gives way: it counts as emitted (never reported twice) */
+		size_t old = 0;
+		for (size_t k = 1; k < s->n_prov; k++)
+			if (s->prov[k].cp.index < s->prov[old].cp.index)
+				old = k;
+		pw_watch_series_mark_emitted(s, s->prov[old].build_id);
+		provisional_remove(s, old);
+	}
+	struct provisional *p = &s->prov[s->n_prov++];
+	p->cp = *cp;
+	snprintf(p->build_id, sizeof p->build_id, "%s", build_at(s, cp->index)->build_id);
+}
+
+void pw_watch_series_mark_provisional(pw_watch_series *s, const char *build_id, double before,
+                                      double after, double p)
+{
+	for (size_t i = s->total; i-- > 0 && in_ring(s, i);) {
+		if (strcmp(build_at(s, i)->build_id, build_id) != 0)
+			continue;
+		if (i > 0 && in_ring(s, i - 1) && strcmp(build_at(s, i - 1)->build_id, build_id) == 0)
+			continue; /* the build's first point is the shift's */
+		pw_changepoint cp = {.index = i, .before = before, .after = after,
+		                     .rel_change = before != 0.0 ? (after - before) / before : NAN,
+		                     .p = p, .noise = 0.0};
+		if (i > 0 && in_ring(s, i - 1)) {
+			provisional_add(s, &cp);
+			return;
+		}
+		break;
+	}
+	pw_watch_series_mark_emitted(s, build_id);
+}
+
+/* The early rule over the newest early.k points (pw_cp_early_shift). */
+static pw_status early_scan(pw_watch_series *s, pw_watch_event *out, size_t cap, size_t *nout)
+{
+	const pw_cp_early_params *ep = &s->params.early;
+	size_t k = ep->k;
+	if (k == 0 || s->total < k + ep->min_ref + 1 || *nout == cap)
+		return PW_OK;
+	size_t first = s->total - k;
+	if (!in_ring(s, first - 1))
+		return PW_OK;
+	/* k nightlies, not repeats of one: every point its own build */
+	for (size_t i = first; i < s->total; i++)
+		if (strcmp(build_at(s, i - 1)->build_id, build_at(s, i)->build_id) == 0)
+			return PW_OK;
+	if (same_as_emitted(s, first) || provisional_near(s, first) >= 0)
+		return PW_OK; /* this shift is reported already */
+	size_t wn = 0, off = 0;
+	const double *w = pw_cp_stream_window(s->stream, &wn, &off);
+	size_t lo = off;
+	size_t max_ref = ep->max_ref ? ep->max_ref : PW_CP_EARLY_MAX_REF;
+	if (first > lo + max_ref)
+		lo = first - max_ref;
+	if (!in_ring(s, lo))
+		lo = s->total - s->params.max_points;
+	/* the reference is the current level: it starts after the last reported shift */
+	for (size_t j = first; j-- > lo;) {
+		bool shift = was_emitted(s, build_at(s, j)->build_id);
+		for (size_t q = 0; q < s->n_prov && !shift; q++)
+			shift = s->prov[q].cp.index == j;
+		if (shift) {
+			lo = j;
+			break;
+		}
+	}
+	size_t m = first - lo;
+	if (m < ep->min_ref || lo < off || s->total - off != wn)
+		return PW_OK;
+	memcpy(s->early_ref, w + (lo - off), m * sizeof *s->early_ref);
+	pw_cp_early e;
+	pw_status st = pw_cp_early_shift(s->early_ref, m, w + (first - off), k, ep, &e);
+	if (st != PW_OK || !e.found)
+		return st;
+	if (s->drift_active && e.side == s->drift_side && first + s->params.drift_slack >= s->drift_start)
+		return PW_OK; /* the reported drift going on, not a step */
+	/* the shift may be older than the newest k (a restart, a first shifted
+	 * nightly that missed the rule by a hair): it starts at the earliest of an
+	 * unbroken run of points beyond the threshold on the same side, always on
+	 * a build's first point */
+	size_t start = first;
+	while (start - 1 > lo && in_ring(s, start - 1) &&
+	       e.side * (w[start - 1 - off] - e.level) > e.threshold)
+		start--;
+	while (start < first && strcmp(build_at(s, start - 1)->build_id, build_at(s, start)->build_id) == 0)
+		start++;
+	if (start != first && (same_as_emitted(s, start) || provisional_near(s, start) >= 0))
+		return PW_OK;
+	pw_changepoint cp = {
+		.index = start,
+		.before = e.level,
+		.after = e.after,
+		.rel_change = e.level != 0.0 ? (e.after - e.level) / e.level : NAN,
+		.p = e.p,
+		.noise = e.sigma,
+	};
+	pw_watch_event *ev = &out[(*nout)++];
+	describe(s, &cp, ev);
+	ev->stage = PW_WATCH_STAGE_PROVISIONAL;
+	ev->reported_after = s->total - start;
+	provisional_add(s, &cp);
+	return PW_OK;
+}
+
+void pw_watch_series_mark_drift(pw_watch_series *s, const char *build_id, bool rising)
+{
+	pw_watch_series_mark_emitted(s, build_id);
+	for (size_t i = s->total; i-- > 0 && in_ring(s, i);)
+		if (strcmp(build_at(s, i)->build_id, build_id) == 0) {
+			s->drift_active = true;
+			s->drift_start = i;
+			s->drift_side = rising ? 1 : -1;
+			return;
+		}
+}
+
+/*
+ * The drift detector over the points since the newest reported level shift
+ * (pw_drift_detect): a drift not reported yet is one TREND event, queued;
+ * from then on PELT's steps in its direction from its start on are its
+ * staircase and are not reported (as `perfwatch changepoints` does).
+ */
+static pw_status drift_scan(pw_watch_series *s, pw_watch_event *out, size_t cap, size_t *nout)
+{
+	if (s->params.drift_every == 0 || s->total % s->params.drift_every != 0 || *nout == cap)
+		return PW_OK;
+	size_t wn = 0, off = 0;
+	const double *w = pw_cp_stream_window(s->stream, &wn, &off);
+	if (s->total - off != wn || wn < s->params.drift.min_points)
+		return PW_OK;
+	/* the whole window: the stairs PELT reported before the drift was long
+	 * enough to see are part of it; a window with a real step in it fits no
+	 * hinge and gives none */
+	size_t lo = off;
+	pw_drift d;
+	pw_status st = pw_drift_detect(w, wn, &s->params.drift, &d);
+	if (st != PW_OK)
+		return st;
+	if (!d.found || d.rate == 0.0)
+		return PW_OK;
+	size_t start = lo + d.start;
+	int side = d.rate > 0.0 ? 1 : -1;
+	/* reported steps in the window: one real step also fits a hinge on a
+	 * coarse block grid, so a drift over reported steps needs a staircase of
+	 * at least two in its direction and none against it */
+	size_t with = 0, against = 0;
+	for (size_t k = 0; k < s->n_steps; k++) {
+		if (s->steps[k].index < off)
+			continue;
+		with += s->steps[k].side == side;
+		against += s->steps[k].side != side;
+	}
+	if (against > 0 || with == 1)
+		return PW_OK;
+	if (with >= 2) {
+		/* the longest tread between reported steps must rise with the drift
+		 * (Theil–Sen slope >= half its rate); a staircase's treads are flat */
+		size_t idx[17], m = 0;
+		for (size_t k = 0; k < s->n_steps; k++)
+			if (s->steps[k].index >= off)
+				idx[m++] = s->steps[k].index;
+		idx[m++] = s->total;
+		for (size_t a = 1; a < m; a++) /* insertion sort: a handful */
+			for (size_t b = a; b > 0 && idx[b - 1] > idx[b]; b--) {
+				size_t t = idx[b];
+				idx[b] = idx[b - 1];
+				idx[b - 1] = t;
+			}
+		size_t best = 0, blo = 0;
+		for (size_t a = 0; a + 1 < m; a++)
+			if (idx[a + 1] - idx[a] > best) {
+				best = idx[a + 1] - idx[a];
+				blo = idx[a];
+			}
+		if (best > 512)
+			best = 512;
+		double slope = 0.0;
+		if (best < 8 || pw_drift_theil_sen(w + (blo - off), best, &slope) != PW_OK ||
+		    slope * side < 0.5 * fabs(d.rate))
+			return PW_OK;
+	}
+	if (start == 0 || !in_ring(s, start - 1))
+		start++;
+	/* a fresh step (PELT reports one about 5 to 10 points after it) fits a
+	 * short ramp at the end of the window: a drift is a long stretch */
+	if (start >= s->total || s->total - start < s->params.drift_min_stretch)
+		return PW_OK;
+	size_t slack = s->params.drift_slack;
+	bool known = s->drift_active && side == s->drift_side &&
+	             (start > s->drift_start ? start - s->drift_start : s->drift_start - start) <= slack;
+	if (known) {
+		if (!s->drift_active) {
+			s->drift_active = true;
+			s->drift_start = start;
+			s->drift_side = side;
+		}
+		return PW_OK;
+	}
+	double before = d.level_before;
+	double after = before + d.rate * (double)(s->total - start);
+	pw_changepoint cp = {
+		.index = start,
+		.before = before,
+		.after = after,
+		.rel_change = before != 0.0 ? (after - before) / before : NAN,
+		.p = NAN,
+		.noise = d.noise,
+	};
+	pw_watch_event *ev = &out[(*nout)++];
+	describe(s, &cp, ev);
+	ev->stage = PW_WATCH_STAGE_TREND;
+	if (ev->routing == PW_WATCH_ROUTE_PAGE)
+		ev->routing = PW_WATCH_ROUTE_QUEUE; /* a trend finding pages nobody (§8) */
+	ev->reported_after = s->total - start;
+	ev->drift_rate_pct = d.rate_pct;
+	ev->drift_total_pct = before != 0.0 ? 100.0 * (after - before) / fabs(before) : NAN;
+	pw_watch_series_mark_emitted(s, build_at(s, start)->build_id);
+	s->drift_active = true;
+	s->drift_start = start;
+	s->drift_side = side;
+	return PW_OK;
+}
+
+static void note_step(pw_watch_series *s, const pw_changepoint *cp)
+{
+	s->steps[s->steps_head] = (struct step_mark){cp->index, cp->after > cp->before ? 1 : -1};
+	s->steps_head = (s->steps_head + 1) % 16;
+	if (s->n_steps < 16)
+		s->n_steps++;
+	if (!s->has_step || cp->index > s->last_step)
+		s->last_step = cp->index;
+	s->has_step = true;
+}
+
+/* Whether PELT's step cp is a stair of the reported drift. */
+static bool drift_stair(const pw_watch_series *s, const pw_changepoint *cp)
+{
+	if (!s->drift_active)
+		return false;
+	int side = cp->after > cp->before ? 1 : -1;
+	return side == s->drift_side && cp->index + s->params.drift_slack >= s->drift_start;
+}
+
 pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
                                size_t *nout, char *errbuf, size_t errlen)
 {
@@ -248,15 +552,64 @@ pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t c
 			cp.index--;
 		if (cp.index == 0 || !in_ring(s, cp.index - 1) || !in_ring(s, cp.index))
 			continue;
+		int pv = provisional_near(s, cp.index);
+		if (pv >= 0) {
+			/* PELT found the shift the early rule reported: the same finding,
+			 * keyed by the provisional's first shifted build */
+			if (*nout == cap)
+				break;
+			size_t idx = s->prov[pv].cp.index;
+			if (!in_ring(s, idx - 1)) {
+				provisional_remove(s, (size_t)pv);
+				continue;
+			}
+			pw_changepoint c2 = cp;
+			c2.index = idx;
+			describe(s, &c2, &out[*nout]);
+			out[*nout].stage = PW_WATCH_STAGE_CONFIRMING;
+			out[*nout].reported_after = s->total - idx;
+			(*nout)++;
+			note_step(s, &c2);
+			pw_watch_series_mark_emitted(s, s->prov[pv].build_id);
+			provisional_remove(s, (size_t)pv);
+			continue;
+		}
 		if (same_as_emitted(s, cp.index))
 			continue;
+		if (drift_stair(s, &cp)) {
+			pw_watch_series_mark_emitted(s, build_at(s, cp.index)->build_id);
+			continue;
+		}
 		if (*nout == cap) /* not marked: the next append reports it */
 			break;
 		describe(s, &cp, &out[*nout]);
+		out[*nout].reported_after = s->total - cp.index;
 		(*nout)++;
 		pw_watch_series_mark_emitted(s, build_at(s, cp.index)->build_id);
+		note_step(s, &cp);
 	}
-	return PW_OK;
+	/* provisional shifts PELT did not find in time are withdrawn */
+	for (size_t k = 0; k < s->n_prov && *nout < cap;) {
+		struct provisional *p = &s->prov[k];
+		if (s->total - p->cp.index <= s->params.early_confirm_within) {
+			k++;
+			continue;
+		}
+		if (in_ring(s, p->cp.index - 1)) {
+			describe(s, &p->cp, &out[*nout]);
+			out[*nout].stage = PW_WATCH_STAGE_WITHDRAWN;
+			out[*nout].routing = PW_WATCH_ROUTE_NONE;
+			out[*nout].reported_after = s->total - p->cp.index;
+			(*nout)++;
+		}
+		pw_watch_series_mark_emitted(s, p->build_id);
+		provisional_remove(s, k);
+	}
+	/* after PELT, so that a step it reports now counts against a drift */
+	st = drift_scan(s, out, cap, nout);
+	if (st != PW_OK)
+		return pw_fail(st, errbuf, errlen, "drift detection: %s", pw_strerror(st));
+	return early_scan(s, out, cap, nout);
 }
 
 void pw_watch_event_set_infra(pw_watch_event *ev, const char *event_id)

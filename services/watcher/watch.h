@@ -27,10 +27,12 @@
 #include <stdint.h>
 
 #include "pw_changepoint.h"
+#include "pw_drift.h"
 #include "pw_status.h"
 
 #define PW_WATCH_BUILD_LEN 64
 #define PW_WATCH_EVENT_LEN 64
+#define PW_WATCH_MAX_PROVISIONAL 4 /* provisional shifts held per series */
 
 /* Where a point came from. */
 typedef struct pw_watch_build {
@@ -55,6 +57,26 @@ typedef enum pw_watch_routing {
 const char *pw_watch_annotation_name(pw_watch_annotation a);
 const char *pw_watch_routing_name(pw_watch_routing r);
 
+/*
+ * Where a shift's report stands (issue 17). PELT places a shift only
+ * min_segment points after it; the early rule (pw_changepoint.h
+ * pw_cp_early_shift) reports it after early.k. A shift the early rule
+ * reported is PROVISIONAL until PELT finds it (CONFIRMING: the same
+ * changepoint, first shifted build and alert, a later revision) or
+ * early_confirm_within points pass without it (WITHDRAWN). A shift PELT
+ * finds first is CONFIRMED at once.
+ */
+typedef enum pw_watch_stage {
+	PW_WATCH_STAGE_CONFIRMED = 0,
+	PW_WATCH_STAGE_PROVISIONAL,
+	PW_WATCH_STAGE_CONFIRMING,
+	PW_WATCH_STAGE_WITHDRAWN,
+	PW_WATCH_STAGE_TREND,        /* a sustained drift (pw_drift.h): one finding, queued */
+} pw_watch_stage;
+
+/* "confirmed", "provisional", "confirmed" (for CONFIRMING), "withdrawn", "trend". */
+const char *pw_watch_stage_name(pw_watch_stage st);
+
 /* One level shift ready to be stored and published. */
 typedef struct pw_watch_event {
 	pw_changepoint cp;           /* index absolute since the stream's first point */
@@ -64,6 +86,10 @@ typedef struct pw_watch_event {
 	pw_watch_annotation annotation;
 	char fleet_event_id[PW_WATCH_EVENT_LEN]; /* the change behind INFRA or FROZEN */
 	pw_watch_routing routing;
+	pw_watch_stage stage;
+	size_t reported_after;       /* points of the new level seen when reported (index-relative) */
+	double drift_rate_pct;       /* TREND: percent per point (nightly) */
+	double drift_total_pct;      /* TREND: percent from its start to the newest point */
 } pw_watch_event;
 
 typedef struct pw_watch_params {
@@ -72,6 +98,12 @@ typedef struct pw_watch_params {
 	size_t same_shift_slack;/* a shift within this many points of an emitted build is that shift (3) */
 	size_t max_emitted;     /* emitted builds remembered per series (16) */
 	size_t max_fleet_marks; /* fleet changes remembered per series (8) */
+	pw_cp_early_params early; /* the early rule; early.k = 0 turns it off (k 3) */
+	size_t early_confirm_within; /* a provisional shift PELT has not found this many points after it is withdrawn (20) */
+	pw_drift_params drift;  /* the drift detector (pw_drift.h defaults) */
+	size_t drift_every;     /* look for a drift every this many points (0: never; 7) */
+	size_t drift_slack;     /* a drift starting within this many points of a reported one is it (30) */
+	size_t drift_min_stretch; /* a drift has at least this many points from its start (30) */
 } pw_watch_params;
 
 void pw_watch_params_default(pw_watch_params *p);
@@ -95,6 +127,15 @@ void pw_watch_series_set_frozen(pw_watch_series *s, bool frozen, const char *eve
 
 /* Records that the shift first seen at build_id was emitted (e.g. reloaded after restart). */
 void pw_watch_series_mark_emitted(pw_watch_series *s, const char *build_id);
+
+/*
+ * Records that the shift first seen at build_id was reported provisionally
+ * and awaits PELT's confirmation (reloaded after restart: call it after
+ * loading the points, so that the build's position is known; a build no
+ * longer in the window is marked emitted instead).
+ */
+void pw_watch_series_mark_provisional(pw_watch_series *s, const char *build_id, double before,
+                                      double after, double p);
 
 /*
  * Appends one point. New shifts found are written to out[0..cap) and counted
@@ -131,6 +172,13 @@ pw_status pw_watch_series_load(pw_watch_series *s, double value, const pw_watch_
  */
 pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
                                size_t *nout, char *errbuf, size_t errlen);
+
+/*
+ * Records a drift reported from build_id on (reloaded after restart, after
+ * the points): it is not reported again, and PELT's steps in its direction
+ * are its stairs.
+ */
+void pw_watch_series_mark_drift(pw_watch_series *s, const char *build_id, bool rising);
 
 /* Points appended since the series was created. */
 size_t pw_watch_series_points(const pw_watch_series *s);

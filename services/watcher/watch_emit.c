@@ -92,8 +92,17 @@ Perfwatch__V1__AlertKind pw_watch_alert_kind(const pw_watch_event *ev)
  * (§9: investigated like a regression), is INVESTIGATE; the rest of the trend
  * queue is TREND. BLOCKING and P1 are the gate's, for releases, not nightlies.
  */
+uint32_t pw_watch_alert_revision(const pw_watch_event *ev)
+{
+	return ev->stage == PW_WATCH_STAGE_CONFIRMING || ev->stage == PW_WATCH_STAGE_WITHDRAWN ? 2 : 1;
+}
+
 Perfwatch__V1__Verdict pw_watch_verdict(const pw_watch_event *ev)
 {
+	if (ev->stage == PW_WATCH_STAGE_WITHDRAWN)
+		return PERFWATCH__V1__VERDICT__VERDICT_PASS;
+	if (ev->stage == PW_WATCH_STAGE_TREND && ev->annotation == PW_WATCH_ANNOTATION_NONE)
+		return PERFWATCH__V1__VERDICT__VERDICT_TREND;
 	if (ev->annotation != PW_WATCH_ANNOTATION_NONE)
 		return PERFWATCH__V1__VERDICT__VERDICT_FROZEN;
 	if (ev->routing == PW_WATCH_ROUTE_PAGE || !ev->regression)
@@ -215,7 +224,21 @@ void pw_watch_msgs_build(pw_watch_msgs *m, const pw_watch_event *ev, const pw_wa
 	cp->delta_pct = pct;
 	cp->p = ev->cp.p;
 	cp->direction = dir;
-	cp->method = PERFWATCH__V1__CHANGEPOINT_METHOD__CHANGEPOINT_METHOD_PELT;
+	cp->method = ev->stage == PW_WATCH_STAGE_PROVISIONAL
+	                     ? PERFWATCH__V1__CHANGEPOINT_METHOD__CHANGEPOINT_METHOD_EARLY
+	             : ev->stage == PW_WATCH_STAGE_TREND
+	                     ? PERFWATCH__V1__CHANGEPOINT_METHOD__CHANGEPOINT_METHOD_DRIFT
+	                     : PERFWATCH__V1__CHANGEPOINT_METHOD__CHANGEPOINT_METHOD_PELT;
+	cp->stage = ev->stage == PW_WATCH_STAGE_PROVISIONAL
+	                    ? PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_PROVISIONAL
+	            : ev->stage == PW_WATCH_STAGE_WITHDRAWN
+	                    ? PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_WITHDRAWN
+	            : ev->stage == PW_WATCH_STAGE_TREND
+	                    ? PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_TREND
+	                    : PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_CONFIRMED;
+	cp->drift_rate_pct = ev->stage == PW_WATCH_STAGE_TREND ? ev->drift_rate_pct : 0.0;
+	cp->drift_total_pct = ev->stage == PW_WATCH_STAGE_TREND ? ev->drift_total_pct : 0.0;
+	cp->points_after = ev->reported_after > UINT32_MAX ? UINT32_MAX : (uint32_t)ev->reported_after;
 	cp->annotation = annotation_proto(ev->annotation);
 	cp->fleet_event_id = (char *)ev->fleet_event_id;
 	cp->routing = routing_proto(ev->routing);
@@ -229,7 +252,9 @@ void pw_watch_msgs_build(pw_watch_msgs *m, const pw_watch_event *ev, const pw_wa
 	perfwatch__v1__alert_delta__init(&m->delta);
 	perfwatch__v1__alert_changepoint__init(&m->alert_cp);
 	a->alert_id = m->alert_id;
-	a->revision = 1;
+	/* one finding: PELT's confirmation (or the withdrawal) of a provisional
+	 * shift is the same alert's next revision */
+	a->revision = pw_watch_alert_revision(ev);
 	a->kind = pw_watch_alert_kind(ev);
 	a->source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_WATCHER;
 	a->created_unix_us = now_us;
@@ -259,12 +284,21 @@ void pw_watch_msgs_build(pw_watch_msgs *m, const pw_watch_event *ev, const pw_wa
 	a->page = ev->routing == PW_WATCH_ROUTE_PAGE && page_route ? (char *)page_route : "";
 	a->routing = routing_proto(ev->routing);
 	a->fleet_event_id = (char *)ev->fleet_event_id;
-	const char *what = ev->annotation == PW_WATCH_ANNOTATION_INFRA ? "infra step"
+	const char *what = ev->stage == PW_WATCH_STAGE_TREND
+	                           ? (ev->regression ? "drift (regression)" : "drift (improvement)")
+	                   : ev->annotation == PW_WATCH_ANNOTATION_INFRA ? "infra step"
 	                   : ev->regression                            ? "regression"
 	                                                               : "improvement";
+	char rate[64] = "";
+	if (ev->stage == PW_WATCH_STAGE_TREND)
+		snprintf(rate, sizeof rate, ", %+.3f%% a nightly", ev->drift_rate_pct);
+	const char *stage = ev->stage == PW_WATCH_STAGE_PROVISIONAL  ? "provisional "
+	                    : ev->stage == PW_WATCH_STAGE_CONFIRMING ? "confirmed "
+	                    : ev->stage == PW_WATCH_STAGE_WITHDRAWN  ? "withdrawn (not confirmed) "
+	                                                             : "";
 	snprintf(m->summary, sizeof m->summary,
-	         "%s %+.2f%% on %s at nightly %s (%s..%s, %" PRIu32 " CLs)%s%s", what, pct,
-	         info->series_key, m->day, ev->last_clean.cl, ev->first_shifted.cl, n_cls,
+	         "%s%s %+.2f%% on %s %s nightly %s (%s..%s, %" PRIu32 " CLs%s)%s%s", stage, what,
+	         pct, info->series_key, ev->stage == PW_WATCH_STAGE_TREND ? "from" : "at", m->day, ev->last_clean.cl, ev->first_shifted.cl, n_cls, rate,
 	         ev->fleet_event_id[0] ? ", fleet change " : "", ev->fleet_event_id);
 	a->summary = m->summary;
 }

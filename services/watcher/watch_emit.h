@@ -95,6 +95,9 @@ void pw_watch_format_day(int64_t ts_us, char *out, size_t outlen);
  */
 uint32_t pw_watch_n_cls(const pw_watch_event *ev);
 
+/* The alert's revision: 2 for PELT's confirmation or the withdrawal of a provisional shift, else 1. */
+uint32_t pw_watch_alert_revision(const pw_watch_event *ev);
+
 /* The alert's kind, verdict and their perfwatch.alerts text. */
 Perfwatch__V1__AlertKind pw_watch_alert_kind(const pw_watch_event *ev);
 Perfwatch__V1__Verdict pw_watch_verdict(const pw_watch_event *ev);

@@ -285,6 +285,20 @@ static pw_status load_series(watcher_app *app, const char *key, pw_watch_entry *
 		e->has_env = true;
 	}
 	pw_metric_add(app->m.points, (const char *[]){"reloaded"}, (double)npts);
+	{
+		pw_watch_stored_provisional prov[PW_WATCH_MAX_PROVISIONAL + 4];
+		size_t nprov = 0;
+		st = pw_watch_store_provisional(app->pg, row.series_id, PW_WATCH_MAX_PROVISIONAL + 4,
+		                                prov, &nprov, errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+		for (size_t i = 0; i < nprov; i++)
+			if (prov[i].trend)
+				pw_watch_series_mark_drift(s, prov[i].build_id, prov[i].after > prov[i].before);
+			else
+				pw_watch_series_mark_provisional(s, prov[i].build_id, prov[i].before,
+				                                 prov[i].after, prov[i].p);
+	}
 	size_t nev = 0;
 	st = pw_watch_series_scan(s, app->ev, app->evcap, &nev, errbuf, errlen);
 	if (st != PW_OK)
@@ -633,7 +647,8 @@ pw_status pw_watcher_init(pw_service *svc, void **out, char *errbuf, size_t errl
 	if (st != PW_OK)
 		return PW_ERR_CONFIG;
 	app->page_route = pw_config_get_str(cfg, "watcher.page_route");
-	app->evcap = app->params.max_points / app->params.cp.min_segment + 1;
+	/* PELT's shifts, plus confirmations, withdrawals and one early report */
+	app->evcap = app->params.max_points / app->params.cp.min_segment + 2 + PW_WATCH_MAX_PROVISIONAL;
 	app->ev = calloc(app->evcap, sizeof *app->ev);
 	app->series_hint = (size_t)pw_config_get_int(cfg, "watcher.series_hint");
 	app->table = pw_watch_table_new(app->series_hint);

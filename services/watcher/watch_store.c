@@ -118,6 +118,7 @@ pw_status pw_watch_store_emitted(pw_pg *pg, int64_t series_id, int64_t since_us,
 		"SELECT first_shifted_build_id FROM ("
 		"  SELECT first_shifted_build_id, shift_at FROM perfwatch.changepoints"
 		"   WHERE series_id = $1 AND shift_at >= " TS_IN("$2")
+		"     AND stage NOT IN ('provisional', 'trend')"
 		"   ORDER BY shift_at DESC LIMIT $3) c ORDER BY shift_at";
 	char id[32], since[32], lim[32];
 	snprintf(id, sizeof id, "%" PRId64, series_id);
@@ -257,6 +258,35 @@ out:
 	return st;
 }
 
+pw_status pw_watch_store_provisional(pw_pg *pg, int64_t series_id, size_t max,
+                                     pw_watch_stored_provisional *out, size_t *n, char *errbuf,
+                                     size_t errlen)
+{
+	static const char sql[] =
+		"SELECT first_shifted_build_id, level_before, level_after, coalesce(p, 'NaN'),"
+		"  stage = 'trend'"
+		"  FROM perfwatch.changepoints WHERE series_id = $1 AND stage IN ('provisional', 'trend')"
+		" ORDER BY shift_at DESC LIMIT $2";
+	char id[32], lim[32];
+	snprintf(id, sizeof id, "%" PRId64, series_id);
+	snprintf(lim, sizeof lim, "%zu", max);
+	*n = 0;
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(pg, sql, 2, (const char *const[]){id, lim}, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int r = PQntuples(res); r-- > 0 && *n < max;) {
+		pw_watch_stored_provisional *o = &out[(*n)++];
+		copy_field(o->build_id, sizeof o->build_id, PQgetvalue(res, r, 0));
+		o->before = strtod(PQgetvalue(res, r, 1), NULL);
+		o->after = strtod(PQgetvalue(res, r, 2), NULL);
+		o->p = strtod(PQgetvalue(res, r, 3), NULL);
+		o->trend = PQgetvalue(res, r, 4)[0] == 't';
+	}
+	PQclear(res);
+	return PW_OK;
+}
+
 pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch_event *ev,
                                const uint8_t *cp_pb, size_t cp_len, const uint8_t *alert_pb,
                                size_t alert_len, bool *inserted, char *errbuf, size_t errlen)
@@ -265,18 +295,43 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		"INSERT INTO perfwatch.changepoints (series_id, first_shifted_build_id, changepoint_id,"
 		"  position, day, shift_at, last_clean_build_id, last_clean_cl, last_clean_cl_number,"
 		"  first_shifted_cl, first_shifted_cl_number, n_cls, level_before, level_after, unit,"
-		"  delta_pct, p, direction, method, annotation, fleet_event_id, routing, detected_at)"
+		"  delta_pct, p, direction, method, annotation, fleet_event_id, routing, detected_at,"
+		"  stage, first_reported_at, confirmed_at, points_first, points_confirmed)"
 		" VALUES ($1, $2, $3, $4, $5::date, " TS_IN("$6") ", $7, $8, $9, $10, $11, $12, $13, $14,"
-		"  $15, $16, $17, $18, 'pelt', $19, $20, $21, " TS_IN("$22") ")"
+		"  $15, $16, $17, $18, $23, $19, $20, $21, " TS_IN("$22") ","
+		"  CASE $23 WHEN 'early' THEN 'provisional' WHEN 'drift' THEN 'trend' ELSE 'confirmed' END,"
+		"  " TS_IN("$22") ","
+		"  CASE WHEN $23 = 'pelt' THEN " TS_IN("$22") " END, $24::integer,"
+		"  CASE WHEN $23 = 'pelt' THEN $24::integer END)"
 		" ON CONFLICT DO NOTHING RETURNING 1";
+	/* PELT's confirmation or the withdrawal of a provisional shift: its row moves on */
+	static const char cp_update_sql[] =
+		"UPDATE perfwatch.changepoints SET stage = $3,"
+		"  method = CASE WHEN $3 = 'confirmed' THEN 'pelt' ELSE method END,"
+		"  confirmed_at = CASE WHEN $3 = 'confirmed' THEN " TS_IN("$4") " END,"
+		"  points_confirmed = CASE WHEN $3 = 'confirmed' THEN $5::integer END,"
+		"  level_before = $6, level_after = $7, delta_pct = $8, p = $9, routing = $10,"
+		"  annotation = $11, fleet_event_id = $12"
+		" WHERE series_id = $1 AND first_shifted_build_id = $2 AND stage = 'provisional'"
+		" RETURNING 1";
 	static const char alert_sql[] =
 		"INSERT INTO perfwatch.alerts (alert_id, revision, kind, source, created_at, series_id,"
 		"  series_key, baseline_median, baseline_mad, observed_median, observed_release,"
 		"  delta_abs, delta_abs_unit, delta_pct, z_robust, fdr_q, changepoint_id, cp_nightly,"
 		"  cl_range_lo, cl_range_hi, n_cls, verdict, page_route, routing, fleet_event_id, summary)"
-		" VALUES ($1, 1, $2, 'watcher', " TS_IN("$3") ", $4, $5, $6, $7, $8, $9, $10, $11, $12,"
-		"  $13, $14, $15, $16::date, $17, $18, $19, $20, $21, $22, $23, $24)"
-		" ON CONFLICT (alert_id) DO NOTHING";
+		" VALUES ($1, $23::integer, $2, 'watcher', " TS_IN("$3") ", $4, $5, $6, $7, $8, $9, $10,"
+		"  $11, $12, $13, $14, $15,"
+		"  (SELECT day FROM perfwatch.changepoints WHERE changepoint_id = $15), $16, $17,"
+		"  (SELECT n_cls FROM perfwatch.changepoints WHERE changepoint_id = $15), $18, $19, $20,"
+		"  $21, $22)"
+		" ON CONFLICT (alert_id) DO UPDATE SET revision = EXCLUDED.revision,"
+		"  kind = EXCLUDED.kind, baseline_median = EXCLUDED.baseline_median,"
+		"  baseline_mad = EXCLUDED.baseline_mad, observed_median = EXCLUDED.observed_median,"
+		"  delta_abs = EXCLUDED.delta_abs, delta_pct = EXCLUDED.delta_pct,"
+		"  z_robust = EXCLUDED.z_robust, fdr_q = EXCLUDED.fdr_q, verdict = EXCLUDED.verdict,"
+		"  page_route = EXCLUDED.page_route, routing = EXCLUDED.routing,"
+		"  fleet_event_id = EXCLUDED.fleet_event_id, summary = EXCLUDED.summary, updated_at = now()"
+		" WHERE perfwatch.alerts.revision < EXCLUDED.revision";
 	const Perfwatch__V1__Changepoint *cp = &m->cp;
 	const Perfwatch__V1__Alert *a = &m->alert;
 	bool p_ok = isfinite(cp->p) && cp->p >= 0.0 && cp->p <= 1.0;
@@ -287,35 +342,74 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 	PGresult *res = NULL;
 	pw_pg_params q;
 	pw_pg_params_init(&q);
-	pw_pg_params_int(&q, cp->series_id);
-	pw_pg_params_text(&q, cp->first_shifted_build_id);
-	pw_pg_params_text(&q, cp->changepoint_id);
-	pw_pg_params_int(&q, cp->position);
-	pw_pg_params_text(&q, cp->day);
-	pw_pg_params_int(&q, cp->shift_unix_us);
-	pw_pg_params_text(&q, cp->last_clean_build_id);
-	pw_pg_params_text(&q, cp->last_clean_cl);
-	pw_pg_params_int(&q, cp->last_clean_cl_number);
-	pw_pg_params_text(&q, cp->first_shifted_cl);
-	pw_pg_params_int(&q, cp->first_shifted_cl_number);
-	pw_pg_params_int(&q, cp->n_cls);
-	pw_pg_params_double(&q, cp->level_before);
-	pw_pg_params_double(&q, cp->level_after);
-	pw_pg_params_text(&q, cp->unit);
-	pw_pg_params_double(&q, cp->delta_pct);
-	pw_pg_params_opt_double(&q, p_ok, cp->p);
-	pw_pg_params_text(&q, dir);
-	pw_pg_params_text(&q, pw_watch_annotation_name(ev->annotation));
-	pw_pg_params_text(&q, cp->fleet_event_id);
-	pw_pg_params_text(&q, routing);
-	pw_pg_params_int(&q, cp->detected_unix_us);
-	pw_status st = pw_pg_exec_params(pg, cp_sql, &q, 0, &res, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
+	bool moves = ev->stage == PW_WATCH_STAGE_CONFIRMING || ev->stage == PW_WATCH_STAGE_WITHDRAWN;
+	const char *stage = pw_watch_stage_name(ev->stage);
+	if (moves) {
+		pw_pg_params_int(&q, cp->series_id);
+		pw_pg_params_text(&q, cp->first_shifted_build_id);
+		pw_pg_params_text(&q, stage);
+		pw_pg_params_int(&q, cp->detected_unix_us);
+		pw_pg_params_int(&q, (int64_t)cp->points_after);
+		pw_pg_params_double(&q, cp->level_before);
+		pw_pg_params_double(&q, cp->level_after);
+		pw_pg_params_double(&q, cp->delta_pct);
+		pw_pg_params_opt_double(&q, p_ok, cp->p);
+		pw_pg_params_text(&q, routing);
+		pw_pg_params_text(&q, pw_watch_annotation_name(ev->annotation));
+		pw_pg_params_text(&q, cp->fleet_event_id);
+		pw_status st = pw_pg_exec_params(pg, cp_update_sql, &q, 0, &res, errbuf, errlen);
+		if (st != PW_OK)
+			return st;
+	} else {
+		pw_pg_params_int(&q, cp->series_id);
+		pw_pg_params_text(&q, cp->first_shifted_build_id);
+		pw_pg_params_text(&q, cp->changepoint_id);
+		pw_pg_params_int(&q, cp->position);
+		pw_pg_params_text(&q, cp->day);
+		pw_pg_params_int(&q, cp->shift_unix_us);
+		pw_pg_params_text(&q, cp->last_clean_build_id);
+		pw_pg_params_text(&q, cp->last_clean_cl);
+		pw_pg_params_int(&q, cp->last_clean_cl_number);
+		pw_pg_params_text(&q, cp->first_shifted_cl);
+		pw_pg_params_int(&q, cp->first_shifted_cl_number);
+		pw_pg_params_int(&q, cp->n_cls);
+		pw_pg_params_double(&q, cp->level_before);
+		pw_pg_params_double(&q, cp->level_after);
+		pw_pg_params_text(&q, cp->unit);
+		pw_pg_params_double(&q, cp->delta_pct);
+		pw_pg_params_opt_double(&q, p_ok, cp->p);
+		pw_pg_params_text(&q, dir);
+		pw_pg_params_text(&q, pw_watch_annotation_name(ev->annotation));
+		pw_pg_params_text(&q, cp->fleet_event_id);
+		pw_pg_params_text(&q, routing);
+		pw_pg_params_int(&q, cp->detected_unix_us);
+		/* the method says the stage: early is provisional, pelt confirmed */
+		pw_pg_params_text(&q, ev->stage == PW_WATCH_STAGE_PROVISIONAL ? "early"
+		                      : ev->stage == PW_WATCH_STAGE_TREND     ? "drift"
+		                                                              : "pelt");
+		pw_pg_params_int(&q, (int64_t)cp->points_after);
+		pw_status st = pw_pg_exec_params(pg, cp_sql, &q, 0, &res, errbuf, errlen);
+		if (st != PW_OK)
+			return st;
+	}
 	bool fresh = PQntuples(res) == 1;
 	PQclear(res);
 	if (!fresh)
 		return PW_OK;
+	if (ev->stage == PW_WATCH_STAGE_TREND) {
+		pw_pg_params_init(&q);
+		pw_pg_params_int(&q, cp->series_id);
+		pw_pg_params_text(&q, cp->first_shifted_build_id);
+		pw_pg_params_double(&q, isfinite(ev->drift_rate_pct) ? ev->drift_rate_pct : 0.0);
+		pw_pg_params_double(&q, isfinite(ev->drift_total_pct) ? ev->drift_total_pct : 0.0);
+		pw_status st = pw_pg_exec_params(
+			pg,
+			"UPDATE perfwatch.changepoints SET drift_rate_pct = $3, drift_total_pct = $4"
+			" WHERE series_id = $1 AND first_shifted_build_id = $2",
+			&q, 0, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			return st;
+	}
 
 	pw_pg_params_init(&q);
 	pw_pg_params_text(&q, a->alert_id);
@@ -333,16 +427,15 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 	pw_pg_params_double(&q, a->delta->z_robust);
 	pw_pg_params_opt_double(&q, p_ok, cp->p);
 	pw_pg_params_text(&q, cp->changepoint_id);
-	pw_pg_params_text(&q, cp->day);
 	pw_pg_params_text(&q, a->changepoint->cl_range_lo);
 	pw_pg_params_text(&q, a->changepoint->cl_range_hi);
-	pw_pg_params_int(&q, cp->n_cls);
 	pw_pg_params_text(&q, pw_watch_verdict_name(a->verdict));
 	pw_pg_params_text(&q, a->page);
 	pw_pg_params_text(&q, routing);
 	pw_pg_params_text(&q, a->fleet_event_id);
 	pw_pg_params_text(&q, a->summary);
-	st = pw_pg_exec_params(pg, alert_sql, &q, 0, NULL, errbuf, errlen);
+	pw_pg_params_int(&q, a->revision);
+	pw_status st = pw_pg_exec_params(pg, alert_sql, &q, 0, NULL, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	/* the Changepoint, then its Alert, both keyed by the series */

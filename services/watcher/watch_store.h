@@ -62,7 +62,8 @@ pw_status pw_watch_store_points(pw_pg *pg, int64_t series_id, size_t max,
 
 /*
  * The first shifted builds of the series' stored changepoints shifting at or
- * after since_us, newest max of them, oldest first, into builds[0..*n).
+ * after since_us (provisional ones excluded: pw_watch_store_provisional),
+ * newest max of them, oldest first, into builds[0..*n).
  */
 pw_status pw_watch_store_emitted(pw_pg *pg, int64_t series_id, int64_t since_us, size_t max,
                                  char (*builds)[PW_WATCH_BUILD_LEN], size_t *n, char *errbuf,
@@ -114,5 +115,17 @@ pw_status pw_watch_store_fleet_change(pw_pg *pg, const Perfwatch__V1__FleetChang
 pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch_event *ev,
                                const uint8_t *cp_pb, size_t cp_len, const uint8_t *alert_pb,
                                size_t alert_len, bool *inserted, char *errbuf, size_t errlen);
+
+/* A provisional shift awaiting PELT, or a drift (trend), as stored (0030). */
+typedef struct pw_watch_stored_provisional {
+	char build_id[PW_WATCH_BUILD_LEN];
+	double before, after, p;
+	bool trend;  /* a drift, not a provisional shift */
+} pw_watch_stored_provisional;
+
+/* The series' provisional shifts and drifts, at most max, oldest first. */
+pw_status pw_watch_store_provisional(pw_pg *pg, int64_t series_id, size_t max,
+                                     pw_watch_stored_provisional *out, size_t *n, char *errbuf,
+                                     size_t errlen);
 
 #endif

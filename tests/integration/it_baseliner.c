@@ -23,6 +23,10 @@
  *   it_baseliner expect PREFIX NSERIES TO SHIFT_CELL SHIFT_DAY MAX_WINDOW
  *                                                print "series_key median" the baseliner must hold
  *                                                after every point before TO (quiet series only)
+ *   it_baseliner spike PREFIX I K FACTOR CHIP HARNESS
+ *                                                store + publish one extra point of series I an
+ *                                                hour after point K: quiet value × FACTOR, on
+ *                                                chip set CHIP with harness HARNESS
  *   it_baseliner key PREFIX I                    print the key of series I
  */
 #include "pw_kafka.h"
@@ -165,26 +169,26 @@ static pw_status series_id_of(it_ctx *c, const char *key, int64_t *id)
 	return PW_OK;
 }
 
-static pw_status store_point(it_ctx *c, int64_t sid, const char *run_id, int64_t ts,
-                             double value, const char *chip, const char *cell, const char *model,
-                             const char *hlo)
+static pw_status store_point_h(it_ctx *c, int64_t sid, const char *run_id, int64_t ts,
+                               double value, const char *chip, const char *cell,
+                               const char *model, const char *hlo, const char *harness)
 {
 	char ts_s[32], sid_s[32], val[40];
 	snprintf(ts_s, sizeof ts_s, "%" PRId64, ts);
 	snprintf(sid_s, sizeof sid_s, "%" PRId64, sid);
 	snprintf(val, sizeof val, "%.17g", value);
-	const char *pr[6] = {run_id, model, hlo, ts_s, chip, cell};
+	const char *pr[7] = {run_id, model, hlo, ts_s, chip, cell, harness};
 	pw_status st = pw_pg_exec(
 		c->pg,
 		"INSERT INTO perfwatch.runs (run_id, repeat_index, model, model_rev, hlo_fingerprint, "
 		"build_id, build_kind, compiler_cl, compiler_cl_number, platform, config, firmware, "
 		"chip_set, cell, harness_version, started_at, finished_at, payload_sha256) VALUES "
 		"($1, 0, $2, $2 || '@1', $3, 'xla-nightly', 'nightly', 'cl/1', 1, 'v6e-4', "
-		"'decode.B8.s2048.bf16', 'tpufw-2026.05.2', $5, $6, 'perfbench-2.31', "
+		"'decode.B8.s2048.bf16', 'tpufw-2026.05.2', $5, $6, $7, "
 		"'epoch'::timestamptz + $4::bigint * interval '1 microsecond', "
 		"'epoch'::timestamptz + $4::bigint * interval '1 microsecond', '\\x00') "
 		"ON CONFLICT DO NOTHING",
-		6, pr, NULL, c->err, sizeof c->err);
+		7, pr, NULL, c->err, sizeof c->err);
 	if (st != PW_OK)
 		return st;
 	const char *ps[5] = {run_id, sid_s, val, ts_s, chip};
@@ -195,6 +199,68 @@ static pw_status store_point(it_ctx *c, int64_t sid, const char *run_id, int64_t
 		"'tpot_p50_ms', $2, $3, 'ms', 'epoch'::timestamptz + $4::bigint * interval '1 microsecond', "
 		"'xla-nightly', 'nightly', 1, $5) ON CONFLICT DO NOTHING",
 		5, ps, NULL, c->err, sizeof c->err);
+}
+
+static pw_status store_point(it_ctx *c, int64_t sid, const char *run_id, int64_t ts,
+                             double value, const char *chip, const char *cell, const char *model,
+                             const char *hlo)
+{
+	return store_point_h(c, sid, run_id, ts, value, chip, cell, model, hlo, "perfbench-2.31");
+}
+
+/*
+ * One extra point of series i, an hour after nightly point k: its quiet value
+ * times factor, on chip set chip with harness version harness (test_first_signal.sh).
+ */
+static pw_status cmd_spike(it_ctx *c, const char *prefix, int i, int k, double factor,
+                           const char *chip, const char *harness)
+{
+	char key[256], run_id[96], cell[96], model[96], hlo[32];
+	series_key(key, sizeof key, prefix, i);
+	snprintf(run_id, sizeof run_id, "%s-spike%d-%d", prefix, i, k);
+	snprintf(cell, sizeof cell, "%s-%d", prefix, i % IT_CELLS);
+	snprintf(model, sizeof model, "%s-m%d", prefix, i);
+	snprintf(hlo, sizeof hlo, "hlo:%04x", i);
+	int64_t sid = 0, ts = point_ts(k) + 3600LL * 1000000;
+	double value = point_value(i, k, -1, 0) * factor;
+	pw_status st = series_id_of(c, key, &sid);
+	if (st == PW_OK)
+		st = store_point_h(c, sid, run_id, ts, value, chip, cell, model, hlo, harness);
+	if (st != PW_OK)
+		return st;
+	Perfwatch__V1__SeriesKey sk = PERFWATCH__V1__SERIES_KEY__INIT;
+	sk.model = model;
+	sk.hlo_fingerprint = hlo;
+	sk.platform = (char *)"v6e-4";
+	sk.config = (char *)"decode.B8.s2048.bf16";
+	sk.metric = (char *)"tpot_p50_ms";
+	Perfwatch__V1__CompilerBuild b = PERFWATCH__V1__COMPILER_BUILD__INIT;
+	b.build_id = (char *)"xla-nightly";
+	b.kind = PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY;
+	b.cl = (char *)"cl/1";
+	b.cl_number = 1;
+	Perfwatch__V1__SeriesPoint sp = PERFWATCH__V1__SERIES_POINT__INIT;
+	sp.series_id = sid;
+	sp.series_key = key;
+	sp.key = &sk;
+	sp.run_id = run_id;
+	sp.build = &b;
+	sp.value = value;
+	sp.unit = (char *)"ms";
+	sp.metric = PERFWATCH__V1__METRIC__METRIC_TPOT_P50_MS;
+	sp.direction = PERFWATCH__V1__METRIC_DIRECTION__METRIC_DIRECTION_LOWER_IS_BETTER;
+	sp.measured_unix_us = ts;
+	sp.chip_set = (char *)chip;
+	sp.cell = cell;
+	sp.firmware = (char *)"tpufw-2026.05.2";
+	sp.harness_version = (char *)harness;
+	uint8_t buf[1024];
+	size_t len = perfwatch__v1__series_point__pack(&sp, buf);
+	st = pw_producer_produce(c->prod, PW_TOPIC_POINTS, key, strlen(key), buf, len, 5000, c->err,
+	                         sizeof c->err);
+	if (st == PW_OK)
+		st = pw_producer_flush(c->prod, 30000, c->err, sizeof c->err);
+	return st;
 }
 
 static pw_status cmd_feed(it_ctx *c, const char *prefix, int n, double from, double to,
@@ -347,6 +413,11 @@ int main(int argc, char **argv)
 	} else if (argc == 8 && strcmp(argv[1], "expect") == 0) {
 		st = cmd_expect(argv[2], atoi(argv[3]), atof(argv[4]), atoi(argv[5]), atof(argv[6]),
 		                atoi(argv[7]));
+	} else if (argc == 8 && strcmp(argv[1], "spike") == 0) {
+		st = it_connect(&c, true, true);
+		if (st == PW_OK)
+			st = cmd_spike(&c, argv[2], atoi(argv[3]), atoi(argv[4]), atof(argv[5]), argv[6],
+			               argv[7]);
 	} else if (argc == 4 && strcmp(argv[1], "key") == 0) {
 		char key[256];
 		series_key(key, sizeof key, argv[2], atoi(argv[3]));

@@ -443,17 +443,17 @@ static int it_count(it_app *a, const char *nonce)
 					perfwatch__v1__changepoint__unpack(NULL, m->len, m->payload);
 				if (c && strstr(c->series_key, mark))
 					printf("cp %s routing=%s annotation=%d lo=%s hi=%s n_cls=%u day=%s "
-					       "direction=%d fleet=%s delta_pct=%.2f\n",
+					       "direction=%d fleet=%s delta_pct=%.2f stage=%d\n",
 					       c->changepoint_id, it_routing(c->routing), (int)c->annotation,
 					       c->last_clean_cl, c->first_shifted_cl, c->n_cls, c->day,
-					       (int)c->direction, c->fleet_event_id, c->delta_pct);
+					       (int)c->direction, c->fleet_event_id, c->delta_pct, (int)c->stage);
 				perfwatch__v1__changepoint__free_unpacked(c, NULL);
 			} else {
 				Perfwatch__V1__Alert *al = perfwatch__v1__alert__unpack(NULL, m->len, m->payload);
 				if (al && strstr(al->series_key, mark))
-					printf("alert %s kind=%d routing=%s page=%s cp=%s\n", al->alert_id,
+					printf("alert %s kind=%d routing=%s page=%s cp=%s rev=%u\n", al->alert_id,
 					       (int)al->kind, it_routing(al->routing), al->page,
-					       al->changepoint ? al->changepoint->changepoint_id : "");
+					       al->changepoint ? al->changepoint->changepoint_id : "", al->revision);
 				perfwatch__v1__alert__free_unpacked(al, NULL);
 			}
 			if (m->offset + 1 >= his[t][m->partition])

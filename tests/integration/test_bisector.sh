@@ -154,7 +154,7 @@ na=$(q "SELECT cardinality(alert_ids) FROM perfwatch.bisector_events WHERE bisec
 # the target alert's message again (keyed by its series), byte for byte, with its key
 b64=$(q "SELECT s.series_key FROM perfwatch.bisections b JOIN perfwatch.series s USING (series_id) WHERE $bis")
 loc=$(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -o beginning -e -q -f '%k %p %o\n' 2>/dev/null |
-  awk -v k="$b64" '$1 == k {print $2, $3; exit}')
+  awk -v k="$b64" '$1 == k && !n++ {print $2, $3}')
 [ -n "$loc" ] || fail "no alert of $b64 on perf.alerts.v1"
 read -r part off <<<"$loc"
 kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -p "$part" -o "$off" -c 1 -e -q -f '%s' >"$work/alert.bin" 2>/dev/null

@@ -216,6 +216,26 @@ def main():
         print(f"{name}: median_base {r(mb)} median_cand {r(mc)} delta_pct "
               f"{r((mc - mb) / mb * 100)} sigma_pct {r(mad / mb * 100)} p {r(p)}")
 
+    print("\n/* prediction t: t = (mean(y) - mean(x)) / (sd(x, ddof=1) * sqrt(1/m + 1/k)),"
+          " df = m - 1; p = t.sf (greater), t.cdf (less), 2 t.sf(|t|) (two-sided) */")
+    for name, x, yname, y in (("BASE30", BASE30, "CAND3_STEP", CAND3_STEP),
+                              ("BASE30", BASE30, "CAND2_NEAR", CAND2_NEAR),
+                              ("X7", X7, "Y1_LOW", Y1_LOW)):
+        m, k = len(x), len(y)
+        t = (np.mean(y) - np.mean(x)) / (np.std(x, ddof=1) * math.sqrt(1 / m + 1 / k))
+        df = m - 1
+        print(f"{name} vs {yname}: t {r(t)} df {df} p_greater {r(stats.t.sf(t, df))} "
+              f"p_less {r(stats.t.cdf(t, df))} p_two {r(2 * stats.t.sf(abs(t), df))}")
+    # the early rule's reference level and scale (pw_cp_early_shift)
+    print(f"BASE30 median {r(np.median(BASE30))} mad_n "
+          f"{r(stats.median_abs_deviation(BASE30, scale='normal'))}")
+
+
+# prediction-t samples: three nightlies after an 8.2% step on BASE30's level,
+# two close to it, one point below X7
+CAND3_STEP = [108.31, 108.02, 108.44]
+CAND2_NEAR = [100.41, 100.22]
+Y1_LOW = [0.61]
 
 if __name__ == "__main__":
     main()

@@ -182,7 +182,7 @@ Test(bisect_event, worked_example_alerts_start_one_bisection_on_decode_b64_v6e4)
 				                 strcmp(se->config.name, "decode.B64.s2048.int8") == 0;
 				f[n] = (pw_bisect_finding){keys[n], keys[n], prod, rc,
 				                           target_cp ? 7841885 : 0, target_cp ? rc : 0,
-				                           mc - mb, madb};
+				                           mc - mb, madb, pw_sim_metric_name(m), (mc - mb) / mb * 100};
 				n++;
 			}
 		}
@@ -193,8 +193,15 @@ Test(bisect_event, worked_example_alerts_start_one_bisection_on_decode_b64_v6e4)
 	cr_assert_eq(pw_bisect_event_plan(f, n, &ev), PW_OK);
 	printf("target %s (score %.1f), range cl/%lld..cl/%lld\n", f[ev.target].series_key, ev.score,
 	       (long long)ev.lo, (long long)ev.hi);
-	cr_assert(strstr(f[ev.target].series_key, "chat-8b/v6e-4/decode.B64.s2048.int8/") != NULL,
-	          "target %s", f[ev.target].series_key);
+	/* the alert's primary latency metric, not the cost derived from it (same z, same ratio) */
+	cr_assert_str_eq(f[ev.target].series_key, "chat-8b/v6e-4/decode.B64.s2048.int8/tpot_p50_ms",
+	                 "target %s", f[ev.target].series_key);
+	cr_assert_eq(ev.rank, 0);
+	/* the cost series of B8 and B64 moved too and stay in the event, listed */
+	size_t ncost = 0;
+	for (size_t i = 0; i < n; i++)
+		ncost += strstr(f[i].series_key, "/cost_per_mtok_usd") != NULL;
+	cr_assert_geq(ncost, 2);
 	cr_assert(ev.narrowed);
 	cr_assert_eq(ev.lo, 7841885);
 	cr_assert_eq(ev.hi, 7841923);
@@ -204,8 +211,8 @@ Test(bisect_event, worked_example_alerts_start_one_bisection_on_decode_b64_v6e4)
 
 Test(bisect_event, no_changepoint_keeps_prod_to_rc_and_mixed_heads_are_refused)
 {
-	pw_bisect_finding f[2] = {{"a", "a", 7841657, 7841923, 0, 0, 0.3, 0.02},
-	                          {"b", "b", 7841657, 7841923, 0, 0, 0.1, 0.02}};
+	pw_bisect_finding f[2] = {{"a", "a", 7841657, 7841923, 0, 0, 0.3, 0.02, "tpot_p50_ms", 0},
+	                          {"b", "b", 7841657, 7841923, 0, 0, 0.1, 0.02, "tpot_p50_ms", 0}};
 	pw_bisect_event ev;
 	cr_assert_eq(pw_bisect_event_plan(f, 2, &ev), PW_OK);
 	cr_assert_eq(ev.target, 0);
@@ -214,6 +221,64 @@ Test(bisect_event, no_changepoint_keeps_prod_to_rc_and_mixed_heads_are_refused)
 	f[1].hi = 7841900;
 	cr_assert_eq(pw_bisect_event_plan(f, 2, &ev), PW_ERR_INVALID);
 	cr_assert_eq(pw_bisect_event_plan(f, 0, &ev), PW_ERR_INVALID);
+}
+
+Test(bisect_event, latency_outranks_cost_and_throughput_then_effect_over_noise)
+{
+	cr_assert_eq(pw_bisect_metric_rank("tpot_p50_ms"), 0);
+	cr_assert_eq(pw_bisect_metric_rank("ttft_p50_ms"), 0);
+	cr_assert_eq(pw_bisect_metric_rank("goodput_tok_s_chip"), 1);
+	cr_assert_eq(pw_bisect_metric_rank("tpot_p99_ms"), 2);
+	cr_assert_eq(pw_bisect_metric_rank("mfu"), 3);
+	cr_assert_eq(pw_bisect_metric_rank("no_such_metric"), 3);
+	cr_assert_eq(pw_bisect_metric_rank(NULL), 3);
+	cr_assert_eq(pw_bisect_metric_rank("cost_per_mtok_usd"), 4);
+	/*
+	 * The dev stack's worked example: B8's cost and B8's TPOT are as far
+	 * above their noise as B64's TPOT (z 23.6-23.7, saturated), B8's cost
+	 * comes first; B64's TPOT is the target by rank, then by relative effect.
+	 */
+	pw_bisect_finding f[4] = {
+		{"b8-cost", "m/p/decode.B8/cost_per_mtok_usd", 100, 200, 0, 0, 0.0676, 0.0029, "cost_per_mtok_usd", 7.69},
+		{"b8-tpot", "m/p/decode.B8/tpot_p50_ms", 100, 200, 0, 0, 0.1657, 0.0070, "tpot_p50_ms", 7.69},
+		{"b64-tpot", "m/p/decode.B64/tpot_p50_ms", 100, 200, 150, 190, 0.3192, 0.0135, "tpot_p50_ms", 8.18},
+		{"b64-goodput", "m/p/decode.B64/goodput_tok_s_chip", 100, 200, 0, 0, -285, 13, "goodput_tok_s_chip", -7.56},
+	};
+	pw_bisect_event ev;
+	cr_assert_eq(pw_bisect_event_plan(f, 4, &ev), PW_OK);
+	cr_assert_eq(ev.target, 2);
+	cr_assert_eq(ev.rank, 0);
+	cr_assert_float_eq(ev.score, PW_BISECT_SCORE_SATURATION, 1e-12);
+	cr_assert_float_eq(ev.pct, 8.18, 1e-12);
+	cr_assert(ev.narrowed);
+	cr_assert_eq(ev.lo, 150);
+	/* without latency alerts, throughput before cost; a cost alert alone is still bisected */
+	cr_assert_eq(pw_bisect_event_plan((pw_bisect_finding[]){f[0], f[3]}, 2, &ev), PW_OK);
+	cr_assert_eq(ev.target, 1);
+	cr_assert_eq(pw_bisect_event_plan(f, 1, &ev), PW_OK);
+	cr_assert_eq(ev.target, 0);
+	cr_assert_eq(ev.rank, 4);
+	/* below the saturation, effect over noise decides, not the relative effect */
+	pw_bisect_finding h[2] = {f[2], f[1]};
+	h[0].noise = h[0].delta_abs / 5;  /* z 5, +8.18% */
+	h[1].noise = h[1].delta_abs / 8;  /* z 8, +7.69% */
+	cr_assert_eq(pw_bisect_event_plan(h, 2, &ev), PW_OK);
+	cr_assert_eq(ev.target, 1);
+	cr_assert_float_eq(ev.score, 8, 1e-9);
+	/* the score's edges: sign ignored, no noise saturates, NaN and infinities score nothing */
+	cr_assert_float_eq(pw_bisect_score(-0.3, 0.1), 3, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(0.3, 0), PW_BISECT_SCORE_SATURATION, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(0, 0), 0, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(NAN, 0.1), 0, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(INFINITY, 0.1), 0, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(0.3, NAN), 0, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(0.3, INFINITY), 0, 1e-12);
+	cr_assert_float_eq(pw_bisect_score(1e300, 1e-300), PW_BISECT_SCORE_SATURATION, 1e-12);
+	/* equal rank and score: the earlier one */
+	pw_bisect_finding g[2] = {f[2], f[2]};
+	g[1].id = "later";
+	cr_assert_eq(pw_bisect_event_plan(g, 2, &ev), PW_OK);
+	cr_assert_eq(ev.target, 0);
 }
 
 /* ---- the judgement ---------------------------------------------------------- */

@@ -116,3 +116,16 @@ Test(drift, edges)
 	cr_assert(d.found);
 	cr_assert_float_eq(d.rate, 0.01, 1e-9);
 }
+
+/* scipy.stats.theilslopes(y).slope: 0.15999999999999998 and 0.0 (scipy 1.10). */
+Test(drift, theil_sen_matches_scipy)
+{
+	const double y[] = {3.1, 2.9, 3.4, 3.3, 3.8, 3.6, 4.1, 3.9, 4.4, 4.6, 4.2};
+	const double spike[] = {1.0, 1.0, 1.0, 5.0, 1.0, 1.0, 1.0};
+	double b;
+	cr_assert_eq(pw_drift_theil_sen(y, 11, &b), PW_OK);
+	cr_assert_float_eq(b, 0.15999999999999998, 1e-12);
+	cr_assert_eq(pw_drift_theil_sen(spike, 7, &b), PW_OK);
+	cr_assert_float_eq(b, 0.0, 1e-15);
+	cr_assert_eq(pw_drift_theil_sen(y, 1, &b), PW_ERR_INVALID);
+}

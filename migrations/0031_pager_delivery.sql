@@ -1,4 +1,4 @@
--- 0027_pager_delivery.sql: what the pager program (services/pager/main.c)
+-- 0031_pager_delivery.sql: what the pager program (services/pager/main.c)
 -- keeps beside the 0024 tables: the consumed parts of every incident, so
 -- that open incidents are rebuilt after a restart, and the delivery state
 -- and log of every page.
