@@ -630,6 +630,11 @@ static pw_status page_write(worker *k, const pw_incident *inc, const pw_route *r
 	} else {
 		snprintf(page_id, sizeof page_id, "pg-%s",
 		         strncmp(inc->incident_id, "inc-", 4) == 0 ? inc->incident_id + 4 : inc->incident_id);
+		/* a page id travels in URLs and labels: [A-Za-z0-9._-] ("watch-169@xla-nightly-..." -> "watch-169-xla-...") */
+		for (char *c = page_id; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+			      *c == '_' || *c == '-'))
+				*c = '-';
 		if ((st = pager_triage_url(&a->triage, page_id, "view", now / 1000000, url, sizeof url, errbuf,
 		                           errlen)) != PW_OK)
 			return st;
