@@ -3,7 +3,7 @@
 #
 # It starts the dev stack (deploy/dev/stack.sh) and says where each server
 # listens; starts the services built so far (ingester, baseliner, watcher,
-# gate, attributor); replays a scenario of the fleet simulator (default worked-example:
+# gate, attributor, bisector, pager, and on-call's Alertmanager and webhook); replays a scenario of the fleet simulator (default worked-example:
 # the design's chat-8b regression) on the real topics; and shows what the
 # services made of it: what was ingested, the baselines, the gate's console
 # report and the changepoints. Each step is a function that fails loudly; the
@@ -67,6 +67,54 @@ stop_services() {
 trap stop_services EXIT
 q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 
+# On-call's end: a webhook receiver standing in for the pager app (every
+# POST kept as a file under run/demo/oncall/), and Alertmanager (Debian's
+# prometheus-alertmanager, when installed) routing to it with
+# deploy/dev/alertmanager.yml's grouping and inhibition.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+oncall_start() {
+  mkdir -p "$demo_dir/oncall"
+  rm -f "$demo_dir"/oncall/*.json
+  triage_key=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+  echo "$triage_key" >"$demo_dir/triage.key"
+  pager_port=$(free_port)
+  local hook_port am_port
+  hook_port=$(free_port)
+  hook_url=http://127.0.0.1:$hook_port
+  python3 - "$hook_port" "$demo_dir/oncall" >"$demo_dir/oncall.log" 2>&1 <<'PY' &
+import http.server, sys, time
+port, out = int(sys.argv[1]), sys.argv[2]
+n = [0]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        n[0] += 1
+        with open("%s/%03d-%s.json" % (out, n[0], self.path.strip("/").replace("/", "_")), "wb") as f:
+            f.write(body)
+        self.send_response(200); self.end_headers()
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+PY
+  pids+=($!)
+  am_url=""
+  if command -v prometheus-alertmanager >/dev/null; then
+    am_port=$(free_port)
+    am_url=http://127.0.0.1:$am_port
+    sed "s#http://127.0.0.1:1/unused#$hook_url/alertmanager#" "$repo/deploy/dev/alertmanager.yml" >"$demo_dir/alertmanager.yml"
+    rm -rf "$demo_dir/am"
+    prometheus-alertmanager --config.file="$demo_dir/alertmanager.yml" --storage.path="$demo_dir/am" \
+      --web.listen-address=127.0.0.1:$am_port --cluster.listen-address= --log.level=warn \
+      >"$demo_dir/alertmanager.log" 2>&1 &
+    pids+=($!)
+    local i
+    for i in $(seq 100); do curl -fsS "$am_url/-/ready" >/dev/null 2>&1 && break; sleep 0.1; done
+    echo "alertmanager  $am_url (routes to on-call's webhook $hook_url/alertmanager), log $demo_dir/alertmanager.log"
+  else
+    echo "alertmanager  not installed (prometheus-alertmanager): the pager delivers to its webhook only"
+  fi
+  echo "on-call       webhook $hook_url, what it receives: $demo_dir/oncall/"
+}
+
 # Step 2: the services, each a process with its log under run/demo/.
 step_services() {
   mkdir -p "$demo_dir"
@@ -84,22 +132,35 @@ step_services() {
     "$pw" group to-end "$ns-gate" perf.gate.requests.v1 >/dev/null &&
     "$pw" group to-end "$ns-attributor" perf.alerts.v1 perf.bisections.v1 >/dev/null &&
     "$pw" group to-end "$ns-bisector" perf.alerts.v1 perf.compiler-cls.v1 >/dev/null &&
-    "$pw" group to-end "$ns-answer" perf.bisect.jobs.v1 >/dev/null || return 1
+    "$pw" group to-end "$ns-answer" perf.bisect.jobs.v1 >/dev/null &&
+    "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
+      perf.attributions.v1 >/dev/null || return 1
+  # every replay of a scenario has the same CLs: an earlier demo's or test's open incident would be
+  # this demo's event too (same CL range and culprit); they are closed, so this demo pages afresh
+  q "UPDATE perfwatch.pager_incidents SET open = false WHERE open" >/dev/null
+  # the false-page budget is fleet-wide over a rolling week: pages that tests or earlier demos left
+  # on this stack would spend it; the demo gets the default 5 on top of what they used
+  budget=$((5 + $(q "SELECT count(*) - count(*) FILTER (WHERE t.outcome = 'true_regression')
+                       FROM perfwatch.pages p LEFT JOIN perfwatch.triage_verdicts t USING (page_id)
+                      WHERE p.incident_id IS NOT NULL AND p.created_at > now() - interval '7 days'")))
+  oncall_start || return 1
   local svc bin
-  for svc in ingester baseliner watcher gate attributor bisector; do
+  for svc in ingester baseliner watcher gate attributor bisector pager; do
     bin=$build/services/$svc/pw-$svc
     [ -x "$bin" ] || { echo "demo: $bin is not built" >&2; return 1; }
     # gate.min_wait: a member joining the ingester's group can hold its
     # partitions for tens of seconds; the gate must not decide on a baseline
     # that is late only because of that (it decides at once when all is in)
-    PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-$svc" PW_GATE_MIN_WAIT=180s \
+    PW_HTTP_PORT=$([ $svc = pager ] && echo "$pager_port" || echo 0) PW_KAFKA_GROUP_ID="$ns-$svc" \
+      PW_GATE_MIN_WAIT=180s PW_PAGER_TRIAGE_KEY="$triage_key" PW_PAGER_ALERTMANAGER_URL="$am_url" \
+      PW_PAGER_WEBHOOK_URL="$hook_url/pager" PW_PAGER_TICK=250ms PW_PAGER_BUDGET_PER_WEEK=$budget \
       "$bin" >"$demo_dir/$svc.log" 2>&1 &
     pids+=($!)
     echo "$svc $(printf '%*s' $((10 - ${#svc})) '') pid $!, log $demo_dir/$svc.log"
   done
   # joined, so that the first points are judged by services that are running
   local i=0 deadline=$((SECONDS + 60))
-  for svc in ingester baseliner watcher gate attributor bisector; do
+  for svc in ingester baseliner watcher gate attributor bisector pager; do
     until grep -q '"msg":"kafka partitions assigned' "$demo_dir/$svc.log"; do
       kill -0 "${pids[$i]}" 2>/dev/null || { echo "demo: pw-$svc exited" >&2; tail -5 "$demo_dir/$svc.log" >&2; return 1; }
       [ $SECONDS -lt $deadline ] || { echo "demo: pw-$svc did not join its consumer group" >&2; return 1; }
@@ -112,7 +173,7 @@ step_services() {
     >"$demo_dir/answer.log" 2>&1 &
   pids+=($!)
   echo "pw-sim answer pid $!, log $demo_dir/answer.log"
-  echo "all six joined their consumer groups (namespace of this demo: .$ns)"
+  echo "all seven joined their consumer groups (namespace of this demo: .$ns)"
 }
 
 # Step 3: the fleet simulator plays the executor fleet and the release tooling.
@@ -271,6 +332,72 @@ step_bisection() {
        FROM perfwatch.bisections WHERE bisection_id = '$bisection'"
 }
 
+# The page as on-call receives it: what Alertmanager sent to on-call's
+# webhook, the pager's page with its artifact-3 payload, and the triage link.
+step_page() {
+  local deadline=$((SECONDS + 120))
+  page=""
+  if [ "$scenario" != worked-example ]; then
+    # no written-down page for other scenarios: what the pager made of this replay
+    sleep 10
+    echo "pages for this replay (namespace .$ns): $(q "SELECT count(*) FROM perfwatch.pages WHERE payload->'series'->>'model' LIKE '%.$ns'")"
+    q "SELECT '  ' || page_id || ': ' || summary || ' [' || severity || ', ' || delivery_status || ']'
+         FROM perfwatch.pages WHERE payload->'series'->>'model' LIKE '%.$ns' ORDER BY created_at"
+    echo "pager decisions: $(q "SELECT coalesce(string_agg(action || ' ' || n, ', '), 'none') FROM (SELECT d.action, count(*) n
+         FROM perfwatch.pager_decisions d JOIN perfwatch.pager_incidents i USING (incident_id)
+         WHERE i.family LIKE '%.$ns' GROUP BY 1) x")"
+    return 0
+  fi
+  until [ -n "$page" ] && [ "$(q "SELECT delivery_status = 'delivered' AND payload->'bisection'->>'culprit' IS NOT NULL
+                                   AND payload->>'owner_hint' <> '' FROM perfwatch.pages WHERE page_id = '$page'")" = t ]; do
+    page=$(q "SELECT page_id FROM perfwatch.pages WHERE payload->'series'->>'model' = 'chat-8b.$ns' ORDER BY created_at LIMIT 1")
+    [ $SECONDS -lt $deadline ] || { echo "demo: no delivered page with its culprit within 120 s" >&2; tail -5 "$demo_dir/pager.log" >&2; return 1; }
+    sleep 0.5
+  done
+  sleep 1.5 # Alertmanager's group_wait
+  echo "pages for this demo's events: $(q "SELECT count(*) FROM perfwatch.pages WHERE payload->'series'->>'model' LIKE '%.$ns'")"
+  echo "time from the last candidate run stored to the page raised: $(q "SELECT round(extract(epoch FROM p.created_at - r.t)::numeric, 2) || ' s'
+       FROM perfwatch.pages p, (SELECT max(ingested_at) t FROM perfwatch.runs WHERE build_kind = 'rc' AND run_id LIKE '$ns-%') r
+      WHERE p.page_id = '$page'")"
+  echo
+  python3 - "$demo_dir/oncall" "$page" <<'PY'
+import glob, json, os, sys
+d, page = sys.argv[1], sys.argv[2]
+am = [json.load(open(f)) for f in sorted(glob.glob(d + "/*-alertmanager.json"))]
+mine = [(m, a) for m in am for a in m["alerts"] if a["labels"].get("page_id") == page]
+if mine:
+    m, a = mine[0]
+    print("Alertmanager -> on-call (first notification, receiver %s, group %s, status %s):" % (
+        m["receiver"], m["groupLabels"], m["status"]))
+    print("  [%s] %s" % (a["labels"]["severity"].upper(), a["annotations"]["summary"]))
+    print("  route %s, owner %s" % (a["labels"]["route"], a["labels"]["owner"]))
+    print("  triage: %s" % a["annotations"]["triage_url"])
+    print()
+pg = [json.load(open(f)) for f in sorted(glob.glob(d + "/*-pager.json"))]
+pg = [p for p in pg if p["page_id"] == page]
+last = pg[-1]
+print("the pager's webhook -> on-call (%d versions; the latest):" % len(pg))
+print("  [%s] %s%s" % (last["severity"].upper(), last["summary"], "  (false-page budget under pressure)" if last["budget_pressure"] else ""))
+print("  route %s, owner %s, page %s v%d" % (last["route"], last["owner"], last["page_id"], last["version"]))
+print("  payload (artifact 3):")
+for line in json.dumps(last["payload"], indent=2, ensure_ascii=False).splitlines():
+    print("    " + line)
+PY
+  triage_url=$(q "SELECT triage_url FROM perfwatch.pages WHERE page_id = '$page'")
+  echo
+  echo "triage link (HMAC-signed, expires in 7 days): $triage_url"
+  echo "  served by the pager on 127.0.0.1:$pager_port while it runs; after the demo, serve it again with:"
+  echo "  PW_PAGER_TRIAGE_KEY=\$(cat $demo_dir/triage.key) PW_HTTP_PORT=$pager_port PW_KAFKA_GROUP_ID=$ns-pager $build/services/pager/pw-pager"
+}
+
+# One page for the chat-8b event, delivered, culprit cl/7841917, owner compiler; its triage page opens.
+check_page() {
+  [ "$(q "SELECT count(*) FROM perfwatch.pages WHERE payload->'series'->>'model' LIKE '%.$ns'")" = 1 ] &&
+    [[ "$(q "SELECT summary || ' ' || (delivered_at IS NOT NULL) || ' ' || (payload->>'owner_hint') FROM perfwatch.pages WHERE page_id = '$page'")" =~ \
+      ^chat-8b\.$ns\ v6e-4\ TPOT\ \+(7\.[6-9]|8\.[0-8])%\ BLOCKING,\ culprit\ cl/7841917\ true\ compiler$ ]] &&
+    local html && html=$(curl -fsS "$triage_url") && [[ $html == *'id="btn-false"'* ]]
+}
+
 # The bisection's culprit: cl/7841917, verified on both sides, bisected on the
 # alert's primary latency series (decode B64 on v6e-4, TPOT p50), never B8,
 # another platform or the cost derived from the latency.
@@ -337,12 +464,14 @@ step_check() {
   expect "watcher: chat-8b v6e-4 decode B64 TPOT changepoint on 2026-06-17, cl/7841885..cl/7841923" check_changepoint
   expect "bisector: decode B64 on v6e-4 TPOT p50 bisected, culprit cl/7841917, verified on both sides" check_bisection
   expect "attributor: B64 TPOT fusion.1423 -> 1423a/softmax.88/1423b, cap 1.5 MB, +6.5% predicted of +8.2%, v5e-8 and prefill explained, compiler" check_attribution
+  expect "pager: ONE page \"chat-8b v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917\", delivered, owner compiler, its triage page served" check_page
   if [ ${#failed_checks[@]} -gt 0 ]; then
     echo "demo: ${#failed_checks[@]} expected result(s) did not come out:" >&2
     printf 'demo:   %s\n' "${failed_checks[@]}" >&2
     return 1
   fi
   echo "every expected result came out"
+  [ -z "${triage_url:-}" ] || echo "on-call's page: $(q "SELECT summary FROM perfwatch.pages WHERE page_id = '$page'"); triage: $triage_url"
 }
 
 STEPS=(
@@ -353,6 +482,7 @@ STEPS=(
   "the bisector's culprit for the chat-8b event:step_bisection"
   "eleven more nightlies, and the watcher's changepoints:step_nightlies"
   "the attributor's per-op diff, HLO diff and roofline check:step_attribution"
+  "the page as on-call receives it, and the triage link:step_page"
   "check the demo's own result:step_check"
 )
 

@@ -125,7 +125,24 @@ void pw_incident_open(pw_incident *inc, const char *incident_id, const pw_findin
 	widen_keys(inc, f);
 }
 
-/* Whether a is a worse finding than b (verdict first, then effect size). */
+/*
+ * The headline rank of a metric: the page leads with the user-facing median
+ * latency (artifact 3 pages TPOT), then the tails, then throughput and cost,
+ * which the gate raises alongside (cost/token moves with TPOT's inverse
+ * goodput and would otherwise win on a larger percentage).
+ */
+static int metric_rank(const char *m)
+{
+	if (strncmp(m, "tpot_p50", 8) == 0 || strncmp(m, "ttft_p50", 8) == 0)
+		return 3;
+	if (strncmp(m, "tpot_", 5) == 0 || strncmp(m, "ttft_", 5) == 0)
+		return 2;
+	if (strncmp(m, "goodput", 7) == 0 || strncmp(m, "cost", 4) == 0)
+		return 1;
+	return 0;
+}
+
+/* Whether a is a worse finding than b (verdict, source, headline metric, then effect size). */
 static bool worse(const pw_finding *a, const pw_finding *b)
 {
 	int ra = verdict_rank(a->verdict), rb = verdict_rank(b->verdict);
@@ -133,6 +150,9 @@ static bool worse(const pw_finding *a, const pw_finding *b)
 		return ra > rb;
 	if (a->from_gate != b->from_gate)
 		return a->from_gate;
+	int ma = metric_rank(a->metric), mb = metric_rank(b->metric);
+	if (ma != mb)
+		return ma > mb;
 	return fabs(a->delta_pct) > fabs(b->delta_pct);
 }
 
@@ -142,8 +162,13 @@ static bool worse(const pw_finding *a, const pw_finding *b)
 			copy(dst->field, sizeof dst->field, src->field); \
 	} while (0)
 
-/* Fills dst's parts not yet known from src (changepoint, bisection, artifacts, owner). */
-static bool fill_parts(pw_finding *dst, const pw_finding *src)
+/*
+ * Fills dst's parts not yet known from src: the event's (changepoint,
+ * bisection, culprit) from any finding of it; the series' own (artifacts,
+ * owner hint) only when own — another series' attribution says who owns
+ * that series, not the page's.
+ */
+static bool fill_parts_as(pw_finding *dst, const pw_finding *src, bool own)
 {
 	pw_finding before = *dst;
 	FILL(nightly);
@@ -162,15 +187,22 @@ static bool fill_parts(pw_finding *dst, const pw_finding *src)
 		dst->cherry_pick_reproduced = src->cherry_pick_reproduced;
 	}
 	FILL(culprit);
-	FILL(op_diff);
-	FILL(hlo_diff);
-	FILL(trace_before);
-	FILL(trace_after);
-	FILL(owner_hint);
-	FILL(hlo_fingerprint);
+	if (own) {
+		FILL(op_diff);
+		FILL(hlo_diff);
+		FILL(trace_before);
+		FILL(trace_after);
+		FILL(owner_hint);
+		FILL(hlo_fingerprint);
+	}
 	if (dst->spend_pct < src->spend_pct)
 		dst->spend_pct = src->spend_pct;
 	return memcmp(&before, dst, sizeof before) != 0;
+}
+
+static bool fill_parts(pw_finding *dst, const pw_finding *src)
+{
+	return fill_parts_as(dst, src, true);
 }
 
 static void scope_line(const pw_finding *f, char buf[PW_PAGER_STR])
@@ -186,23 +218,33 @@ static bool same_series(const pw_finding *a, const pw_finding *b)
 	return strcmp(a->series_key, b->series_key) == 0;
 }
 
+/* Same model, platform and config: the same line of the scope (metrics differ). */
+static bool same_config(const pw_finding *a, const pw_finding *b)
+{
+	return strcmp(a->model, b->model) == 0 && strcmp(a->platform, b->platform) == 0 &&
+	       strcmp(a->config, b->config) == 0;
+}
+
 static bool add_scope(pw_incident *inc, const pw_finding *f)
 {
 	char line[PW_PAGER_STR];
-	if (same_series(f, &inc->primary))
-		return false;
-	/* one entry per series: the prefix up to ':' is the series */
+	if (same_series(f, &inc->primary) || (f->model[0] && same_config(f, &inc->primary)))
+		return false; /* the primary's own config: its other metrics are not other series */
+	/* one entry per model/platform/config: the prefix up to ':'; the primary's metric wins it */
 	scope_line(f, line);
 	size_t plen = (size_t)(strchr(line, ':') - line);
+	bool headline = strcmp(f->metric, inc->primary.metric) == 0;
 	for (size_t i = 0; i < inc->n_scope; i++)
 		if (strncmp(inc->scope[i], line, plen + 1) == 0) {
-			if (strcmp(inc->scope[i], line) == 0)
+			if (strcmp(inc->scope[i], line) == 0 || (!headline && inc->scope_headline[i]))
 				return false;
 			copy(inc->scope[i], PW_PAGER_STR, line);
+			inc->scope_headline[i] = headline;
 			return true;
 		}
 	if (inc->n_scope == PW_PAGER_MAX_SCOPE)
 		return false;
+	inc->scope_headline[inc->n_scope] = headline;
 	copy(inc->scope[inc->n_scope++], PW_PAGER_STR, line);
 	return true;
 }
@@ -235,7 +277,7 @@ bool pw_incident_add(pw_incident *inc, const pw_finding *f)
 	} else if (worse(f, &inc->primary)) {
 		pw_finding old = inc->primary;
 		inc->primary = *f;
-		fill_parts(&inc->primary, &old);
+		fill_parts_as(&inc->primary, &old, false); /* the event's parts; old's owner and artifacts are its own */
 		add_scope(inc, &old);
 		/* the new primary's own entry, if any, leaves the scope */
 		char line[PW_PAGER_STR];
@@ -245,13 +287,15 @@ bool pw_incident_add(pw_incident *inc, const pw_finding *f)
 			if (strncmp(inc->scope[i], line, plen + 1) == 0) {
 				memmove(inc->scope[i], inc->scope[i + 1],
 				        (inc->n_scope - i - 1) * sizeof inc->scope[0]);
+				memmove(&inc->scope_headline[i], &inc->scope_headline[i + 1],
+				        (inc->n_scope - i - 1) * sizeof inc->scope_headline[0]);
 				inc->n_scope--;
 				break;
 			}
 		changed = true;
 	} else {
 		if (same_series(f, &inc->primary) || f->kind == inc->primary.kind)
-			changed |= fill_parts(&inc->primary, f);
+			changed |= fill_parts_as(&inc->primary, f, same_series(f, &inc->primary));
 		if (f->kind == inc->primary.kind && f->passed_min_effect)
 			changed |= add_scope(inc, f);
 	}
@@ -304,6 +348,7 @@ bool pw_incident_absorb(pw_incident *dst, pw_incident *src)
 		for (size_t j = 0; j < dst->n_scope && !have; j++)
 			have = strncmp(dst->scope[j], src->scope[i], plen + 1) == 0;
 		if (!have && dst->n_scope < PW_PAGER_MAX_SCOPE) {
+			dst->scope_headline[dst->n_scope] = src->scope_headline[i];
 			copy(dst->scope[dst->n_scope++], PW_PAGER_STR, src->scope[i]);
 			changed = true;
 		}

@@ -225,6 +225,7 @@ typedef struct {
 	int64_t cl_lo, cl_hi; /* CL range (exclusive lo, inclusive hi); -1 when none */
 	/* other members' one-line scope entries ("model/platform/config: +x.x%") */
 	char scope[PW_PAGER_MAX_SCOPE][PW_PAGER_STR];
+	bool scope_headline[PW_PAGER_MAX_SCOPE]; /* the entry is of the primary's metric (it is kept over others) */
 	size_t n_scope;
 } pw_incident;
 

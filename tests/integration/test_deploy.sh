@@ -44,6 +44,8 @@ for conf in "$repo"/deploy/config/*.conf; do
   [ -x "$bin" ] || { fail "$bin not built"; continue; }
   run_conf() {
     local rc=0
+    # the secrets a deployment provides in the environment (deploy/secrets.sh), here made up
+    PW_PAGER_TRIAGE_KEY=deploy-check-triage-key-0123456789 \
     PW_HTTP_LISTEN=127.0.0.1:0 PW_PG_DSN='host=127.0.0.1 port=1 connect_timeout=1 dbname=none' \
     PW_KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:1 PW_REDIS_ADDR=127.0.0.1:1 \
       timeout 3 "$bin" --config "$1" >"$work/$n.log" 2>&1 || rc=$?

@@ -494,3 +494,73 @@ Test(pager, config_keys)
 	cr_expect_eq(pw_pager_params_from_config(cfg, &p, err, sizeof err), PW_ERR_CONFIG);
 	pw_config_free(cfg);
 }
+
+/* The gate raises every metric of a regressed config: cost/token moves a little more than TPOT. */
+static pw_finding gate_metric(pw_finding f, const char *metric, double pct, const char *id)
+{
+	cp(f.alert_id, sizeof f.alert_id, id);
+	char key[2 * PW_PAGER_STR];
+	snprintf(key, sizeof key, "chat-8b|hlo:9f31c2|v6e-4|%s|%s", f.config, metric);
+	cp(f.series_key, sizeof f.series_key, key);
+	cp(f.metric, sizeof f.metric, metric);
+	f.delta_pct = pct;
+	return f;
+}
+
+/*
+ * Regression (seen on the stack): the page led with "COST +8.2%" and listed
+ * the primary's own config and B8's cost line as correlated. The headline is
+ * the median latency; one scope line per other config, of the primary's metric.
+ */
+Test(incident, headline_metric_and_one_scope_line_per_config)
+{
+	pw_pager_params p;
+	pw_pager_params_default(&p);
+	pw_finding b64 = gate_b64(), b8 = gate_b8();
+	pw_finding in[] = {
+		gate_metric(b64, "cost_per_mtok_usd", 8.4, "a1"), gate_metric(b8, "goodput_tok_s_chip", -7.1, "a2"),
+		gate_metric(b8, "cost_per_mtok_usd", 7.7, "a3"), b64, gate_metric(b64, "mfu", -7.6, "a4"), b8,
+		gate_metric(b8, "tpot_p99_ms", 7.9, "a5"),
+	};
+	pw_incident inc;
+	pw_incident_open(&inc, "inc-1", &in[0]);
+	for (size_t i = 1; i < sizeof in / sizeof in[0]; i++) {
+		cr_assert_eq(pw_incident_find(&p, &inc, 1, &in[i]), 0);
+		pw_incident_add(&inc, &in[i]);
+	}
+	char s[256];
+	pw_incident_summary(&inc, s, sizeof s);
+	cr_expect_str_eq(s, "chat-8b v6e-4 TPOT +8.2% BLOCKING");
+	cr_assert_eq(inc.n_scope, 1, "scope: %zu entries, first \"%s\"", inc.n_scope, inc.scope[0]);
+	cr_expect_str_eq(inc.scope[0], "chat-8b/v6e-4/decode.B8: +7.4%");
+}
+
+/*
+ * Regression (seen on the stack): another series' attribution arrived first
+ * and its owner hint became the page's. Only the primary's own parts name
+ * its owner and artifacts.
+ */
+Test(incident, owner_hint_from_the_primary_series_only)
+{
+	pw_pager_params p;
+	pw_pager_params_default(&p);
+	pw_finding b64 = gate_b64(), b8 = gate_b8();
+	pw_incident inc;
+	pw_incident_open(&inc, "inc-1", &b64);
+	pw_incident_add(&inc, &b8);
+	pw_finding at8, at64;
+	memset(&at8, 0, sizeof at8);
+	cp(at8.alert_id, sizeof at8.alert_id, b8.alert_id);
+	cp(at8.series_key, sizeof at8.series_key, b8.series_key);
+	cp(at8.owner_hint, sizeof at8.owner_hint, "infra");
+	at8.created_us = b8.created_us + 10;
+	at64 = at8;
+	cp(at64.alert_id, sizeof at64.alert_id, b64.alert_id);
+	cp(at64.series_key, sizeof at64.series_key, b64.series_key);
+	cp(at64.owner_hint, sizeof at64.owner_hint, "compiler");
+	cr_assert_eq(pw_incident_find(&p, &inc, 1, &at8), 0);
+	pw_incident_add(&inc, &at8);
+	cr_expect_str_eq(inc.primary.owner_hint, "");
+	pw_incident_add(&inc, &at64);
+	cr_expect_str_eq(inc.primary.owner_hint, "compiler");
+}
