@@ -1170,13 +1170,17 @@ static pw_status on_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, 
 
 /* ---- delivery (the tick) ----------------------------------------------------------------- */
 
-static void delivery_record(pw_pg *pg, const char *col, const char *id, const char *target, int version, bool ok,
+static void delivery_record(pw_pg *pg, bool ticket, const char *id, const char *target, int version, bool ok,
                             int code, const char *err, const pw_log *lg)
 {
-	char sql[256], e[256];
-	snprintf(sql, sizeof sql,
-	         "INSERT INTO perfwatch.pager_deliveries (%s, target, version, ok, http_status, error)"
-	         " VALUES ($1, $2, $3, $4, $5, $6)", col);
+	/* a page's (page_id) or a ticket's (ticket_id) delivery attempt */
+	static const char *const sql[2] = {
+		"INSERT INTO perfwatch.pager_deliveries (page_id, target, version, ok, http_status, error)"
+		" VALUES ($1, $2, $3, $4, $5, $6)",
+		"INSERT INTO perfwatch.pager_deliveries (ticket_id, target, version, ok, http_status, error)"
+		" VALUES ($1, $2, $3, $4, $5, $6)",
+	};
+	char e[256];
 	pw_pg_params q;
 	pw_pg_params_init(&q);
 	pw_pg_params_text(&q, id);
@@ -1185,7 +1189,7 @@ static void delivery_record(pw_pg *pg, const char *col, const char *id, const ch
 	pw_pg_params_bool(&q, ok);
 	pw_pg_params_int(&q, code);
 	pw_pg_params_text(&q, err);
-	if (exec(pg, sql, &q, NULL, e, sizeof e) != PW_OK)
+	if (exec(pg, sql[ticket], &q, NULL, e, sizeof e) != PW_OK)
 		pw_log_warn(lg, "recording the delivery of %s to %s: %s", id, target, e);
 }
 
@@ -1229,7 +1233,7 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 			const char *body = PQgetvalue(r, i, 4);
 			ok_am = pager_http_post(am_url, "application/json", body, strlen(body), NULL, (int)a->post_timeout_ms,
 			                        &code, err, sizeof err) == PW_OK;
-			delivery_record(w->pg, "page_id", id, "alertmanager", version, ok_am, code, err, a->lg);
+			delivery_record(w->pg, false, id, "alertmanager", version, ok_am, code, err, a->lg);
 			pw_metric_inc(a->m_deliveries, (const char *const[]){"alertmanager", ok_am ? "ok" : "failed"});
 			if (ok_am) {
 				pw_pg_params q;
@@ -1250,7 +1254,7 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 			                        (int)a->post_timeout_ms, &code, e2, sizeof e2) == PW_OK;
 			if (!ok_wh)
 				snprintf(err + strlen(err), sizeof err - strlen(err), "%swebhook: %s", err[0] ? "; " : "", e2);
-			delivery_record(w->pg, "page_id", id, "webhook", version, ok_wh, code, e2, a->lg);
+			delivery_record(w->pg, false, id, "webhook", version, ok_wh, code, e2, a->lg);
 			pw_metric_inc(a->m_deliveries, (const char *const[]){"webhook", ok_wh ? "ok" : "failed"});
 			if (ok_wh) {
 				pw_pg_params q;
@@ -1325,7 +1329,7 @@ static pw_status deliver_tickets(app *a, pw_service_worker *w, char *errbuf, siz
 		snprintf(hdr, sizeof hdr, "Idempotency-Key: %.200s", id);
 		bool ok = pager_http_post(a->ticket_url, "application/json", body, strlen(body), hdr, (int)a->post_timeout_ms,
 		                          &code, err, sizeof err) == PW_OK;
-		delivery_record(w->pg, "ticket_id", id, "ticket", 1, ok, code, err, a->lg);
+		delivery_record(w->pg, true, id, "ticket", 1, ok, code, err, a->lg);
 		pw_metric_inc(a->m_deliveries, (const char *const[]){"ticket", ok ? "ok" : "failed"});
 		pw_pg_params q;
 		pw_pg_params_init(&q);
