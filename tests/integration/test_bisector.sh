@@ -19,32 +19,9 @@ need_bins "${bins[@]}"
 pw=${bins[5]}
 sim=${bins[4]}
 scn=tools/simulator/scenarios/worked-example.scn
-ns="bs$(date +%s%N | tail -c 8)"
-work=$(mktemp -d "$PW_RUN_DIR/test_bisector.XXXXXX")
-declare -A pid=()
-cleanup() {
-  for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pid[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-fail() {
-  echo "test_bisector: FAIL: $*" >&2
-  for l in "$work"/*.log; do echo "--- $l" >&2; tail -n 12 "$l" >&2; done
-  exit 1
-}
-start() { # NAME
-  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-$1" PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=45s \
-    PW_BISECTOR_TICK=200ms "$PW_BUILD/services/$1/pw-$1" >>"$work/$1.log" 2>&1 &
-  pid[$1]=$!
-}
-joined() { # NAME: waits for the member's first assignment in its log
-  local deadline=$((SECONDS + 90))
-  until grep -q '"msg":"kafka partitions assigned' "$work/$1.log"; do
-    kill -0 "${pid[$1]}" 2>/dev/null || fail "pw-$1 exited"
-    [ $SECONDS -lt $deadline ] || fail "pw-$1 did not join its group"
-    sleep 0.2
-  done
-}
+service_harness test_bisector bs
+start() { service_start "$1" PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=45s PW_BISECTOR_TICK=200ms; }
+joined() { service_joined "$1"; }
 bis="bisection_id = 'bs-chat-8b.$ns-7841923'"
 
 q "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES

@@ -21,32 +21,9 @@ bins=("$PW_BUILD/services/bisector/pw-bisector" "$PW_BUILD/services/attributor/p
       "$PW_BUILD/tools/perfwatch")
 need_bins "${bins[@]}"
 pw=${bins[2]}
-ns="bi$(date +%s%N | tail -c 8)"
-work=$(mktemp -d "$PW_RUN_DIR/test_bisector_inputs.XXXXXX")
-declare -A pid=()
-cleanup() {
-  for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pid[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-fail() {
-  echo "test_bisector_inputs: FAIL: $*" >&2
-  for l in "$work"/*.log; do echo "--- $l" >&2; tail -n 12 "$l" >&2; done
-  exit 1
-}
-start() { # NAME
-  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-$1" PW_BISECTOR_TICK=500ms \
-    "$PW_BUILD/services/$1/pw-$1" >>"$work/$1.log" 2>&1 &
-  pid[$1]=$!
-}
-joined() { # NAME
-  local deadline=$((SECONDS + 90))
-  until grep -q '"msg":"kafka partitions assigned' "$work/$1.log"; do
-    kill -0 "${pid[$1]}" 2>/dev/null || fail "pw-$1 exited"
-    [ $SECONDS -lt $deadline ] || fail "pw-$1 did not join its group"
-    sleep 0.2
-  done
-}
+service_harness test_bisector_inputs bi
+start() { service_start "$1" PW_BISECTOR_TICK=500ms; }
+joined() { service_joined "$1"; }
 enc() { protoc --encode="perfwatch.v1.$1" -I proto "proto/perfwatch/v1/$2"; }
 # patch FILE FROM TO: replaces the bytes FROM (python bytes literal) by TO, same length
 patch() {

@@ -30,34 +30,13 @@ need_bins "${bins[@]}"
 pw=${bins[6]}
 sim=${bins[5]}
 scn=tools/simulator/scenarios/worked-example.scn
-ns="br$(date +%s%N | tail -c 8)"
-work=$(mktemp -d "$PW_RUN_DIR/test_bisector_reissue.XXXXXX")
+service_harness test_bisector_reissue br
 timeout_s=8
-declare -A pid=()
-cleanup() {
-  for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pid[@]}"; do wait "$p" 2>/dev/null || true; done
+start() {
+  service_start "$1" PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=45s PW_BISECTOR_TICK=200ms \
+    PW_BISECTOR_JOB_TIMEOUT=${timeout_s}s PW_BISECTOR_GATHER=3s
 }
-trap cleanup EXIT
-fail() {
-  echo "test_bisector_reissue: FAIL: $*" >&2
-  for l in "$work"/*.log; do echo "--- $l" >&2; tail -n 12 "$l" >&2; done
-  exit 1
-}
-start() { # NAME
-  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-$1" PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=45s \
-    PW_BISECTOR_TICK=200ms PW_BISECTOR_JOB_TIMEOUT=${timeout_s}s PW_BISECTOR_GATHER=3s \
-    "$PW_BUILD/services/$1/pw-$1" >>"$work/$1.log" 2>&1 &
-  pid[$1]=$!
-}
-joined() { # NAME
-  local deadline=$((SECONDS + 90))
-  until grep -q '"msg":"kafka partitions assigned' "$work/$1.log"; do
-    kill -0 "${pid[$1]}" 2>/dev/null || fail "pw-$1 exited"
-    [ $SECONDS -lt $deadline ] || fail "pw-$1 did not join its group"
-    sleep 0.2
-  done
-}
+joined() { service_joined "$1"; }
 bid="bs-chat-8b.$ns-7841923"
 bis="bisection_id = '$bid'"
 

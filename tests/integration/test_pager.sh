@@ -24,43 +24,22 @@ need_bins "${bins[@]}"
 pw=${bins[7]}
 sim=${bins[6]}
 scn=tools/simulator/scenarios/worked-example.scn
-ns="pg$(date +%s%N | tail -c 8)"
-work=$(mktemp -d "$PW_RUN_DIR/test_pager.XXXXXX")
+service_harness test_pager pg
 am_port=${PW_TEST_PAGER_AM_PORT:-29193}
 am_cluster=${PW_TEST_PAGER_AM_CLUSTER_PORT:-29194}
 am=http://127.0.0.1:$am_port
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 hook_port=$(free_port)
 pager_port=$(free_port) # fixed across restarts: the stored triage links name it
-declare -A pid=()
-cleanup() {
-  for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pid[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-fail() {
-  echo "test_pager: FAIL: $*" >&2
-  for l in "$work"/*.log; do echo "--- $l" >&2; tail -n 12 "$l" >&2; done
-  exit 1
-}
-start() { # NAME
+start() { # NAME: the pager on its fixed port (the stored triage links name it)
   local port=0
   [ "$1" != pager ] || port=$pager_port
-  PW_HTTP_PORT=$port PW_KAFKA_GROUP_ID="$ns-$1" PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=45s \
+  service_start "$1" PW_HTTP_PORT=$port PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=45s \
     PW_BISECTOR_TICK=200ms PW_PAGER_TICK=200ms PW_PAGER_TRIAGE_KEY="test-pager-key-$ns" \
     PW_PAGER_ALERTMANAGER_URL="$am" PW_PAGER_WEBHOOK_URL="http://127.0.0.1:$hook_port/hook" \
-    PW_PAGER_DELIVER_BACKOFF=200ms PW_PAGER_DELIVER_BACKOFF_MAX=1s PW_PAGER_BUDGET_PER_WEEK=1000 \
-    "$PW_BUILD/services/$1/pw-$1" >>"$work/$1.log" 2>&1 &
-  pid[$1]=$!
+    PW_PAGER_DELIVER_BACKOFF=200ms PW_PAGER_DELIVER_BACKOFF_MAX=1s PW_PAGER_BUDGET_PER_WEEK=1000
 }
-joined() { # NAME: waits for the member's first assignment in its log
-  local deadline=$((SECONDS + 90))
-  until grep -q '"msg":"kafka partitions assigned' "$work/$1.log"; do
-    kill -0 "${pid[$1]}" 2>/dev/null || fail "pw-$1 exited"
-    [ $SECONDS -lt $deadline ] || fail "pw-$1 did not join its group"
-    sleep 0.2
-  done
-}
+joined() { service_joined "$1"; }
 start_am() {
   prometheus-alertmanager --config.file=deploy/dev/alertmanager.yml --storage.path="$work/am" \
     --web.listen-address=127.0.0.1:$am_port --cluster.listen-address=127.0.0.1:$am_cluster \
