@@ -573,6 +573,21 @@ pw_status pw_stats_mann_whitney_w(const double *x, size_t n1, const double *y, s
 	               work_len - rank_len, out);
 }
 
+/* The p-value of a t statistic with df degrees of freedom, or -1 for an unknown alternative. */
+static double t_tail(double t, double df, pw_alternative alt)
+{
+	switch (alt) {
+	case PW_ALT_LESS:
+		return gsl_cdf_tdist_P(t, df);
+	case PW_ALT_GREATER:
+		return gsl_cdf_tdist_Q(t, df);
+	case PW_ALT_TWO_SIDED:
+		return 2.0 * gsl_cdf_tdist_Q(fabs(t), df);
+	default:
+		return -1.0;
+	}
+}
+
 /* ---- Welch ---------------------------------------------------------------- */
 
 pw_status pw_stats_welch(const double *x, size_t n1, const double *y, size_t n2,
@@ -592,20 +607,9 @@ pw_status pw_stats_welch(const double *x, size_t n1, const double *y, size_t n2,
 		return PW_ERR_INSUFFICIENT;
 	double t = (m1 - m2) / sqrt(se2);
 	double df = se2 * se2 / (a * a / (double)(n1 - 1) + b * b / (double)(n2 - 1));
-	double p;
-	switch (alt) {
-	case PW_ALT_LESS:
-		p = gsl_cdf_tdist_P(t, df);
-		break;
-	case PW_ALT_GREATER:
-		p = gsl_cdf_tdist_Q(t, df);
-		break;
-	case PW_ALT_TWO_SIDED:
-		p = 2.0 * gsl_cdf_tdist_Q(fabs(t), df);
-		break;
-	default:
+	double p = t_tail(t, df, alt);
+	if (p < 0.0)
 		return PW_ERR_INVALID;
-	}
 	out->t = t;
 	out->df = df;
 	out->p = p > 1.0 ? 1.0 : p;
@@ -627,20 +631,10 @@ pw_status pw_stats_prediction_t(const double *x, size_t m, const double *y, size
 	double se = sqrt(vx * (1.0 / (double)m + 1.0 / (double)k));
 	if (!(se > 0.0))
 		return PW_ERR_INSUFFICIENT;
-	double t = (my - mx) / se, df = (double)(m - 1), p;
-	switch (alt) {
-	case PW_ALT_LESS:
-		p = gsl_cdf_tdist_P(t, df);
-		break;
-	case PW_ALT_GREATER:
-		p = gsl_cdf_tdist_Q(t, df);
-		break;
-	case PW_ALT_TWO_SIDED:
-		p = 2.0 * gsl_cdf_tdist_Q(fabs(t), df);
-		break;
-	default:
+	double t = (my - mx) / se, df = (double)(m - 1);
+	double p = t_tail(t, df, alt);
+	if (p < 0.0)
 		return PW_ERR_INVALID;
-	}
 	out->t = t;
 	out->df = df;
 	out->p = p > 1.0 ? 1.0 : p;
