@@ -57,6 +57,17 @@ pw_status pw_watch_store_series(pw_pg *pg, const char *series_key, pw_watch_seri
 	return PW_OK;
 }
 
+/* Runs SQL whose $1 is a series id and $2 a row limit. */
+static pw_status series_query(pw_pg *pg, const char *sql, int64_t series_id, size_t max, PGresult **res,
+                              char *errbuf, size_t errlen)
+{
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, series_id);
+	pw_pg_params_int(&p, (int64_t)max);
+	return pw_pg_exec_params(pg, sql, &p, 0, res, errbuf, errlen);
+}
+
 pw_status pw_watch_store_points(pw_pg *pg, int64_t series_id, size_t max,
                                 pw_watch_stored_point **out, size_t *n, char *errbuf,
                                 size_t errlen)
@@ -70,13 +81,10 @@ pw_status pw_watch_store_points(pw_pg *pg, int64_t series_id, size_t max,
 		"         LIMIT $2) s"
 		"  JOIN perfwatch.runs r USING (run_id, repeat_index)"
 		" ORDER BY s.measured_at, s.run_id COLLATE \"C\", s.repeat_index";
-	char id[32], lim[32];
-	snprintf(id, sizeof id, "%" PRId64, series_id);
-	snprintf(lim, sizeof lim, "%zu", max);
 	*out = NULL;
 	*n = 0;
 	PGresult *res = NULL;
-	pw_status st = pw_pg_exec(pg, sql, 2, (const char *const[]){id, lim}, &res, errbuf, errlen);
+	pw_status st = series_query(pg, sql, series_id, max, &res, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	size_t rows = (size_t)PQntuples(res);
@@ -252,12 +260,9 @@ pw_status pw_watch_store_provisional(pw_pg *pg, int64_t series_id, size_t max,
 		"  stage = 'trend'"
 		"  FROM perfwatch.changepoints WHERE series_id = $1 AND stage IN ('provisional', 'trend')"
 		" ORDER BY shift_at DESC LIMIT $2";
-	char id[32], lim[32];
-	snprintf(id, sizeof id, "%" PRId64, series_id);
-	snprintf(lim, sizeof lim, "%zu", max);
 	*n = 0;
 	PGresult *res = NULL;
-	pw_status st = pw_pg_exec(pg, sql, 2, (const char *const[]){id, lim}, &res, errbuf, errlen);
+	pw_status st = series_query(pg, sql, series_id, max, &res, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	for (int r = PQntuples(res); r-- > 0 && *n < max;) {
