@@ -370,7 +370,7 @@ if mine:
     print("Alertmanager -> on-call (first notification, receiver %s, group %s, status %s):" % (
         m["receiver"], m["groupLabels"], m["status"]))
     print("  [%s] %s" % (a["labels"]["severity"].upper(), a["annotations"]["summary"]))
-    print("  route %s, owner %s" % (a["labels"]["route"], a["labels"]["owner"]))
+    print("  route %s, owner %s" % (a["labels"]["route"], a["annotations"]["owner"]))
     print("  triage: %s" % a["annotations"]["triage_url"])
     print()
 pg = [json.load(open(f)) for f in sorted(glob.glob(d + "/*-pager.json"))]

@@ -185,17 +185,20 @@ pw_status pw_alertmanager_write(FILE *out, const pw_incident *inc, const pw_rout
 		size_t n = strlen(summary);
 		snprintf(summary + n, sizeof summary - n, " [false-page budget under pressure]");
 	}
+	/* Labels are the alert's identity in Alertmanager: only what stays fixed for the
+	 * page (its incident, id, severity and route). The owner changes as the attribution
+	 * arrives, so it is an annotation; as a label it left a second, stale alert. */
 	fputs("[{\"labels\":{", out);
 	kv(out, "alertname", "PerfwatchIncident", false);
 	kv(out, "incident", inc->incident_id, true);
 	kv(out, "page_id", page_id, true);
 	kv(out, "severity", pw_severity_name(route->severity), true);
 	kv(out, "route", route->route, true);
-	kv(out, "owner", pw_owner_name(route->owner), true);
 	kv(out, "family", inc->family, true);
 	kv(out, "release", inc->release_id, true);
 	fputs("},\"annotations\":{", out);
 	kv(out, "summary", summary, false);
+	kv(out, "owner", pw_owner_name(route->owner), true);
 	kv(out, "triage_url", triage_url, true);
 	char *payload = pw_payload_json(inc, route, budget_pressure);
 	if (!payload)
