@@ -106,8 +106,8 @@ Test(pager_msg, alert_of_artifact_3)
 	                                   true, false, 0), PW_OK);
 	fclose(m);
 	const char *want[] = {
-		"[{\"labels\":{\"alertname\":\"PerfwatchIncident\",\"incident\":\"inc-00412\",\"page_id\":\"pg-00412\",\"severity\":\"critical\",\"route\":\"ml-perf-triage\",\"owner\":\"compiler\",\"family\":\"chat-8b\",\"release\":\"xla-rc-2026-06-17\"}",
-		"\"summary\":\"chat-8b v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917 [false-page budget under pressure]\"",
+		"[{\"labels\":{\"alertname\":\"PerfwatchIncident\",\"incident\":\"inc-00412\",\"page_id\":\"pg-00412\",\"severity\":\"critical\",\"route\":\"ml-perf-triage\",\"family\":\"chat-8b\",\"release\":\"xla-rc-2026-06-17\"}",
+		"\"summary\":\"chat-8b v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917 [false-page budget under pressure]\",\"owner\":\"compiler\"",
 		"\"payload\":\"{\\\"alert_id\\\":\\\"perfreg-2026-06-18-00412\\\"",
 		"\"startsAt\":\"2026-06-18T00:00:00.000Z\"",
 		"\"generatorURL\":\"http://127.0.0.1:1/triage/pg-00412?x=1\"}]",
