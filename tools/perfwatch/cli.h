@@ -107,4 +107,11 @@ int pw_cli_pg_connect(PGconn **conn);
 PGresult *pw_cli_pg_query(PGconn *conn, const char *what, const char *sql, int nparams,
                           const char *const *params);
 
+/*
+ * Reads the arguments of a "show ID [--json]" command (argv[0] is "show";
+ * pg.c). Returns -1 with *id and *json set when the command should go on,
+ * else the exit code to return after usage() on stdout (-h/--help) or stderr.
+ */
+int pw_cli_show_args(int argc, char **argv, void (*usage)(FILE *out), const char **id, bool *json);
+
 #endif

@@ -42,28 +42,13 @@ static int64_t num(const char *cl)
 
 static int bisect_show(int argc, char **argv)
 {
-	const char *id = NULL;
-	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = true;
-		else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			usage(stdout);
-			return PW_CLI_EXIT_OK;
-		} else if (argv[i][0] != '-' && !id)
-			id = argv[i];
-		else {
-			usage(stderr);
-			return PW_CLI_EXIT_USAGE;
-		}
-	}
-	if (!id) {
-		usage(stderr);
-		return PW_CLI_EXIT_USAGE;
-	}
-	PGconn *conn;
-	int rc = pw_cli_pg_connect(&conn);
+	const char *id;
+	bool json;
+	int rc = pw_cli_show_args(argc, argv, usage, &id, &json);
 	if (rc >= 0)
+		return rc;
+	PGconn *conn;
+	if ((rc = pw_cli_pg_connect(&conn)) >= 0)
 		return rc;
 	rc = PW_CLI_EXIT_FAIL;
 	PGresult *res = NULL, *st = NULL;

@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -39,4 +40,28 @@ PGresult *pw_cli_pg_query(PGconn *conn, const char *what, const char *sql, int n
 	fprintf(stderr, "perfwatch: %s: %s", what, PQerrorMessage(conn));
 	PQclear(r);
 	return NULL;
+}
+
+int pw_cli_show_args(int argc, char **argv, void (*usage)(FILE *out), const char **id, bool *json)
+{
+	*id = NULL;
+	*json = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			*json = true;
+		else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return PW_CLI_EXIT_OK;
+		} else if (argv[i][0] != '-' && !*id)
+			*id = argv[i];
+		else {
+			usage(stderr);
+			return PW_CLI_EXIT_USAGE;
+		}
+	}
+	if (!*id) {
+		usage(stderr);
+		return PW_CLI_EXIT_USAGE;
+	}
+	return -1;
 }
