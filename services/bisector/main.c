@@ -282,6 +282,24 @@ static pw_status alert_range(pw_pg *pg, const Perfwatch__V1__Alert *al, int64_t 
 	                 &p, lo, errbuf, errlen);
 }
 
+/* $1..$11 of the statements that start a bisection or retarget it to this alert's series. */
+static void target_params(pw_pg_params *p, const char *bid, const Perfwatch__V1__Alert *al, const char *cp_id,
+                          int64_t series_id, const pw_bisect_event *ev)
+{
+	pw_pg_params_init(p);
+	pw_pg_params_text(p, bid);
+	pw_pg_params_text(p, al->alert_id);
+	pw_pg_params_text(p, cp_id);
+	pw_pg_params_int(p, series_id);
+	pw_pg_params_text(p, al->config_hash ? al->config_hash : "");
+	pw_pg_params_int(p, ev->lo);
+	pw_pg_params_int(p, ev->hi);
+	pw_pg_params_text(p, al->series->metric);
+	pw_pg_params_double(p, ev->score);
+	pw_pg_params_int(p, ev->rank);
+	pw_pg_params_double(p, ev->pct);
+}
+
 static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, size_t errlen)
 {
 	static const char *type = "perfwatch.v1.Alert";
@@ -367,18 +385,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
 		goto fail;
 	tx = true;
-	pw_pg_params_init(&p);
-	pw_pg_params_text(&p, bid);
-	pw_pg_params_text(&p, al->alert_id);
-	pw_pg_params_text(&p, cp_id);
-	pw_pg_params_int(&p, series_id);
-	pw_pg_params_text(&p, al->config_hash ? al->config_hash : "");
-	pw_pg_params_int(&p, ev.lo);
-	pw_pg_params_int(&p, ev.hi);
-	pw_pg_params_text(&p, al->series->metric);
-	pw_pg_params_double(&p, ev.score);
-	pw_pg_params_int(&p, ev.rank);
-	pw_pg_params_double(&p, ev.pct);
+	target_params(&p, bid, al, cp_id, series_id, &ev);
 	if ((st = pw_pg_exec_params(
 	             pg,
 	             "INSERT INTO perfwatch.bisections (bisection_id, alert_id, changepoint_id, series_id, "
@@ -420,18 +427,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 		 * (pw_bisect_event_plan's order) becomes the target; otherwise it is
 		 * recorded as correlated.
 		 */
-		pw_pg_params_init(&p);
-		pw_pg_params_text(&p, bid);
-		pw_pg_params_text(&p, al->alert_id);
-		pw_pg_params_text(&p, cp_id);
-		pw_pg_params_int(&p, series_id);
-		pw_pg_params_text(&p, al->config_hash ? al->config_hash : "");
-		pw_pg_params_int(&p, ev.lo);
-		pw_pg_params_int(&p, ev.hi);
-		pw_pg_params_text(&p, al->series->metric);
-		pw_pg_params_double(&p, ev.score);
-		pw_pg_params_int(&p, ev.rank);
-		pw_pg_params_double(&p, ev.pct);
+		target_params(&p, bid, al, cp_id, series_id, &ev);
 		if ((st = pw_pg_exec_params(
 		             pg,
 		             "UPDATE perfwatch.bisections b SET alert_id = $2, changepoint_id = $3, series_id = $4, "
