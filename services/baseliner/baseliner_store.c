@@ -1132,6 +1132,11 @@ pw_status pw_bstore_alert_pack(const pw_bstore_alert *a, uint8_t **buf, size_t *
 	al.signal_evidence = (char *)a->evidence;
 	al.needs_confirmation = unconfirmed;
 	al.fleet_event_id = (char *)a->fleet_event_id;
+	if (a->outlier) {
+		/* the point the bisector reruns to confirm it (alert.proto confirmation) */
+		al.point_run_id = (char *)a->run_id;
+		al.point_unix_us = a->measured_us;
+	}
 	al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_BASELINER;
 	al.created_unix_us = a->created_us;
 	al.series_id = a->series_id;

@@ -247,6 +247,48 @@ static void *decode(const ProtobufCMessageDescriptor *desc, const char *type, co
 	return m;
 }
 
+/* The checks of an unconfirmed outlier (CONFIRM or DEAD). */
+static pw_bisect_input confirm_check(const Perfwatch__V1__Alert *al, Perfwatch__V1__DlqReason *reason, char *detail,
+                                     size_t dlen)
+{
+	const Perfwatch__V1__DlqReason missing = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
+	                               invalid = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	const Perfwatch__V1__SeriesKey *k = al->series;
+	if (!set(al->alert_id))
+		return dead_letter(reason, missing, detail, dlen, "unconfirmed alert has no alert_id");
+	if (strlen(al->alert_id) > PW_BISECT_ID_MAX)
+		return dead_letter(reason, invalid, detail, dlen, "alert_id of %zu bytes (at most %d)",
+		                   strlen(al->alert_id), PW_BISECT_ID_MAX);
+	if (!k || !set(k->model) || !set(k->hlo_fingerprint) || !set(k->platform) || !set(k->config) ||
+	    !set(k->metric) || !set(al->series_key))
+		return dead_letter(reason, missing, detail, dlen, "unconfirmed alert \"%.100s\" has an incomplete series key",
+		                   al->alert_id);
+	if (strlen(al->series_key) >= PW_SERIES_KEY_MAX || strlen(k->model) > 100)
+		return dead_letter(reason, invalid, detail, dlen, "unconfirmed alert \"%.100s\": series key of %zu bytes",
+		                   al->alert_id, strlen(al->series_key));
+	if (!set(al->point_run_id) || al->point_unix_us <= 0)
+		return dead_letter(reason, missing, detail, dlen,
+		                   "unconfirmed alert \"%.100s\" names no point (point_run_id \"%.60s\", point_unix_us %" PRId64
+		                   "): nothing to rerun",
+		                   al->alert_id, al->point_run_id ? al->point_run_id : "", al->point_unix_us);
+	if (strlen(al->point_run_id) > PW_BISECT_ID_MAX - 3)
+		return dead_letter(reason, invalid, detail, dlen, "unconfirmed alert \"%.100s\": point_run_id of %zu bytes (at most %d)",
+		                   al->alert_id, strlen(al->point_run_id), PW_BISECT_ID_MAX - 3);
+	if (al->point_unix_us > 7258118400000000LL)
+		return dead_letter(reason, invalid, detail, dlen, "unconfirmed alert \"%.100s\": point_unix_us %" PRId64
+		                   " is not a time in 1970..2200", al->alert_id, al->point_unix_us);
+	if (!al->baseline || !al->observed || !al->delta)
+		return dead_letter(reason, missing, detail, dlen,
+		                   "unconfirmed alert \"%.100s\" lacks its baseline, observed value or delta", al->alert_id);
+	if (!isfinite(al->baseline->median) || !isfinite(al->baseline->mad) || al->baseline->mad < 0 ||
+	    !isfinite(al->observed->median) || !isfinite(al->delta->z_robust))
+		return dead_letter(reason, invalid, detail, dlen,
+		                   "unconfirmed alert \"%.100s\": baseline %g (noise %g), point %g, z %g are not all finite",
+		                   al->alert_id, al->baseline->median, al->baseline->mad, al->observed->median,
+		                   al->delta->z_robust);
+	return PW_BISECT_INPUT_CONFIRM;
+}
+
 pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatch__V1__Alert **out,
                                        Perfwatch__V1__DlqReason *reason, char *detail, size_t dlen)
 {
@@ -263,6 +305,9 @@ pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatc
 	const Perfwatch__V1__AlertChangepoint *cp = al->changepoint;
 	if (al->follow_up) {
 		in = PW_BISECT_INPUT_FOLLOW_UP;
+	} else if (al->kind == PERFWATCH__V1__ALERT_KIND__ALERT_KIND_UNCONFIRMED &&
+	           al->source == PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_BASELINER) {
+		in = confirm_check(al, reason, detail, dlen);
 	} else if (al->kind != PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION ||
 	           (al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE &&
 	            al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_WATCHER)) {

@@ -63,6 +63,7 @@ typedef enum pw_bisect_input {
 	PW_BISECT_INPUT_IGNORE,       /* *out set: not for the bisector (improvement, infra health, baseliner) */
 	PW_BISECT_INPUT_FOLLOW_UP,    /* *out set: a follow-up revision (Alert.follow_up): never a new bisection */
 	PW_BISECT_INPUT_DEAD,         /* *out NULL: dead-letter it with *reason and detail */
+	PW_BISECT_INPUT_CONFIRM,      /* *out set: an unconfirmed outlier of the baseliner to rerun (confirm.h) */
 } pw_bisect_input;
 
 /* Caps on what an input may hold (bytes, or items); beyond them a message is refused, not cut. */
@@ -78,7 +79,11 @@ typedef enum pw_bisect_input {
  * alert_id (at most PW_BISECT_ID_MAX bytes), a complete series key and
  * series_key (< PW_SERIES_KEY_MAX), finite delta and baseline noise
  * (noise >= 0), and a changepoint range that, when given, is "cl/N".."cl/M"
- * with N < M. On ACCEPT, IGNORE and FOLLOW_UP *out is the unpacked message
+ * with N < M. An unconfirmed outlier of the baseliner (ALERT_KIND_UNCONFIRMED,
+ * not a follow-up) is CONFIRM when it also has an alert_id, a complete
+ * series key, its point's run id (at most PW_BISECT_ID_MAX − 3 bytes) and
+ * time, and finite baseline median, noise (>= 0), observed value and robust
+ * z; otherwise DEAD. On ACCEPT, IGNORE, FOLLOW_UP and CONFIRM *out is the unpacked message
  * (perfwatch__v1__alert__free_unpacked); on DEAD *reason and detail (lower
  * case, the subject quoted) say why.
  */

@@ -28,6 +28,7 @@
 #include "bisect.h"
 #include "bisect_log.h"
 #include "bisect_msg.h"
+#include "confirm.h"
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/compiler.pb-c.h"
 #include "pw_alert_followup.h"
@@ -51,6 +52,7 @@ typedef struct app {
 	pw_metric *m_ttc;       /* histogram seconds from start to verified culprit */
 	pw_metric *m_events;    /* counter alerts{outcome} */
 	pw_metric *m_jobs;      /* counter jobs{kind} published / reissued */
+	pw_confirm confirm;     /* confirmation reruns of unconfirmed outliers (confirm.h) */
 } app;
 
 /* A worker is the runtime's own (def.worker_is_ctx): its connections, and the app in ->app. */
@@ -80,9 +82,21 @@ static const pw_conf_key keys[] = {
 	 .max = 7 * 86400000.0, .help = "a job with no results after this is re-published (same id)"},
 	{.name = "bisector.gather", .type = PW_CONF_DURATION_MS, .def = "10s", .min = 0, .max = 3600000,
 	 .help = "an event's alerts gathered before its first job: the primary latency metric (then throughput, tail latency, utilisation, cost), among those the largest |delta|/noise (saturated at 10), then relative effect, is bisected"},
+	{.name = "bisector.confirm_repeats", .type = PW_CONF_INT, .def = "5", .min = 1, .max = 64,
+	 .help = "repeats of a CONFIRM job: the outlier's nightly build rerun at its exact config"},
+	{.name = "bisector.confirm_budget", .type = PW_CONF_INT, .def = "300", .min = 0, .max = 1000000,
+	 .help = "confirmation rerun runs per data day (the outlier point's UTC date); beyond it an outlier stays unconfirmed and its revision says so (0: no reruns)"},
+	{.name = "bisector.confirm_band_k", .type = PW_CONF_DOUBLE, .def = "5", .min = 0.5, .max = 100,
+	 .help = "a rerun reproduces the outlier when its median is beyond baseline median +/- k sigma on the outlier's side (the baseliner's outlier_k)"},
+	{.name = "bisector.confirm_lead", .type = PW_CONF_DURATION_MS, .def = "90m", .min = 0, .max = 7 * 86400000.0,
+	 .help = "build and run time a CONFIRM job models: its runs are stamped at the point's time plus this (BisectJob.data_unix_us)"},
 	{.name = "bisector.tick", .type = PW_CONF_DURATION_MS, .def = "1s", .min = 50, .max = 600000,
 	 .help = "scheduler interval"},
 };
+
+static pw_status confirm_start(void *ctx, pw_pg *pg, const Perfwatch__V1__Alert *al, const char *key,
+                               const void *payload, size_t len, char *bid, size_t bidlen, char *why,
+                               size_t whylen, char *errbuf, size_t errlen);
 
 static pw_status app_init(pw_service *svc, void **out, char *errbuf, size_t errlen)
 {
@@ -100,6 +114,12 @@ static pw_status app_init(pw_service *svc, void **out, char *errbuf, size_t errl
 	a->max_active = pw_config_get_int(c, "bisector.max_active");
 	a->job_timeout_ms = pw_config_get_duration_ms(c, "bisector.job_timeout");
 	a->gather_ms = pw_config_get_duration_ms(c, "bisector.gather");
+	a->confirm = (pw_confirm){.service = SVC, .lg = a->lg, .start = confirm_start, .start_ctx = a,
+	                          .repeats = (uint32_t)pw_config_get_int(c, "bisector.confirm_repeats"),
+	                          .budget_runs = pw_config_get_int(c, "bisector.confirm_budget"),
+	                          .band_k = pw_config_get_double(c, "bisector.confirm_band_k"),
+	                          .lead_us = pw_config_get_duration_ms(c, "bisector.confirm_lead") * 1000,
+	                          .job_timeout_ms = a->job_timeout_ms};
 	if (a->cfg.max_repeats < a->cfg.repeats)
 		return pw_fail(PW_ERR_CONFIG, errbuf, errlen,
 		               "bisector.max_repeats must be at least bisector.repeats");
@@ -125,6 +145,15 @@ static pw_status app_init(pw_service *svc, void **out, char *errbuf, size_t errl
 	if (st == PW_OK)
 		st = pw_metrics_counter(reg, "perfwatch_bisector_jobs_total", "jobs published, by kind",
 		                        (const char *const[]){"kind", NULL}, &a->m_jobs, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_metrics_counter(reg, "perfwatch_bisector_confirm_reruns_total",
+		                        "confirmation rerun runs: requested, or refused over the day's budget",
+		                        (const char *const[]){"outcome", NULL}, &a->confirm.m_reruns, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_metrics_counter(reg, "perfwatch_bisector_confirmations_total",
+		                        "unconfirmed outliers by confirmation outcome (requested, joined, over_budget, "
+		                        "reproduced, not_reproduced, redelivered)",
+		                        (const char *const[]){"outcome", NULL}, &a->confirm.m_outcomes, errbuf, errlen);
 	return st;
 }
 
@@ -300,50 +329,51 @@ static void target_params(pw_pg_params *p, const char *bid, const Perfwatch__V1_
 	pw_pg_params_double(p, ev->pct);
 }
 
-static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, size_t errlen)
+/*
+ * Adds alert al (a regression of the gate or the watcher, or a confirmed
+ * regression revision of the bisector's own confirmation: confirm.h) to its
+ * event — the family (model) and the regressed head CL — starting the
+ * bisection or joining (or retargeting) it; inside the caller's open
+ * transaction. key, payload and len are the message as received (kept for
+ * the follow-up). On PW_OK bid is the bisection id and *outcome "started",
+ * "joined", "retargeted" or "redelivered"; or why is set (with *why_reason)
+ * and nothing was started: the series is unknown, there is no CL range, or no
+ * plan.
+ */
+static pw_status event_add(pw_pg *pg, const Perfwatch__V1__Alert *al, const char *key, const void *payload,
+                           size_t len, char *bid, size_t bidlen, const char **outcome, char *event_key_out,
+                           size_t eklen, bool *narrowed, Perfwatch__V1__DlqReason *why_reason, char *why,
+                           size_t whylen, char *errbuf, size_t errlen)
 {
-	static const char *type = "perfwatch.v1.Alert";
-	Perfwatch__V1__Alert *al = NULL;
-	Perfwatch__V1__DlqReason reason;
-	char detail[320];
-	pw_bisect_input in = pw_bisect_alert_decode(m->payload, m->len, &al, &reason, detail, sizeof detail);
-	if (in == PW_BISECT_INPUT_DEAD)
-		return dead(k, m, type, reason, detail, errbuf, errlen);
-	pw_pg *pg = k->pg;
 	pw_status st = PW_OK;
 	PGresult *r = NULL;
-	bool tx = false;
-	if (in == PW_BISECT_INPUT_FOLLOW_UP) {
-		pw_metric_inc(app_of(k)->m_events, (const char *const[]){"follow_up"});
-		goto done; /* a later revision carrying a bisection or attribution: never a new event */
-	}
-	if (in == PW_BISECT_INPUT_IGNORE) {
-		pw_metric_inc(app_of(k)->m_events, (const char *const[]){"ignored"});
-		goto done; /* improvements, infra health, outliers: nothing to bisect */
-	}
+	why[0] = 0;
+	bid[0] = 0;
+	*outcome = "";
+	*narrowed = false;
 	int64_t series_id = 0;
 	pw_pg_params p;
 	pw_pg_params_init(&p);
 	pw_pg_params_text(&p, al->series_key);
 	if ((st = query_int(pg, "SELECT series_id FROM perfwatch.series WHERE series_key = $1", &p, &series_id,
 	                    errbuf, errlen)) != PW_OK)
-		goto fail;
+		goto out;
 	if (series_id <= 0) {
-		snprintf(detail, sizeof detail, "alert \"%.100s\": series \"%.150s\" is not known", al->alert_id,
+		snprintf(why, whylen, "alert \"%.100s\": series \"%.150s\" is not known", al->alert_id,
 		         al->series_key);
-		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE, detail, errbuf, errlen);
-		goto done;
+		*why_reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE;
+		goto out;
 	}
 	int64_t lo, hi;
 	if ((st = alert_range(pg, al, &lo, &hi, errbuf, errlen)) != PW_OK)
-		goto fail;
+		goto out;
 	if (lo <= 0 || hi <= lo) {
-		snprintf(detail, sizeof detail,
+		snprintf(why, whylen,
 		         "alert \"%.100s\": no CL range (changepoint, or runs of the baseline and observed builds): "
 		         "lo %" PRId64 " hi %" PRId64,
 		         al->alert_id, lo, hi);
-		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE, detail, errbuf, errlen);
-		goto done;
+		*why_reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE;
+		goto out;
 	}
 	/* narrowed by the tightest changepoint of the same series inside the range */
 	pw_bisect_finding f = {.id = al->alert_id, .series_key = al->series_key, .lo = lo, .hi = hi,
@@ -361,7 +391,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	                            "AND first_shifted_cl_number <= $3 AND first_shifted_cl_number > last_clean_cl_number "
 	                            "ORDER BY first_shifted_cl_number - last_clean_cl_number, detected_at LIMIT 1",
 	                            &p, 0, &r, errbuf, errlen)) != PW_OK)
-		goto fail;
+		goto out;
 	if (PQntuples(r) == 1) {
 		f.cp_lo = ival(r, 0, 0);
 		f.cp_hi = ival(r, 0, 1);
@@ -373,18 +403,15 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 		snprintf(cp_id, sizeof cp_id, "%s", al->changepoint->changepoint_id);
 	pw_bisect_event ev;
 	if (pw_bisect_event_plan(&f, 1, &ev) != PW_OK) {
-		snprintf(detail, sizeof detail, "alert \"%.100s\": no event plan for (%" PRId64 ", %" PRId64 "]",
+		snprintf(why, whylen, "alert \"%.100s\": no event plan for (%" PRId64 ", %" PRId64 "]",
 		         al->alert_id, lo, hi);
-		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, detail, errbuf, errlen);
-		goto done;
+		*why_reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+		goto out;
 	}
 	/* the event: the family (model) and the regressed head CL */
-	char event_key[256], bid[160];
+	char event_key[256];
 	snprintf(event_key, sizeof event_key, "%s@cl/%" PRId64, al->series->model, hi);
-	snprintf(bid, sizeof bid, "bs-%.100s-%" PRId64, al->series->model, hi);
-	if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
-		goto fail;
-	tx = true;
+	snprintf(bid, bidlen, "bs-%.100s-%" PRId64, al->series->model, hi);
 	target_params(&p, bid, al, cp_id, series_id, &ev);
 	if ((st = pw_pg_exec_params(
 	             pg,
@@ -397,7 +424,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	             "now(), now(), $8, $9, $10, $11 FROM perfwatch.series se WHERE se.series_id = $4 "
 	             "ON CONFLICT (bisection_id) DO NOTHING",
 	             &p, 0, NULL, errbuf, errlen)) != PW_OK)
-		goto fail;
+		goto out;
 	pw_pg_params_init(&p);
 	pw_pg_params_text(&p, event_key);
 	pw_pg_params_text(&p, bid);
@@ -408,18 +435,15 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	                            "bisector_events.alert_ids || $3::text WHERE NOT ($3 = ANY (bisector_events.alert_ids)) "
 	                            "RETURNING (xmax = 0) AS created",
 	                            &p, 0, &r, errbuf, errlen)) != PW_OK)
-		goto fail;
-	const char *outcome = PQntuples(r) == 0 ? "redelivered"
+		goto out;
+	*outcome = PQntuples(r) == 0 ? "redelivered"
 	                      : strcmp(PQgetvalue(r, 0, 0), "t") == 0 ? "started" : "joined";
 	PQclear(r);
 	r = NULL;
 	/* the original, for the follow-up that carries the bisection block when it ends */
-	char key[512];
-	snprintf(key, sizeof key, "%.*s", m->key ? (int)(m->key_len < sizeof key - 1 ? m->key_len : sizeof key - 1) : 0,
-	         m->key ? (const char *)m->key : "");
-	if ((st = pw_alert_followup_record(pg, al, key, m->payload, m->len, errbuf, errlen)) != PW_OK)
-		goto fail;
-	if (strcmp(outcome, "joined") == 0) {
+	if ((st = pw_alert_followup_record(pg, al, key, payload, len, errbuf, errlen)) != PW_OK)
+		goto out;
+	if (strcmp(*outcome, "joined") == 0) {
 		/*
 		 * Another series of the event. Before the event's first job (within
 		 * bisector.gather) the one whose metric ranks first, then with the
@@ -442,12 +466,12 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 		             "AND b.alert_id <> $2 AND NOT EXISTS "
 		             "(SELECT 1 FROM perfwatch.bisect_jobs j WHERE j.bisection_id = $1) RETURNING 1",
 		             &p, 0, &r, errbuf, errlen)) != PW_OK)
-			goto fail;
+			goto out;
 		bool retarget = PQntuples(r) == 1;
 		PQclear(r);
 		r = NULL;
 		if (retarget) {
-			outcome = "retargeted";
+			*outcome = "retargeted";
 		} else {
 			pw_pg_params_init(&p);
 			pw_pg_params_text(&p, bid);
@@ -459,7 +483,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 			                            "array_append(correlated_alert_ids, $3::text) WHERE bisection_id = $1 "
 			                            "AND alert_id <> $3 AND NOT ($3 = ANY (correlated_alert_ids))",
 			                            &p, 0, NULL, errbuf, errlen)) != PW_OK)
-				goto fail;
+				goto out;
 		}
 	}
 	/* an alert that joins an event whose bisection is over gets its follow-up now */
@@ -470,7 +494,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	                            "cherry_pick_reproduced FROM perfwatch.bisections WHERE bisection_id = $1 "
 	                            "AND status IN ('done', 'failed')",
 	                            &p, 0, &r, errbuf, errlen)) != PW_OK)
-		goto fail;
+		goto out;
 	if (PQntuples(r) == 1) {
 		pw_alert_blocks blk = {.has_bisection = true, .bisection_id = bid,
 		                       .bisection_status = PQgetvalue(r, 0, 0), .confidence = PQgetvalue(r, 0, 1),
@@ -482,15 +506,100 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, 
 	PQclear(r);
 	r = NULL;
 	if (st != PW_OK)
+		goto out;
+	snprintf(event_key_out, eklen, "%s", event_key);
+	*narrowed = ev.narrowed;
+	if (0)
+		goto out;
+out:
+	if (r)
+		PQclear(r);
+	if (why[0])
+		bid[0] = 0;
+	return st;
+}
+
+/* confirm.h's start function: a confirmed regression joins or starts its event. */
+static pw_status confirm_start(void *ctx, pw_pg *pg, const Perfwatch__V1__Alert *al, const char *key,
+                               const void *payload, size_t len, char *bid, size_t bidlen, char *why,
+                               size_t whylen, char *errbuf, size_t errlen)
+{
+	app *a = ctx;
+	const char *outcome;
+	char event_key[256];
+	bool narrowed;
+	Perfwatch__V1__DlqReason reason;
+	pw_status st = event_add(pg, al, key, payload, len, bid, bidlen, &outcome, event_key, sizeof event_key,
+	                         &narrowed, &reason, why, whylen, errbuf, errlen);
+	if (st == PW_OK && !why[0]) {
+		pw_metric_inc(a->m_events, (const char *const[]){outcome});
+		pw_log_info(a->lg, "confirmed alert \"%s\" (%s): event %s, bisection %s %s", al->alert_id, al->series_key,
+		            event_key, bid, outcome);
+	}
+	return st;
+}
+
+static pw_status on_alert(worker *k, const rd_kafka_message_t *m, char *errbuf, size_t errlen)
+{
+	static const char *type = "perfwatch.v1.Alert";
+	Perfwatch__V1__Alert *al = NULL;
+	Perfwatch__V1__DlqReason reason;
+	char detail[320];
+	pw_bisect_input in = pw_bisect_alert_decode(m->payload, m->len, &al, &reason, detail, sizeof detail);
+	if (in == PW_BISECT_INPUT_DEAD)
+		return dead(k, m, type, reason, detail, errbuf, errlen);
+	pw_pg *pg = k->pg;
+	pw_status st = PW_OK;
+	PGresult *r = NULL;
+	bool tx = false;
+	if (in == PW_BISECT_INPUT_FOLLOW_UP) {
+		pw_metric_inc(app_of(k)->m_events, (const char *const[]){"follow_up"});
+		goto done; /* a later revision carrying a bisection or attribution: never a new event */
+	}
+	if (in == PW_BISECT_INPUT_IGNORE) {
+		pw_metric_inc(app_of(k)->m_events, (const char *const[]){"ignored"});
+		goto done; /* improvements, infra health, outliers: nothing to bisect */
+	}
+	char key[512];
+	snprintf(key, sizeof key, "%.*s", m->key ? (int)(m->key_len < sizeof key - 1 ? m->key_len : sizeof key - 1) : 0,
+	         m->key ? (const char *)m->key : "");
+	if (in == PW_BISECT_INPUT_CONFIRM) {
+		const char *outcome;
+		pw_confirm_take_result res;
+		if ((st = pw_confirm_take(&app_of(k)->confirm, pg, al, key, m->payload, m->len, &res, &outcome, detail,
+		                          sizeof detail, errbuf, errlen)) != PW_OK)
+			goto fail;
+		if (res == PW_CONFIRM_DEAD) {
+			st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE, detail, errbuf, errlen);
+			goto done;
+		}
+		pw_metric_inc(app_of(k)->m_events, (const char *const[]){"confirm"});
+		pw_log_info(app_of(k)->lg, "unconfirmed alert \"%s\" (%s, run %s): confirmation %s", al->alert_id,
+		            al->series_key, al->point_run_id, outcome);
+		goto done;
+	}
+	char bid[160], event_key[256];
+	const char *outcome;
+	bool narrowed;
+	Perfwatch__V1__DlqReason why_reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED;
+	if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
 		goto fail;
+	tx = true;
+	if ((st = event_add(pg, al, key, m->payload, m->len, bid, sizeof bid, &outcome, event_key, sizeof event_key,
+	                    &narrowed, &why_reason, detail, sizeof detail, errbuf, errlen)) != PW_OK)
+		goto fail;
+	if (detail[0]) {
+		pw_pg_rollback(pg, NULL, 0);
+		tx = false;
+		st = dead(k, m, type, why_reason, detail, errbuf, errlen);
+		goto done;
+	}
 	if ((st = pw_pg_commit(pg, errbuf, errlen)) != PW_OK)
 		goto fail;
 	tx = false;
 	pw_metric_inc(app_of(k)->m_events, (const char *const[]){outcome});
-	pw_log_info(app_of(k)->lg, "alert \"%s\" (%s): event %s, bisection %s %s, range (cl/%" PRId64 ", cl/%" PRId64
-	            "]%s",
-	            al->alert_id, al->series_key, event_key, bid, outcome, ev.lo, ev.hi,
-	            ev.narrowed ? " narrowed by its changepoint" : "");
+	pw_log_info(app_of(k)->lg, "alert \"%s\" (%s): event %s, bisection %s %s%s", al->alert_id, al->series_key,
+	            event_key, bid, outcome, narrowed ? ", narrowed by its changepoint" : "");
 	goto done;
 fail:
 	if (tx)
@@ -1176,6 +1285,8 @@ static pw_status tick(void *p, pw_service_worker *w, int64_t *next_ms, char *err
 		}
 	}
 	PQclear(r);
+	if (st == PW_OK && !pw_service_stopping(a->svc))
+		st = pw_confirm_tick(&a->confirm, pg, errbuf, errlen);
 	return st;
 }
 

@@ -1,0 +1,60 @@
+/*
+ * pw_confirm.h: the decision of a confirmation rerun (issue 17).
+ *
+ * The baseliner raises an outlier alert when a nightly point leaves its
+ * series' band (baseline median ± k·σ, k = baseliner.outlier_k, 5 by
+ * default). When no infra cause explains it the bisector reruns the same
+ * build at the exact config n times (a CONFIRM BisectJob) and decides here:
+ * the outlier is reproduced when the median of the reruns also sits beyond
+ * the band, on the side the point left it; otherwise it was not (an infra
+ * hiccup). Plain functions of their inputs, unit-tested against values
+ * computed by hand (tests/unit/test_confirm.c); services/bisector/confirm.c
+ * feeds them from PostgreSQL.
+ */
+#ifndef PW_CONFIRM_H
+#define PW_CONFIRM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pw_status.h"
+
+/* The band the outlier left. */
+typedef struct pw_confirm_band {
+	double median;  /* the baseline median, in unit */
+	double sigma;   /* the σ the outlier rule measured against, in unit (> 0) */
+	double k;       /* the rule's multiple (> 0) */
+	double lo, hi;  /* median ∓ k·σ */
+	int side;       /* +1: the point was above hi, -1: below lo */
+} pw_confirm_band;
+
+/*
+ * The band of an outlier alert: its baseline median, its point (observed
+ * value) and robust z (the alert's delta.z_robust, (point − median) / σ). σ
+ * is |point − median| / |z| — the σ the baseliner used, floors included —
+ * or, when z is 0 or not finite, mad (the baseline's normalised MAD). k is
+ * the band's multiple. PW_ERR_INVALID when a value is not finite, σ is not
+ * > 0, k is not > 0, or the point is not outside the band (nothing to
+ * confirm).
+ */
+pw_status pw_confirm_band_of(double median, double point, double z, double mad, double k,
+                             pw_confirm_band *out);
+
+/* The decision on the reruns. */
+typedef struct pw_confirm_result {
+	size_t n;          /* finite reruns used */
+	double median;     /* their median, in unit */
+	bool reproduced;   /* median beyond the band on the band's side (strictly) */
+	bool regression;   /* reproduced and on the worse side for the direction given */
+} pw_confirm_result;
+
+/*
+ * Decides on the reruns x[0..n) (NaN and ±inf are skipped) against band b;
+ * lower_is_better says which side is worse (latency, cost: true). work holds
+ * 2·n doubles (the caller's). PW_ERR_INVALID when no rerun is finite or b is
+ * not a band of pw_confirm_band_of.
+ */
+pw_status pw_confirm_decide(const pw_confirm_band *b, const double *x, size_t n, bool lower_is_better,
+                            double *work, pw_confirm_result *out);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * test_confirm.c: the confirmation rerun's decision (common/pw_confirm.h)
+ * against values worked out by hand: the worked example's +8.2% point
+ * (3.90 -> 4.22 ms at z 20.5) and reruns that reproduce it or not, the
+ * band's edges, even counts, the other side, NaN and degenerate inputs.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "pw_confirm.h"
+
+#define EPS 1e-12
+
+/* 3.90 ms, point 4.22 ms at z 20.5: σ = 0.32 / 20.5 = 0.0156097560975610,
+ * k 5: band 3.90 ∓ 0.0780487804878049 = [3.8219512195121951, 3.9780487804878049] */
+static pw_confirm_band worked(void)
+{
+	pw_confirm_band b;
+	cr_assert_eq(pw_confirm_band_of(3.90, 4.22, 20.5, 0.02, 5.0, &b), PW_OK);
+	return b;
+}
+
+Test(confirm, band_from_z)
+{
+	pw_confirm_band b = worked();
+	cr_assert_float_eq(b.sigma, 0.0156097560975610, EPS);
+	cr_assert_float_eq(b.lo, 3.8219512195121951, EPS);
+	cr_assert_float_eq(b.hi, 3.9780487804878049, EPS);
+	cr_assert_eq(b.side, 1);
+}
+
+Test(confirm, band_from_mad_when_z_is_zero)
+{
+	pw_confirm_band b;
+	/* σ = mad 0.02: band [3.80, 4.00]; 3.70 is below it */
+	cr_assert_eq(pw_confirm_band_of(3.90, 3.70, 0.0, 0.02, 5.0, &b), PW_OK);
+	cr_assert_float_eq(b.lo, 3.80, EPS);
+	cr_assert_float_eq(b.hi, 4.00, EPS);
+	cr_assert_eq(b.side, -1);
+}
+
+Test(confirm, reproduced_regression)
+{
+	pw_confirm_band b = worked();
+	double x[] = {4.21, 4.23, 4.19, 4.25, 4.22}, w[10];
+	pw_confirm_result r;
+	cr_assert_eq(pw_confirm_decide(&b, x, 5, true, w, &r), PW_OK);
+	cr_assert_eq(r.n, 5);
+	cr_assert_float_eq(r.median, 4.22, EPS); /* sorted 4.19 4.21 4.22 4.23 4.25 */
+	cr_assert(r.reproduced);
+	cr_assert(r.regression);
+	/* the same shift on a higher-is-better metric is an improvement */
+	cr_assert_eq(pw_confirm_decide(&b, x, 5, false, w, &r), PW_OK);
+	cr_assert(r.reproduced);
+	cr_assert_not(r.regression);
+}
+
+Test(confirm, one_slow_rerun_is_not_a_reproduction)
+{
+	pw_confirm_band b = worked();
+	double x[] = {3.91, 3.89, 3.90, 4.30, 3.92}, w[10];
+	pw_confirm_result r;
+	cr_assert_eq(pw_confirm_decide(&b, x, 5, true, w, &r), PW_OK);
+	cr_assert_float_eq(r.median, 3.91, EPS); /* sorted 3.89 3.90 3.91 3.92 4.30 */
+	cr_assert_not(r.reproduced);
+	cr_assert_not(r.regression);
+}
+
+Test(confirm, even_count_median_and_edges)
+{
+	pw_confirm_band b = worked();
+	double w[8];
+	pw_confirm_result r;
+	/* (3.97 + 4.00) / 2 = 3.985 > 3.97805 */
+	double x[] = {3.95, 4.00, 4.01, 3.97};
+	cr_assert_eq(pw_confirm_decide(&b, x, 4, true, w, &r), PW_OK);
+	cr_assert_float_eq(r.median, 3.985, EPS);
+	cr_assert(r.reproduced);
+	/* (3.95 + 3.97) / 2 = 3.96, inside */
+	double y[] = {3.95, 3.96, 3.97, 3.94};
+	cr_assert_eq(pw_confirm_decide(&b, y, 4, true, w, &r), PW_OK);
+	cr_assert_float_eq(r.median, 3.955, EPS);
+	cr_assert_not(r.reproduced);
+	/* exactly on the edge is not beyond it */
+	double e = b.hi;
+	cr_assert_eq(pw_confirm_decide(&b, &e, 1, true, w, &r), PW_OK);
+	cr_assert_not(r.reproduced);
+}
+
+Test(confirm, the_other_side_is_not_a_reproduction)
+{
+	pw_confirm_band b = worked();
+	double x[] = {3.70, 3.71, 3.69}, w[6];
+	pw_confirm_result r;
+	cr_assert_eq(pw_confirm_decide(&b, x, 3, true, w, &r), PW_OK);
+	cr_assert_not(r.reproduced);
+	/* a point below the band: reruns below reproduce it (an improvement of a latency) */
+	pw_confirm_band lo;
+	cr_assert_eq(pw_confirm_band_of(3.90, 3.60, -19.2, 0.02, 5.0, &lo), PW_OK);
+	cr_assert_eq(lo.side, -1);
+	cr_assert_eq(pw_confirm_decide(&lo, x, 3, true, w, &r), PW_OK);
+	cr_assert(r.reproduced);
+	cr_assert_not(r.regression);
+}
+
+Test(confirm, nan_skipped_and_degenerate_inputs)
+{
+	pw_confirm_band b = worked();
+	double x[] = {NAN, 4.20, INFINITY, 4.24, 4.22}, w[10];
+	pw_confirm_result r;
+	cr_assert_eq(pw_confirm_decide(&b, x, 5, true, w, &r), PW_OK);
+	cr_assert_eq(r.n, 3);
+	cr_assert_float_eq(r.median, 4.22, EPS);
+	double none[] = {NAN, NAN};
+	cr_assert_eq(pw_confirm_decide(&b, none, 2, true, w, &r), PW_ERR_INVALID);
+	cr_assert_eq(pw_confirm_decide(&b, x, 0, true, w, &r), PW_ERR_INVALID);
+	pw_confirm_band z;
+	/* a point inside its band is no outlier */
+	cr_assert_eq(pw_confirm_band_of(3.90, 3.95, 3.2, 0.02, 5.0, &z), PW_ERR_INVALID);
+	cr_assert_eq(pw_confirm_band_of(3.90, 4.22, 0.0, 0.0, 5.0, &z), PW_ERR_INVALID);
+	cr_assert_eq(pw_confirm_band_of(NAN, 4.22, 20.0, 0.02, 5.0, &z), PW_ERR_INVALID);
+	cr_assert_eq(pw_confirm_band_of(3.90, 4.22, 20.0, 0.02, 0.0, &z), PW_ERR_INVALID);
+	cr_assert_eq(pw_confirm_decide(&z, x, 5, true, w, &r), PW_ERR_INVALID);
+}
