@@ -437,12 +437,16 @@ static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 			continue;
 		}
 		st = pw_sim_bisect_plan_make(a->w, job, &plan, err, sizeof err);
+		/* a CONFIRM job is stamped in data time (the outlier's time + its modelled build and run) */
+		bool confirm = job->purpose == PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_CONFIRM &&
+		               job->data_unix_us > 0;
+		int64_t data_us = job->data_unix_us;
 		perfwatch__v1__bisect_job__free_unpacked(job, NULL);
 		if (st != PW_OK) {
 			pw_log_warn(&a->log, "%s; skipped", err);
 			continue;
 		}
-		int64_t t = pw_now_us() - 16LL * 60 * 1000000;
+		int64_t t = confirm ? data_us : pw_now_us() - 16LL * 60 * 1000000;
 		char run_id[PW_SIM_NAME_MAX * 2];
 		snprintf(run_id, sizeof run_id, "bx-%s", plan.job_id);
 		for (uint32_t r = 0; r < plan.repeats; r++) {

@@ -444,6 +444,7 @@ static pw_status scenario_copy(const pw_sim_scenario *src, pw_sim_scenario **out
 	d->fleet = NULL;
 	d->revs = NULL;
 	d->noise = NULL;
+	d->transients = NULL;
 	d->flags = NULL;
 	d->releases = NULL;
 	d->nflags = 0;
@@ -457,6 +458,7 @@ static pw_status scenario_copy(const pw_sim_scenario *src, pw_sim_scenario **out
 	DUP(fleet, nfleet);
 	DUP(revs, nrevs);
 	DUP(noise, nnoise);
+	DUP(transients, ntransients);
 #undef DUP
 	if (nflags) {
 		d->flags = calloc(nflags, sizeof *d->flags);
@@ -984,6 +986,15 @@ static pw_status run_make(const pw_sim *w, size_t si, const pw_sim_model_rev *re
 	if (u_out < w->outlier_rate) {
 		out->outlier = true;
 		outlier_f = 1.0 + k_out * pw_sim_class_sigma(p->cls);
+	}
+	/* a transient infra outlier on its day's nightly (not on a rerun: job runs carry a job id) */
+	for (size_t i = 0; i < w->sc->ntransients && !out->job_id[0] && b->kind == PW_SIM_BUILD_NIGHTLY; i++) {
+		const pw_sim_transient *tr = &w->sc->transients[i];
+		int64_t day = (t_us - w->sc->start_unix_us) / (86400LL * 1000000);
+		if (day == tr->day && sel_match(&tr->sel, s->model.name, p->name, c)) {
+			out->outlier = true;
+			outlier_f = 1.0 + tr->sigma * pw_sim_class_sigma(p->cls);
+		}
 	}
 	double bi_f = (s->bimodal_pct > 0 && u_bi < 0.5) ? 1.0 + s->bimodal_pct / 100.0 : 1.0;
 	double base_f = (1.0 + rev_pct / 100.0) * infra_f * bi_f;

@@ -281,6 +281,14 @@ typedef struct pw_sim_noise_mod {
 	double bimodal_pct;             /* > 0: half the runs are slower by this much */
 } pw_sim_noise_mod;
 
+/* A transient infra outlier: the nightly runs of the selected series on one day only
+ * are slower by sigma × the platform's σ; a rerun (another run) is not. */
+typedef struct pw_sim_transient {
+	pw_sim_selector sel;
+	int day;                        /* day index of the nightly */
+	double sigma;                   /* size in the platform class's σ */
+} pw_sim_transient;
+
 typedef struct pw_sim_matrix {
 	char model[PW_SIM_NAME_MAX];
 	char platforms[8][PW_SIM_NAME_MAX];
@@ -317,6 +325,7 @@ typedef struct pw_sim_scenario {
 	pw_sim_fleet_change *fleet; size_t nfleet;
 	pw_sim_model_rev *revs; size_t nrevs;
 	pw_sim_noise_mod *noise; size_t nnoise;
+	pw_sim_transient *transients; size_t ntransients;
 } pw_sim_scenario;
 
 /*

@@ -873,6 +873,39 @@ static pw_status line_noise(parser *ps, tok *t, int nt)
 	return PW_OK;
 }
 
+static pw_status line_outlier(parser *ps, tok *t, int nt)
+{
+	pw_sim_scenario *sc = ps->sc;
+	pw_sim_transient *o = push(&sc->transients, &sc->ntransients, sizeof *o);
+	if (!o)
+		return PW_ERR_NOMEM;
+	pw_status st;
+	bool have_day = false;
+	o->sigma = 8.0;
+	for (int i = 1; i < nt; i++) {
+		if (!t[i].key)
+			UNKNOWN_KEY(ps, "outlier", &t[i]);
+		if (sel_key(ps, &t[i], &o->sel, &st)) {
+			if (st != PW_OK)
+				return st;
+		} else if (strcmp(t[i].key, "day") == 0) {
+			if ((st = parse_day(ps, "day", t[i].value, &o->day)) != PW_OK)
+				return st;
+			have_day = true;
+		} else if (strcmp(t[i].key, "sigma") == 0) {
+			if ((st = parse_double(ps, "sigma", t[i].value, &o->sigma)) != PW_OK)
+				return st;
+			if (o->sigma <= 0 || o->sigma > 100)
+				PERR(ps, "sigma=%s is out of range (0, 100]", t[i].value);
+		} else {
+			UNKNOWN_KEY(ps, "outlier", &t[i]);
+		}
+	}
+	if (!have_day)
+		PERR(ps, "\"outlier\" needs day=");
+	return PW_OK;
+}
+
 static pw_status line_history(parser *ps, tok *t, int nt)
 {
 	pw_sim_scenario *sc = ps->sc;
@@ -1019,6 +1052,8 @@ static pw_status parse_line(parser *ps, char *line)
 		return line_model_rev(ps, t, nt);
 	if (strcmp(dir, "noise") == 0)
 		return line_noise(ps, t, nt);
+	if (strcmp(dir, "outlier") == 0)
+		return line_outlier(ps, t, nt);
 	if (strcmp(dir, "history") == 0)
 		return line_history(ps, t, nt);
 	if (strcmp(dir, "scale") == 0)
@@ -1154,5 +1189,6 @@ void pw_sim_scenario_free(pw_sim_scenario *sc)
 	free(sc->fleet);
 	free(sc->revs);
 	free(sc->noise);
+	free(sc->transients);
 	free(sc);
 }

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# test_confirm.sh: confirmation reruns of unconfirmed outliers (issue 17;
+# services/bisector/confirm.h), through the real stack.
+#
+# 1. transient-outlier.scn (namespace "<ns>t"): one 8σ nightly outlier on a
+#    quiet series. The baseliner raises it unconfirmed; the bisector asks for
+#    one CONFIRM job (5 repeats of that nightly's build); pw-sim answers it in
+#    data time; the rerun is back at the normal level: the alert's next
+#    revision is infra_health, owner infra, queue, no page route (the pager's
+#    infra route pages nobody), and no bisection starts.
+# 2. worked-example.scn (namespace "<ns>"): the nightly carrying cl/7841917
+#    (2026-06-17) leaves chat-8b v6e-4 decode B64's band by ~20σ. Its CONFIRM
+#    job is published, then the bisector is killed -9 before any rerun is in
+#    (the answerer starts only after the restart); the restarted bisector
+#    decides it: a regression, owner compiler (not infra), with the one-day
+#    range cl/7841885..cl/7841923, within 4 h of simulated time after the
+#    point; its bisection starts at once on that range, and the watcher's
+#    later changepoint on the same shift joins that bisection (one per event).
+# 3. bad CONFIRM inputs (no point, an unknown run) are dead-lettered.
+set -euo pipefail
+
+. tests/integration/lib.sh
+need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
+need_tools kcat protoc python3
+bins=("$PW_BUILD/services/ingester/pw-ingester" "$PW_BUILD/services/baseliner/pw-baseliner"
+      "$PW_BUILD/services/watcher/pw-watcher" "$PW_BUILD/services/bisector/pw-bisector"
+      "$PW_BUILD/tools/simulator/pw-sim" "$PW_BUILD/tools/perfwatch")
+need_bins "${bins[@]}"
+pw=${bins[5]}
+sim=${bins[4]}
+service_harness test_confirm cf
+nt="${ns}t"
+start() { service_start "$1" PW_BISECTOR_TICK=200ms; }
+joined() { service_joined "$1"; }
+enc() { protoc --encode="perfwatch.v1.$1" -I proto "proto/perfwatch/v1/$2"; }
+wait_q() { # SECONDS SQL WANT WHAT
+  local deadline=$((SECONDS + $1))
+  until [ "$(q "$2")" = "$3" ]; do
+    [ $SECONDS -lt $deadline ] || fail "$4 (waited $1 s: [$2] = $(q "$2"), want $3)"
+    sleep 0.5
+  done
+}
+"$pw" group to-end "$ns-ingester" perf.runs.v1 >/dev/null &&
+  "$pw" group to-end "$ns-baseliner" perf.points.v1 perf.fleet-changes.v1 >/dev/null &&
+  "$pw" group to-end "$ns-watcher" perf.points.v1 perf.fleet-changes.v1 perf.baselines.v1 >/dev/null &&
+  "$pw" group to-end "$ns-bisector" perf.alerts.v1 perf.compiler-cls.v1 >/dev/null &&
+  "$pw" group to-end "$ns-answer" perf.bisect.jobs.v1 >/dev/null &&
+  "$pw" group to-end "$nt-answer" perf.bisect.jobs.v1 >/dev/null ||
+  fail "placing the groups at the topics' ends"
+for s in ingester baseliner watcher bisector; do start $s; done
+for s in ingester baseliner watcher bisector; do joined $s; done
+
+# --- 1. the transient 8σ outlier: not reproduced, infra, pages nobody ----------------------------
+PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$nt-answer" "$sim" answer tools/simulator/scenarios/transient-outlier.scn \
+  --namespace "$nt" >"$work/answer-t.log" 2>&1 &
+pid[answer_t]=$!
+"$sim" replay tools/simulator/scenarios/transient-outlier.scn --namespace "$nt" --run-prefix "$nt-" \
+  >"$work/sim-t.json" 2>"$work/sim-t.log" || fail "pw-sim replay transient-outlier failed"
+T="a.series_key LIKE 'chat-8b.$nt/%/tpot_p50_ms'"
+wait_q 180 "SELECT count(*) FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE $T AND c.outcome <> 'pending'" 1 \
+  "the transient outlier's tpot alert was not decided"
+res=$(q "SELECT c.outcome || ' ' || a.kind || ' ' || a.owner_hint || ' ' || a.routing || ' [' || a.page_route || '] ' ||
+                a.revision || ' ' || a.confirm_outcome FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE $T")
+echo "test_confirm: transient 8σ outlier: $res"
+[ "$res" = "not_reproduced infra_health infra queue [] 2 not_reproduced" ] ||
+  fail "transient outlier: [$res], want not_reproduced infra_health infra queue [] 2"
+q "SELECT a.summary FROM perfwatch.alerts a WHERE $T" | sed 's/^/  /'
+[ "$(q "SELECT count(*) FROM perfwatch.confirm_jobs WHERE model = 'chat-8b.$nt'")" = 1 ] ||
+  fail "one CONFIRM job for the transient outlier's run expected"
+[ "$(q "SELECT count(*) FROM perfwatch.bisections WHERE bisection_id LIKE 'bs-chat-8b.$nt-%'")" = 0 ] ||
+  fail "a bisection started from an infra outlier"
+
+# --- 2. the worked example: reproduced, compiler, one-day range; kill -9 mid-confirmation ---------
+"$sim" replay tools/simulator/scenarios/worked-example.scn --namespace "$ns" --run-prefix "$ns-" \
+  >"$work/sim.json" 2>"$work/sim.log" || fail "pw-sim replay worked-example failed"
+W="series_key LIKE 'chat-8b.$ns/%/v6e-4/decode.B64.s2048.int8/tpot_p50_ms'"
+job_where="model = 'chat-8b.$ns' AND platform = 'v6e-4' AND config = 'decode.B64.s2048.int8' AND cl_number = 7841923"
+wait_q 240 "SELECT count(*) FROM perfwatch.confirm_jobs WHERE $job_where" 1 "no CONFIRM job for the 2026-06-17 nightly"
+job=$(q "SELECT job_id FROM perfwatch.confirm_jobs WHERE $job_where")
+wait_q 30 "SELECT count(*) FROM perfwatch.outbox WHERE service = 'bisector' AND ref = '$job' AND published_at IS NOT NULL" 1 \
+  "CONFIRM job $job not published"
+kill -9 "${pid[bisector]}"
+wait "${pid[bisector]}" 2>/dev/null || true
+echo "test_confirm: killed -9 with $job pending ($(q "SELECT status FROM perfwatch.confirm_jobs WHERE job_id = '$job'"))"
+start bisector
+PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-answer" "$sim" answer tools/simulator/scenarios/worked-example.scn \
+  --namespace "$ns" >"$work/answer.log" 2>&1 &
+pid[answer]=$!
+wait_q 240 "SELECT count(*) FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE a.$W AND c.outcome <> 'pending'" 1 \
+  "the worked example's tpot alert was not decided after the restart"
+res=$(q "SELECT c.outcome || ' ' || a.kind || ' ' || a.owner_hint || ' ' || a.cl_range_lo || ' ' || a.cl_range_hi || ' ' ||
+                a.n_cls || ' ' || a.needs_confirmation FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE a.$W")
+echo "test_confirm: worked example 2026-06-17 nightly: $res"
+[ "$res" = "reproduced regression compiler cl/7841885 cl/7841923 38 false" ] ||
+  fail "worked example: [$res], want reproduced regression compiler cl/7841885 cl/7841923 38 false"
+q "SELECT a.summary FROM perfwatch.alerts a WHERE a.$W" | sed 's/^/  /'
+hours=$(q "SELECT round((extract(epoch FROM c.confirmed_data_at - j.point_at) / 3600)::numeric, 2)
+           FROM perfwatch.confirm_alerts c JOIN perfwatch.confirm_jobs j USING (job_id) JOIN perfwatch.alerts a USING (alert_id) WHERE a.$W")
+wall=$(q "SELECT round(extract(epoch FROM c.decided_at - c.received_at)::numeric, 1)
+          FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE a.$W")
+echo "test_confirm: nightly point -> confirmed regression: $hours h of simulated time ($wall s wall, including the kill -9)"
+python3 -c "import sys; sys.exit(0 if 0 < float(sys.argv[1]) <= 4.0 else 1)" "$hours" ||
+  fail "confirmed $hours h after the nightly's point, want within 4 h"
+# the job once: one row, one outbox row, no re-issue
+[ "$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'bisector' AND ref = '$job'")" = 1 ] ||
+  fail "CONFIRM job $job written more than once"
+[ "$(q "SELECT reissued FROM perfwatch.confirm_jobs WHERE job_id = '$job'")" = 0 ] || fail "job $job re-issued"
+# the bisection started at once on the one-day range
+bis="bisection_id = 'bs-chat-8b.$ns-7841923'"
+wait_q 30 "SELECT range_lo || '..' || range_hi FROM perfwatch.bisections WHERE $bis" "cl/7841885..cl/7841923" \
+  "no bisection on the one-day range"
+bal=$(q "SELECT alert_id FROM perfwatch.alerts WHERE $W AND source = 'baseliner'")
+[ "$(q "SELECT count(*) FROM perfwatch.bisector_events WHERE $bis AND '$bal' = ANY (alert_ids)")" = 1 ] ||
+  fail "the confirmed alert is not in the bisection's event"
+# the watcher's changepoint on the same shift joins it: one bisection for the event
+wait_q 240 "SELECT count(*) FROM perfwatch.alerts a JOIN perfwatch.bisector_events e ON a.alert_id = ANY (e.alert_ids)
+            WHERE e.$bis AND a.source = 'watcher' AND a.$W" 1 "the watcher's changepoint did not join the confirmed event"
+[ "$(q "SELECT count(*) FROM perfwatch.bisections WHERE bisection_id LIKE 'bs-chat-8b.$ns-%'")" = 1 ] ||
+  fail "more than one bisection for the chat-8b.$ns shift: $(q "SELECT string_agg(bisection_id, ' ') FROM perfwatch.bisections WHERE bisection_id LIKE 'bs-chat-8b.$ns-%'")"
+echo "test_confirm: the watcher's changepoint joined bisection bs-chat-8b.$ns-7841923"
+# the budget counted what was asked
+used=$(q "SELECT coalesce(sum(runs_used), 0) || ' ' || coalesce(sum(jobs), 0) FROM perfwatch.confirm_budget")
+echo "test_confirm: confirm_budget (all days, this stack): runs jobs = $used"
+
+# --- 3. bad CONFIRM inputs are dead-lettered ------------------------------------------------------
+sk=$(q "SELECT series_key FROM perfwatch.series WHERE $W")
+IFS=/ read -r s_model s_hlo s_platform s_config s_metric <<<"$sk"
+series="series { model: \"$s_model\" hlo_fingerprint: \"$s_hlo\" platform: \"$s_platform\" config: \"$s_config\" metric: \"$s_metric\" }"
+bad() { # ID EXTRA
+  printf 'alert_id: "%s" revision: 1 kind: ALERT_KIND_UNCONFIRMED source: ALERT_SOURCE_BASELINER series_key: "%s" %s
+          baseline { median: 3.9 mad: 0.017 n: 30 } observed { median: 4.22 n: 1 } delta { abs: 0.32 pct: 8.2 z_robust: 20.5 } %s' \
+    "$1" "$sk" "$series" "$2" | enc Alert alert.proto
+}
+bad "$ns-nopoint" '' >"$work/b1.bin"
+bad "$ns-norun" "point_run_id: \"$ns-no-such-run\" point_unix_us: 1781654400000000" >"$work/b2.bin"
+bad "$ns-nanz" "point_run_id: \"$ns-x\" point_unix_us: 1781654400000000" >"$work/b3.bin"
+python3 - "$work/b3.bin" <<'PY'
+import sys, struct
+p = sys.argv[1]; d = open(p, 'rb').read()
+z = struct.pack('<d', 20.5); assert z in d
+open(p, 'wb').write(d.replace(z, struct.pack('<d', float('nan')), 1))
+PY
+for f in b1 b2 b3; do kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -k "$sk" "$work/$f.bin" || fail "publishing $f"; done
+wait_q 60 "SELECT count(*) FROM perfwatch.dead_letters WHERE service = 'bisector' AND detail LIKE '%$ns-no%' OR (service = 'bisector' AND detail LIKE '%$ns-nanz%')" 3 \
+  "three bad CONFIRM inputs dead-lettered"
+q "SELECT reason || ': ' || detail FROM perfwatch.dead_letters WHERE service = 'bisector' AND (detail LIKE '%$ns-no%' OR detail LIKE '%$ns-nanz%') ORDER BY 1" | sed 's/^/  /'
+[ "$(q "SELECT count(*) FROM perfwatch.confirm_alerts WHERE alert_id LIKE '$ns-no%' OR alert_id = '$ns-nanz'")" = 0 ] ||
+  fail "a bad CONFIRM input was taken"
+kill -0 "${pid[bisector]}" 2>/dev/null || fail "pw-bisector exited"
+echo "test_confirm: PASS"
