@@ -46,6 +46,7 @@ CREATE TABLE perfwatch.confirm_alerts (
     payload         bytea NOT NULL,                -- the alert as received
     baseline_median double precision NOT NULL,
     point_value     double precision NOT NULL,
+    range_lo_number bigint NOT NULL DEFAULT 0,     -- the CL of the series' last nightly point inside the band before it (0: none)
     band_lo         double precision NOT NULL,
     band_hi         double precision NOT NULL,
     outcome         text NOT NULL DEFAULT 'pending'

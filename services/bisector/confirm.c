@@ -368,6 +368,28 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 	char day[16];
 	day_of(al->point_unix_us, day, sizeof day);
 
+	/*
+	 * The range's low end: the CL of the series' last nightly point before
+	 * this one that sits inside the band. Usually the previous nightly (the
+	 * one-day range); when earlier points are beyond the band too (the alert
+	 * came late, e.g. the baseliner took several nightlies in one batch), the
+	 * range reaches back to where the series was last in band.
+	 */
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, series_id);
+	pw_pg_params_int(&p, al->point_unix_us);
+	pw_pg_params_double(&p, band.lo);
+	pw_pg_params_double(&p, band.hi);
+	pw_pg_params_int(&p, j.cl);
+	if ((st = pw_pg_exec_params(pg,
+	                            "SELECT max(compiler_cl_number) FROM perfwatch.samples WHERE series_id = $1 AND "
+	                            "bisect_job_id = '' AND build_kind = 'nightly' AND compiler_cl_number < $5 AND "
+	                            "measured_at < to_timestamp($2::bigint / 1e6) AND value BETWEEN $3 AND $4",
+	                            &p, 0, &r, errbuf, errlen)) != PW_OK)
+		return st;
+	int64_t range_lo = PQntuples(r) == 1 ? ival(r, 0, 0) : 0;
+	PQclear(r);
+	r = NULL;
 	bool tx = false;
 	if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
 		return st;
@@ -466,17 +488,18 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 	pw_pg_params_double(&p, band.lo);
 	pw_pg_params_double(&p, band.hi);
 	pw_pg_params_text(&p, granted ? "pending" : "over_budget");
+	pw_pg_params_int(&p, range_lo);
 	if ((st = pw_pg_exec_params(pg,
 	                            "INSERT INTO perfwatch.confirm_alerts (alert_id, job_id, run_id, series_id, topic_key, "
 	                            "revision, payload, baseline_median, point_value, band_lo, band_hi, outcome, "
-	                            "decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-	                            "CASE WHEN $12 = 'over_budget' THEN now() END)",
+	                            "decided_at, range_lo_number) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+	                            "CASE WHEN $12 = 'over_budget' THEN now() END, $13)",
 	                            &p, 0, NULL, errbuf, errlen)) != PW_OK)
 		goto out;
 	char summary[1024], reason[320];
 	pw_confirm_revision rev = {.revision = (al->revision ? al->revision : 1) + 1, .job_id = granted ? j.job_id : "",
 	                           .repeats = j.repeats, .band_lo = band.lo, .band_hi = band.hi, .cl = j.cl,
-	                           .prev_cl = j.prev_cl, .point_us = j.point_us, .summary = summary,
+	                           .prev_cl = range_lo, .point_us = j.point_us, .summary = summary,
 	                           .reason = reason};
 	if (granted) {
 		/* the row says the rerun is under way; the message waits for the decision */
@@ -533,6 +556,7 @@ typedef struct pend_alert {
 	uint8_t *payload;
 	size_t len;
 	char series_key[512], unit[32];
+	int64_t range_lo;
 } pend_alert;
 
 /* Decides job j: every alert of it, its revision, its bisection; in one transaction. */
@@ -549,7 +573,7 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 	        pg,
 	        "SELECT a.alert_id, a.topic_key, a.series_id, greatest(a.revision, coalesce(al.revision, 0)), "
 	        "a.baseline_median, a.point_value, a.band_lo, a.band_hi, se.direction = 'lower_is_better', "
-	        "encode(a.payload, 'hex'), se.series_key, se.unit FROM perfwatch.confirm_alerts a "
+	        "encode(a.payload, 'hex'), se.series_key, se.unit, a.range_lo_number FROM perfwatch.confirm_alerts a "
 	        "JOIN perfwatch.series se USING (series_id) LEFT JOIN perfwatch.alerts al USING (alert_id) "
 	        "WHERE a.job_id = $1 AND a.outcome = 'pending' ORDER BY a.alert_id",
 	        &p, 0, &r, errbuf, errlen);
@@ -574,6 +598,7 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 		pa[i].payload = unhex(PQgetvalue(r, i, 9), &pa[i].len);
 		snprintf(pa[i].series_key, sizeof pa[i].series_key, "%s", PQgetvalue(r, i, 10));
 		snprintf(pa[i].unit, sizeof pa[i].unit, "%s", PQgetvalue(r, i, 11));
+		pa[i].range_lo = ival(r, i, 12);
 		if (!pa[i].payload) {
 			st = PW_ERR_NOMEM;
 			goto out;
@@ -643,7 +668,7 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 			continue;
 		}
 		char summary[1280], reason[400], lo[32], hi[32];
-		cl_name(j->prev_cl, lo, sizeof lo);
+		cl_name(pa[i].range_lo, lo, sizeof lo);
 		cl_name(j->cl, hi, sizeof hi);
 		double pct = pa[i].median != 0 ? (res.median - pa[i].median) / pa[i].median * 100.0 : 0;
 		snprintf(reason, sizeof reason, "rerun of %s (n %zu) median %.6g %s %s the band %.6g..%.6g %s", hi, res.n,
@@ -652,14 +677,14 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 		pw_confirm_revision rev = {
 			.revision = pa[i].revision + 1, .job_id = j->job_id, .repeats = j->repeats, .n = (uint32_t)res.n,
 			.rerun_median = res.median, .band_lo = pa[i].lo, .band_hi = pa[i].hi, .cl = j->cl,
-			.prev_cl = j->prev_cl, .point_us = j->point_us, .confirmed_us = last_us, .nightly = nightly,
+			.prev_cl = pa[i].range_lo, .point_us = j->point_us, .confirmed_us = last_us, .nightly = nightly,
 			.summary = summary, .reason = reason, .regression = res.regression,
 			.outcome = res.reproduced ? PERFWATCH__V1__CONFIRM_OUTCOME__CONFIRM_OUTCOME_REPRODUCED
 			                          : PERFWATCH__V1__CONFIRM_OUTCOME__CONFIRM_OUTCOME_NOT_REPRODUCED};
 		if (res.reproduced)
 			snprintf(summary, sizeof summary, "confirmed %s %+.2f%% on %.300s nightly %s (%s..%s, %" PRId64
 			         " CLs): %s", res.regression ? "regression" : "improvement", pct, pa[i].series_key,
-			         nightly, lo, hi, j->prev_cl > 0 ? j->cl - j->prev_cl : 0, reason);
+			         nightly, lo, hi, pa[i].range_lo > 0 ? j->cl - pa[i].range_lo : 0, reason);
 		else
 			snprintf(summary, sizeof summary, "infra outlier on %.300s nightly %.16s (not reproduced): %.400s",
 			         pa[i].series_key, nightly, reason);

@@ -54,8 +54,14 @@ for s in ingester baseliner watcher bisector; do joined $s; done
 PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$nt-answer" "$sim" answer tools/simulator/scenarios/transient-outlier.scn \
   --namespace "$nt" >"$work/answer-t.log" 2>&1 &
 pid[answer_t]=$!
+# in two segments: the baseliner judges a point against the baseline it holds, so
+# the series is baselined (its 2026-06-15 point taken in) before the outlier's day
 "$sim" replay tools/simulator/scenarios/transient-outlier.scn --namespace "$nt" --run-prefix "$nt-" \
-  >"$work/sim-t.json" 2>"$work/sim-t.log" || fail "pw-sim replay transient-outlier failed"
+  --until 2026-06-16 >"$work/sim-t.json" 2>"$work/sim-t.log" || fail "pw-sim replay transient-outlier failed"
+wait_q 120 "SELECT count(*) FROM perfwatch.baseliner_series WHERE series_key LIKE 'chat-8b.$nt/%/tpot_p50_ms'
+            AND state = 'active' AND mark_measured_at >= '2026-06-15'" 1 "the transient series is not baselined"
+"$sim" replay tools/simulator/scenarios/transient-outlier.scn --namespace "$nt" --run-prefix "$nt-" \
+  --since 2026-06-16 >>"$work/sim-t.json" 2>>"$work/sim-t.log" || fail "pw-sim replay transient-outlier failed"
 T="a.series_key LIKE 'chat-8b.$nt/%/tpot_p50_ms'"
 wait_q 180 "SELECT count(*) FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE $T AND c.outcome <> 'pending'" 1 \
   "the transient outlier's tpot alert was not decided"
@@ -71,9 +77,14 @@ q "SELECT a.summary FROM perfwatch.alerts a WHERE $T" | sed 's/^/  /'
   fail "a bisection started from an infra outlier"
 
 # --- 2. the worked example: reproduced, compiler, one-day range; kill -9 mid-confirmation ---------
-"$sim" replay tools/simulator/scenarios/worked-example.scn --namespace "$ns" --run-prefix "$ns-" \
-  >"$work/sim.json" 2>"$work/sim.log" || fail "pw-sim replay worked-example failed"
 W="series_key LIKE 'chat-8b.$ns/%/v6e-4/decode.B64.s2048.int8/tpot_p50_ms'"
+"$sim" replay tools/simulator/scenarios/worked-example.scn --namespace "$ns" --run-prefix "$ns-" \
+  --until 2026-06-17 >"$work/sim.json" 2>"$work/sim.log" || fail "pw-sim replay worked-example failed"
+wait_q 180 "SELECT count(*) FROM perfwatch.baseliner_series WHERE $W AND state = 'active'
+            AND mark_measured_at >= '2026-06-16'" 1 "the worked example's series is not baselined"
+# the nightly of 2026-06-17 alone (nightlies arrive a day apart); the later ones after its confirmation
+"$sim" replay tools/simulator/scenarios/worked-example.scn --namespace "$ns" --run-prefix "$ns-" \
+  --since 2026-06-17 --until 2026-06-18 >>"$work/sim.json" 2>>"$work/sim.log" || fail "pw-sim replay worked-example failed"
 job_where="model = 'chat-8b.$ns' AND platform = 'v6e-4' AND config = 'decode.B64.s2048.int8' AND cl_number = 7841923"
 wait_q 240 "SELECT count(*) FROM perfwatch.confirm_jobs WHERE $job_where" 1 "no CONFIRM job for the 2026-06-17 nightly"
 job=$(q "SELECT job_id FROM perfwatch.confirm_jobs WHERE $job_where")
@@ -93,7 +104,7 @@ res=$(q "SELECT c.outcome || ' ' || a.kind || ' ' || a.owner_hint || ' ' || a.cl
 echo "test_confirm: worked example 2026-06-17 nightly: $res"
 [ "$res" = "reproduced regression compiler cl/7841885 cl/7841923 38 false" ] ||
   fail "worked example: [$res], want reproduced regression compiler cl/7841885 cl/7841923 38 false"
-q "SELECT a.summary FROM perfwatch.alerts a WHERE a.$W" | sed 's/^/  /'
+q "SELECT a.summary FROM perfwatch.alerts a WHERE a.$W AND a.source = 'baseliner'" | sed 's/^/  /'
 hours=$(q "SELECT round((extract(epoch FROM c.confirmed_data_at - j.point_at) / 3600)::numeric, 2)
            FROM perfwatch.confirm_alerts c JOIN perfwatch.confirm_jobs j USING (job_id) JOIN perfwatch.alerts a USING (alert_id) WHERE a.$W")
 wall=$(q "SELECT round(extract(epoch FROM c.decided_at - c.received_at)::numeric, 1)
@@ -112,7 +123,11 @@ wait_q 30 "SELECT range_lo || '..' || range_hi FROM perfwatch.bisections WHERE $
 bal=$(q "SELECT alert_id FROM perfwatch.alerts WHERE $W AND source = 'baseliner'")
 [ "$(q "SELECT count(*) FROM perfwatch.bisector_events WHERE $bis AND '$bal' = ANY (alert_ids)")" = 1 ] ||
   fail "the confirmed alert is not in the bisection's event"
-# the watcher's changepoint on the same shift joins it: one bisection for the event
+# the later nightlies: the watcher's changepoint on the same shift joins it, one bisection for the event
+[ "$(q "SELECT count(*) FROM perfwatch.alerts WHERE $W AND source = 'watcher'")" = 0 ] ||
+  fail "the watcher reported before the later nightlies were replayed"
+"$sim" replay tools/simulator/scenarios/worked-example.scn --namespace "$ns" --run-prefix "$ns-" \
+  --since 2026-06-18 >>"$work/sim.json" 2>>"$work/sim.log" || fail "pw-sim replay worked-example failed"
 wait_q 240 "SELECT count(*) FROM perfwatch.alerts a JOIN perfwatch.bisector_events e ON a.alert_id = ANY (e.alert_ids)
             WHERE e.$bis AND a.source = 'watcher' AND a.$W" 1 "the watcher's changepoint did not join the confirmed event"
 [ "$(q "SELECT count(*) FROM perfwatch.bisections WHERE bisection_id LIKE 'bs-chat-8b.$ns-%'")" = 1 ] ||
