@@ -3,9 +3,11 @@
 # (issue 17; services/bisector/confirm.h), through the stack: pw-ingester,
 # pw-baseliner, pw-bisector and `pw-sim answer` as the build farm.
 #
-#   bench/confirm_week.sh BUILD_DIR [--models N --platforms N --configs N]
+#   bench/confirm_week.sh BUILD_DIR [--models N --platforms N --configs N --days N]
 #     default scale: 60 models x 2 platforms x 3 configs (the seed's gated
-#     matrix, 360 nightly runs a day, 9 metrics each: 3,240 series)
+#     matrix, 360 nightly runs a day, 8 metrics each: 2,760 series), 42 days:
+#     the baseliner gates a series from its 30th nightly (2026-06-02), so the
+#     last 7 days (2026-06-08 .. 06-14) are a full quiet week under baselines
 # Needs a running dev stack (deploy/dev/stack.sh start; PW_RUN_DIR etc.).
 #
 # quiet-week.scn (35 days, ~1% random 5-10 sigma infra outliers, nothing
@@ -23,7 +25,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd)
 shift
 scale=("$@")
-[ ${#scale[@]} -gt 0 ] || scale=(--models 60 --platforms 2 --configs 3)
+[ ${#scale[@]} -gt 0 ] || scale=(--models 60 --platforms 2 --configs 3 --days 42)
+ndays=42
+for ((i = 0; i < ${#scale[@]}; i++)); do [ "${scale[$i]}" != --days ] || ndays=${scale[$((i + 1))]}; done
 run_dir=${PW_RUN_DIR:-$repo/run}
 set -a
 # shellcheck source=/dev/null
@@ -80,11 +84,15 @@ t0=$SECONDS
   >>"$work/sim.json" 2>>"$work/sim.log"
 catch_up
 echo "confirm_week: 28 days in after $((SECONDS - t0)) s"
-for d in 2026-06-01 2026-06-02 2026-06-03 2026-06-04 2026-06-05 2026-06-06 2026-06-07; do
+last=$(date -u -d "2026-05-04 + $ndays days" +%F)
+week=$(date -u -d "$last - 7 days" +%F)
+d=2026-06-01
+while [[ $d < $last ]]; do
   next=$(date -u -d "$d + 1 day" +%F)
   "$sim" replay "$file" "${scale[@]}" --namespace "$tag" --run-prefix "$tag-" --since "$d" --until "$next" \
     >>"$work/sim.json" 2>>"$work/sim.log"
   catch_up
+  d=$next
 done
 # the reruns answered and decided (a job's answers come back through the ingester)
 deadline=$((SECONDS + 300))
@@ -99,11 +107,11 @@ q "SELECT b.day || ' | ' || b.jobs || ' | ' || b.runs_used || ' / $budget | ' ||
    FROM perfwatch.confirm_budget b WHERE EXISTS (SELECT 1 FROM perfwatch.confirm_jobs j
    WHERE j.budget_day = b.day AND j.model LIKE '%.$tag') ORDER BY b.day"
 echo
-echo "quiet week (2026-06-01 .. 06-07):"
+echo "quiet week ($week .. $(date -u -d "$last - 1 day" +%F)):"
 q "SELECT 'jobs ' || count(*) || ', rerun runs ' || coalesce(sum(repeats), 0) || ', max a day ' ||
           coalesce((SELECT max(n) FROM (SELECT sum(repeats) n FROM perfwatch.confirm_jobs WHERE model LIKE '%.$tag'
-          AND budget_day >= '2026-06-01' GROUP BY budget_day) x), 0)
-   FROM perfwatch.confirm_jobs WHERE model LIKE '%.$tag' AND budget_day >= '2026-06-01'"
+          AND budget_day >= '$week' GROUP BY budget_day) x), 0)
+   FROM perfwatch.confirm_jobs WHERE model LIKE '%.$tag' AND budget_day >= '$week'"
 q "SELECT 'alerts by outcome: ' || coalesce(string_agg(o || ' ' || n, ', '), 'none') FROM (SELECT c.outcome o, count(*) n
    FROM perfwatch.confirm_alerts c JOIN perfwatch.confirm_jobs j USING (job_id) WHERE j.model LIKE '%.$tag'
    GROUP BY 1 ORDER BY 1) x"

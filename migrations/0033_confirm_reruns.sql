@@ -47,6 +47,7 @@ CREATE TABLE perfwatch.confirm_alerts (
     baseline_median double precision NOT NULL,
     point_value     double precision NOT NULL,
     range_lo_number bigint NOT NULL DEFAULT 0,     -- the CL of the series' last nightly point inside the band before it (0: none)
+    range_hi_number bigint NOT NULL DEFAULT 0,     -- the first nightly beyond the band after it, on the point's side (<= the point's CL)
     band_lo         double precision NOT NULL,
     band_hi         double precision NOT NULL,
     outcome         text NOT NULL DEFAULT 'pending'

@@ -90,12 +90,12 @@ pw_status pw_confirm_revision_pack(const void *payload, size_t len, const pw_con
 		                         : PERFWATCH__V1__ALERT_KIND__ALERT_KIND_IMPROVEMENT;
 		al->owner_hint = "compiler";
 		al->needs_confirmation = false;
-		if (r->prev_cl > 0 && r->cl > r->prev_cl) {
+		if (r->prev_cl > 0 && r->range_hi > r->prev_cl) {
 			cl_name(r->prev_cl, lo, sizeof lo);
-			cl_name(r->cl, hi, sizeof hi);
+			cl_name(r->range_hi, hi, sizeof hi);
 			cp.cl_range_lo = lo;
 			cp.cl_range_hi = hi;
-			cp.n_cls = (uint32_t)(r->cl - r->prev_cl);
+			cp.n_cls = (uint32_t)(r->range_hi - r->prev_cl);
 			cp.nightly = nz(r->nightly);
 			al->changepoint = &cp;
 		}
@@ -250,9 +250,9 @@ static pw_status publish_revision(const pw_confirm *c, pw_pg *pg, const char *al
 	bool repro = r->outcome == PERFWATCH__V1__CONFIRM_OUTCOME__CONFIRM_OUTCOME_REPRODUCED;
 	bool infra = r->outcome == PERFWATCH__V1__CONFIRM_OUTCOME__CONFIRM_OUTCOME_NOT_REPRODUCED;
 	char lo[32] = "", hi[32] = "";
-	if (repro && r->prev_cl > 0 && r->cl > r->prev_cl) {
+	if (repro && r->prev_cl > 0 && r->range_hi > r->prev_cl) {
 		cl_name(r->prev_cl, lo, sizeof lo);
-		cl_name(r->cl, hi, sizeof hi);
+		cl_name(r->range_hi, hi, sizeof hi);
 	}
 	pw_pg_params p;
 	pw_pg_params_init(&p);
@@ -264,7 +264,7 @@ static pw_status publish_revision(const pw_confirm *c, pw_pg *pg, const char *al
 	pw_pg_params_text(&p, nz(r->summary));
 	pw_pg_params_text(&p, lo);
 	pw_pg_params_text(&p, hi);
-	pw_pg_params_opt_int(&p, lo[0] != 0, r->cl - r->prev_cl);
+	pw_pg_params_opt_int(&p, lo[0] != 0, r->range_hi - r->prev_cl);
 	pw_pg_params_text(&p, lo[0] ? nz(r->nightly) : NULL);
 	pw_pg_params_text(&p, pw_confirm_outcome_name(r->outcome));
 	pw_pg_params_text(&p, nz(r->job_id));
@@ -390,6 +390,31 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 	int64_t range_lo = PQntuples(r) == 1 ? ival(r, 0, 0) : 0;
 	PQclear(r);
 	r = NULL;
+	/*
+	 * Its high end: the first nightly after range_lo beyond the band on the
+	 * point's side — this point's nightly, or an earlier one when the alert
+	 * came late — so that the finding's event (model, head CL) is the one the
+	 * watcher's changepoint and the gate name for the same shift.
+	 */
+	int64_t range_hi = j.cl;
+	if (range_lo > 0) {
+		pw_pg_params_init(&p);
+		pw_pg_params_int(&p, series_id);
+		pw_pg_params_int(&p, range_lo);
+		pw_pg_params_int(&p, j.cl);
+		pw_pg_params_double(&p, band.side > 0 ? band.hi : band.lo);
+		pw_pg_params_int(&p, band.side);
+		if ((st = pw_pg_exec_params(pg,
+		                            "SELECT min(compiler_cl_number) FROM perfwatch.samples WHERE series_id = $1 AND "
+		                            "bisect_job_id = '' AND build_kind = 'nightly' AND compiler_cl_number > $2 AND "
+		                            "compiler_cl_number <= $3 AND (($5 > 0 AND value > $4) OR ($5 < 0 AND value < $4))",
+		                            &p, 0, &r, errbuf, errlen)) != PW_OK)
+			return st;
+		if (PQntuples(r) == 1 && val(r, 0, 0))
+			range_hi = ival(r, 0, 0);
+		PQclear(r);
+		r = NULL;
+	}
 	bool tx = false;
 	if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
 		return st;
@@ -489,17 +514,18 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 	pw_pg_params_double(&p, band.hi);
 	pw_pg_params_text(&p, granted ? "pending" : "over_budget");
 	pw_pg_params_int(&p, range_lo);
+	pw_pg_params_int(&p, range_hi);
 	if ((st = pw_pg_exec_params(pg,
 	                            "INSERT INTO perfwatch.confirm_alerts (alert_id, job_id, run_id, series_id, topic_key, "
 	                            "revision, payload, baseline_median, point_value, band_lo, band_hi, outcome, "
-	                            "decided_at, range_lo_number) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-	                            "CASE WHEN $12 = 'over_budget' THEN now() END, $13)",
+	                            "decided_at, range_lo_number, range_hi_number) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+	                            "$9, $10, $11, $12, CASE WHEN $12 = 'over_budget' THEN now() END, $13, $14)",
 	                            &p, 0, NULL, errbuf, errlen)) != PW_OK)
 		goto out;
 	char summary[1024], reason[320];
 	pw_confirm_revision rev = {.revision = (al->revision ? al->revision : 1) + 1, .job_id = granted ? j.job_id : "",
 	                           .repeats = j.repeats, .band_lo = band.lo, .band_hi = band.hi, .cl = j.cl,
-	                           .prev_cl = range_lo, .point_us = j.point_us, .summary = summary,
+	                           .prev_cl = range_lo, .range_hi = range_hi, .point_us = j.point_us, .summary = summary,
 	                           .reason = reason};
 	if (granted) {
 		/* the row says the rerun is under way; the message waits for the decision */
@@ -556,7 +582,7 @@ typedef struct pend_alert {
 	uint8_t *payload;
 	size_t len;
 	char series_key[512], unit[32];
-	int64_t range_lo;
+	int64_t range_lo, range_hi;
 } pend_alert;
 
 /* Decides job j: every alert of it, its revision, its bisection; in one transaction. */
@@ -573,7 +599,8 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 	        pg,
 	        "SELECT a.alert_id, a.topic_key, a.series_id, greatest(a.revision, coalesce(al.revision, 0)), "
 	        "a.baseline_median, a.point_value, a.band_lo, a.band_hi, se.direction = 'lower_is_better', "
-	        "encode(a.payload, 'hex'), se.series_key, se.unit, a.range_lo_number FROM perfwatch.confirm_alerts a "
+	        "encode(a.payload, 'hex'), se.series_key, se.unit, a.range_lo_number, a.range_hi_number "
+	        "FROM perfwatch.confirm_alerts a "
 	        "JOIN perfwatch.series se USING (series_id) LEFT JOIN perfwatch.alerts al USING (alert_id) "
 	        "WHERE a.job_id = $1 AND a.outcome = 'pending' ORDER BY a.alert_id",
 	        &p, 0, &r, errbuf, errlen);
@@ -599,6 +626,7 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 		snprintf(pa[i].series_key, sizeof pa[i].series_key, "%s", PQgetvalue(r, i, 10));
 		snprintf(pa[i].unit, sizeof pa[i].unit, "%s", PQgetvalue(r, i, 11));
 		pa[i].range_lo = ival(r, i, 12);
+		pa[i].range_hi = ival(r, i, 13) > 0 ? ival(r, i, 13) : j->cl;
 		if (!pa[i].payload) {
 			st = PW_ERR_NOMEM;
 			goto out;
@@ -669,22 +697,24 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 		}
 		char summary[1280], reason[400], lo[32], hi[32];
 		cl_name(pa[i].range_lo, lo, sizeof lo);
-		cl_name(j->cl, hi, sizeof hi);
+		cl_name(pa[i].range_hi, hi, sizeof hi);
 		double pct = pa[i].median != 0 ? (res.median - pa[i].median) / pa[i].median * 100.0 : 0;
-		snprintf(reason, sizeof reason, "rerun of %s (n %zu) median %.6g %s %s the band %.6g..%.6g %s", hi, res.n,
+		char build[32];
+		cl_name(j->cl, build, sizeof build);
+		snprintf(reason, sizeof reason, "rerun of %s (n %zu) median %.6g %s %s the band %.6g..%.6g %s", build, res.n,
 		         res.median, pa[i].unit, res.reproduced ? "beyond" : "inside or across", pa[i].lo, pa[i].hi,
 		         res.reproduced ? "on the outlier's side: reproduced" : ": not reproduced");
 		pw_confirm_revision rev = {
 			.revision = pa[i].revision + 1, .job_id = j->job_id, .repeats = j->repeats, .n = (uint32_t)res.n,
 			.rerun_median = res.median, .band_lo = pa[i].lo, .band_hi = pa[i].hi, .cl = j->cl,
-			.prev_cl = pa[i].range_lo, .point_us = j->point_us, .confirmed_us = last_us, .nightly = nightly,
+			.prev_cl = pa[i].range_lo, .range_hi = pa[i].range_hi, .point_us = j->point_us, .confirmed_us = last_us, .nightly = nightly,
 			.summary = summary, .reason = reason, .regression = res.regression,
 			.outcome = res.reproduced ? PERFWATCH__V1__CONFIRM_OUTCOME__CONFIRM_OUTCOME_REPRODUCED
 			                          : PERFWATCH__V1__CONFIRM_OUTCOME__CONFIRM_OUTCOME_NOT_REPRODUCED};
 		if (res.reproduced)
 			snprintf(summary, sizeof summary, "confirmed %s %+.2f%% on %.300s nightly %s (%s..%s, %" PRId64
 			         " CLs): %s", res.regression ? "regression" : "improvement", pct, pa[i].series_key,
-			         nightly, lo, hi, pa[i].range_lo > 0 ? j->cl - pa[i].range_lo : 0, reason);
+			         nightly, lo, hi, pa[i].range_lo > 0 ? pa[i].range_hi - pa[i].range_lo : 0, reason);
 		else
 			snprintf(summary, sizeof summary, "infra outlier on %.300s nightly %.16s (not reproduced): %.400s",
 			         pa[i].series_key, nightly, reason);
@@ -737,8 +767,9 @@ pw_status pw_confirm_tick(const pw_confirm *c, pw_pg *pg, char *errbuf, size_t e
 	PGresult *r = NULL;
 	pw_status st = pw_pg_exec(pg,
 	                          "SELECT job_id, cl_number, prev_cl_number, (extract(epoch FROM point_at) * 1e6)::bigint, "
-	                          "(extract(epoch FROM requested_at) * 1e6)::bigint, repeats FROM perfwatch.confirm_jobs "
-	                          "WHERE status = 'pending' ORDER BY requested_at, job_id LIMIT 200",
+	                          "(extract(epoch FROM requested_at) * 1e6)::bigint, repeats FROM perfwatch.confirm_jobs j "
+	                          "WHERE status = 'pending' OR EXISTS (SELECT 1 FROM perfwatch.confirm_alerts a WHERE "
+	                          "a.job_id = j.job_id AND a.outcome = 'pending') ORDER BY requested_at, job_id LIMIT 200",
 	                          0, NULL, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;

@@ -85,7 +85,8 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 
 /*
  * One round: every pending CONFIRM job whose repeats are in is decided (one
- * transaction a job); a job without all its results after job_timeout_ms is
+ * transaction a job), and so is an alert that joined a job after it was
+ * decided (the alerts of a run's metrics may come in several batches); a job without all its results after job_timeout_ms is
  * re-published under the same id. Stops early when stopping() says so.
  */
 pw_status pw_confirm_tick(const pw_confirm *c, pw_pg *pg, char *errbuf, size_t errlen);
@@ -100,7 +101,9 @@ typedef struct pw_confirm_revision {
 	const char *job_id;
 	uint32_t repeats, n;
 	double rerun_median, band_lo, band_hi;
-	int64_t cl, prev_cl;         /* the nightly's CL and the previous nightly's (0: unknown) */
+	int64_t cl;                  /* the rerun build: the outlier point's nightly CL */
+	int64_t prev_cl, range_hi;   /* the finding's range (prev_cl, range_hi]: the series' last in-band
+	                              * nightly and its first nightly beyond the band (0: unknown) */
 	int64_t point_us, confirmed_us;
 	const char *nightly;         /* "YYYY-MM-DD" of the point */
 	const char *summary, *reason;
@@ -109,7 +112,7 @@ typedef struct pw_confirm_revision {
 /*
  * Packs the original alert (payload, len) as revision r: kind, owner,
  * needs_confirmation, the confirmation block, and for REPRODUCED the
- * changepoint block (cl_range_lo/hi "cl/prev".."cl/cl", n_cls, nightly).
+ * changepoint block (cl_range_lo/hi "cl/prev_cl".."cl/range_hi", n_cls, nightly).
  * follow_up stays false: the kind and the owner change, so consumers decide
  * again. *out malloc'd. PW_ERR_INVALID when payload is no Alert or the
  * revision is not above it; PW_ERR_NOMEM.
