@@ -86,8 +86,9 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 /*
  * One round: every pending CONFIRM job whose repeats are in is decided (one
  * transaction a job), and so is an alert that joined a job after it was
- * decided (the alerts of a run's metrics may come in several batches); a job without all its results after job_timeout_ms is
- * re-published under the same id. Stops early when stopping() says so.
+ * decided (the alerts of a run's metrics may come in several batches); a
+ * job without all its results after job_timeout_ms is re-published under the
+ * same id. pw_pg's errors; a job's own failure is logged and the others go on.
  */
 pw_status pw_confirm_tick(const pw_confirm *c, pw_pg *pg, char *errbuf, size_t errlen);
 
