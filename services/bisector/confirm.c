@@ -64,6 +64,7 @@ pw_status pw_confirm_revision_pack(const void *payload, size_t len, const pw_con
 	Perfwatch__V1__AlertChangepoint *own_cp = al->changepoint;
 	Perfwatch__V1__AlertConfirmation *own_cf = al->confirmation;
 	char *own_owner = al->owner_hint, *own_summary = al->summary, *own_evidence = al->signal_evidence;
+	char *own_page = al->page;
 	Perfwatch__V1__AlertChangepoint cp = PERFWATCH__V1__ALERT_CHANGEPOINT__INIT;
 	Perfwatch__V1__AlertConfirmation cf = PERFWATCH__V1__ALERT_CONFIRMATION__INIT;
 	char lo[32], hi[32], build[32];
@@ -122,8 +123,7 @@ pw_status pw_confirm_revision_pack(const void *payload, size_t len, const pw_con
 	al->owner_hint = own_owner;
 	al->summary = own_summary;
 	al->signal_evidence = own_evidence;
-	if (al->page && al->page[0] == '\0' && r->outcome == PERFWATCH__V1__CONFIRM_OUTCOME__CONFIRM_OUTCOME_NOT_REPRODUCED)
-		al->page = NULL; /* the static "" is not the message's to free */
+	al->page = own_page;
 out:
 	perfwatch__v1__alert__free_unpacked(al, NULL);
 	return st;
