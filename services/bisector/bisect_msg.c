@@ -277,8 +277,15 @@ pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatc
 		in = dead_letter(reason, missing, detail, dlen, "alert \"%.100s\" has an incomplete series key",
 		                 al->alert_id);
 	} else if (strlen(al->series_key) >= PW_SERIES_KEY_MAX || strlen(k->model) > 100) {
-		in = dead_letter(reason, invalid, detail, dlen, "alert \"%.100s\": series key of %zu bytes (at most %d)",
-		                 al->alert_id, strlen(al->series_key), PW_SERIES_KEY_MAX - 1);
+		in = dead_letter(reason, invalid, detail, dlen,
+		                 "alert \"%.100s\": series key of %zu bytes, model of %zu (at most %d, 100)",
+		                 al->alert_id, strlen(al->series_key), strlen(k->model), PW_SERIES_KEY_MAX - 1);
+	} else if (!pw_input_series_key_matches(al->series_key, k)) {
+		in = dead_letter(reason, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT, detail, dlen,
+		                 "alert \"%.100s\": series_key \"%.150s\" does not match its series "
+		                 "\"%.40s/%.40s/%.40s/%.60s/%.40s\"",
+		                 al->alert_id, al->series_key, k->model, k->hlo_fingerprint, k->platform, k->config,
+		                 k->metric);
 	} else if (set(al->config_hash) && strlen(al->config_hash) > PW_BISECT_ID_MAX) {
 		in = dead_letter(reason, invalid, detail, dlen, "alert \"%.100s\": config_hash of %zu bytes",
 		                 al->alert_id, strlen(al->config_hash));

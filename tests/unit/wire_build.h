@@ -1,6 +1,7 @@
 /*
  * wire_build.h: building protobuf wire bytes by hand, for the door tests
- * (test_baseliner_door.c, test_gate_door.c, test_watch_door.c).
+ * (test_baseliner_door.c, test_gate_door.c, test_watch_door.c, test_bisect_door.c,
+ * test_attr_door.c, test_pager_door.c).
  *
  * A case packs a good message with protobuf-c, then appends raw fields: the
  * last occurrence of a singular field wins and sub-messages merge, so an
@@ -103,6 +104,7 @@ typedef struct door_expect {
 	bool skip;              /* accepted but not the service's (the watcher's other builds) */
 	const char *want_text;  /* accepted, not skipped: the identifying text that must come out */
 	size_t want_len;        /* ... or, when non-zero, only its length */
+	const char *want_detail; /* refused: a substring the detail must hold (NULL: any detail) */
 } door_expect;
 
 /* The door under test, on one payload: as the service's *_decode function. */
@@ -146,6 +148,10 @@ static inline void door_run(const char *topic, size_t n, door_case_fn build, doo
 			refused++;
 			cr_expect_null(m, "case \"%s\": refused but a message handed back", e.name);
 			cr_expect(detail[0] != '\0', "case \"%s\": refused without a reason", e.name);
+			if (e.want_detail)
+				cr_expect(strstr(detail, e.want_detail) != NULL,
+				          "case \"%s\": detail \"%s\" does not say \"%s\"", e.name, detail,
+				          e.want_detail);
 		}
 		free(b.p);
 	}
