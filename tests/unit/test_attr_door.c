@@ -306,7 +306,8 @@ static wire_buf alert_case(size_t i, door_expect *e)
 	const akase *c = &acases[i];
 	bool big = c->want && strcmp(c->want, "a200") == 0;
 	*e = (door_expect){c->name, c->reason, c->in == IGNORE || c->in == FOLLOW, c->want ? c->want : GOOD_ALERT,
-	                   big ? PW_ATTR_ID_MAX : 0, c->in == DEAD ? c->want : NULL};
+	                   big ? PW_ATTR_ID_MAX : 0};
+	door_want_detail = c->in == DEAD ? c->want : NULL;
 	want_in = c->in;
 	want_side = c->side;
 	wire_buf b = {0};
@@ -589,8 +590,8 @@ static const bkase bcases[] = {
 static wire_buf bisection_case(size_t i, door_expect *e)
 {
 	const bkase *c = &bcases[i];
-	*e = (door_expect){c->name, c->reason, c->in == IGNORE, c->want ? c->want : GOOD_BISECTION, 0,
-	                   c->in == DEAD ? c->want : NULL};
+	*e = (door_expect){c->name, c->reason, c->in == IGNORE, c->want ? c->want : GOOD_BISECTION, 0};
+	door_want_detail = c->in == DEAD ? c->want : NULL;
 	want_in = c->in;
 	wire_buf b = {0};
 	if (c->raw) {

@@ -307,8 +307,8 @@ static wire_buf alert_case(size_t i, door_expect *e)
 	size_t big = 0;
 	if (c->want && strcmp(c->want, "a200") == 0)
 		big = PW_BISECT_ID_MAX;
-	*e = (door_expect){c->name, c->reason, c->in != ACCEPT && c->in != DEAD, text, big,
-	                   c->in == DEAD ? c->want : NULL};
+	*e = (door_expect){c->name, c->reason, c->in != ACCEPT && c->in != DEAD, text, big};
+	door_want_detail = c->in == DEAD ? c->want : NULL;
 	want_in = c->in;
 	wire_buf b = {0};
 	if (c->raw) {
@@ -537,7 +537,8 @@ static wire_buf cl_case(size_t i, door_expect *e)
 {
 	const ckase *c = &ccases[i];
 	bool ok = c->reason == R_OK_;
-	*e = (door_expect){c->name, c->reason, false, ok && c->want ? c->want : GOOD_CL, 0, ok ? NULL : c->want};
+	*e = (door_expect){c->name, c->reason, false, ok && c->want ? c->want : GOOD_CL, 0};
+	door_want_detail = ok ? NULL : c->want;
 	wire_buf b = {0};
 	if (c->raw) {
 		wire_bytes(&b, c->raw, c->raw_len);

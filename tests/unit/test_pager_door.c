@@ -125,8 +125,8 @@ static wire_buf build(size_t i, door_expect *e)
 {
 	const kase *c = &cur_cases[i];
 	bool ok = c->reason == R_OK_;
-	*e = (door_expect){c->name, c->reason, false, ok && c->want ? c->want : cur_good_key, 0,
-	                   ok ? NULL : c->want};
+	*e = (door_expect){c->name, c->reason, false, ok && c->want ? c->want : cur_good_key, 0};
+	door_want_detail = ok ? NULL : c->want;
 	wire_buf b = {0};
 	if (c->raw) {
 		wire_bytes(&b, c->raw, c->raw_len);
