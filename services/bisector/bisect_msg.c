@@ -289,11 +289,12 @@ pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatc
 	} else if (set(al->config_hash) && strlen(al->config_hash) > PW_BISECT_ID_MAX) {
 		in = dead_letter(reason, invalid, detail, dlen, "alert \"%.100s\": config_hash of %zu bytes",
 		                 al->alert_id, strlen(al->config_hash));
-	} else if ((al->delta && !isfinite(al->delta->abs)) ||
+	} else if ((al->delta && (!isfinite(al->delta->abs) || !isfinite(al->delta->pct))) ||
 	           (al->baseline && (!isfinite(al->baseline->mad) || al->baseline->mad < 0))) {
 		in = dead_letter(reason, invalid, detail, dlen,
-		                 "alert \"%.100s\": delta %g over baseline noise %g is not a finite effect",
-		                 al->alert_id, al->delta ? al->delta->abs : 0.0, al->baseline ? al->baseline->mad : 0.0);
+		                 "alert \"%.100s\": delta %g (%g%%) over baseline noise %g is not a finite effect",
+		                 al->alert_id, al->delta ? al->delta->abs : 0.0, al->delta ? al->delta->pct : 0.0,
+		                 al->baseline ? al->baseline->mad : 0.0);
 	} else if (cp && (set(cp->cl_range_lo) || set(cp->cl_range_hi)) &&
 	           (pw_bisect_cl_number(cp->cl_range_lo) <= 0 || pw_bisect_cl_number(cp->cl_range_hi) <= 0 ||
 	            pw_bisect_cl_number(cp->cl_range_hi) <= pw_bisect_cl_number(cp->cl_range_lo))) {

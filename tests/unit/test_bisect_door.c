@@ -141,6 +141,8 @@ AEDIT(a_mad_nan, q->base.mad = NAN)
 AEDIT(a_mad_inf, q->base.mad = INFINITY)
 AEDIT(a_mad_negative, q->base.mad = -0.5)
 AEDIT(a_delta_huge, q->delta.abs = 1e308)
+AEDIT(a_pct_nan, q->delta.pct = NAN)
+AEDIT(a_pct_inf, q->delta.pct = -INFINITY)
 AEDIT(a_created_future, q->al.created_unix_us = INT64_MAX)
 AEDIT(a_created_past, q->al.created_unix_us = INT64_MIN)
 AEDIT(a_series_id_negative, q->al.series_id = -1)
@@ -260,6 +262,8 @@ static const akase acases[] = {
 	{"baseline noise NaN", a_mad_nan, NULL, NULL, 0, 0, DEAD, R_INVALID, "not a finite effect"},
 	{"baseline noise +inf", a_mad_inf, NULL, NULL, 0, 0, DEAD, R_INVALID, "not a finite effect"},
 	{"baseline noise negative", a_mad_negative, NULL, NULL, 0, 0, DEAD, R_INVALID, "noise -0.5"},
+	{"delta percent NaN", a_pct_nan, NULL, NULL, 0, 0, DEAD, R_INVALID, "(nan%) over baseline noise"},
+	{"delta percent -inf", a_pct_inf, NULL, NULL, 0, 0, DEAD, R_INVALID, "(-inf%)"},
 	{"delta 1e308 (finite: ranked, not refused)", a_delta_huge, NULL, NULL, 0, 0, ACCEPT, R_OK_, NULL},
 	{"created in the year 292277 (not read by the bisector)", a_created_future, NULL, NULL, 0, 0, ACCEPT, R_OK_,
 	 NULL},
