@@ -743,6 +743,27 @@ static const kase defect_cases[] = {
 	{"a 60 kB alert_id", a_id_60k, NULL, NULL, 0, 0, R_INVALID, "alert_id"},
 };
 
+Test(pager_door, random_mutations_on_every_topic)
+{
+	static const struct {
+		const char *topic;
+		in_kind kind;
+		pack_fn pack;
+	} t[] = {
+		{"pager perf.alerts.v1", IN_ALERT, pack_alert},
+		{"pager perf.gate.verdicts.v1", IN_GATE, pack_gate},
+		{"pager perf.changepoints.v1", IN_CHANGEPOINT, pack_cp},
+		{"pager perf.bisections.v1", IN_BISECTION, pack_bis},
+		{"pager perf.attributions.v1", IN_ATTRIBUTION, pack_attr},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		cur_kind = t[i].kind;
+		wire_buf good = t[i].pack(NULL);
+		door_mutations(t[i].topic, &good, pager_door, 10000, 19 + i);
+		free(good.p);
+	}
+}
+
 Test(pager_door, known_defects_ids_are_cut, .disabled = true)
 {
 	cur_kind = IN_ALERT;

@@ -166,4 +166,66 @@ static inline void door_run(const char *topic, size_t n, door_case_fn build, doo
 	cr_expect_geq(n, 30);
 }
 
+/* ---- random mutations of a good message ---- */
+
+static inline uint64_t wire_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/*
+ * Runs n mutations of good (one to four edits each: a byte replaced, a bit
+ * flipped, a byte dropped, the tail cut) through door, from seed (printed):
+ * whatever comes in, the door must hand back a message or refuse with a
+ * reason among decode_failed, missing_field, invalid_value, inconsistent and
+ * a detail, and nothing else (ASan and UBSan watch the rest).
+ */
+static inline void door_mutations(const char *topic, const wire_buf *good, door_fn door, size_t n,
+                                  uint64_t seed)
+{
+	size_t refused = 0;
+	uint64_t s = seed ? seed : 1;
+	for (size_t i = 0; i < n; i++) {
+		wire_buf b = {0};
+		wire_bytes(&b, good->p, good->n);
+		unsigned edits = 1 + (unsigned)(wire_rand(&s) % 4);
+		for (unsigned k = 0; k < edits && b.n; k++) {
+			size_t at = (size_t)(wire_rand(&s) % b.n);
+			switch (wire_rand(&s) % 4) {
+			case 0: b.p[at] = (uint8_t)wire_rand(&s); break;
+			case 1: b.p[at] ^= (uint8_t)(1u << (wire_rand(&s) % 8)); break;
+			case 2: memmove(b.p + at, b.p + at + 1, b.n - at - 1); b.n--; break;
+			default: b.n = at; break;
+			}
+		}
+		ProtobufCMessage *m = (ProtobufCMessage *)&b;
+		bool skip = false;
+		char detail[512] = "";
+		Perfwatch__V1__DlqReason r = door(b.n ? b.p : (const uint8_t *)"", b.n, &m, &skip, detail, sizeof detail);
+		if (r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+			cr_assert_not_null(m, "%s mutation %zu (seed %llu): accepted without a message", topic, i,
+			                   (unsigned long long)seed);
+			protobuf_c_message_free_unpacked(m, NULL);
+		} else {
+			refused++;
+			cr_assert_null(m, "%s mutation %zu (seed %llu): refused but a message handed back", topic, i,
+			               (unsigned long long)seed);
+			cr_assert(detail[0] != '\0', "%s mutation %zu (seed %llu): refused without a detail", topic, i,
+			          (unsigned long long)seed);
+			cr_assert(r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED ||
+			                  r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD ||
+			                  r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE ||
+			                  r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT,
+			          "%s mutation %zu (seed %llu): reason %s (%s)", topic, i, (unsigned long long)seed,
+			          wire_reason_name(r), detail);
+		}
+		free(b.p);
+	}
+	cr_log_info("%s door: %zu mutations of the good message (seed %llu), %zu refused, %zu taken", topic, n,
+	            (unsigned long long)seed, refused, n - refused);
+}
+
 #endif
