@@ -509,8 +509,6 @@ static pw_status event_add(pw_pg *pg, const Perfwatch__V1__Alert *al, const char
 		goto out;
 	snprintf(event_key_out, eklen, "%s", event_key);
 	*narrowed = ev.narrowed;
-	if (0)
-		goto out;
 out:
 	if (r)
 		PQclear(r);
