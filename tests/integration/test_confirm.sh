@@ -16,7 +16,9 @@
 #    range cl/7841885..cl/7841923, within 4 h of simulated time after the
 #    point; its bisection starts at once on that range, and the watcher's
 #    later changepoint on the same shift joins that bisection (one per event).
-# 3. bad CONFIRM inputs (no point, an unknown run) are dead-lettered.
+# 3. bad CONFIRM inputs (no point, an unknown run, a NaN z) are dead-lettered.
+# 4. over the day's rerun budget the alert stays unconfirmed and its revision
+#    says so; no job is written.
 set -euo pipefail
 
 . tests/integration/lib.sh
@@ -97,18 +99,20 @@ start bisector
 PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-answer" "$sim" answer tools/simulator/scenarios/worked-example.scn \
   --namespace "$ns" >"$work/answer.log" 2>&1 &
 pid[answer]=$!
-wait_q 240 "SELECT count(*) FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE a.$W AND c.outcome <> 'pending'" 1 \
+# (random infra outliers of other nightlies may have jobs of their own: this is the 2026-06-17 point's)
+J="c.job_id = '$job' AND a.$W"
+wait_q 240 "SELECT count(*) FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE $J AND c.outcome <> 'pending'" 1 \
   "the worked example's tpot alert was not decided after the restart"
 res=$(q "SELECT c.outcome || ' ' || a.kind || ' ' || a.owner_hint || ' ' || a.cl_range_lo || ' ' || a.cl_range_hi || ' ' ||
-                a.n_cls || ' ' || a.needs_confirmation FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE a.$W")
+                a.n_cls || ' ' || a.needs_confirmation FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE $J")
 echo "test_confirm: worked example 2026-06-17 nightly: $res"
 [ "$res" = "reproduced regression compiler cl/7841885 cl/7841923 38 false" ] ||
   fail "worked example: [$res], want reproduced regression compiler cl/7841885 cl/7841923 38 false"
-q "SELECT a.summary FROM perfwatch.alerts a WHERE a.$W AND a.source = 'baseliner'" | sed 's/^/  /'
+q "SELECT a.summary FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE $J" | sed 's/^/  /'
 hours=$(q "SELECT round((extract(epoch FROM c.confirmed_data_at - j.point_at) / 3600)::numeric, 2)
-           FROM perfwatch.confirm_alerts c JOIN perfwatch.confirm_jobs j USING (job_id) JOIN perfwatch.alerts a USING (alert_id) WHERE a.$W")
+           FROM perfwatch.confirm_alerts c JOIN perfwatch.confirm_jobs j USING (job_id) JOIN perfwatch.alerts a USING (alert_id) WHERE $J")
 wall=$(q "SELECT round(extract(epoch FROM c.decided_at - c.received_at)::numeric, 1)
-          FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE a.$W")
+          FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE $J")
 echo "test_confirm: nightly point -> confirmed regression: $hours h of simulated time ($wall s wall, including the kill -9)"
 python3 -c "import sys; sys.exit(0 if 0 < float(sys.argv[1]) <= 4.0 else 1)" "$hours" ||
   fail "confirmed $hours h after the nightly's point, want within 4 h"
@@ -120,7 +124,7 @@ python3 -c "import sys; sys.exit(0 if 0 < float(sys.argv[1]) <= 4.0 else 1)" "$h
 bis="bisection_id = 'bs-chat-8b.$ns-7841923'"
 wait_q 30 "SELECT range_lo || '..' || range_hi FROM perfwatch.bisections WHERE $bis" "cl/7841885..cl/7841923" \
   "no bisection on the one-day range"
-bal=$(q "SELECT alert_id FROM perfwatch.alerts WHERE $W AND source = 'baseliner'")
+bal=$(q "SELECT c.alert_id FROM perfwatch.confirm_alerts c JOIN perfwatch.alerts a USING (alert_id) WHERE $J")
 [ "$(q "SELECT count(*) FROM perfwatch.bisector_events WHERE $bis AND '$bal' = ANY (alert_ids)")" = 1 ] ||
   fail "the confirmed alert is not in the bisection's event"
 # the later nightlies: the watcher's changepoint on the same shift joins it, one bisection for the event
@@ -162,4 +166,26 @@ q "SELECT reason || ': ' || detail FROM perfwatch.dead_letters WHERE service = '
 [ "$(q "SELECT count(*) FROM perfwatch.confirm_alerts WHERE alert_id LIKE '$ns-no%' OR alert_id = '$ns-nanz'")" = 0 ] ||
   fail "a bad CONFIRM input was taken"
 kill -0 "${pid[bisector]}" 2>/dev/null || fail "pw-bisector exited"
+
+# --- 4. over budget: the alert stays unconfirmed and says so ---------------------------------------
+kill -TERM "${pid[bisector]}"
+wait "${pid[bisector]}" 2>/dev/null || true
+service_start bisector PW_BISECTOR_TICK=200ms PW_BISECTOR_CONFIRM_BUDGET=4
+run=$(q "SELECT run_id FROM perfwatch.runs WHERE run_id LIKE '$ns-%' AND build_id = 'xla-nightly-2026-06-12'
+         AND model = '$s_model' AND platform = '$s_platform' AND config = '$s_config'
+         AND NOT EXISTS (SELECT 1 FROM perfwatch.confirm_jobs j WHERE j.run_id = runs.run_id) LIMIT 1")
+[ -n "$run" ] || fail "no 2026-06-12 nightly run of $sk"
+before=$(q "SELECT coalesce((SELECT refused || ' ' || runs_used FROM perfwatch.confirm_budget WHERE day = '2026-06-12'), '0 0')")
+read -r refused0 used0 <<<"$before"
+bad "$ns-overbudget" "point_run_id: \"$run\" point_unix_us: 1781230500000000" >"$work/ob.bin"
+kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -k "$sk" "$work/ob.bin" || fail "publishing the over-budget alert"
+wait_q 60 "SELECT outcome FROM perfwatch.confirm_alerts WHERE alert_id = '$ns-overbudget'" over_budget \
+  "an alert beyond the day's budget (4 runs < 5 repeats)"
+[ "$(q "SELECT count(*) FROM perfwatch.confirm_jobs WHERE run_id = '$run'")" = 0 ] || fail "a job beyond the budget"
+[ "$(q "SELECT refused || ' ' || runs_used FROM perfwatch.confirm_budget WHERE day = '2026-06-12'")" = "$((refused0 + 1)) $used0" ] ||
+  fail "budget row of 2026-06-12: $(q "SELECT refused, runs_used FROM perfwatch.confirm_budget WHERE day = '2026-06-12'")"
+echo "test_confirm: over budget: $(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -o beginning -e -q -f '%s\n' 2>/dev/null |
+  grep -a -o "the rerun budget of 4 runs for 2026-06-12 is spent: not confirmed" | head -1) (revision 2, still unconfirmed)"
+kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -o beginning -e -q -f '%s\n' 2>/dev/null |
+  grep -aq "the rerun budget of 4 runs for 2026-06-12 is spent" || fail "no revision saying the budget is spent"
 echo "test_confirm: PASS"
