@@ -44,6 +44,17 @@ static int verdict_rank(pw_find_verdict v)
 	}
 }
 
+/*
+ * A win (an improvement, a validated win) is never part of a regression's
+ * event: it is info to the compiler team or the win registry, never a page's
+ * headline nor a member of its page. Parts (revision 0: bisection,
+ * attribution, changepoint) take the polarity of the alert they belong to.
+ */
+static bool is_win(const pw_finding *f)
+{
+	return f->kind == PW_FIND_IMPROVEMENT || f->verdict == PW_FV_VALIDATED_WIN;
+}
+
 static bool is_member(const pw_incident *inc, const char *alert_id)
 {
 	for (size_t i = 0; i < inc->n_members; i++)
@@ -61,6 +72,8 @@ bool pw_incident_matches(const pw_pager_params *p, const pw_incident *inc, const
 		return true;
 	if (f->created_us - inc->last_us > p->incident_window_us)
 		return false;
+	if (f->revision > 0 && is_win(f) != is_win(&inc->primary))
+		return false; /* a win and a regression sharing an RC's range are two events */
 	if (f->fleet_event_id[0] || inc->fleet_event_id[0])
 		return strcmp(f->fleet_event_id, inc->fleet_event_id) == 0;
 	if (f->release_id[0] && f->model[0] && strcmp(f->release_id, inc->release_id) == 0 &&
@@ -145,6 +158,8 @@ static int metric_rank(const char *m)
 /* Whether a is a worse finding than b (verdict, source, headline metric, then effect size). */
 static bool worse(const pw_finding *a, const pw_finding *b)
 {
+	if (is_win(a) != is_win(b))
+		return !is_win(a); /* a regression leads; a win never heads a page */
 	int ra = verdict_rank(a->verdict), rb = verdict_rank(b->verdict);
 	if (ra != rb)
 		return ra > rb;
@@ -319,6 +334,8 @@ bool pw_incident_add(pw_incident *inc, const pw_finding *f)
 bool pw_incident_same_event(const pw_incident *a, const pw_incident *b)
 {
 	if (!a->open || !b->open || a == b)
+		return false;
+	if (is_win(&a->primary) != is_win(&b->primary))
 		return false;
 	if (a->fleet_event_id[0] || b->fleet_event_id[0])
 		return strcmp(a->fleet_event_id, b->fleet_event_id) == 0;
