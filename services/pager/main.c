@@ -54,6 +54,7 @@ typedef struct app {
 	pager_triage triage; /* key, base URL, link lifetime, the HTTP thread's connection */
 	char am_url[512], webhook_url[512], ticket_url[512];
 	int64_t backoff_ms, backoff_max_ms, resend_ms, post_timeout_ms;
+	int64_t notice_ttl_ms; /* an info notice stays active in Alertmanager this long */
 	pw_metric *m_pages;      /* pages delivered {severity} */
 	pw_metric *m_findings;   /* findings consumed {topic, outcome} */
 	pw_metric *m_deliveries; /* delivery attempts {target, result} */
@@ -93,6 +94,9 @@ static const pw_conf_key own_keys[] = {
 	{.name = "pager.alertmanager.resend", .type = PW_CONF_DURATION_MS, .def = "1m", .min = 1000,
 	 .max = 3600000,
 	 .help = "an active page is posted to Alertmanager again this often (below its resolve_timeout, 5m by default)"},
+	{.name = "pager.notice.ttl", .type = PW_CONF_DURATION_MS, .def = "24h", .min = 60000,
+	 .max = 2592000000.0,
+	 .help = "an info notice (validated win, infra health, threshold review) is posted once and stays active this long"},
 	{.name = "pager.tick", .type = PW_CONF_DURATION_MS, .def = "1s", .min = 10, .max = 600000,
 	 .help = "how often the delivery tick runs"},
 };
@@ -847,6 +851,80 @@ static pw_status ticket_store(worker *k, const pw_incident *inc, const pw_route 
 	return st;
 }
 
+
+/* ---- info notices ------------------------------------------------------------------------ */
+
+static void write_notice_am(FILE *f, void *arg)
+{
+	pw_notice_am_write(f, arg);
+}
+
+static void write_notice_webhook(FILE *f, void *arg)
+{
+	pw_notice_webhook_write(f, arg);
+}
+
+/*
+ * Stores notice n with its Alertmanager and webhook bodies, once: a second
+ * notice for the same incident (or id) changes nothing. Inside the caller's
+ * transaction.
+ */
+static pw_status notice_put(pw_pg *pg, const app *a, pw_notice *n, int64_t now, char *errbuf, size_t errlen)
+{
+	n->starts_us = now;
+	n->ends_us = now + a->notice_ttl_ms * 1000;
+	char *am = mem_text(write_notice_am, n), *wh = mem_text(write_notice_webhook, n);
+	pw_status st = PW_ERR_NOMEM;
+	if (am && wh) {
+		pw_pg_params q;
+		pw_pg_params_init(&q);
+		pw_pg_params_text(&q, n->notice_id);
+		pw_pg_params_text(&q, n->incident_id);
+		pw_pg_params_text(&q, n->kind);
+		pw_pg_params_text(&q, n->route);
+		pw_pg_params_text(&q, n->owner);
+		pw_pg_params_text(&q, n->summary);
+		pw_pg_params_text(&q, n->payload);
+		pw_pg_params_text(&q, am);
+		pw_pg_params_text(&q, wh);
+		pw_pg_params_int(&q, now);
+		st = exec(pg,
+		          "INSERT INTO perfwatch.pager_notices (notice_id, incident_id, kind, route, owner, summary, payload,"
+		          " am_body, webhook_body, created_at) VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7::jsonb, $8, $9,"
+		          " to_timestamp($10::double precision / 1e6)) ON CONFLICT DO NOTHING",
+		          &q, NULL, errbuf, errlen);
+	}
+	free(am);
+	free(wh);
+	return st;
+}
+
+/* The info notice of an incident routed to "info" (§8): a validated win to the compiler team, infra health to infra. */
+static pw_status notice_store(worker *k, const pw_incident *inc, const pw_route *route, int64_t now, char *errbuf,
+                              size_t errlen)
+{
+	char id[PW_PAGER_STR + 8], summary[512], line[700];
+	bool win = inc->primary.verdict == PW_FV_VALIDATED_WIN;
+	snprintf(id, sizeof id, "nt-%s",
+	         strncmp(inc->incident_id, "inc-", 4) == 0 ? inc->incident_id + 4 : inc->incident_id);
+	pw_incident_summary(inc, summary, sizeof summary);
+	if (win)
+		snprintf(line, sizeof line, "validated win: %s", summary);
+	else
+		snprintf(line, sizeof line, "infra notice: %s%s%s", summary, inc->fleet_event_id[0] ? ", fleet change " : "",
+		         inc->fleet_event_id);
+	char *payload = pw_payload_json(inc, route, false);
+	if (!payload)
+		return PW_ERR_NOMEM;
+	pw_notice n = {.notice_id = id, .incident_id = inc->incident_id, .kind = win ? "validated_win" : "infra_health",
+	               .route = route->route, .owner = pw_owner_name(route->owner), .summary = line, .payload = payload};
+	pw_status st = notice_put(k->w->pg, k->a, &n, now, errbuf, errlen);
+	free(payload);
+	if (st == PW_OK)
+		pw_log_info(k->a->lg, "notice %s (info to %s): %s", id, route->route, line);
+	return st;
+}
+
 /*
  * After inc changed because of pt: routes it, pages (within the budget) or
  * files its ticket, stores the incident and records the decision. Inside the
@@ -892,6 +970,8 @@ static pw_status settle(worker *k, pw_incident *inc, const part *pt, const char 
 		}
 	} else if (route.action == PW_ACT_TICKET) {
 		st = ticket_store(k, inc, &route, now, errbuf, errlen);
+	} else if (route.action == PW_ACT_INFO) {
+		st = notice_store(k, inc, &route, now, errbuf, errlen);
 	}
 	if (st != PW_OK)
 		return st;
@@ -1012,6 +1092,103 @@ static pw_status on_part(worker *k, part *pt, const char *topic, const void *raw
 	return merge_events(k, &i, now, errbuf, errlen);
 }
 
+
+/* "model/hlo/platform/config/metric" into f's series fields (the model may itself hold a '/'). */
+static void series_from_key(pw_finding *f, const char *key)
+{
+	char buf[2 * PW_PAGER_STR];
+	char *cut[4];
+	copy(buf, sizeof buf, key);
+	copy(f->series_key, sizeof f->series_key, key);
+	for (int i = 0; i < 4; i++) {
+		cut[i] = strrchr(buf, '/');
+		if (!cut[i])
+			return;
+		*cut[i] = 0;
+	}
+	const int w = PW_PAGER_STR - 1; /* every part is cut at the field's size */
+	snprintf(f->model, sizeof f->model, "%.*s", w, buf);
+	snprintf(f->hlo_fingerprint, sizeof f->hlo_fingerprint, "%.*s", w, cut[3] + 1);
+	snprintf(f->platform, sizeof f->platform, "%.*s", w, cut[2] + 1);
+	snprintf(f->config, sizeof f->config, "%.*s", w, cut[1] + 1);
+	snprintf(f->metric, sizeof f->metric, "%.*s", w, cut[0] + 1);
+}
+
+/* Which validated series heads the win's notice: median latency first, as a page's headline. */
+static int win_rank(const Perfwatch__V1__GateSeriesResult *s)
+{
+	const char *m = strrchr(s->series_key, '/');
+	m = m ? m + 1 : s->series_key;
+	return strncmp(m, "tpot_p50", 8) == 0 ? 3 : strncmp(m, "ttft_p50", 8) == 0 ? 2 : strncmp(m, "tpot_", 5) == 0 ? 1 : 0;
+}
+
+/*
+ * A family the gate validated as a registered win (the gate raises no Alert
+ * for it): an info incident of its own, closed at once (nothing joins a
+ * win), with its decision and the info notice to the compiler team — once
+ * per release and family.
+ */
+static pw_status win_notice(worker *k, const Perfwatch__V1__GateVerdict *v, const Perfwatch__V1__FamilyVerdict *fv,
+                            int64_t now, char *errbuf, size_t errlen)
+{
+	const Perfwatch__V1__GateSeriesResult *best = NULL;
+	for (size_t i = 0; i < v->n_series; i++) {
+		const Perfwatch__V1__GateSeriesResult *s = v->series[i];
+		if (s->verdict != PERFWATCH__V1__VERDICT__VERDICT_VALIDATED_WIN || !s->series_key || !s->family ||
+		    strcmp(s->family, fv->family) != 0)
+			continue;
+		if (!best || win_rank(s) > win_rank(best))
+			best = s;
+	}
+	pw_incident *inc = calloc(1, sizeof *inc);
+	if (!inc)
+		return PW_ERR_NOMEM;
+	pw_finding f;
+	memset(&f, 0, sizeof f);
+	snprintf(f.alert_id, sizeof f.alert_id, "gate-win-%.60s-e%" PRIu32 "-%.50s", v->release_id, v->evaluation,
+	         fv->family);
+	f.revision = 1;
+	f.kind = PW_FIND_IMPROVEMENT;
+	f.from_gate = true;
+	f.created_us = v->evaluated_unix_us ? v->evaluated_unix_us : now;
+	copy(f.model, sizeof f.model, fv->family);
+	if (best) {
+		series_from_key(&f, best->series_key);
+		copy(f.model, sizeof f.model, fv->family);
+		f.base_median = best->baseline_median;
+		f.base_mad = best->baseline_mad_n;
+		f.base_n = best->baseline_n;
+		f.obs_median = best->candidate_median;
+		f.obs_n = best->candidate_n;
+		f.delta_abs = best->candidate_median - best->baseline_median;
+		copy(f.abs_unit, sizeof f.abs_unit, best->unit);
+		f.delta_pct = best->delta_pct;
+		f.z_robust = best->baseline_mad_n > 0 ? f.delta_abs / best->baseline_mad_n : 0;
+		f.fdr_q = best->q;
+		f.mde_pct = best->mde_pct;
+	}
+	f.passed_min_effect = true;
+	copy(f.obs_release, sizeof f.obs_release, v->candidate_build_id);
+	copy(f.base_window, sizeof f.base_window, v->baseline_release);
+	copy(f.release_id, sizeof f.release_id, v->release_id);
+	f.verdict = PW_FV_VALIDATED_WIN;
+	f.top_tier = fv->tier == PERFWATCH__V1__TIER__TIER_TOP;
+	char id[PW_PAGER_STR];
+	snprintf(id, sizeof id, "inc-win-%.60s-%.50s", v->release_id, fv->family);
+	pw_incident_open(inc, id, &f);
+	inc->open = false;
+	pw_route route;
+	pw_route_decide(&k->a->prm, &inc->primary, &route);
+	pw_status st = incident_store(k, inc, &route, NULL, now, errbuf, errlen);
+	if (st == PW_OK)
+		st = decision_store(k, inc->incident_id, f.alert_id, 1, pw_action_name(route.action), "", route.reason,
+		                    errbuf, errlen);
+	if (st == PW_OK && route.action == PW_ACT_INFO)
+		st = notice_store(k, inc, &route, now, errbuf, errlen);
+	free(inc);
+	return st;
+}
+
 /* A gate verdict: spend impact for the release's incidents; a family that now passes resolves its incident. */
 static pw_status on_gate(worker *k, const Perfwatch__V1__GateVerdict *v, int64_t now, const char **outcome,
                          char *errbuf, size_t errlen)
@@ -1021,6 +1198,12 @@ static pw_status on_gate(worker *k, const Perfwatch__V1__GateVerdict *v, int64_t
 		const Perfwatch__V1__FamilyVerdict *fv = v->families[fi];
 		if (!fv->family)
 			continue;
+		if (fv->verdict == PERFWATCH__V1__VERDICT__VERDICT_VALIDATED_WIN) {
+			pw_status st = win_notice(k, v, fv, now, errbuf, errlen);
+			if (st != PW_OK)
+				return st;
+			*outcome = "info";
+		}
 		for (size_t i = 0; i < k->n; i++) {
 			pw_incident *inc = &k->incs[i];
 			/* the family the page is about is its primary's (the incident's key is its opener's) */
@@ -1170,14 +1353,16 @@ static pw_status on_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, 
 
 /* ---- delivery (the tick) ----------------------------------------------------------------- */
 
-static void delivery_record(pw_pg *pg, bool ticket, const char *id, const char *target, int version, bool ok,
+static void delivery_record(pw_pg *pg, int subject, const char *id, const char *target, int version, bool ok,
                             int code, const char *err, const pw_log *lg)
 {
-	/* a page's (page_id) or a ticket's (ticket_id) delivery attempt */
-	static const char *const sql[2] = {
+	/* a page's (page_id, 0), a ticket's (ticket_id, 1) or a notice's (notice_id, 2) delivery attempt */
+	static const char *const sql[3] = {
 		"INSERT INTO perfwatch.pager_deliveries (page_id, target, version, ok, http_status, error)"
 		" VALUES ($1, $2, $3, $4, $5, $6)",
 		"INSERT INTO perfwatch.pager_deliveries (ticket_id, target, version, ok, http_status, error)"
+		" VALUES ($1, $2, $3, $4, $5, $6)",
+		"INSERT INTO perfwatch.pager_deliveries (notice_id, target, version, ok, http_status, error)"
 		" VALUES ($1, $2, $3, $4, $5, $6)",
 	};
 	char e[256];
@@ -1189,7 +1374,7 @@ static void delivery_record(pw_pg *pg, bool ticket, const char *id, const char *
 	pw_pg_params_bool(&q, ok);
 	pw_pg_params_int(&q, code);
 	pw_pg_params_text(&q, err);
-	if (exec(pg, sql[ticket], &q, NULL, e, sizeof e) != PW_OK)
+	if (exec(pg, sql[subject], &q, NULL, e, sizeof e) != PW_OK)
 		pw_log_warn(lg, "recording the delivery of %s to %s: %s", id, target, e);
 }
 
@@ -1233,7 +1418,7 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 			const char *body = PQgetvalue(r, i, 4);
 			ok_am = pager_http_post(am_url, "application/json", body, strlen(body), NULL, (int)a->post_timeout_ms,
 			                        &code, err, sizeof err) == PW_OK;
-			delivery_record(w->pg, false, id, "alertmanager", version, ok_am, code, err, a->lg);
+			delivery_record(w->pg, 0, id, "alertmanager", version, ok_am, code, err, a->lg);
 			pw_metric_inc(a->m_deliveries, (const char *const[]){"alertmanager", ok_am ? "ok" : "failed"});
 			if (ok_am) {
 				pw_pg_params q;
@@ -1254,7 +1439,7 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 			                        (int)a->post_timeout_ms, &code, e2, sizeof e2) == PW_OK;
 			if (!ok_wh)
 				snprintf(err + strlen(err), sizeof err - strlen(err), "%swebhook: %s", err[0] ? "; " : "", e2);
-			delivery_record(w->pg, false, id, "webhook", version, ok_wh, code, e2, a->lg);
+			delivery_record(w->pg, 0, id, "webhook", version, ok_wh, code, e2, a->lg);
 			pw_metric_inc(a->m_deliveries, (const char *const[]){"webhook", ok_wh ? "ok" : "failed"});
 			if (ok_wh) {
 				pw_pg_params q;
@@ -1309,6 +1494,78 @@ out:
 	return st;
 }
 
+/* Info notices: each posted to Alertmanager and the webhook until acknowledged, once. */
+static pw_status deliver_notices(app *a, pw_service_worker *w, int64_t *next_ms, char *errbuf, size_t errlen)
+{
+	bool am = a->am_url[0] != 0, wh = a->webhook_url[0] != 0;
+	if (!am && !wh)
+		return PW_OK;
+	PGresult *r = NULL;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_bool(&p, am);
+	pw_pg_params_bool(&p, wh);
+	pw_status st = exec(w->pg,
+	                    "SELECT notice_id, am_body, webhook_body, $1 AND am_delivered_at IS NULL,"
+	                    " $2 AND webhook_delivered_at IS NULL, delivery_attempts FROM perfwatch.pager_notices"
+	                    " WHERE (($1 AND am_delivered_at IS NULL) OR ($2 AND webhook_delivered_at IS NULL))"
+	                    "  AND coalesce(next_attempt_at, '-infinity') <= now() ORDER BY created_at LIMIT 32",
+	                    &p, &r, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	char am_url[600];
+	snprintf(am_url, sizeof am_url, "%s/api/v2/alerts", a->am_url);
+	for (int i = 0; i < PQntuples(r) && st == PW_OK && !pw_service_stopping(a->svc); i++) {
+		const char *id = PQgetvalue(r, i, 0);
+		bool ok_am = true, ok_wh = true;
+		char err[512] = "", e2[512] = "", hdr[300];
+		int code = 0;
+		if (PQgetvalue(r, i, 3)[0] == 't') {
+			const char *body = PQgetvalue(r, i, 1);
+			ok_am = pager_http_post(am_url, "application/json", body, strlen(body), NULL, (int)a->post_timeout_ms,
+			                        &code, err, sizeof err) == PW_OK;
+			delivery_record(w->pg, 2, id, "alertmanager", 1, ok_am, code, err, a->lg);
+			pw_metric_inc(a->m_deliveries, (const char *const[]){"alertmanager", ok_am ? "ok" : "failed"});
+		}
+		if (PQgetvalue(r, i, 4)[0] == 't') {
+			const char *body = PQgetvalue(r, i, 2);
+			snprintf(hdr, sizeof hdr, "Idempotency-Key: %.200s", id);
+			ok_wh = pager_http_post(a->webhook_url, "application/json", body, strlen(body), hdr,
+			                        (int)a->post_timeout_ms, &code, e2, sizeof e2) == PW_OK;
+			delivery_record(w->pg, 2, id, "webhook", 1, ok_wh, code, e2, a->lg);
+			pw_metric_inc(a->m_deliveries, (const char *const[]){"webhook", ok_wh ? "ok" : "failed"});
+		}
+		uint32_t wait = pw_backoff_ceiling((uint32_t)a->backoff_ms, (uint32_t)a->backoff_max_ms,
+		                                   (uint32_t)atoi(PQgetvalue(r, i, 5)));
+		pw_pg_params q;
+		pw_pg_params_init(&q);
+		pw_pg_params_text(&q, id);
+		pw_pg_params_bool(&q, ok_am && PQgetvalue(r, i, 3)[0] == 't');
+		pw_pg_params_bool(&q, ok_wh && PQgetvalue(r, i, 4)[0] == 't');
+		pw_pg_params_bool(&q, ok_am && ok_wh);
+		pw_pg_params_int(&q, wait);
+		char both[1100];
+		snprintf(both, sizeof both, "%s%s%s", err, err[0] && e2[0] ? "; webhook: " : "", e2);
+		pw_pg_params_text(&q, both);
+		st = exec(w->pg,
+		          "UPDATE perfwatch.pager_notices SET delivery_attempts = delivery_attempts + 1,"
+		          " am_delivered_at = CASE WHEN $2 THEN now() ELSE am_delivered_at END,"
+		          " webhook_delivered_at = CASE WHEN $3 THEN now() ELSE webhook_delivered_at END,"
+		          " next_attempt_at = CASE WHEN $4 THEN NULL ELSE now() + $5 * interval '1 millisecond' END,"
+		          " last_error = $6 WHERE notice_id = $1",
+		          &q, NULL, errbuf, errlen);
+		if (st == PW_OK && ok_am && ok_wh)
+			pw_log_info(a->lg, "notice %s delivered (info)", id);
+		else if (st == PW_OK) {
+			pw_log_warn(a->lg, "notice %s: delivery failed, next in %" PRIu32 " ms: %s", id, wait, both);
+			if ((int64_t)wait < *next_ms)
+				*next_ms = wait;
+		}
+	}
+	PQclear(r);
+	return st;
+}
+
 static pw_status deliver_tickets(app *a, pw_service_worker *w, char *errbuf, size_t errlen)
 {
 	if (!a->ticket_url[0])
@@ -1329,7 +1586,7 @@ static pw_status deliver_tickets(app *a, pw_service_worker *w, char *errbuf, siz
 		snprintf(hdr, sizeof hdr, "Idempotency-Key: %.200s", id);
 		bool ok = pager_http_post(a->ticket_url, "application/json", body, strlen(body), hdr, (int)a->post_timeout_ms,
 		                          &code, err, sizeof err) == PW_OK;
-		delivery_record(w->pg, true, id, "ticket", 1, ok, code, err, a->lg);
+		delivery_record(w->pg, 1, id, "ticket", 1, ok, code, err, a->lg);
 		pw_metric_inc(a->m_deliveries, (const char *const[]){"ticket", ok ? "ok" : "failed"});
 		pw_pg_params q;
 		pw_pg_params_init(&q);
@@ -1351,6 +1608,8 @@ static pw_status tick(void *p, pw_service_worker *w, int64_t *next_ms, char *err
 {
 	app *a = p;
 	pw_status st = deliver_pages(a, w, next_ms, errbuf, errlen);
+	if (st == PW_OK)
+		st = deliver_notices(a, w, next_ms, errbuf, errlen);
 	if (st == PW_OK)
 		st = deliver_tickets(a, w, errbuf, errlen);
 	return st;
@@ -1386,6 +1645,7 @@ static pw_status app_init(pw_service *svc, void **out, char *errbuf, size_t errl
 	a->backoff_max_ms = pw_config_get_duration_ms(cfg, "pager.deliver.backoff_max");
 	a->post_timeout_ms = pw_config_get_duration_ms(cfg, "pager.deliver.timeout");
 	a->resend_ms = pw_config_get_duration_ms(cfg, "pager.alertmanager.resend");
+	a->notice_ttl_ms = pw_config_get_duration_ms(cfg, "pager.notice.ttl");
 	if ((st = pager_triage_init(&a->triage, svc, errbuf, errlen)) != PW_OK)
 		goto fail;
 	pw_metrics *reg = pw_service_metrics(svc);
