@@ -995,14 +995,19 @@ static pw_status merge_events(worker *k, size_t *idx, int64_t now, char *errbuf,
 		if ((st = page_get(k->w->pg, k->incs[*idx].incident_id, &pi, errbuf, errlen)) != PW_OK ||
 		    (st = page_get(k->w->pg, k->incs[j].incident_id, &pj, errbuf, errlen)) != PW_OK)
 			return st;
-		/* the survivor: the paged one, else the older one */
-		size_t dst = pj.exists && !pi.exists ? j : (pi.exists || *idx < j) ? *idx : j;
+		/* the survivor: the paged one; else a confirmed one over first signals; else the older one */
+		bool fi = k->incs[*idx].primary.first_signal, fj = k->incs[j].primary.first_signal;
+		size_t dst = pj.exists && !pi.exists ? j
+		             : pi.exists              ? *idx
+		             : fi != fj               ? (fi ? j : *idx)
+		             : *idx < j               ? *idx
+		                                      : j;
 		size_t src = dst == *idx ? j : *idx;
 		page_row *ps = src == j ? &pj : &pi;
 		pw_incident *d = &k->incs[dst], *s = &k->incs[src];
 		pw_log_info(k->a->lg, "incident %s is the same event as %s: folded into it", s->incident_id,
 		            d->incident_id);
-		pw_incident_absorb(d, s); /* closes s */
+		bool changed = pw_incident_absorb(d, s); /* closes s */
 		pw_pg_params q;
 		pw_pg_params_init(&q);
 		pw_pg_params_text(&q, s->incident_id);
@@ -1018,7 +1023,7 @@ static pw_status merge_events(worker *k, size_t *idx, int64_t now, char *errbuf,
 			if ((st = page_write(k, s, &r, ps, ps->pressure, true, now, errbuf, errlen)) != PW_OK)
 				return st;
 		}
-		if ((st = settle(k, d, NULL, NULL, NULL, 0, true, now, errbuf, errlen)) != PW_OK)
+		if ((st = settle(k, d, NULL, NULL, NULL, 0, changed, now, errbuf, errlen)) != PW_OK)
 			return st;
 		memmove(&k->incs[src], &k->incs[src + 1], (k->n - src - 1) * sizeof k->incs[0]);
 		k->n--;

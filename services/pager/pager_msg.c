@@ -33,6 +33,9 @@ pw_status pw_finding_from_alert(const Perfwatch__V1__Alert *a, pw_finding *f)
 	          : a->kind == PERFWATCH__V1__ALERT_KIND__ALERT_KIND_INFRA_HEALTH ? PW_FIND_INFRA_HEALTH
 	                                                                           : PW_FIND_REGRESSION;
 	f->from_gate = a->source == PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE;
+	f->first_signal = a->kind == PERFWATCH__V1__ALERT_KIND__ALERT_KIND_UNCONFIRMED || a->needs_confirmation ||
+	                  (!f->from_gate && a->verdict == PERFWATCH__V1__VERDICT__VERDICT_TREND &&
+	                   (!a->changepoint || !a->changepoint->cl_range_hi || !a->changepoint->cl_range_hi[0]));
 	f->created_us = a->created_unix_us;
 	COPY(f->series_key, a->series_key);
 	if (a->series) {

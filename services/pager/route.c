@@ -221,6 +221,12 @@ void pw_route_decide(const pw_pager_params *p, const pw_finding *f, pw_route *ou
 		    f->delta_pct);
 		return;
 	}
+	if (f->first_signal) {
+		set(out, PW_ACT_QUEUE, PW_SEV_INFO, p->route_triage,
+		    "unconfirmed first signal (%+.1f%%): queued for confirmation (a rerun or the next nightly), pages nobody",
+		    f->delta_pct);
+		return;
+	}
 	switch (f->verdict) {
 	case PW_FV_BLOCKING:
 		set(out, PW_ACT_PAGE, PW_SEV_CRITICAL, p->route_triage,

@@ -682,3 +682,85 @@ Test(incident, registered_win_page_leads_with_the_regression)
 	pw_route_decide(&p, &wins->primary, &r);
 	cr_expect_neq(r.action, PW_ACT_PAGE);
 }
+
+/* The baseliner's unconfirmed first signal (ALERT_KIND_UNCONFIRMED): no CL range, no release. */
+static pw_finding first_signal(const char *model, const char *config, const char *metric, double pct, int i)
+{
+	pw_finding f = gate_b64();
+	snprintf(f.alert_id, sizeof f.alert_id, "bl-outlier/%d/%s-%s", i, model, metric);
+	f.from_gate = false;
+	f.first_signal = true;
+	f.verdict = PW_FV_INVESTIGATE;
+	cp(f.model, sizeof f.model, model);
+	cp(f.config, sizeof f.config, config);
+	cp(f.metric, sizeof f.metric, metric);
+	snprintf(f.series_key, sizeof f.series_key, "%s|h|v6e-4|%s|%s", model, config, metric);
+	f.delta_pct = pct;
+	f.release_id[0] = '\0';
+	f.obs_release[0] = '\0';
+	f.n_clean = 0;
+	f.created_us = 990 * HOUR_US + i * 1000;
+	return f;
+}
+
+/*
+ * Regression (make demo): the first signals of the worked example's nightly
+ * opened about 30 ticket incidents, one per series and metric. They are the
+ * first sign of their family's event: one queued incident per family, folded
+ * into the confirmed event when it opens, without changing its page.
+ */
+Test(incident, first_signals_join_their_event)
+{
+	pw_pager_params p;
+	pw_pager_params_default(&p);
+	static const char *const metrics[] = {"tpot_p50_ms", "tpot_p99_ms", "goodput_tok_s_chip", "mfu", "cost_per_mtok_usd"};
+	pw_incident incs[32];
+	size_t n = 0;
+	int id = 0;
+	for (int c = 0; c < 2; c++)
+		for (size_t m = 0; m < 5; m++) {
+			pw_finding f = first_signal(m % 2 ? "rank-moe-110b" : "chat-8b", c ? "decode.B8" : "decode.B64.s2048.int8",
+			                            metrics[m], 8.1 - m, id++);
+			pw_finding g = first_signal(m % 2 ? "chat-8b" : "rank-moe-110b", "decode.B64.s2048.int8", metrics[m], 3.1,
+			                            id++);
+			pw_finding both[] = {f, g};
+			for (int b = 0; b < 2; b++) {
+				long j = pw_incident_find(&p, incs, n, &both[b]);
+				if (j < 0)
+					pw_incident_open(&incs[n++], both[b].alert_id, &both[b]);
+				else
+					pw_incident_add(&incs[j], &both[b]);
+			}
+		}
+	cr_assert_eq(n, 2, "20 first signals of two families: 2 incidents, not %zu", n);
+	pw_route r;
+	pw_route_decide(&p, &incs[0].primary, &r);
+	cr_expect_eq(r.action, PW_ACT_QUEUE, "a first signal is queued for confirmation, not a %s", pw_action_name(r.action));
+	cr_expect(strstr(r.reason, "unconfirmed first signal"), "%s", r.reason);
+
+	/* the confirmed event: the gate's BLOCKING alert opens its own incident; the first signals fold in */
+	pw_finding g64 = gate_b64();
+	g64.created_us = 1000 * HOUR_US;
+	cr_assert_eq(pw_incident_find(&p, incs, n, &g64), -1, "a confirmed finding does not join a first-signal incident");
+	pw_incident_open(&incs[n++], "inc-gate", &g64);
+	pw_incident *conf = &incs[2], *chat = strcmp(incs[0].family, "chat-8b") == 0 ? &incs[0] : &incs[1];
+	char before[256], after[256];
+	pw_incident_summary(conf, before, sizeof before);
+	cr_assert(pw_incident_same_event(conf, chat));
+	cr_expect(!pw_incident_same_event(conf, chat == &incs[0] ? &incs[1] : &incs[0]), "another family's first signals");
+	size_t scope = conf->n_scope;
+	int64_t opened = conf->opened_us;
+	cr_expect(!pw_incident_absorb(conf, chat), "folding the first signals changed the page");
+	pw_incident_summary(conf, after, sizeof after);
+	cr_expect_str_eq(after, before);
+	cr_expect_eq(conf->n_scope, scope);
+	cr_expect_eq(conf->opened_us, opened);
+	cr_expect_eq(conf->n_members, 11, "the page's alert and its 10 first signals: %zu", conf->n_members);
+	cr_expect(!chat->open);
+	/* a later first signal of the family joins the confirmed incident quietly */
+	pw_finding late = first_signal("chat-8b", "decode.B8", "tpot_p50_ms", 7.4, 99);
+	late.created_us = 1001 * HOUR_US;
+	cr_assert_eq(pw_incident_find(&p, incs, n, &late), 2);
+	cr_expect(!pw_incident_add(conf, &late));
+	cr_expect_str_eq(conf->primary.alert_id, g64.alert_id);
+}
