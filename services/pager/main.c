@@ -55,6 +55,8 @@ typedef struct app {
 	char am_url[512], webhook_url[512], ticket_url[512];
 	int64_t backoff_ms, backoff_max_ms, resend_ms, post_timeout_ms;
 	int64_t notice_ttl_ms; /* an info notice stays active in Alertmanager this long */
+	int64_t review_every_ms, review_next_us; /* the threshold-review check: how often, when next */
+	char route_detector[PW_PAGER_STR]; /* the detector team: owns the false-page KPI and its review */
 	pw_metric *m_pages;      /* pages delivered {severity} */
 	pw_metric *m_findings;   /* findings consumed {topic, outcome} */
 	pw_metric *m_deliveries; /* delivery attempts {target, result} */
@@ -97,6 +99,10 @@ static const pw_conf_key own_keys[] = {
 	{.name = "pager.notice.ttl", .type = PW_CONF_DURATION_MS, .def = "24h", .min = 60000,
 	 .max = 2592000000.0,
 	 .help = "an info notice (validated win, infra health, threshold review) is posted once and stays active this long"},
+	{.name = "pager.review.interval", .type = PW_CONF_DURATION_MS, .def = "1h", .min = 100, .max = 86400000,
+	 .help = "how often the report card is checked for a threshold review (false pages over budget two months running)"},
+	{.name = "pager.route.detector", .type = PW_CONF_STRING, .def = "perfwatch-detector",
+	 .help = "the detector team, owner of the false-page KPI: receives the threshold-review notice"},
 	{.name = "pager.tick", .type = PW_CONF_DURATION_MS, .def = "1s", .min = 10, .max = 600000,
 	 .help = "how often the delivery tick runs"},
 };
@@ -1609,10 +1615,80 @@ static pw_status deliver_tickets(app *a, pw_service_worker *w, char *errbuf, siz
 	return st;
 }
 
+/*
+ * §8: "false-page rate > budget for two consecutive months forces a
+ * threshold/noise-floor review". From the report card (report_card_monthly),
+ * with the pager's own budget (pager.budget_per_week x days of the month / 7):
+ * a month whose false pages exceeded its budget, as did the previous month's,
+ * is recorded once in pager_threshold_reviews and delivered as an info notice
+ * to the detector team. One transaction.
+ */
+static pw_status threshold_review(app *a, pw_service_worker *w, char *errbuf, size_t errlen)
+{
+	PGresult *r = NULL;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_double(&p, a->prm.budget_per_week);
+	pw_status st = pw_pg_begin(w->pg, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	st = exec(w->pg,
+	          "WITH m AS (SELECT month, false_pages, $1::numeric * extract(day FROM (month + interval '1 month' - month))"
+	          "  / 7.0 AS budget FROM perfwatch.report_card_monthly)"
+	          " INSERT INTO perfwatch.pager_threshold_reviews (month, false_pages, prev_false_pages, budget, prev_budget,"
+	          "  budget_per_week, finding)"
+	          " SELECT cur.month::date, cur.false_pages, prev.false_pages, cur.budget, prev.budget, $1,"
+	          "  'false pages over budget two months running (' || prev.false_pages || ' then ' || cur.false_pages ||"
+	          "  ' against ' || round(cur.budget, 1) || '): review thresholds and noise floors'"
+	          "  FROM m cur JOIN m prev ON prev.month = cur.month - interval '1 month'"
+	          " WHERE cur.false_pages > cur.budget AND prev.false_pages > prev.budget"
+	          " ON CONFLICT (month) DO NOTHING"
+	          " RETURNING to_char(month, 'YYYY-MM'), finding, false_pages, prev_false_pages, budget, prev_budget",
+	          &p, &r, errbuf, errlen);
+	int64_t now = pw_now_us();
+	for (int i = 0; st == PW_OK && i < PQntuples(r); i++) {
+		const char *month = PQgetvalue(r, i, 0), *finding = PQgetvalue(r, i, 1);
+		char id[64], summary[600], payload[600];
+		snprintf(id, sizeof id, "nt-review-%s", month);
+		snprintf(summary, sizeof summary, "threshold review %s: %s", month, finding);
+		snprintf(payload, sizeof payload,
+		         "{\"month\":\"%s\",\"false_pages\":%s,\"prev_false_pages\":%s,\"budget\":%s,\"prev_budget\":%s,"
+		         "\"budget_per_week\":%g}",
+		         month, PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4), PQgetvalue(r, i, 5),
+		         a->prm.budget_per_week);
+		pw_notice n = {.notice_id = id, .incident_id = "", .kind = "threshold_review", .route = a->route_detector,
+		               .owner = "detector", .summary = summary, .payload = payload};
+		st = notice_put(w->pg, a, &n, now, errbuf, errlen);
+		if (st == PW_OK) {
+			pw_pg_params q;
+			pw_pg_params_init(&q);
+			pw_pg_params_text(&q, month);
+			pw_pg_params_text(&q, id);
+			st = exec(w->pg, "UPDATE perfwatch.pager_threshold_reviews SET notice_id = $2"
+			                 " WHERE month = to_date($1, 'YYYY-MM')", &q, NULL, errbuf, errlen);
+		}
+		if (st == PW_OK)
+			pw_log_warn(a->lg, "%s (notice %s to %s)", summary, id, a->route_detector);
+	}
+	PQclear(r);
+	if (st == PW_OK)
+		st = pw_pg_commit(w->pg, errbuf, errlen);
+	else
+		pw_pg_rollback(w->pg, NULL, 0);
+	return st;
+}
+
 static pw_status tick(void *p, pw_service_worker *w, int64_t *next_ms, char *errbuf, size_t errlen)
 {
 	app *a = p;
-	pw_status st = deliver_pages(a, w, next_ms, errbuf, errlen);
+	pw_status st = PW_OK;
+	if (pw_now_us() >= a->review_next_us) {
+		st = threshold_review(a, w, errbuf, errlen);
+		if (st == PW_OK)
+			a->review_next_us = pw_now_us() + a->review_every_ms * 1000;
+	}
+	if (st == PW_OK)
+		st = deliver_pages(a, w, next_ms, errbuf, errlen);
 	if (st == PW_OK)
 		st = deliver_notices(a, w, next_ms, errbuf, errlen);
 	if (st == PW_OK)
@@ -1651,6 +1727,8 @@ static pw_status app_init(pw_service *svc, void **out, char *errbuf, size_t errl
 	a->post_timeout_ms = pw_config_get_duration_ms(cfg, "pager.deliver.timeout");
 	a->resend_ms = pw_config_get_duration_ms(cfg, "pager.alertmanager.resend");
 	a->notice_ttl_ms = pw_config_get_duration_ms(cfg, "pager.notice.ttl");
+	a->review_every_ms = pw_config_get_duration_ms(cfg, "pager.review.interval");
+	copy(a->route_detector, sizeof a->route_detector, pw_config_get_str(cfg, "pager.route.detector"));
 	if ((st = pager_triage_init(&a->triage, svc, errbuf, errlen)) != PW_OK)
 		goto fail;
 	pw_metrics *reg = pw_service_metrics(svc);
