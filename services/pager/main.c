@@ -1404,7 +1404,10 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 	                    "SELECT page_id, version, am_version, webhook_version, am_body, webhook_body, severity,"
 	                    " delivery_attempts, delivered_at IS NULL, resolved_at IS NULL,"
 	                    " coalesce(am_sent_at < now() - $3 * interval '1 millisecond', true),"
-	                    " extract(epoch FROM now() - created_at)"
+	                    " extract(epoch FROM now() - created_at),"
+	                    " coalesce((nullif(am_body, '')::jsonb -> 0 -> 'labels')::text, ''), am_labels,"
+	                    " am_labels <> '' AND am_labels::jsonb IS DISTINCT FROM nullif(am_body, '')::jsonb -> 0 -> 'labels',"
+	                    " coalesce(nullif(am_body, '')::jsonb -> 0 ->> 'startsAt', '')"
 	                    " FROM perfwatch.pages WHERE incident_id IS NOT NULL"
 	                    "  AND coalesce(next_attempt_at, '-infinity') <= now()"
 	                    "  AND (($1 AND am_version < version) OR ($2 AND webhook_version < version)"
@@ -1426,9 +1429,27 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 		char err[512] = "";
 		int code = 0;
 		if (am && (amv < version || (active && resend))) {
-			const char *body = PQgetvalue(r, i, 4);
+			const char *body = PQgetvalue(r, i, 4), *labels = PQgetvalue(r, i, 12);
+			char *both = NULL;
+			if (PQgetvalue(r, i, 14)[0] == 't' && body[0] == '[') {
+				/* the page's labels changed (high -> critical when the gate's verdict joined): the old
+				 * label set is another alert to Alertmanager, resolved now with the new one's post */
+				char ends[40];
+				pw_rfc3339(pw_now_us(), ends, sizeof ends);
+				const char *starts = PQgetvalue(r, i, 15);
+				size_t n = strlen(body) + strlen(PQgetvalue(r, i, 13)) + 160;
+				if (!(both = malloc(n))) {
+					st = PW_ERR_NOMEM;
+					goto out;
+				}
+				snprintf(both, n, "[{\"labels\":%s,%s%s%s\"endsAt\":\"%s\"},%s", PQgetvalue(r, i, 13),
+				         starts[0] ? "\"startsAt\":\"" : "", starts, starts[0] ? "\"," : "", ends, body + 1);
+				pw_log_info(a->lg, "page %s: labels changed, resolving the old label set %s", id, PQgetvalue(r, i, 13));
+				body = both;
+			}
 			ok_am = pager_http_post(am_url, "application/json", body, strlen(body), NULL, (int)a->post_timeout_ms,
 			                        &code, err, sizeof err) == PW_OK;
+			free(both);
 			delivery_record(w->pg, 0, id, "alertmanager", version, ok_am, code, err, a->lg);
 			pw_metric_inc(a->m_deliveries, (const char *const[]){"alertmanager", ok_am ? "ok" : "failed"});
 			if (ok_am) {
@@ -1436,8 +1457,10 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 				pw_pg_params_init(&q);
 				pw_pg_params_text(&q, id);
 				pw_pg_params_int(&q, version);
+				pw_pg_params_text(&q, labels);
 				if ((st = exec(w->pg, "UPDATE perfwatch.pages SET am_version = greatest(am_version, $2),"
-				                      " am_sent_at = now() WHERE page_id = $1", &q, NULL, errbuf, errlen)) != PW_OK)
+				                      " am_sent_at = now(), am_labels = $3 WHERE page_id = $1", &q, NULL, errbuf,
+				               errlen)) != PW_OK)
 					goto out;
 			}
 		}
