@@ -212,10 +212,11 @@ void pw_route_decide(const pw_pager_params *p, const pw_finding *f, pw_route *ou
 	memset(out, 0, sizeof *out);
 	out->owner = pw_route_owner(p, f);
 
-	/* infra health, fleet changes, frozen and quarantined series: info to infra. An
-	 * infra owner hint on a release regression does not make it info: the page still
-	 * goes to the triage rotation (never the compiler's), which routes it to infra. */
-	if (infra_finding(f)) {
+	/* infra health, fleet changes, frozen and quarantined series, and a nightly shift
+	 * the attributor calls infra's: info to infra. An infra owner hint on the gate's
+	 * release verdict does not make it info: the page still goes to the triage
+	 * rotation (never the compiler's), which routes it to infra. */
+	if (infra_finding(f) || (out->owner == PW_OWNER_INFRA && !f->from_gate)) {
 		set(out, PW_ACT_INFO, PW_SEV_INFO, p->route_infra,
 		    "infra-owned (fleet change or infra health, %.1f%%): infra, never the compiler rotation",
 		    f->delta_pct);

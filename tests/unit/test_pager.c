@@ -677,6 +677,12 @@ Test(incident, registered_win_page_leads_with_the_regression)
 	cr_expect_eq(r.action, PW_ACT_PAGE);
 	cr_expect_eq(r.owner, PW_OWNER_INFRA);
 	cr_expect_str_eq(r.route, "ml-perf-triage");
+	/* a nightly shift the attributor calls infra's (recabling without the fleet change on the alert): info to infra */
+	f = watcher_moe();
+	cp(f.owner_hint, sizeof f.owner_hint, "infra");
+	pw_route_decide(&p, &f, &r);
+	cr_expect_eq(r.action, PW_ACT_INFO, "an infra nightly shift is a %s", pw_action_name(r.action));
+	cr_expect_str_eq(r.route, "perf-infra");
 
 	/* the wins' incident heads with no regression and is routed as what it is */
 	pw_route_decide(&p, &wins->primary, &r);
