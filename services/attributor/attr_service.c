@@ -8,20 +8,20 @@
  * perf.attributions.v1 after the commit. Idempotent per alert
  * (attributions.input_key), restart-safe (the consumer commits only after the
  * transaction; the outbox resends what a killed run left). Bad input is
- * dead-lettered with the reason.
+ * dead-lettered with the reason its door gives (attr_door.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr_door.h"
 #include "attr_store.h"
 #include "attr_service.h"
 #include "attribute.h"
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/bisect.pb-c.h"
 #include "pw_alert_followup.h"
-#include "pw_input.h"
 #include "pw_service.h"
 #include "pw_time.h"
 #include "pw_topics.h"
@@ -58,16 +58,6 @@ pw_status pw_attributor_init(pw_service *svc, void **out, char *errbuf, size_t e
 		                          NULL, buckets, sizeof buckets / sizeof buckets[0], &a->m_latency,
 		                          errbuf, errlen);
 	return st;
-}
-
-/* "cl/7841917" -> 7841917; 0 when malformed. */
-static int64_t cl_number(const char *cl)
-{
-	if (!cl || strncmp(cl, "cl/", 3) != 0)
-		return 0;
-	char *end;
-	long long v = strtoll(cl + 3, &end, 10);
-	return (*end == 0 || *end == '@') && v > 0 ? v : 0;
 }
 
 typedef struct job {
@@ -151,78 +141,29 @@ static pw_status dead(worker *k, const rd_kafka_message_t *m, const char *type,
 	return pw_service_dead_letter(k, m, type, reason, detail, errbuf, errlen);
 }
 
-static bool key_complete(const Perfwatch__V1__SeriesKey *s)
-{
-	return s && s->model && s->model[0] && s->hlo_fingerprint && s->hlo_fingerprint[0] && s->platform &&
-	       s->platform[0] && s->config && s->config[0] && s->metric && s->metric[0];
-}
-
-/* Ids and keys longer than this are refused, not cut (the attribution's rows key on them). */
-#define ID_MAX 200
-
-/* NUL bytes or invalid UTF-8 in any string of the wire form: a dead letter naming the field. */
-static bool wire_bad(worker *k, const rd_kafka_message_t *m, const ProtobufCMessageDescriptor *desc,
-                     const char *type, pw_status *st, char *errbuf, size_t errlen)
-{
-	char why[256];
-	if (pw_input_check_wire(desc, m->payload, m->len, why, sizeof why) == PW_OK)
-		return false;
-	char detail[320];
-	snprintf(detail, sizeof detail, "%s: %s", type, why);
-	*st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, detail, errbuf, errlen);
-	return true;
-}
-
-static bool too_long(const char *s, size_t max)
-{
-	return s && strlen(s) > max;
-}
-
 static pw_status on_alert(worker *k, const rd_kafka_message_t *m, int64_t now, char *errbuf,
                           size_t errlen)
 {
 	static const char *type = "perfwatch.v1.Alert";
-	pw_status wst;
-	if (wire_bad(k, m, &perfwatch__v1__alert__descriptor, type, &wst, errbuf, errlen))
-		return wst;
-	Perfwatch__V1__Alert *al = perfwatch__v1__alert__unpack(NULL, m->len, m->payload);
-	if (!al)
-		return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-		            "payload is not a perfwatch.v1.Alert", errbuf, errlen);
+	Perfwatch__V1__Alert *al = NULL;
+	pw_attr_before before;
+	Perfwatch__V1__DlqReason reason;
+	char detail[512];
+	pw_attr_input in = pw_attr_alert_decode(m->payload, m->len, &al, &before, &reason, detail, sizeof detail);
+	if (in == PW_ATTR_INPUT_DEAD)
+		return dead(k, m, type, reason, detail, errbuf, errlen);
 	pw_status st = PW_OK;
-	char detail[256] = "";
-	Perfwatch__V1__DlqReason reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
-	if (pw_alert_is_follow_up(al)) {
+	if (in == PW_ATTR_INPUT_FOLLOW_UP) {
 		pw_metric_inc(app_of(k)->m_done, (const char *const[]){"alert", "none", "follow_up"});
 		goto done; /* a later revision carrying a bisection or attribution: nothing new to attribute */
 	}
-	if (al->kind != PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION ||
-	    (al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE &&
-	     al->source != PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_WATCHER))
+	if (in == PW_ATTR_INPUT_IGNORE)
 		goto done; /* improvements, infra health and the baseliner's outliers are not attributed */
-	if (!al->alert_id || !al->alert_id[0])
-		snprintf(detail, sizeof detail, "alert has no alert_id");
-	else if (!key_complete(al->series))
-		snprintf(detail, sizeof detail, "alert \"%.100s\" has an incomplete series key", al->alert_id);
-	else if (!al->observed || !al->observed->release || !al->observed->release[0])
-		snprintf(detail, sizeof detail, "alert \"%.100s\" names no observed build", al->alert_id);
-	if (!detail[0] && (too_long(al->alert_id, ID_MAX) || too_long(al->series_key, PW_SERIES_KEY_MAX - 1) ||
-	                   too_long(al->observed->release, ID_MAX))) {
-		reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
-		snprintf(detail, sizeof detail, "alert \"%.100s\": alert_id, series key or observed build too long "
-		         "(%zu, %zu, %zu bytes; at most %d, %d, %d)", al->alert_id, strlen(al->alert_id),
-		         al->series_key ? strlen(al->series_key) : 0, strlen(al->observed->release), ID_MAX,
-		         PW_SERIES_KEY_MAX - 1, ID_MAX);
-	}
-	if (detail[0]) {
-		st = dead(k, m, type, reason, detail, errbuf, errlen);
-		goto done;
-	}
 	job j = {.alert_id = al->alert_id, .series_key = al->series_key, .source = "alert",
 	         .bisection_id = "", .series_id = al->series_id, .key = al->series,
 	         .alert_created_us = al->created_unix_us, .received_us = now};
 	if (j.series_id <= 0) {
-		st = attr_series_id(k->pg, al->series_key ? al->series_key : "", &j.series_id, errbuf, errlen);
+		st = attr_series_id(k->pg, al->series_key, &j.series_id, errbuf, errlen);
 		if (st == PW_ERR_NOT_FOUND) {
 			st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE, errbuf, errbuf,
 			          errlen);
@@ -231,20 +172,10 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, int64_t now, c
 		if (st != PW_OK)
 			goto done;
 	}
-	const Perfwatch__V1__AlertBaseline *bl = al->baseline;
-	if (bl && bl->window_start_unix_us > 0 && bl->window_end_unix_us > bl->window_start_unix_us) {
-		j.before.window_start_us = bl->window_start_unix_us;
-		j.before.window_end_us = bl->window_end_unix_us;
-	} else if (al->changepoint && cl_number(al->changepoint->cl_range_lo) > 0) {
-		j.before.max_cl = cl_number(al->changepoint->cl_range_lo);
-	} else if (bl && bl->window && bl->window[0]) {
-		j.before.build_id = bl->window; /* the gate names the baseline release there */
-	} else {
-		snprintf(detail, sizeof detail,
-		         "alert \"%.100s\" has no baseline window, changepoint range or baseline build", al->alert_id);
-		st = dead(k, m, type, reason, detail, errbuf, errlen);
-		goto done;
-	}
+	j.before.window_start_us = before.window_start_us;
+	j.before.window_end_us = before.window_end_us;
+	j.before.max_cl = before.max_cl;
+	j.before.build_id = before.build_id;
 	j.after.build_id = al->observed->release;
 	j.after_build = al->observed->release;
 	{
@@ -279,44 +210,16 @@ static pw_status on_bisection(worker *k, const rd_kafka_message_t *m, int64_t no
                               size_t errlen)
 {
 	static const char *type = "perfwatch.v1.Bisection";
-	pw_status wst;
-	if (wire_bad(k, m, &perfwatch__v1__bisection__descriptor, type, &wst, errbuf, errlen))
-		return wst;
-	Perfwatch__V1__Bisection *bs = perfwatch__v1__bisection__unpack(NULL, m->len, m->payload);
-	if (!bs)
-		return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-		            "payload is not a perfwatch.v1.Bisection", errbuf, errlen);
+	Perfwatch__V1__Bisection *bs = NULL;
+	Perfwatch__V1__DlqReason reason;
+	char detail[512];
+	pw_attr_input in = pw_attr_bisection_decode(m->payload, m->len, &bs, &reason, detail, sizeof detail);
+	if (in == PW_ATTR_INPUT_DEAD)
+		return dead(k, m, type, reason, detail, errbuf, errlen);
 	pw_status st = PW_OK;
-	char detail[256] = "";
 	const char **before = NULL, **after = NULL;
-	int64_t culprit = cl_number(bs->culprit);
-	if (!bs->culprit || !bs->culprit[0] || bs->status != PERFWATCH__V1__BISECTION_STATUS__BISECTION_STATUS_DONE)
+	if (in != PW_ATTR_INPUT_ACCEPT)
 		goto done; /* not (yet) a culprit: nothing to attribute */
-	if (!bs->bisection_id || !bs->bisection_id[0])
-		snprintf(detail, sizeof detail, "bisection has no bisection_id");
-	else if (!bs->alert_id || !bs->alert_id[0])
-		snprintf(detail, sizeof detail, "bisection \"%.100s\" names no alert", bs->bisection_id);
-	else if (!key_complete(bs->series) || !bs->series_key || !bs->series_key[0])
-		snprintf(detail, sizeof detail, "bisection \"%.100s\" has an incomplete series key", bs->bisection_id);
-	else if (culprit <= 0)
-		snprintf(detail, sizeof detail, "bisection \"%.100s\" has culprit \"%.40s\", not cl/N",
-		         bs->bisection_id, bs->culprit);
-	else if (too_long(bs->bisection_id, ID_MAX) || too_long(bs->alert_id, ID_MAX) ||
-	         too_long(bs->series_key, PW_SERIES_KEY_MAX - 1) || bs->n_steps > 4096)
-		snprintf(detail, sizeof detail, "bisection \"%.100s\": ids of %zu, %zu, %zu bytes, %zu steps "
-		         "(at most %d, %d, %d bytes, 4096 steps)", bs->bisection_id, strlen(bs->bisection_id),
-		         strlen(bs->alert_id), strlen(bs->series_key), bs->n_steps, ID_MAX, ID_MAX,
-		         PW_SERIES_KEY_MAX - 1);
-	if (detail[0]) {
-		bool missing = !bs->bisection_id || !bs->bisection_id[0] || !bs->alert_id || !bs->alert_id[0] ||
-		               !key_complete(bs->series) || !bs->series_key || !bs->series_key[0];
-		st = dead(k, m, type,
-		          !missing
-		                  ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE
-		                  : PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
-		          detail, errbuf, errlen);
-		goto done;
-	}
 	/* culprit−1: the adjacent verification (or a clean step just below); culprit: its own steps */
 	before = calloc(bs->n_steps + 1, sizeof *before);
 	after = calloc(bs->n_steps + 1, sizeof *after);
@@ -325,24 +228,7 @@ static pw_status on_bisection(worker *k, const rd_kafka_message_t *m, int64_t no
 		goto done;
 	}
 	size_t nb = 0, na = 0;
-	for (size_t i = 0; i < bs->n_steps; i++) {
-		const Perfwatch__V1__BisectStep *s = bs->steps[i];
-		if (!s->job_id || !s->job_id[0])
-			continue;
-		if (s->purpose == PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_VERIFY_ADJACENT ||
-		    (s->cl_number == culprit - 1))
-			before[nb++] = s->job_id;
-		else if (s->cl_number == culprit &&
-		         s->purpose != PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_VERIFY_CHERRY_PICK)
-			after[na++] = s->job_id;
-	}
-	if (nb == 0 || na == 0) {
-		snprintf(detail, sizeof detail,
-		         "bisection \"%.100s\" has no step at %s culprit-1 or at the culprit with a job id",
-		         bs->bisection_id, bs->culprit);
-		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT, detail, errbuf, errlen);
-		goto done;
-	}
+	pw_attr_culprit_steps(bs, before, &nb, after, &na); /* the door saw both sides non-empty */
 	job j = {.alert_id = bs->alert_id, .series_key = bs->series_key, .source = "bisection",
 	         .bisection_id = bs->bisection_id, .key = bs->series, .received_us = now};
 	j.before.job_ids = before;
@@ -381,10 +267,8 @@ pw_status pw_attributor_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 		const rd_kafka_message_t *m = msgs[i];
 		const char *topic = rd_kafka_topic_name(m->rkt);
 		pw_status st;
-		if (!m->payload || m->len == 0)
-			st = dead(k, m, strcmp(topic, PW_TOPIC_BISECTIONS) == 0 ? "perfwatch.v1.Bisection" : "perfwatch.v1.Alert",
-			          PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED, "empty payload", errbuf, errlen);
-		else if (strcmp(topic, PW_TOPIC_BISECTIONS) == 0)
+		/* the doors (attr_door.h) dead-letter empty payloads too */
+		if (strcmp(topic, PW_TOPIC_BISECTIONS) == 0)
 			st = on_bisection(k, m, now, errbuf, errlen);
 		else
 			st = on_alert(k, m, now, errbuf, errlen);

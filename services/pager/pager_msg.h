@@ -83,7 +83,7 @@ pw_status pw_notice_am_write(FILE *out, const pw_notice *n);
 /* The notice as the generic webhook's JSON body ("severity":"info"). PW_ERR_IO when out fails. */
 pw_status pw_notice_webhook_write(FILE *out, const pw_notice *n);
 
-/* RFC 3339 UTC with milliseconds into buf (at least 32 bytes). */
+/* RFC 3339 UTC with milliseconds into buf (at least 32 bytes); times outside 1970..9999 are clamped. */
 void pw_rfc3339(int64_t unix_us, char *buf, size_t len);
 
 #endif
