@@ -115,7 +115,11 @@ for scn in "${scenarios[@]}"; do
     sleep 2
   done
   pages=$(q "SELECT count(*) FROM perfwatch.pages p JOIN perfwatch.pager_incidents i USING (incident_id) WHERE i.family LIKE '%.$ns'")
-  incidents=$(q "SELECT count(*) || ' incidents (' || coalesce(string_agg(DISTINCT action, ','), '') || ')' FROM perfwatch.pager_incidents WHERE family LIKE '%.$ns'")
+  incidents=$(q "SELECT count(*) FILTER (WHERE merged_into IS NULL) || ' incidents (' || coalesce(string_agg(DISTINCT action, ','), '') || '; '
+                       || count(*) FILTER (WHERE merged_into IS NOT NULL) || ' folded), '
+                       || (SELECT count(*) FROM perfwatch.pager_tickets t JOIN perfwatch.pager_incidents i USING (incident_id) WHERE i.family LIKE '%.$ns') || ' tickets, '
+                       || (SELECT count(*) FROM perfwatch.pager_notices n JOIN perfwatch.pager_incidents i USING (incident_id) WHERE i.family LIKE '%.$ns') || ' info notices'
+                  FROM perfwatch.pager_incidents WHERE family LIKE '%.$ns'")
   lat=$(q "SELECT coalesce(round(extract(epoch FROM min(p.created_at) - (SELECT max(ingested_at) FROM perfwatch.runs
              WHERE build_kind = 'rc' AND run_id LIKE '$ns-%'))::numeric, 2)::text, '-')
            FROM perfwatch.pages p JOIN perfwatch.pager_incidents i USING (incident_id) WHERE i.family LIKE '%.$ns'")

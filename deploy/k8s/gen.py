@@ -28,6 +28,17 @@ SERVICES = {
     "attributor": (1, [], False),
     "pager": (1, [("PW_PAGER_TRIAGE_KEY", "perfwatch-pager", "triage-key")], True),
 }
+# plain env per service: what differs between this cluster and compose (the same .conf text serves both)
+PLAIN_ENV = {
+    "pager": [
+        # pages and info notices, to the cluster's Alertmanager (the one Prometheus alerts to)
+        ("PW_PAGER_ALERTMANAGER_URL", "http://alertmanager.monitoring.svc:9093"),
+        # the generic webhook: each page version and notice as JSON, to the site's on-call bridge
+        ("PW_PAGER_WEBHOOK_URL", "http://oncall-webhook.monitoring.svc:8080/perfwatch/pager"),
+        # what triage links start with: the pager's HTTP port behind the site's ingress
+        ("PW_PAGER_TRIAGE_BASE_URL", "https://perfwatch-pager.example.com"),
+    ],
+}
 REPLICA_NOTE = {
     "ingester": "scale-out through the consumer group perfwatch-ingester: up to 12 replicas x ingest.workers (perf.runs.v1 has 12 partitions)",
     "baseliner": "scale-out through the consumer group perfwatch-baseliner: up to 12 replicas (perf.points.v1 has 12 partitions)",
@@ -59,6 +70,7 @@ def service_docs(name):
     }]
     env = [{"name": "PW_PG_DSN", "valueFrom": {"secretKeyRef": {"name": "perfwatch-db", "key": "dsn"}}}]
     env += [{"name": e, "valueFrom": {"secretKeyRef": {"name": s, "key": k}}} for e, s, k in secret_env]
+    env += [{"name": e, "value": v} for e, v in PLAIN_ENV.get(name, [])]
     container = {
         "name": name,
         "image": IMAGE,

@@ -44,6 +44,17 @@ static int verdict_rank(pw_find_verdict v)
 	}
 }
 
+/*
+ * A win (an improvement, a validated win) is never part of a regression's
+ * event: it is info to the compiler team or the win registry, never a page's
+ * headline nor a member of its page. Parts (revision 0: bisection,
+ * attribution, changepoint) take the polarity of the alert they belong to.
+ */
+static bool is_win(const pw_finding *f)
+{
+	return f->kind == PW_FIND_IMPROVEMENT || f->verdict == PW_FV_VALIDATED_WIN;
+}
+
 static bool is_member(const pw_incident *inc, const char *alert_id)
 {
 	for (size_t i = 0; i < inc->n_members; i++)
@@ -61,6 +72,12 @@ bool pw_incident_matches(const pw_pager_params *p, const pw_incident *inc, const
 		return true;
 	if (f->created_us - inc->last_us > p->incident_window_us)
 		return false;
+	if (f->revision > 0 && is_win(f) != is_win(&inc->primary))
+		return false; /* a win and a regression sharing an RC's range are two events */
+	if (f->revision > 0 && f->first_signal) /* the first sign of its family's event */
+		return f->model[0] && strcmp(f->model, inc->family) == 0;
+	if (f->revision > 0 && inc->primary.first_signal)
+		return false; /* a confirmed finding opens its own; the first signals are folded into it */
 	if (f->fleet_event_id[0] || inc->fleet_event_id[0])
 		return strcmp(f->fleet_event_id, inc->fleet_event_id) == 0;
 	if (f->release_id[0] && f->model[0] && strcmp(f->release_id, inc->release_id) == 0 &&
@@ -145,6 +162,10 @@ static int metric_rank(const char *m)
 /* Whether a is a worse finding than b (verdict, source, headline metric, then effect size). */
 static bool worse(const pw_finding *a, const pw_finding *b)
 {
+	if (is_win(a) != is_win(b))
+		return !is_win(a); /* a regression leads; a win never heads a page */
+	if (a->first_signal != b->first_signal)
+		return !a->first_signal; /* a confirmed finding leads its first signals */
 	int ra = verdict_rank(a->verdict), rb = verdict_rank(b->verdict);
 	if (ra != rb)
 		return ra > rb;
@@ -254,9 +275,11 @@ bool pw_incident_add(pw_incident *inc, const pw_finding *f)
 	bool changed = false;
 	if (f->created_us > inc->last_us)
 		inc->last_us = f->created_us;
+	/* a first signal joining a confirmed event is recorded as its member; the page does not change */
+	bool quiet = f->first_signal && !inc->primary.first_signal;
 	if (f->alert_id[0] && !is_member(inc, f->alert_id) && inc->n_members < PW_PAGER_MAX_MEMBERS) {
 		copy(inc->members[inc->n_members++], PW_PAGER_STR, f->alert_id);
-		changed = true;
+		changed = !quiet;
 	}
 	widen_keys(inc, f);
 	if (strcmp(f->alert_id, inc->primary.alert_id) == 0) {
@@ -293,6 +316,8 @@ bool pw_incident_add(pw_incident *inc, const pw_finding *f)
 				break;
 			}
 		changed = true;
+	} else if (f->first_signal && !inc->primary.first_signal) {
+		/* a member of the event, nothing of the page's content */
 	} else {
 		if (same_series(f, &inc->primary) || f->kind == inc->primary.kind)
 			changed |= fill_parts_as(&inc->primary, f, same_series(f, &inc->primary));
@@ -320,6 +345,10 @@ bool pw_incident_same_event(const pw_incident *a, const pw_incident *b)
 {
 	if (!a->open || !b->open || a == b)
 		return false;
+	if (is_win(&a->primary) != is_win(&b->primary))
+		return false;
+	if (a->primary.first_signal || b->primary.first_signal) /* first signals of a family: one event */
+		return a->family[0] && strcmp(a->family, b->family) == 0;
 	if (a->fleet_event_id[0] || b->fleet_event_id[0])
 		return strcmp(a->fleet_event_id, b->fleet_event_id) == 0;
 	if (a->release_id[0] && a->family[0] && strcmp(a->release_id, b->release_id) == 0 &&
@@ -335,12 +364,13 @@ bool pw_incident_same_event(const pw_incident *a, const pw_incident *b)
 bool pw_incident_absorb(pw_incident *dst, pw_incident *src)
 {
 	bool changed = pw_incident_add(dst, &src->primary);
+	bool quiet = src->primary.first_signal && !dst->primary.first_signal;
 	for (size_t i = 0; i < src->n_members; i++)
 		if (!is_member(dst, src->members[i]) && dst->n_members < PW_PAGER_MAX_MEMBERS) {
 			copy(dst->members[dst->n_members++], PW_PAGER_STR, src->members[i]);
-			changed = true;
+			changed |= !quiet;
 		}
-	for (size_t i = 0; i < src->n_scope; i++) {
+	for (size_t i = 0; i < src->n_scope && !quiet; i++) {
 		size_t plen = strcspn(src->scope[i], ":");
 		char own[PW_PAGER_STR];
 		scope_line(&dst->primary, own);
@@ -353,7 +383,7 @@ bool pw_incident_absorb(pw_incident *dst, pw_incident *src)
 			changed = true;
 		}
 	}
-	if (src->opened_us < dst->opened_us)
+	if (src->opened_us < dst->opened_us && !quiet)
 		dst->opened_us = src->opened_us;
 	src->open = false;
 	return changed;

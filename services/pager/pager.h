@@ -64,6 +64,10 @@ typedef struct {
 	uint32_t revision; /* Alert.revision (1, 2, ...); 0 for a part of another service (bisection, attribution) */
 	pw_find_kind kind;
 	bool from_gate; /* the gate raised it (a release verdict); else the watcher/baseliner */
+	/* an early, unconfirmed first signal (ALERT_KIND_UNCONFIRMED, needs_confirmation; the
+	 * watcher's trend finding with no CL range): joins its family's open incident, never
+	 * heads one with a confirmed finding, is queued for confirmation, never a ticket each */
+	bool first_signal;
 	int64_t created_us;
 
 	char series_key[2 * PW_PAGER_STR];
@@ -235,7 +239,11 @@ void pw_incident_dedup_key(const pw_incident *inc, char *buf, size_t len);
 /*
  * Whether f belongs to inc: inc is open, f arrived within the window, and
  * they share the release and family, or the culprit, or overlapping CL
- * ranges, or the fleet change. An alert already a member always belongs.
+ * ranges, or the fleet change. An alert already a member always belongs. A
+ * win never belongs to a regression's incident nor a regression to a win's.
+ * A first signal belongs to the open incident of its model family (the event
+ * it is the first sign of, or the other first signals of it); a confirmed
+ * finding opens its own and pw_incident_same_event folds the first signals in.
  */
 bool pw_incident_matches(const pw_pager_params *p, const pw_incident *inc, const pw_finding *f);
 

@@ -33,6 +33,9 @@ pw_status pw_finding_from_alert(const Perfwatch__V1__Alert *a, pw_finding *f)
 	          : a->kind == PERFWATCH__V1__ALERT_KIND__ALERT_KIND_INFRA_HEALTH ? PW_FIND_INFRA_HEALTH
 	                                                                           : PW_FIND_REGRESSION;
 	f->from_gate = a->source == PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE;
+	f->first_signal = a->kind == PERFWATCH__V1__ALERT_KIND__ALERT_KIND_UNCONFIRMED || a->needs_confirmation ||
+	                  (!f->from_gate && a->verdict == PERFWATCH__V1__VERDICT__VERDICT_TREND &&
+	                   (!a->changepoint || !a->changepoint->cl_range_hi || !a->changepoint->cl_range_hi[0]));
 	f->created_us = a->created_unix_us;
 	COPY(f->series_key, a->series_key);
 	if (a->series) {
@@ -222,5 +225,42 @@ pw_status pw_alertmanager_write(FILE *out, const pw_incident *inc, const pw_rout
 	}
 	kv(out, "generatorURL", triage_url, true);
 	fputs("}]", out);
+	return ferror(out) ? PW_ERR_IO : PW_OK;
+}
+
+pw_status pw_notice_am_write(FILE *out, const pw_notice *n)
+{
+	char ts[40];
+	fputs("[{\"labels\":{", out);
+	kv(out, "alertname", "PerfwatchNotice", false);
+	kv(out, "notice_id", n->notice_id, true);
+	kv(out, "incident", n->incident_id && n->incident_id[0] ? n->incident_id : n->notice_id, true);
+	kv(out, "kind", n->kind, true);
+	kv(out, "severity", "info", true);
+	kv(out, "route", n->route, true);
+	fputs("},\"annotations\":{", out);
+	kv(out, "summary", n->summary, false);
+	kv(out, "owner", n->owner, true);
+	kv(out, "payload", n->payload ? n->payload : "null", true);
+	fputs("},", out);
+	pw_rfc3339(n->starts_us, ts, sizeof ts);
+	kv(out, "startsAt", ts, false);
+	pw_rfc3339(n->ends_us, ts, sizeof ts);
+	kv(out, "endsAt", ts, true);
+	fputs("}]", out);
+	return ferror(out) ? PW_ERR_IO : PW_OK;
+}
+
+pw_status pw_notice_webhook_write(FILE *out, const pw_notice *n)
+{
+	fputs("{", out);
+	kv(out, "notice_id", n->notice_id, false);
+	kv(out, "incident", n->incident_id ? n->incident_id : "", true);
+	kv(out, "kind", n->kind, true);
+	kv(out, "severity", "info", true);
+	kv(out, "route", n->route, true);
+	kv(out, "owner", n->owner, true);
+	kv(out, "summary", n->summary, true);
+	fprintf(out, ",\"payload\":%s}", n->payload && n->payload[0] ? n->payload : "null");
 	return ferror(out) ? PW_ERR_IO : PW_OK;
 }

@@ -56,6 +56,33 @@ pw_status pw_alertmanager_write(FILE *out, const pw_incident *inc, const pw_rout
                                 const char *page_id, const char *triage_url, bool budget_pressure,
                                 bool resolved, int64_t now_us);
 
+/*
+ * An info notice (§8: a validated win to the compiler team, an infra-health
+ * finding to infra, a threshold review to the detector team): delivered once,
+ * never a page.
+ */
+typedef struct {
+	const char *notice_id;
+	const char *incident_id; /* "" for a notice of no incident (threshold review) */
+	const char *kind;        /* "validated_win", "infra_health", "threshold_review" */
+	const char *route;       /* the team that receives it */
+	const char *owner;       /* "compiler", "infra", ... */
+	const char *summary;
+	const char *payload;     /* a JSON value (object), "null" when none */
+	int64_t starts_us, ends_us; /* the alert is active in Alertmanager from starts to ends */
+} pw_notice;
+
+/*
+ * The notice as Alertmanager v2 postable alerts: labels alertname
+ * "PerfwatchNotice", notice_id, incident, kind, severity "info", route;
+ * annotations summary, owner, payload; startsAt and endsAt (the notice is
+ * posted once and expires by itself). PW_ERR_IO when out fails.
+ */
+pw_status pw_notice_am_write(FILE *out, const pw_notice *n);
+
+/* The notice as the generic webhook's JSON body ("severity":"info"). PW_ERR_IO when out fails. */
+pw_status pw_notice_webhook_write(FILE *out, const pw_notice *n);
+
 /* RFC 3339 UTC with milliseconds into buf (at least 32 bytes); times outside 1970..9999 are clamped. */
 void pw_rfc3339(int64_t unix_us, char *buf, size_t len);
 

@@ -155,11 +155,27 @@ static bool hint_has_prefix(const char *hint, const char *prefixes)
 	return false;
 }
 
+/* Infra by what the finding is (infra health, a fleet change, a frozen or quarantined series), not by a hint. */
+static bool infra_finding(const pw_finding *f)
+{
+	return f->kind == PW_FIND_INFRA_HEALTH || f->fleet_event_id[0] || f->verdict == PW_FV_QUARANTINED ||
+	       f->verdict == PW_FV_FROZEN;
+}
+
+/* A culprit the bisector verified on both sides: the CL alone reproduces the shift on the clean base. */
+static bool verified_culprit(const pw_finding *f)
+{
+	return f->culprit[0] && f->verified_adjacent_clean && f->cherry_pick_reproduced;
+}
+
 pw_owner pw_route_owner(const pw_pager_params *p, const pw_finding *f)
 {
-	if (f->kind == PW_FIND_INFRA_HEALTH || f->fleet_event_id[0] ||
-	    f->verdict == PW_FV_QUARANTINED || f->verdict == PW_FV_FROZEN ||
-	    (f->owner_hint[0] && hint_has_prefix(f->owner_hint, p->infra_owner_prefixes)))
+	if (infra_finding(f))
+		return PW_OWNER_INFRA;
+	/* a verified culprit CL is the compiler's whatever the attributor guessed from the op diff */
+	if (verified_culprit(f) && !(f->owner_hint[0] && hint_has_prefix(f->owner_hint, p->model_owner_prefixes)))
+		return PW_OWNER_COMPILER;
+	if (f->owner_hint[0] && hint_has_prefix(f->owner_hint, p->infra_owner_prefixes))
 		return PW_OWNER_INFRA;
 	if (f->owner_hint[0] && hint_has_prefix(f->owner_hint, p->compiler_owner_prefixes))
 		return PW_OWNER_COMPILER;
@@ -196,9 +212,19 @@ void pw_route_decide(const pw_pager_params *p, const pw_finding *f, pw_route *ou
 	memset(out, 0, sizeof *out);
 	out->owner = pw_route_owner(p, f);
 
-	if (out->owner == PW_OWNER_INFRA) {
+	/* infra health, fleet changes, frozen and quarantined series, and a nightly shift
+	 * the attributor calls infra's: info to infra. An infra owner hint on the gate's
+	 * release verdict does not make it info: the page still goes to the triage
+	 * rotation (never the compiler's), which routes it to infra. */
+	if (infra_finding(f) || (out->owner == PW_OWNER_INFRA && !f->from_gate)) {
 		set(out, PW_ACT_INFO, PW_SEV_INFO, p->route_infra,
 		    "infra-owned (fleet change or infra health, %.1f%%): infra, never the compiler rotation",
+		    f->delta_pct);
+		return;
+	}
+	if (f->first_signal) {
+		set(out, PW_ACT_QUEUE, PW_SEV_INFO, p->route_triage,
+		    "unconfirmed first signal (%+.1f%%): queued for confirmation (a rerun or the next nightly), pages nobody",
 		    f->delta_pct);
 		return;
 	}

@@ -19,6 +19,8 @@ deploy/Dockerfile without Docker or Kubernetes (neither exists here):
     one of the service's own keys (`pw-NAME --config-reference` when the
     binary has it, else the `.name = "..."` entries of services/NAME/*.c), or
     kafka.<a librdkafka property> (librdkafka-dev's CONFIGURATION.md);
+  - the pager is given its Alertmanager URL, webhook URL and triage link
+    base (pager.conf or the environment) in compose and in the manifests;
   - commands: every command is /usr/local/bin/<binary> that the Dockerfile
     copies from the CMake build, and that binary is built in --build.
 
@@ -290,6 +292,16 @@ def main():
         check_keys("deploy/config/%s.conf (keys from docs/config.md and %s)" % (n, how), keys, [], allowed, props)
         check_keys("compose %s environment" % n, [], cenv, allowed, props)
         check_keys("k8s perfwatch-%s environment" % n, [], kenv, allowed, props)
+        if n == "pager":
+            # the pager must be told where to deliver (else it warns at start and pages reach nobody)
+            # and what triage links start with, in both deployments
+            need = ["pager.alertmanager.url", "pager.webhook.url", "pager.triage.base_url"]
+            for where, env in (("compose pager", cenv), ("k8s perfwatch-pager", kenv)):
+                missing = [k for k in need if k not in keys and env_name(k) not in env]
+                if missing:
+                    fail("%s: delivery settings not given: %s" % (where, ", ".join(missing)))
+                else:
+                    ok("%s: Alertmanager, webhook and triage link settings given" % where)
         cmd = cs.get("command", [""])[0]
         if installed.get(cmd) and os.access(os.path.join(a.build, installed[cmd][len("build/"):]), os.X_OK) \
                 and os.access(binary, os.X_OK):

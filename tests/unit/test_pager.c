@@ -564,3 +564,209 @@ Test(incident, owner_hint_from_the_primary_series_only)
 	pw_incident_add(&inc, &at64);
 	cr_expect_str_eq(inc.primary.owner_hint, "compiler");
 }
+
+/* registered-win's release: code-34b +5.1% BLOCKING (expired waiver), every metric of its config raised. */
+static pw_finding code34b(const char *metric, double pct, const char *id)
+{
+	pw_finding f = gate_b64();
+	cp(f.model, sizeof f.model, "code-34b");
+	cp(f.hlo_fingerprint, sizeof f.hlo_fingerprint, "hlo:72f0f1a6");
+	f = gate_metric(f, metric, pct, id);
+	char key[2 * PW_PAGER_STR];
+	snprintf(key, sizeof key, "code-34b|hlo:72f0f1a6|v6e-4|%s|%s", f.config, metric);
+	cp(f.series_key, sizeof f.series_key, key);
+	f.n_clean = 0;
+	cp(f.cl_lo, sizeof f.cl_lo, "cl/7841657");
+	cp(f.cl_hi, sizeof f.cl_hi, "cl/7841923");
+	return f;
+}
+
+/*
+ * Regression (registered-win on the stack): the page of code-34b's BLOCKING
+ * regression led with a win's or a non-headline line, listed rank-moe-110b's
+ * unregistered improvement (same RC, same CL range) among its alerts, and the
+ * attributor's "infra" hint turned the BLOCKING page into an info notice to
+ * infra although the bisector verified the culprit CL on both sides. The
+ * page's headline is the regression that pages; a win is its own incident.
+ */
+Test(incident, registered_win_page_leads_with_the_regression)
+{
+	pw_pager_params p;
+	pw_pager_params_default(&p);
+	pw_finding win = code34b("tpot_p50_ms", -4.1, "moe-tpot"); /* the unregistered win: INVESTIGATE */
+	cp(win.model, sizeof win.model, "rank-moe-110b");
+	cp(win.series_key, sizeof win.series_key, "rank-moe-110b|hlo:09|v6e-4|decode.B64.s2048.int8|tpot_p50_ms");
+	win.kind = PW_FIND_IMPROVEMENT;
+	win.verdict = PW_FV_INVESTIGATE;
+	pw_finding hbm_win = win;
+	cp(hbm_win.alert_id, sizeof hbm_win.alert_id, "moe-hbm");
+	cp(hbm_win.metric, sizeof hbm_win.metric, "hbm_bw_util");
+	hbm_win.delta_pct = 4.2;
+	pw_finding validated = win; /* a validated win with a larger effect than the regression */
+	cp(validated.alert_id, sizeof validated.alert_id, "chat8b-hbm");
+	cp(validated.model, sizeof validated.model, "chat-8b");
+	validated.verdict = PW_FV_VALIDATED_WIN;
+	validated.delta_pct = -9.0;
+	pw_finding in[] = {
+		win,
+		code34b("cost_per_mtok_usd", 5.1, "c-cost"),
+		code34b("hbm_bw_util", -4.9, "c-hbm"),
+		hbm_win,
+		validated,
+		code34b("tpot_p50_ms", 5.1, "c-tpot"),
+		code34b("mfu", -4.8, "c-mfu"),
+	};
+	pw_incident incs[8];
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+		long j = pw_incident_find(&p, incs, n, &in[i]);
+		if (j < 0)
+			pw_incident_open(&incs[n++], in[i].alert_id, &in[i]);
+		else
+			pw_incident_add(&incs[j], &in[i]);
+	}
+	cr_assert_eq(n, 2, "the wins and the regression are two incidents, not %zu", n);
+	pw_incident *reg = &incs[1], *wins = &incs[0];
+	cr_assert_str_eq(reg->incident_id, "c-cost");
+	for (size_t i = 0; i < reg->n_members; i++)
+		cr_expect(strncmp(reg->members[i], "c-", 2) == 0, "a win among the page's alerts: %s", reg->members[i]);
+	cr_expect_eq(reg->n_members, 4);
+	for (size_t i = 0; i < wins->n_members; i++)
+		cr_expect(strncmp(wins->members[i], "c-", 2) != 0, "a regression among the wins: %s", wins->members[i]);
+	cr_expect(!pw_incident_same_event(reg, wins));
+
+	/* the bisection (done, verified both sides) and the attributor's infra hint */
+	pw_finding bis, at;
+	memset(&bis, 0, sizeof bis);
+	cp(bis.alert_id, sizeof bis.alert_id, "c-tpot");
+	cp(bis.series_key, sizeof bis.series_key, in[5].series_key);
+	cp(bis.bisect_status, sizeof bis.bisect_status, "done");
+	cp(bis.culprit, sizeof bis.culprit, "cl/7841905");
+	bis.verified_adjacent_clean = bis.cherry_pick_reproduced = true;
+	bis.created_us = in[5].created_us + 10;
+	at = bis;
+	memset(at.bisect_status, 0, sizeof at.bisect_status);
+	memset(at.culprit, 0, sizeof at.culprit);
+	at.verified_adjacent_clean = at.cherry_pick_reproduced = false;
+	cp(at.owner_hint, sizeof at.owner_hint, "infra");
+	cr_assert_eq(pw_incident_find(&p, incs, n, &at), 1);
+	pw_incident_add(reg, &at);
+	cr_assert_eq(pw_incident_find(&p, incs, n, &bis), 1);
+	pw_incident_add(reg, &bis);
+
+	char s[256];
+	pw_incident_summary(reg, s, sizeof s);
+	cr_expect_str_eq(s, "code-34b v6e-4 TPOT +5.1% BLOCKING, culprit cl/7841905");
+	pw_route r;
+	pw_route_decide(&p, &reg->primary, &r);
+	cr_expect_eq(r.action, PW_ACT_PAGE, "the BLOCKING regression pages (action %s)", pw_action_name(r.action));
+	cr_expect_eq(r.severity, PW_SEV_CRITICAL);
+	cr_expect_str_eq(r.route, "ml-perf-triage");
+	cr_expect_eq(r.owner, PW_OWNER_COMPILER, "the verified culprit is the compiler's");
+	char *json = pw_payload_json(reg, &r, false);
+	cr_assert(json);
+	cr_expect(strstr(json, "\"verdict\":\"BLOCKING\""), "%s", json);
+	cr_expect(strstr(json, "\"metric\":\"tpot_p50_ms\""), "%s", json);
+	cr_expect(!strstr(json, "moe-") && !strstr(json, "chat8b-"), "a win in the page's payload: %s", json);
+	free(json);
+
+	/* without a verified culprit, the infra hint still pages the triage rotation, owner infra */
+	pw_finding f = in[5];
+	cp(f.owner_hint, sizeof f.owner_hint, "infra");
+	pw_route_decide(&p, &f, &r);
+	cr_expect_eq(r.action, PW_ACT_PAGE);
+	cr_expect_eq(r.owner, PW_OWNER_INFRA);
+	cr_expect_str_eq(r.route, "ml-perf-triage");
+	/* a nightly shift the attributor calls infra's (recabling without the fleet change on the alert): info to infra */
+	f = watcher_moe();
+	cp(f.owner_hint, sizeof f.owner_hint, "infra");
+	pw_route_decide(&p, &f, &r);
+	cr_expect_eq(r.action, PW_ACT_INFO, "an infra nightly shift is a %s", pw_action_name(r.action));
+	cr_expect_str_eq(r.route, "perf-infra");
+
+	/* the wins' incident heads with no regression and is routed as what it is */
+	pw_route_decide(&p, &wins->primary, &r);
+	cr_expect_neq(r.action, PW_ACT_PAGE);
+}
+
+/* The baseliner's unconfirmed first signal (ALERT_KIND_UNCONFIRMED): no CL range, no release. */
+static pw_finding first_signal(const char *model, const char *config, const char *metric, double pct, int i)
+{
+	pw_finding f = gate_b64();
+	snprintf(f.alert_id, sizeof f.alert_id, "bl-outlier/%d/%s-%s", i, model, metric);
+	f.from_gate = false;
+	f.first_signal = true;
+	f.verdict = PW_FV_INVESTIGATE;
+	cp(f.model, sizeof f.model, model);
+	cp(f.config, sizeof f.config, config);
+	cp(f.metric, sizeof f.metric, metric);
+	snprintf(f.series_key, sizeof f.series_key, "%s|h|v6e-4|%s|%s", model, config, metric);
+	f.delta_pct = pct;
+	f.release_id[0] = '\0';
+	f.obs_release[0] = '\0';
+	f.n_clean = 0;
+	f.created_us = 990 * HOUR_US + i * 1000;
+	return f;
+}
+
+/*
+ * Regression (make demo): the first signals of the worked example's nightly
+ * opened about 30 ticket incidents, one per series and metric. They are the
+ * first sign of their family's event: one queued incident per family, folded
+ * into the confirmed event when it opens, without changing its page.
+ */
+Test(incident, first_signals_join_their_event)
+{
+	pw_pager_params p;
+	pw_pager_params_default(&p);
+	static const char *const metrics[] = {"tpot_p50_ms", "tpot_p99_ms", "goodput_tok_s_chip", "mfu", "cost_per_mtok_usd"};
+	pw_incident incs[32];
+	size_t n = 0;
+	int id = 0;
+	for (int c = 0; c < 2; c++)
+		for (size_t m = 0; m < 5; m++) {
+			pw_finding f = first_signal(m % 2 ? "rank-moe-110b" : "chat-8b", c ? "decode.B8" : "decode.B64.s2048.int8",
+			                            metrics[m], 8.1 - m, id++);
+			pw_finding g = first_signal(m % 2 ? "chat-8b" : "rank-moe-110b", "decode.B64.s2048.int8", metrics[m], 3.1,
+			                            id++);
+			pw_finding both[] = {f, g};
+			for (int b = 0; b < 2; b++) {
+				long j = pw_incident_find(&p, incs, n, &both[b]);
+				if (j < 0)
+					pw_incident_open(&incs[n++], both[b].alert_id, &both[b]);
+				else
+					pw_incident_add(&incs[j], &both[b]);
+			}
+		}
+	cr_assert_eq(n, 2, "20 first signals of two families: 2 incidents, not %zu", n);
+	pw_route r;
+	pw_route_decide(&p, &incs[0].primary, &r);
+	cr_expect_eq(r.action, PW_ACT_QUEUE, "a first signal is queued for confirmation, not a %s", pw_action_name(r.action));
+	cr_expect(strstr(r.reason, "unconfirmed first signal"), "%s", r.reason);
+
+	/* the confirmed event: the gate's BLOCKING alert opens its own incident; the first signals fold in */
+	pw_finding g64 = gate_b64();
+	g64.created_us = 1000 * HOUR_US;
+	cr_assert_eq(pw_incident_find(&p, incs, n, &g64), -1, "a confirmed finding does not join a first-signal incident");
+	pw_incident_open(&incs[n++], "inc-gate", &g64);
+	pw_incident *conf = &incs[2], *chat = strcmp(incs[0].family, "chat-8b") == 0 ? &incs[0] : &incs[1];
+	char before[256], after[256];
+	pw_incident_summary(conf, before, sizeof before);
+	cr_assert(pw_incident_same_event(conf, chat));
+	cr_expect(!pw_incident_same_event(conf, chat == &incs[0] ? &incs[1] : &incs[0]), "another family's first signals");
+	size_t scope = conf->n_scope;
+	int64_t opened = conf->opened_us;
+	cr_expect(!pw_incident_absorb(conf, chat), "folding the first signals changed the page");
+	pw_incident_summary(conf, after, sizeof after);
+	cr_expect_str_eq(after, before);
+	cr_expect_eq(conf->n_scope, scope);
+	cr_expect_eq(conf->opened_us, opened);
+	cr_expect_eq(conf->n_members, 11, "the page's alert and its 10 first signals: %zu", conf->n_members);
+	cr_expect(!chat->open);
+	/* a later first signal of the family joins the confirmed incident quietly */
+	pw_finding late = first_signal("chat-8b", "decode.B8", "tpot_p50_ms", 7.4, 99);
+	late.created_us = 1001 * HOUR_US;
+	cr_assert_eq(pw_incident_find(&p, incs, n, &late), 2);
+	cr_expect(!pw_incident_add(conf, &late));
+	cr_expect_str_eq(conf->primary.alert_id, g64.alert_id);
+}

@@ -6,21 +6,19 @@
  * one must get and, for what must pass, the part key the pager dedups on.
  *
  * The pager's door is not a library function yet: it is on_message's first
- * steps and part_decode, static in services/pager/main.c. This file compiles
- * main.c in (its main renamed) and runs those steps in on_message's order
+ * steps and part_decode, static in services/pager/pager_service.c. This file
+ * compiles pager_service.c in and runs those steps in on_message's order
  * (pager_door below: empty, wire form, then the gate verdict's release_id
  * or part_decode). When the door moves into pager_msg.c, pager_door becomes
  * a call to it.
  *
  * Cases the pager gets wrong today (ids cut silently) are in
- * known_defects_ids_are_cut, disabled until main.c refuses them.
+ * known_defects_ids_are_cut, disabled until pager_service.c refuses them.
  */
 #include <criterion/criterion.h>
 #include <math.h>
 
-#define main pw_pager_main_for_tests
-#include "../../services/pager/main.c"
-#undef main
+#include "../../services/pager/pager_service.c"
 
 #include "wire_build.h"
 

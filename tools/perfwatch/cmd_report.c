@@ -7,7 +7,11 @@
  * caught / missed, validated wins, findings queued over the budget, the
  * median time to a verdict and the spend-weighted coverage of the gate, and
  * the threshold-review finding when the false pages were over budget two
- * months running. JSON by default, one object; PW_PG_DSN names the database.
+ * months running: as the pager raised it (perfwatch.pager_threshold_reviews,
+ * with its own pager.budget_per_week, when it was raised and the info notice
+ * that delivered it), else as the view computes it with the default budget.
+ * JSON by default (--json says so explicitly), one object; --text for
+ * people. PW_PG_DSN names the database.
  */
 #include <libpq-fe.h>
 #include <math.h>
@@ -21,7 +25,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: perfwatch report card [--month YYYY-MM] [--text]\n"
+	fprintf(out, "usage: perfwatch report card [--month YYYY-MM] [--text|--json]\n"
 	             "  the detector's report card for a calendar month (default: the current one)\n");
 }
 
@@ -51,6 +55,8 @@ static int card(int argc, char **argv)
 			month = argv[++i];
 		} else if (strcmp(argv[i], "--text") == 0) {
 			text = true;
+		} else if (strcmp(argv[i], "--json") == 0) {
+			text = false;
 		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			usage(stdout);
 			return PW_CLI_EXIT_OK;
@@ -69,7 +75,7 @@ static int card(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	rc = PW_CLI_EXIT_FAIL;
-	PGresult *r = NULL, *m = NULL, *t = NULL;
+	PGresult *r = NULL, *m = NULL, *t = NULL, *pr = NULL;
 	const char *mp[] = {month};
 	m = pw_cli_pg_query(conn, "report card",
 	                    "SELECT to_char(coalesce(to_date($1, 'YYYY-MM'), date_trunc('month', now())), "
@@ -85,12 +91,24 @@ static int card(int argc, char **argv)
 	                          1, start)) ||
 	    !(t = pw_cli_pg_query(conn, "report card",
 	                          "SELECT finding FROM perfwatch.threshold_review WHERE month = $1::timestamptz",
-	                          1, start)))
+	                          1, start)) ||
+	    !(pr = pw_cli_pg_query(conn, "report card",
+	                           "SELECT v.finding, to_char(v.raised_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+	                           " coalesce(v.notice_id, ''), n.webhook_delivered_at IS NOT NULL OR n.am_delivered_at IS NOT NULL,"
+	                           " v.budget_per_week"
+	                           " FROM perfwatch.pager_threshold_reviews v LEFT JOIN perfwatch.pager_notices n USING (notice_id)"
+	                           " WHERE v.month = $1::timestamptz::date",
+	                           1, start)))
 		goto out;
 	double v[NCOLS];
 	for (size_t i = 0; i < NCOLS; i++)
 		v[i] = PQntuples(r) ? num(r, (int)i) : (i == 4 || i >= 9 ? NAN : 0);
-	const char *review = PQntuples(t) ? PQgetvalue(t, 0, 0) : NULL;
+	/* the pager's recorded finding (its own budget) wins over the view's (the default budget) */
+	bool raised = PQntuples(pr) > 0;
+	const char *review = raised ? PQgetvalue(pr, 0, 0) : PQntuples(t) ? PQgetvalue(t, 0, 0) : NULL;
+	const char *raised_at = raised ? PQgetvalue(pr, 0, 1) : NULL;
+	const char *notice = raised && PQgetvalue(pr, 0, 2)[0] ? PQgetvalue(pr, 0, 2) : NULL;
+	bool delivered = raised && PQgetvalue(pr, 0, 3)[0] == 't';
 	if (text) {
 		printf("report card %s\n", PQgetvalue(m, 0, 0));
 		printf("  pages %.0f (triaged %.0f: %.0f true, %.0f false", v[0], v[1], v[2], v[3]);
@@ -103,6 +121,9 @@ static int card(int argc, char **argv)
 		if (isfinite(v[10]))
 			printf("  spend-weighted coverage %.1f%%\n", 100 * v[10]);
 		printf("  threshold review: %s\n", review ? review : "none");
+		if (raised)
+			printf("    raised by the pager %s (budget %s a week), notice %s %s\n", raised_at, PQgetvalue(pr, 0, 4),
+			       notice ? notice : "-", delivered ? "delivered" : "not delivered yet");
 	} else {
 		printf("{\"month\":\"%s\"", PQgetvalue(m, 0, 0));
 		for (size_t i = 0; i < NCOLS; i++) {
@@ -117,6 +138,21 @@ static int card(int argc, char **argv)
 		} else {
 			printf("null");
 		}
+		/* added fields: the pager's record of the review */
+		printf(",\"threshold_review_raised_at\":");
+		if (raised_at)
+			printf("\"%s\"", raised_at);
+		else
+			printf("null");
+		printf(",\"threshold_review_notice\":");
+		if (notice) {
+			putchar('"');
+			pw_json_escape(stdout, notice);
+			putchar('"');
+		} else {
+			printf("null");
+		}
+		printf(",\"threshold_review_delivered\":%s", delivered ? "true" : "false");
 		printf("}\n");
 	}
 	rc = PW_CLI_EXIT_OK;
@@ -124,6 +160,7 @@ out:
 	PQclear(r);
 	PQclear(m);
 	PQclear(t);
+	PQclear(pr);
 	PQfinish(conn);
 	return rc;
 }
