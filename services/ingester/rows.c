@@ -246,6 +246,7 @@ pw_status pw_ingest_point_pack(const Perfwatch__V1__RunResult *r, size_t i, int6
 	p.firmware = r->key->firmware;
 	p.harness_version = r->harness_version;
 	p.bisect_job_id = r->bisect_job_id;
+	p.rebaseline_job_id = r->rebaseline_job_id;
 	size_t n = perfwatch__v1__series_point__get_packed_size(&p);
 	uint8_t *buf = malloc(n ? n : 1);
 	if (!buf)
