@@ -39,7 +39,7 @@ void pw_baseline_params_default(pw_baseline_params *p, bool gpu_class)
 	p->quarantine_factor = 2.0;
 	p->outlier_k = 5.0;
 	p->band_k = PW_NOISE_BAND_K;
-	p->rebaseline_min_days = p->min_days;
+	p->rebaseline_min_days = -1.0; /* as min_days */
 }
 
 pw_status pw_baseline_series_init(pw_baseline_series *s, const pw_baseline_params *p)
@@ -191,7 +191,9 @@ static double window_days(const pw_baseline_series *s)
 /* The days the window must span: the re-baseline of a frozen series has its own rule. */
 static double need_min_days(const pw_baseline_series *s)
 {
-	return s->state == PW_BASELINE_FROZEN ? s->params.rebaseline_min_days : s->params.min_days;
+	if (s->state == PW_BASELINE_FROZEN && s->params.rebaseline_min_days >= 0.0)
+		return s->params.rebaseline_min_days;
+	return s->params.min_days;
 }
 
 static bool window_complete(const pw_baseline_series *s, size_t *nchip)

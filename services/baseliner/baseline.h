@@ -59,7 +59,7 @@ typedef struct pw_baseline_params {
 	double band_k;          /* noise band half-width in MAD_n (3) */
 	double rebaseline_min_days; /* span a FROZEN series' re-baseline window needs instead of
 	                               min_days (the requested runs of issue 17 are measured
-	                               within hours); pw_baseline_params_default sets min_days */
+	                               within hours); negative: min_days (the default's -1) */
 } pw_baseline_params;
 
 void pw_baseline_params_default(pw_baseline_params *p, bool gpu_class);

@@ -460,7 +460,9 @@ static pw_status freeze_entry(pw_baseliner *b, pw_series_entry *e, const char *e
 	                       .since_us = since_us,
 	                       .runs_needed = (uint32_t)e->bs.params.min_runs,
 	                       .chip_sets_needed = (uint32_t)e->bs.params.min_chipsets,
-	                       .days_needed = e->bs.params.rebaseline_min_days};
+	                       .days_needed = e->bs.params.rebaseline_min_days >= 0.0
+	                                              ? e->bs.params.rebaseline_min_days
+	                                              : e->bs.params.min_days};
 	snprintf(fr.event_id, sizeof fr.event_id, "%s", event_id);
 	snprintf(fr.reason, sizeof fr.reason, "%s", reason);
 	/* the runs the re-baseline needs, asked of the executor (issue 17): one
