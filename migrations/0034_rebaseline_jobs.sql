@@ -10,10 +10,15 @@
 -- from the event and the run configuration, and only the first request of a
 -- job publishes it. The runs come back nightly-kind with
 -- RunResult.rebaseline_job_id = job_id (not bisect_job_id), and the
--- baseliner takes them into the re-baseline window.
+-- baseliner takes them into the re-baseline window. samples keeps the job id
+-- (the ingester writes it), so that readers of the nightly line that must
+-- not see them (the watcher's reload) can tell them apart.
 ALTER TABLE perfwatch.rebaseline_requests
     ADD COLUMN job_id text NOT NULL DEFAULT '',
     ADD COLUMN job_runs integer NOT NULL DEFAULT 0 CHECK (job_runs >= 0);
+ALTER TABLE perfwatch.samples
+    ADD COLUMN rebaseline_job_id text NOT NULL DEFAULT '';
+COMMENT ON COLUMN perfwatch.samples.rebaseline_job_id IS 'RunResult.rebaseline_job_id: a nightly-build run a fleet-change freeze asked for (issue 17); empty otherwise';
 CREATE INDEX rebaseline_requests_by_job ON perfwatch.rebaseline_requests (job_id) WHERE job_id <> '';
 COMMENT ON COLUMN perfwatch.rebaseline_requests.job_id IS 'BisectJob.job_id (purpose REBASELINE) asking for the runs, shared by the metrics of one run configuration; empty when none was asked (baseliner.rebaseline_request off, or no nightly build known)';
 COMMENT ON COLUMN perfwatch.rebaseline_requests.job_runs IS 'runs the job asks for (the window rule''s min_runs)';
