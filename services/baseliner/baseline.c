@@ -39,6 +39,7 @@ void pw_baseline_params_default(pw_baseline_params *p, bool gpu_class)
 	p->quarantine_factor = 2.0;
 	p->outlier_k = 5.0;
 	p->band_k = PW_NOISE_BAND_K;
+	p->rebaseline_min_days = -1.0; /* as min_days */
 }
 
 pw_status pw_baseline_series_init(pw_baseline_series *s, const pw_baseline_params *p)
@@ -187,10 +188,18 @@ static double window_days(const pw_baseline_series *s)
 	return (double)(hi - lo) / US_PER_DAY;
 }
 
+/* The days the window must span: the re-baseline of a frozen series has its own rule. */
+static double need_min_days(const pw_baseline_series *s)
+{
+	if (s->state == PW_BASELINE_FROZEN && s->params.rebaseline_min_days >= 0.0)
+		return s->params.rebaseline_min_days;
+	return s->params.min_days;
+}
+
 static bool window_complete(const pw_baseline_series *s, size_t *nchip)
 {
 	*nchip = window_chipsets(s);
-	return s->ring_len >= s->params.min_runs && window_days(s) >= s->params.min_days &&
+	return s->ring_len >= s->params.min_runs && window_days(s) >= need_min_days(s) &&
 	       *nchip >= s->params.min_chipsets;
 }
 
@@ -200,7 +209,8 @@ void pw_baseline_series_describe_need(const pw_baseline_series *s, char *buf, si
 	double days = window_days(s);
 	size_t need_runs = s->ring_len >= s->params.min_runs ? 0 : s->params.min_runs - s->ring_len;
 	size_t need_chip = nchip >= s->params.min_chipsets ? 0 : s->params.min_chipsets - nchip;
-	double need_days = days >= s->params.min_days ? 0.0 : s->params.min_days - days;
+	double min_days = need_min_days(s);
+	double need_days = days >= min_days ? 0.0 : min_days - days;
 	if (need_runs == 0 && need_chip == 0 && need_days <= 0.0)
 		snprintf(buf, len, "window complete: %zu runs over %.1f days on %zu chip-sets",
 		         s->ring_len, days, nchip);

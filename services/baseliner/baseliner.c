@@ -82,6 +82,9 @@ pw_status pw_baseliner_metrics_register(pw_metrics *reg, pw_baseliner_metrics *m
 	                         errbuf, errlen));
 	REG(pw_metrics_gauge(reg, "perfwatch_baseliner_series", "series held in memory", NULL,
 	                     &m->series, errbuf, errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_rebaseline_jobs_total",
+	                       "re-baseline jobs (BisectJob purpose REBASELINE) a freeze asked the "
+	                       "executor for", NULL, &m->rebaseline_jobs, errbuf, errlen));
 #undef REG
 	return PW_OK;
 }
@@ -97,6 +100,8 @@ void pw_baseliner_init(pw_baseliner *b)
 	b->quarantines = b->outliers = b->excursion_points = 0;
 	b->outliers_unconfirmed = b->outliers_reclassified = 0;
 	b->outlier_seq = 0;
+	b->rebaseline_request = true;
+	b->rebaseline_jobs = 0;
 	b->recent = NULL;
 	b->fw = NULL;
 	b->signal_overlap_us = 24LL * 3600 * 1000000;
@@ -455,12 +460,41 @@ static pw_status freeze_entry(pw_baseliner *b, pw_series_entry *e, const char *e
 	                       .since_us = since_us,
 	                       .runs_needed = (uint32_t)e->bs.params.min_runs,
 	                       .chip_sets_needed = (uint32_t)e->bs.params.min_chipsets,
-	                       .days_needed = e->bs.params.min_days};
+	                       .days_needed = e->bs.params.rebaseline_min_days >= 0.0
+	                                              ? e->bs.params.rebaseline_min_days
+	                                              : e->bs.params.min_days};
 	snprintf(fr.event_id, sizeof fr.event_id, "%s", event_id);
 	snprintf(fr.reason, sizeof fr.reason, "%s", reason);
-	pw_status st = pw_bstore_put_freeze(b->pg, &fr, errbuf, errlen);
+	/* the runs the re-baseline needs, asked of the executor (issue 17): one
+	 * job per run configuration, published with this transaction */
+	if (b->rebaseline_request &&
+	    pw_bstore_rebaseline_job_id(event_id, e->key, fr.job_id, sizeof fr.job_id) == PW_OK)
+		fr.job_runs = fr.runs_needed;
+	else
+		fr.job_id[0] = '\0';
+	bool job_new = false;
+	pw_status st = pw_bstore_put_freeze(b->pg, &fr, &job_new, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
+	if (job_new) {
+		pw_bstore_rebaseline_job j = {.job_id = fr.job_id,
+		                              .event_id = fr.event_id,
+		                              .series_id = e->series_id,
+		                              .series_key = e->key,
+		                              .requested_us = since_us,
+		                              .runs = fr.job_runs,
+		                              .min_chip_sets = fr.chip_sets_needed};
+		bool queued = false;
+		if ((st = pw_bstore_queue_rebaseline_job(b->pg, &j, &queued, errbuf, errlen)) != PW_OK)
+			return st;
+		if (queued) {
+			b->rebaseline_jobs++;
+			m_inc(b->m ? b->m->rebaseline_jobs : NULL, NULL);
+		} else {
+			pw_log_warn(b->lg, "re-baseline job %s not asked: series \"%s\" has no nightly run "
+			            "stored", fr.job_id, e->key);
+		}
+	}
 	/* the stored latest version turns frozen in place (or, for a series with
 	 * no baseline yet, only the published message says so) */
 	pw_baseline_record *r = push_rec(b, false);

@@ -52,6 +52,7 @@ typedef struct pw_baseliner_metrics {
 	pw_metric *dead_letters;  /* counter */
 	pw_metric *batch_seconds; /* histogram */
 	pw_metric *series;        /* gauge: series in memory */
+	pw_metric *rebaseline_jobs; /* counter: REBASELINE jobs put into the outbox (issue 17) */
 } pw_baseliner_metrics;
 
 /* Registers the families above in reg. PW_ERR_INVALID / PW_ERR_NOMEM. */
@@ -90,6 +91,7 @@ typedef struct pw_baseliner {
 	const char *gpu_prefixes;  /* borrowed, e.g. "h100,b200,gpu" */
 	int flush_timeout_ms;      /* wait for delivery reports before commit */
 	bool need_known;           /* load perfwatch.baseliner_series before the next batch */
+	bool rebaseline_request;   /* a freeze asks the executor for its runs (issue 17); default true */
 	size_t dirty;              /* entries whose cache is stale (Redis failed) */
 	bool redis_lost;           /* Redis was unreachable: resync every series when it answers */
 	pw_baseliner_scratch sc;
@@ -100,6 +102,7 @@ typedef struct pw_baseliner {
 	/* counters for tests and logs */
 	uint64_t batches, points, updates, freezes, unfreezes, quarantines, outliers, excursion_points;
 	uint64_t outliers_unconfirmed, outliers_reclassified;
+	uint64_t rebaseline_jobs;  /* REBASELINE jobs put into the outbox */
 } pw_baseliner;
 
 /*

@@ -31,6 +31,11 @@ static const pw_conf_key baseliner_keys[] = {
 	{.name = "baseliner.fleet_wide_window", .type = PW_CONF_DURATION_MS, .def = "6h", .min = 1000,
 	 .max = 7LL * 86400 * 1000,
 	 .help = "measurement-time window of a fleet-wide outlier group"},
+	{.name = "baseliner.rebaseline_min_days", .type = PW_CONF_DOUBLE, .def = "0", .min = 0,
+	 .max = 366,
+	 .help = "days a frozen series' re-baseline window must span (the requested runs are measured within hours)"},
+	{.name = "baseliner.rebaseline_request", .type = PW_CONF_BOOL, .def = "true",
+	 .help = "a freeze asks the executor for the re-baseline runs (BisectJob purpose REBASELINE on perf.bisect.jobs.v1)"},
 	{.name = "baseliner.max_series", .type = PW_CONF_INT, .def = "200000", .min = 1,
 	 .max = 100000000, .help = "series held in memory at most"},
 	{.name = "baseliner.flush_timeout", .type = PW_CONF_DURATION_MS, .def = "10s", .min = 100,
@@ -54,6 +59,7 @@ pw_status pw_baseliner_params_from_config(const pw_config *cfg, pw_baseline_para
 	p->platform_sigma = pw_config_get_double(cfg, "baseliner.platform_sigma_tpu");
 	p->quarantine_factor = pw_config_get_double(cfg, "baseliner.quarantine_factor");
 	p->outlier_k = pw_config_get_double(cfg, "baseliner.outlier_k");
+	p->rebaseline_min_days = pw_config_get_double(cfg, "baseliner.rebaseline_min_days");
 	if (p->max_window < p->min_runs)
 		return pw_fail(PW_ERR_CONFIG, errbuf, errlen,
 		               "baseliner.max_window (%zu) must be at least baseliner.min_runs (%zu)",

@@ -14,6 +14,9 @@
 
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/baseline.pb-c.h"
+#include "perfwatch/v1/bisect.pb-c.h"
+#include "pw_outbox.h"
+#include "pw_topics.h"
 
 #define US_PER_DAY (86400LL * 1000000LL)
 
@@ -906,9 +909,11 @@ pw_status pw_bstore_mark_frozen(pw_pg *pg, const pw_baseline_record *r, char *er
 	                         &p, 0, NULL, errbuf, errlen);
 }
 
-pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, char *errbuf,
-                               size_t errlen)
+pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, bool *job_new,
+                               char *errbuf, size_t errlen)
 {
+	if (job_new)
+		*job_new = false;
 	pw_pg_params p;
 	pw_pg_params_init(&p);
 	pw_pg_params_int(&p, f->series_id);
@@ -929,12 +934,114 @@ pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, char *errbu
 	pw_pg_params_int(&p, f->runs_needed);
 	pw_pg_params_int(&p, f->chip_sets_needed);
 	pw_pg_params_double(&p, f->days_needed);
-	return pw_pg_exec_params(pg,
-	                         "INSERT INTO perfwatch.rebaseline_requests (series_id, event_id, "
-	                         "frozen_since, runs_needed, chip_sets_needed, days_needed) VALUES "
-	                         "($1, $2, " TS_SQL("$3") ", $4::integer, $5::integer, $6) "
-	                         "ON CONFLICT (series_id, event_id) DO NOTHING",
-	                         &p, 0, NULL, errbuf, errlen);
+	pw_pg_params_text(&p, f->job_id);
+	pw_pg_params_int(&p, f->job_id[0] ? f->job_runs : 0);
+	/* the outer SELECT sees the table as it was before this INSERT: a job is
+	 * new when this row is and no earlier row of the transaction or before
+	 * carries its id */
+	PGresult *res = NULL;
+	st = pw_pg_exec_params(pg,
+	                       "WITH ins AS (INSERT INTO perfwatch.rebaseline_requests (series_id, "
+	                       "event_id, frozen_since, runs_needed, chip_sets_needed, days_needed, "
+	                       "job_id, job_runs) VALUES ($1, $2, " TS_SQL("$3") ", $4::integer, "
+	                       "$5::integer, $6, $7, $8::integer) "
+	                       "ON CONFLICT (series_id, event_id) DO NOTHING RETURNING job_id) "
+	                       "SELECT count(*) FROM ins WHERE ins.job_id <> '' AND NOT EXISTS "
+	                       "(SELECT 1 FROM perfwatch.rebaseline_requests r WHERE r.job_id = ins.job_id)",
+	                       &p, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (job_new)
+		*job_new = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "1") == 0;
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status pw_bstore_rebaseline_job_id(const char *event_id, const char *series_key, char *buf,
+                                      size_t len)
+{
+	/* FNV-1a 64 over the run configuration: the key up to its last '/' */
+	const char *end = strrchr(series_key, '/');
+	size_t n = end ? (size_t)(end - series_key) : strlen(series_key);
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)series_key[i];
+		h *= 0x100000001b3ULL;
+	}
+	int k = snprintf(buf, len, "rb-%s-%016" PRIx64, event_id, h);
+	return k > 0 && (size_t)k < len ? PW_OK : PW_ERR_INVALID;
+}
+
+pw_status pw_bstore_queue_rebaseline_job(pw_pg *pg, const pw_bstore_rebaseline_job *j,
+                                         bool *queued, char *errbuf, size_t errlen)
+{
+	*queued = false;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, j->series_id);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec_params(
+		pg,
+		"SELECT se.model, se.hlo_fingerprint, se.platform, se.config, se.metric, r.model_rev, "
+		"r.build_id, r.compiler_cl, r.compiler_cl_number, r.firmware, r.chips "
+		"FROM perfwatch.series se CROSS JOIN LATERAL (SELECT x.run_id, x.repeat_index "
+		"FROM perfwatch.samples x WHERE x.series_id = se.series_id AND x.build_kind = 'nightly' "
+		"AND x.bisect_job_id = '' ORDER BY x.measured_at DESC LIMIT 1) l "
+		"JOIN perfwatch.runs r ON r.run_id = l.run_id AND r.repeat_index = l.repeat_index "
+		"WHERE se.series_id = $1",
+		&p, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return PW_OK;
+	}
+	Perfwatch__V1__SeriesKey sk = PERFWATCH__V1__SERIES_KEY__INIT;
+	Perfwatch__V1__CompilerBuild cb = PERFWATCH__V1__COMPILER_BUILD__INIT;
+	Perfwatch__V1__Platform pl = PERFWATCH__V1__PLATFORM__INIT;
+	Perfwatch__V1__Config cf = PERFWATCH__V1__CONFIG__INIT;
+	Perfwatch__V1__RunKey rk = PERFWATCH__V1__RUN_KEY__INIT;
+	Perfwatch__V1__BisectJob job = PERFWATCH__V1__BISECT_JOB__INIT;
+	sk.model = rk.model = PQgetvalue(res, 0, 0);
+	sk.hlo_fingerprint = rk.hlo_fingerprint = PQgetvalue(res, 0, 1);
+	sk.platform = pl.name = PQgetvalue(res, 0, 2);
+	sk.config = cf.name = PQgetvalue(res, 0, 3);
+	sk.metric = PQgetvalue(res, 0, 4);
+	rk.model_rev = PQgetvalue(res, 0, 5);
+	cb.build_id = PQgetvalue(res, 0, 6);
+	cb.kind = PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY;
+	cb.cl = PQgetvalue(res, 0, 7);
+	cb.cl_number = strtoll(PQgetvalue(res, 0, 8), NULL, 10);
+	rk.firmware = PQgetvalue(res, 0, 9);
+	pl.chips = (uint32_t)strtoul(PQgetvalue(res, 0, 10), NULL, 10);
+	rk.compiler = &cb;
+	rk.platform = &pl;
+	rk.config = &cf;
+	job.job_id = (char *)j->job_id;
+	job.purpose = PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_REBASELINE;
+	job.series_key = (char *)j->series_key;
+	job.series = &sk;
+	job.key = &rk;
+	job.cl = cb.cl;
+	job.cl_number = cb.cl_number;
+	job.repeats = j->runs;
+	job.requested_unix_us = j->requested_us;
+	job.min_chip_sets = j->min_chip_sets;
+	job.fleet_event_id = (char *)j->event_id;
+	size_t n = perfwatch__v1__bisect_job__get_packed_size(&job);
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf) {
+		PQclear(res);
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	}
+	perfwatch__v1__bisect_job__pack(&job, buf);
+	PQclear(res);
+	st = pw_outbox_add(pg, "baseliner", j->event_id, PW_TOPIC_BISECT_JOBS, j->job_id, buf, n,
+	                   errbuf, errlen);
+	free(buf);
+	if (st == PW_OK)
+		*queued = true;
+	return st;
 }
 
 pw_status pw_bstore_put_unfreeze(pw_pg *pg, const pw_bstore_unfreeze *u, char *errbuf,

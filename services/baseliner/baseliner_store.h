@@ -156,8 +156,42 @@ typedef struct pw_bstore_freeze {
 	int64_t since_us;        /* when the change took effect */
 	uint32_t runs_needed;    /* the window rule's min_runs */
 	uint32_t chip_sets_needed; /* its min_chipsets */
-	double days_needed;      /* its min_days */
+	double days_needed;      /* its rebaseline_min_days */
+	/* the executor job that asks for the runs (issue 17); "" when none is asked */
+	char job_id[160];        /* pw_bstore_rebaseline_job_id */
+	uint32_t job_runs;       /* repeats it asks for */
 } pw_bstore_freeze;
+
+/*
+ * The job id of the re-baseline job for series_key after event_id:
+ * "rb-<event_id>-<16 hex digits>", the digits a hash of the run
+ * configuration (the key without its metric), so that the metrics of one
+ * run share the job and a redelivered event makes the same id.
+ * PW_ERR_INVALID when it does not fit len.
+ */
+pw_status pw_bstore_rebaseline_job_id(const char *event_id, const char *series_key, char *buf,
+                                      size_t len);
+
+/* What a re-baseline job asks (a REBASELINE BisectJob, bisect.proto). */
+typedef struct pw_bstore_rebaseline_job {
+	const char *job_id;
+	const char *event_id;
+	int64_t series_id;
+	const char *series_key;
+	int64_t requested_us;    /* data time: when the change took effect */
+	uint32_t runs;
+	uint32_t min_chip_sets;
+} pw_bstore_rebaseline_job;
+
+/*
+ * Inside the caller's transaction: reads the series' latest nightly run
+ * (model revision, build, firmware) and puts the job into the outbox
+ * (service "baseliner", ref event_id, perf.bisect.jobs.v1, key job_id).
+ * *queued says whether it did: false when the series has no nightly run
+ * stored (nothing to measure). PW_ERR_NOMEM, pw_pg's errors.
+ */
+pw_status pw_bstore_queue_rebaseline_job(pw_pg *pg, const pw_bstore_rebaseline_job *j,
+                                         bool *queued, char *errbuf, size_t errlen);
 
 /* An unfreeze: closes every open freeze of the series. */
 typedef struct pw_bstore_unfreeze {
@@ -231,9 +265,11 @@ pw_status pw_bstore_mark_frozen(pw_pg *pg, const pw_baseline_record *r, char *er
                                 size_t errlen);
 
 /* Inside the caller's transaction: the freezes row and its re-baseline
- * request (both ON CONFLICT DO NOTHING). */
-pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, char *errbuf,
-                               size_t errlen);
+ * request (both ON CONFLICT DO NOTHING). *job_new (may be NULL) says whether
+ * f's job must be published: the request row is new and no earlier request
+ * carries the same job id (a sibling metric, or a redelivered event). */
+pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, bool *job_new,
+                               char *errbuf, size_t errlen);
 
 /* Inside the caller's transaction: closes the series' open freezes and their
  * re-baseline requests. */

@@ -29,6 +29,7 @@ int main(int argc, char **argv, char **envp)
 		.ndefaults = sizeof bl_defaults / sizeof bl_defaults[0],
 		.pg = true,
 		.redis = true,
+		.outbox = true, /* re-baseline jobs (issue 17) */
 		.init = pw_bl_init,
 		.release = pw_bl_release,
 		.inputs = bl_inputs,

@@ -108,7 +108,7 @@ const char pw_ingest_run_columns[] =
 
 const char pw_ingest_sample_columns[] =
 	"run_id, repeat_index, metric, series_id, value, unit, measured_at, build_id, build_kind, "
-	"compiler_cl_number, chip_set, bisect_job_id";
+	"compiler_cl_number, chip_set, bisect_job_id, rebaseline_job_id";
 
 const char pw_ingest_op_columns[] =
 	"run_id, repeat_index, op_name, category, hlo_kind, exec_unit, calls, us_per_step, "
@@ -177,7 +177,7 @@ void pw_ingest_rows_samples(pw_copybuf *b, const Perfwatch__V1__RunResult *r,
 	const char *kind = pw_ingest_build_kind_name(c->kind);
 	for (size_t i = 0; i < r->n_metrics; i++) {
 		const Perfwatch__V1__MetricSample *m = r->metrics[i];
-		pw_copybin_row(b, 12);
+		pw_copybin_row(b, 13);
 		pw_copybin_text(b, r->run_id);
 		pw_copybin_int4(b, (int32_t)r->repeat_index);
 		pw_copybin_text(b, m->name);
@@ -190,6 +190,7 @@ void pw_ingest_rows_samples(pw_copybuf *b, const Perfwatch__V1__RunResult *r,
 		pw_copybin_int8(b, (int64_t)c->cl_number);
 		pw_copybin_text(b, r->chip_set);
 		pw_copybin_text(b, r->bisect_job_id);
+		pw_copybin_text(b, r->rebaseline_job_id);
 	}
 }
 
@@ -246,6 +247,7 @@ pw_status pw_ingest_point_pack(const Perfwatch__V1__RunResult *r, size_t i, int6
 	p.firmware = r->key->firmware;
 	p.harness_version = r->harness_version;
 	p.bisect_job_id = r->bisect_job_id;
+	p.rebaseline_job_id = r->rebaseline_job_id;
 	size_t n = perfwatch__v1__series_point__get_packed_size(&p);
 	uint8_t *buf = malloc(n ? n : 1);
 	if (!buf)

@@ -325,6 +325,14 @@ pw_dlq_reason pw_ingest_validate(const Perfwatch__V1__RunResult *run, const pw_i
 		return fail(R_INCONS, detail, len,
 		            "field \"bisect_job_id\" is set on a build of kind %d, not bisect",
 		            (int)b->kind);
+	/* a re-baseline run (issue 17) measures the series' nightly on the changed fleet */
+	CHECK(check_name("rebaseline_job_id", run->rebaseline_job_id, false, false, lim, detail, len));
+	if (run->rebaseline_job_id && *run->rebaseline_job_id &&
+	    b->kind != PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY &&
+	    b->kind != PERFWATCH__V1__BUILD_KIND__BUILD_KIND_RELEASE)
+		return fail(R_INCONS, detail, len,
+		            "field \"rebaseline_job_id\" is set on a build of kind %d, not nightly or "
+		            "release", (int)b->kind);
 
 	const Perfwatch__V1__Platform *p = k->platform;
 	if (!p)

@@ -21,7 +21,9 @@ Perfwatch__V1__DlqReason pw_watch_point_decode(const void *payload, size_t len,
 		return r;
 	Perfwatch__V1__SeriesPoint *p = (Perfwatch__V1__SeriesPoint *)m;
 	if (!p->build || p->build->kind != PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY ||
-	    p->bisect_job_id[0]) {
+	    p->bisect_job_id[0] || p->rebaseline_job_id[0]) {
+		/* a re-baseline run (issue 17) is not a nightly of the trend: the
+		 * baseliner takes it into its window, the changepoint path does not */
 		*skip = true;
 	} else if (!p->series_key[0] || !isfinite(p->value) || !p->build->build_id[0]) {
 		snprintf(detail, detail_len, "%s",

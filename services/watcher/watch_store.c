@@ -76,7 +76,7 @@ pw_status pw_watch_store_points(pw_pg *pg, int64_t series_id, size_t max,
 		"SELECT s.value, s.build_id, r.compiler_cl, s.compiler_cl_number, " TS_OUT("s.measured_at") ","
 		"       s.run_id, s.repeat_index, r.platform, r.chip_set, r.cell, r.firmware, r.harness_version"
 		"  FROM (SELECT * FROM perfwatch.samples"
-		"         WHERE series_id = $1 AND build_kind = 'nightly'"
+		"         WHERE series_id = $1 AND build_kind = 'nightly' AND rebaseline_job_id = ''"
 		"         ORDER BY measured_at DESC, run_id COLLATE \"C\" DESC, repeat_index DESC"
 		"         LIMIT $2) s"
 		"  JOIN perfwatch.runs r USING (run_id, repeat_index)"

@@ -284,6 +284,52 @@ Test(baseline, freeze_rebaselines_from_later_points_only)
 	pw_baseline_series_release(&f.s);
 }
 
+/* Issue 17: the requested re-baseline runs of a frozen series are measured
+ * within hours; rebaseline_min_days (0) lets them complete the window, while
+ * a first window and an active series keep §4.2's 5 days. */
+Test(baseline, rebaseline_window_needs_its_own_days_only)
+{
+	for (int relaxed = 0; relaxed <= 1; relaxed++) {
+		pw_baseline_params p;
+		pw_baseline_params_default(&p, false);
+		cr_assert_lt(p.rebaseline_min_days, 0.0, "the default keeps the days rule of a first window");
+		if (relaxed)
+			p.rebaseline_min_days = 0.0;
+		feed f;
+		feed_init(&f, &p);
+		for (int i = 0; i < 60; i++)
+			feed_point(&f, 3.90, 0.004, 3);
+		cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+		cr_assert(pw_baseline_series_freeze(&f.s, "fc-1", "recabling"));
+		/* 30 runs 15 minutes apart on 3 chip-sets: 7.25 h */
+		pw_baseline_event ev[2];
+		size_t nev;
+		uint64_t rng = 7;
+		for (int i = 0; i < 30; i++) {
+			pw_baseline_point pt = {.value = 3.90 * 1.007 * (1.0 + 0.004 * noise(&rng)),
+			                        .ts_us = f.t + (int64_t)i * 15 * 60 * 1000000LL,
+			                        .chipset = 2000 + (uint64_t)(i % 3)};
+			cr_assert_eq(pw_baseline_series_add(&f.s, &pt, ev, &nev), PW_OK);
+			if (i < 29)
+				cr_assert_eq(f.s.state, PW_BASELINE_FROZEN, "complete before 30 runs (%d)", i);
+		}
+		if (!relaxed) {
+			cr_assert_eq(f.s.state, PW_BASELINE_FROZEN, "5 days still needed");
+			char need[256];
+			pw_baseline_series_describe_need(&f.s, need, sizeof need);
+			cr_assert(strstr(need, "4.7 more days"), "%s", need);
+		} else {
+			cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+			cr_assert_eq(nev, 2, "a new version and the unfreeze");
+			cr_assert_eq(f.s.current.n, 30);
+			cr_assert_eq(f.s.current.n_chipsets, 3);
+			double shift = f.s.current.median / 3.90 - 1.0;
+			cr_assert_float_eq(shift, 0.007, 0.0015, "+%.3f%%", 100 * shift);
+		}
+		pw_baseline_series_release(&f.s);
+	}
+}
+
 Test(baseline, rejects_non_finite_and_bad_params)
 {
 	pw_baseline_params p;

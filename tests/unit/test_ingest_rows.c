@@ -227,6 +227,8 @@ Test(ingest_rows, rows_have_as_many_fields_as_their_column_lists)
 	cr_assert_eq(v, run->metrics[2]->value);
 	/* timestamptz: microseconds since 2000-01-01 00:00:00 UTC */
 	cr_assert_eq((int64_t)be(r2[6].p, 8), run->finished_unix_us - 946684800000000LL);
+	cr_assert_eq(cols, 13);
+	cr_assert_eq(r2[12].len, 0, "rebaseline_job_id: empty on a nightly run asked by nobody");
 	cr_assert_eq(r2[8].len, strlen("nightly"));
 	cr_assert(memcmp(r2[8].p, "nightly", r2[8].len) == 0);
 	cr_assert_eq((int64_t)be(r2[9].p, 8), 7841923);

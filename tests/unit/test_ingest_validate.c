@@ -140,6 +140,7 @@ static void m_bad_cl(fixture *f) { f->cb.cl = "7841923"; }
 static void m_cl_mismatch(fixture *f) { f->cb.cl_number = 7841922; }
 static void m_bisect_without_job(fixture *f) { f->cb.kind = PERFWATCH__V1__BUILD_KIND__BUILD_KIND_BISECT; }
 static void m_job_on_rc(fixture *f) { f->run.bisect_job_id = "bj-00412-03"; }
+static void m_rebaseline_job_on_rc(fixture *f) { f->run.rebaseline_job_id = "rb-fc-1-00ff"; }
 static void m_no_platform(fixture *f) { f->key.platform = NULL; }
 static void m_unknown_platform(fixture *f) { f->pl.name = "tpu-v9-4"; }
 static void m_odd_slice(fixture *f) { f->pl.name = "v6e-3"; f->pl.chips = 3; }
@@ -226,6 +227,7 @@ static const struct {
 	{"cl and cl_number disagree", m_cl_mismatch, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT, "cl_number"},
 	{"bisect build without job id", m_bisect_without_job, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD, "bisect_job_id"},
 	{"job id on an rc build", m_job_on_rc, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT, "bisect_job_id"},
+	{"re-baseline job id on an rc build", m_rebaseline_job_on_rc, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT, "rebaseline_job_id"},
 	{"no platform", m_no_platform, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD, "platform"},
 	{"unknown platform", m_unknown_platform, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "tpu-v9-4"},
 	{"slice not a power of two", m_odd_slice, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "v6e-3"},

@@ -17,6 +17,7 @@
 #include "perfwatch/v1/compiler.pb-c.h"
 #include "perfwatch/v1/fleet.pb-c.h"
 #include "perfwatch/v1/gate.pb-c.h"
+#include "perfwatch/v1/run.pb-c.h"
 #include "pw_stats.h"
 #include "sim_model.h"
 #include "sim_proto.h"
@@ -629,6 +630,47 @@ Test(simulator, recabling_moves_one_cell_by_0_7_percent)
 	}
 	cr_assert_eq(seen, 1);
 	cr_assert_gt(runs_after, 0);
+	pw_sim_free(w);
+}
+
+/* Issue 17: a re-baseline job's runs cover one chip set per slot, all in the
+ * series' (changed) cell, carry the job as rebaseline_job_id on a nightly build. */
+Test(simulator, rebaseline_runs_spread_over_the_cell_and_carry_their_job)
+{
+	pw_sim *w = world("recabling", NULL);
+	const pw_sim_fleet_change *fc = pw_sim_fleet_at(w, 0);
+	pw_sim_build b;
+	pw_sim_build_at(&b, PW_SIM_BUILD_NIGHTLY, "xla-nightly-2026-06-03", 7841000);
+	size_t si;
+	cr_assert_eq(pw_sim_series_find(w, "chat-8b", "v6e-4", "decode.B64.s2048.int8", &si), PW_OK);
+	pw_sim_run probe;
+	cr_assert_eq(pw_sim_run_make(w, si, &b, "p", 0, fc->at_unix_us, NULL, &probe), PW_OK);
+	char sets[3][PW_SIM_NAME_MAX];
+	for (uint32_t slot = 0; slot < 3; slot++) {
+		pw_sim_run r;
+		cr_assert_eq(pw_sim_run_make_rebaseline(w, si, probe.fingerprint, &b, "rx-rb-1", slot, slot,
+		                                        fc->at_unix_us + 1, "rb-1", &r), PW_OK);
+		cr_assert(r.rebaseline);
+		cr_assert_str_eq(r.cell, "cell-mtv5-c12");
+		snprintf(sets[slot], sizeof sets[slot], "%s", r.chipset);
+		for (uint32_t k = 0; k < slot; k++)
+			cr_assert_str_neq(sets[k], sets[slot], "slots %u and %u share %s", k, slot, r.chipset);
+		/* the change is in: infra = the set's offset and +0.7% */
+		double off = 0;
+		cr_assert_eq(sscanf(r.chipset, "pinned-%lf", &off), 1);
+		double want = ((1 + pw_sim_chipset_offset(w, r.platform, (uint32_t)off)) * 1.007 - 1) * 100;
+		cr_assert_float_eq(r.infra_pct, want, 1e-9);
+		uint8_t *buf;
+		size_t len;
+		cr_assert_eq(pw_sim_proto_run(w, &r, &buf, &len), PW_OK);
+		Perfwatch__V1__RunResult *rr = perfwatch__v1__run_result__unpack(NULL, len, buf);
+		free(buf);
+		cr_assert_not_null(rr);
+		cr_assert_str_eq(rr->rebaseline_job_id, "rb-1");
+		cr_assert_str_eq(rr->bisect_job_id, "");
+		cr_assert_eq(rr->key->compiler->kind, PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY);
+		perfwatch__v1__run_result__free_unpacked(rr, NULL);
+	}
 	pw_sim_free(w);
 }
 

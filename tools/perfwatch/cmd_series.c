@@ -59,6 +59,13 @@ typedef struct series_view {
 	bool frozen;
 	char fev[64], fkind[32], freason[256], frozen_at[40];
 	long long frozen_version;
+	/* the latest re-baseline request (issue 17), open or done */
+	bool has_rb;
+	char rb_event[64], rb_status[8], rb_job[160], rb_since[40], rb_requested[40], rb_done_at[40];
+	long long rb_runs_needed, rb_runs_have, rb_runs_missing, rb_chip_sets, rb_job_runs;
+	long long rb_done_version;
+	double rb_days, rb_age_s, rb_data_age_s;
+	bool rb_has_data_age;
 	char why[768];
 } series_view;
 
@@ -106,6 +113,52 @@ static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t 
 		snprintf(v->freason, sizeof v->freason, "%s", PQgetvalue(res, 0, 2));
 		snprintf(v->frozen_at, sizeof v->frozen_at, "%s", PQgetvalue(res, 0, 3));
 		v->frozen_version = strtoll(PQgetvalue(res, 0, 4), NULL, 10);
+	}
+	PQclear(res);
+
+	char idbuf[32];
+	snprintf(idbuf, sizeof idbuf, "%lld", v->series_id);
+	/* the freeze's age in wall time and in data time (to the newest
+	 * measurement folded in while open; to the last point of the version
+	 * that ended it once done: how long the series went ungated), and the
+	 * runs the re-baseline still misses */
+	if (pw_pg_exec(pg,
+	               "SELECT r.event_id, r.status, r.job_id, "
+	               "to_char(r.frozen_since AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
+	               "to_char(r.requested_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
+	               "coalesce(to_char(r.done_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), "
+	               "r.runs_needed, CASE WHEN r.status = 'open' THEN coalesce(b.window_n, 0) "
+	               "ELSE r.runs_needed END, r.chip_sets_needed, r.days_needed, r.job_runs, "
+	               "coalesce(r.done_version, 0), "
+	               "extract(epoch FROM coalesce(r.done_at, now()) - r.frozen_since), "
+	               "extract(epoch FROM CASE WHEN r.status = 'open' THEN b.mark_measured_at ELSE "
+	               "(SELECT x.window_end FROM perfwatch.baselines x WHERE x.series_id = r.series_id "
+	               "AND x.version = r.done_version) END - r.frozen_since) "
+	               "FROM perfwatch.rebaseline_requests r LEFT JOIN perfwatch.baseliner_series b "
+	               "USING (series_id) WHERE r.series_id = $1::bigint "
+	               "ORDER BY r.frozen_since DESC, r.requested_at DESC LIMIT 1",
+	               1, (const char *[]){idbuf}, &res, err,
+	               errlen) != PW_OK)
+		return PW_CLI_EXIT_FAIL;
+	if (PQntuples(res) == 1) {
+		v->has_rb = true;
+		snprintf(v->rb_event, sizeof v->rb_event, "%s", PQgetvalue(res, 0, 0));
+		snprintf(v->rb_status, sizeof v->rb_status, "%s", PQgetvalue(res, 0, 1));
+		snprintf(v->rb_job, sizeof v->rb_job, "%s", PQgetvalue(res, 0, 2));
+		snprintf(v->rb_since, sizeof v->rb_since, "%s", PQgetvalue(res, 0, 3));
+		snprintf(v->rb_requested, sizeof v->rb_requested, "%s", PQgetvalue(res, 0, 4));
+		snprintf(v->rb_done_at, sizeof v->rb_done_at, "%s", PQgetvalue(res, 0, 5));
+		v->rb_runs_needed = strtoll(PQgetvalue(res, 0, 6), NULL, 10);
+		v->rb_runs_have = strtoll(PQgetvalue(res, 0, 7), NULL, 10);
+		v->rb_runs_missing = v->rb_runs_needed > v->rb_runs_have
+		                             ? v->rb_runs_needed - v->rb_runs_have : 0;
+		v->rb_chip_sets = strtoll(PQgetvalue(res, 0, 8), NULL, 10);
+		v->rb_days = strtod(PQgetvalue(res, 0, 9), NULL);
+		v->rb_job_runs = strtoll(PQgetvalue(res, 0, 10), NULL, 10);
+		v->rb_done_version = strtoll(PQgetvalue(res, 0, 11), NULL, 10);
+		v->rb_age_s = strtod(PQgetvalue(res, 0, 12), NULL);
+		v->rb_has_data_age = !PQgetisnull(res, 0, 13);
+		v->rb_data_age_s = v->rb_has_data_age ? strtod(PQgetvalue(res, 0, 13), NULL) : 0.0;
 	}
 	PQclear(res);
 
@@ -197,6 +250,38 @@ static void print_json(FILE *f, const series_view *v)
 		jstr(f, v->frozen_at);
 		fprintf(f, ",\"frozen_version\":%lld}", v->frozen_version);
 	}
+	fputs(",\"rebaseline\":", f);
+	if (!v->has_rb) {
+		fputs("null", f);
+	} else {
+		fputs("{\"event_id\":", f);
+		jstr(f, v->rb_event);
+		fputs(",\"status\":", f);
+		jstr(f, v->rb_status);
+		fputs(",\"job_id\":", f);
+		jstr(f, v->rb_job);
+		fprintf(f, ",\"job_runs\":%lld,\"frozen_since\":", v->rb_job_runs);
+		jstr(f, v->rb_since);
+		fputs(",\"requested_at\":", f);
+		jstr(f, v->rb_requested);
+		fputs(",\"freeze_age_s\":", f);
+		pw_cli_json_number(f, v->rb_age_s);
+		fputs(",\"freeze_data_age_s\":", f);
+		if (v->rb_has_data_age)
+			pw_cli_json_number(f, v->rb_data_age_s);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"runs_needed\":%lld,\"runs_have\":%lld,\"runs_missing\":%lld,"
+		           "\"chip_sets_needed\":%lld,\"days_needed\":",
+		        v->rb_runs_needed, v->rb_runs_have, v->rb_runs_missing, v->rb_chip_sets);
+		pw_cli_json_number(f, v->rb_days);
+		fputs(",\"done_at\":", f);
+		if (v->rb_done_at[0])
+			jstr(f, v->rb_done_at);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"done_version\":%lld}", v->rb_done_version);
+	}
 	fprintf(f, ",\"redis_failed\":%s}\n", v->redis_failed ? "true" : "false");
 }
 
@@ -217,6 +302,12 @@ static void print_text(FILE *f, const series_view *v)
 	}
 	if (v->need[0])
 		fprintf(f, "window   %s\n", v->need);
+	if (v->has_rb)
+		fprintf(f, "rebaseline %s after %s (job %s): %lld of %lld runs, %lld missing; frozen "
+		           "%.1f h (wall), %.1f h (data time)\n",
+		        v->rb_status, v->rb_event, v->rb_job[0] ? v->rb_job : "none", v->rb_runs_have,
+		        v->rb_runs_needed, v->rb_runs_missing, v->rb_age_s / 3600.0,
+		        v->rb_has_data_age ? v->rb_data_age_s / 3600.0 : 0.0);
 }
 
 int pw_cmd_series(int argc, char **argv)

@@ -414,6 +414,59 @@ static bool job_strip_ns(Perfwatch__V1__BisectJob *job, const char *ns)
 	return any;
 }
 
+/*
+ * A re-baseline job (purpose REBASELINE, issue 17): `repeats` runs of the
+ * job's nightly build on the series' changed fleet, spread round-robin over
+ * max(min_chip_sets, 1) sets of the series' rotation group (at most 4, all in
+ * its cell), stamped in data time: each set runs its share one after the
+ * other, 15 minutes a run, starting SIM_REBASELINE_QUEUE after the request
+ * (the change's time), so 30 runs on 3 sets end 3 h after it. The runs are
+ * nightly-kind and carry rebaseline_job_id; run ids "rx-JOB", repeats 0..n-1.
+ */
+#define SIM_REBASELINE_QUEUE_US (30LL * 60 * 1000000)
+#define SIM_RUN_US (15LL * 60 * 1000000)
+
+static pw_status answer_rebaseline(app *a, pw_sim_bisect_plan *plan, const char *build_id,
+                                   int64_t requested_us, uint32_t min_chip_sets, char *errbuf,
+                                   size_t errlen)
+{
+	uint32_t nsets = min_chip_sets ? min_chip_sets : 1;
+	nsets = nsets > 4 ? 4 : nsets;
+	plan->build.kind = PW_SIM_BUILD_NIGHTLY;
+	if (build_id && *build_id)
+		snprintf(plan->build.build_id, sizeof plan->build.build_id, "%s", build_id);
+	char run_id[PW_SIM_NAME_MAX * 2];
+	snprintf(run_id, sizeof run_id, "rx-%s", plan->job_id);
+	for (uint32_t r = 0; r < plan->repeats; r++) {
+		int64_t t = requested_us + SIM_REBASELINE_QUEUE_US + (int64_t)(r / nsets) * SIM_RUN_US;
+		pw_sim_run run;
+		pw_status st = pw_sim_run_make_rebaseline(a->w, plan->series, plan->fingerprint,
+		                                          &plan->build, run_id, r, r % nsets, t,
+		                                          plan->job_id, &run);
+		if (st != PW_OK) {
+			pw_log_warn(&a->log, "re-baseline job \"%s\": fingerprint \"%s\" unknown; skipped",
+			            plan->job_id, plan->fingerprint);
+			return PW_OK;
+		}
+		uint8_t *buf;
+		size_t len;
+		if (pw_sim_run_namespace(&run, a->o.ns) != PW_OK)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "namespace \"%s\" makes a name too long", a->o.ns);
+		if ((st = pw_sim_proto_run(a->w, &run, &buf, &len)) != PW_OK)
+			return pw_fail(st, errbuf, errlen, "packing a run failed");
+		st = produce(a, PW_TOPIC_RUNS, run.run_id, buf, len, errbuf, errlen);
+		free(buf);
+		if (st != PW_OK)
+			return st;
+		a->job_runs++;
+	}
+	a->jobs++;
+	pw_log_info(&a->log, "answered re-baseline job %s: %u runs at %s on %u chip-sets", plan->job_id,
+	            plan->repeats, plan->build.build_id, nsets);
+	return PW_OK;
+}
+
 /* One BisectJob: build, run, publish; malformed jobs are logged and skipped. */
 static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
                               size_t errlen)
@@ -441,9 +494,20 @@ static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 		bool confirm = job->purpose == PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_CONFIRM &&
 		               job->data_unix_us > 0;
 		int64_t data_us = job->data_unix_us;
+		bool rebaseline = job->purpose == PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_REBASELINE;
+		char rb_build[PW_SIM_NAME_MAX] = "";
+		int64_t rb_at = job->requested_unix_us;
+		uint32_t rb_sets = job->min_chip_sets;
+		if (rebaseline && job->key && job->key->compiler && job->key->compiler->build_id)
+			snprintf(rb_build, sizeof rb_build, "%s", job->key->compiler->build_id);
 		perfwatch__v1__bisect_job__free_unpacked(job, NULL);
 		if (st != PW_OK) {
 			pw_log_warn(&a->log, "%s; skipped", err);
+			continue;
+		}
+		if (rebaseline) {
+			if ((st = answer_rebaseline(a, &plan, rb_build, rb_at, rb_sets, errbuf, errlen)) != PW_OK)
+				return st;
 			continue;
 		}
 		int64_t t = confirm ? data_us : pw_now_us() - 16LL * 60 * 1000000;

@@ -860,7 +860,8 @@ static void rev_fill(const pw_sim_model_rev *r, const char *model, pw_sim_run *o
 		snprintf(out->model_rev, sizeof out->model_rev, "%s", r->rev);
 		*rev_pct = r->pct;
 	} else {
-		snprintf(out->model_rev, sizeof out->model_rev, "%s@base", model);
+		snprintf(out->model_rev, sizeof out->model_rev, "%.*s@base",
+		         (int)(sizeof out->model_rev - sizeof "@base"), model);
 	}
 	if (r && r->fingerprint[0]) {
 		snprintf(out->fingerprint, sizeof out->fingerprint, "%s", r->fingerprint);
@@ -885,9 +886,10 @@ static pw_sim_op *op_find(pw_sim_run *r, const char *name)
 	return NULL;
 }
 
+/* slot < 0: the chip set is drawn from the rotation; else its slot-th set */
 static pw_status run_make(const pw_sim *w, size_t si, const pw_sim_model_rev *rev,
                           const pw_sim_build *b, const char *run_id, uint32_t repeat,
-                          int64_t t_us, const char *job_id, pw_sim_run *out)
+                          int64_t t_us, const char *job_id, int slot, pw_sim_run *out)
 {
 	if (si >= w->nseries)
 		return PW_ERR_INVALID;
@@ -927,7 +929,8 @@ static pw_status run_make(const pw_sim *w, size_t si, const pw_sim_model_rev *re
 	out->seed = pw_sim_rng_next(&rng) % 100000;
 
 	/* chip-set: the series' pinned set, or one of the `rotation` sets of its cell */
-	uint32_t set = rotation_set(s->chipset, (uint32_t)(pw_sim_rng_next(&rng) % w->rotation));
+	uint32_t drawn = (uint32_t)(pw_sim_rng_next(&rng) % w->rotation);
+	uint32_t set = rotation_set(s->chipset, slot < 0 ? drawn : (uint32_t)slot % 4);
 	const char *cell = pw_sim_chipset_cell(p, set);
 	snprintf(out->chipset, sizeof out->chipset, "pinned-%u", set);
 	snprintf(out->cell, sizeof out->cell, "%s", cell);
@@ -1102,13 +1105,12 @@ pw_status pw_sim_run_make(const pw_sim *w, size_t series, const pw_sim_build *b,
 	if (series >= w->nseries)
 		return PW_ERR_INVALID;
 	const pw_sim_model_rev *rev = rev_at(w, w->series[series].model.name, day_of(w, t_unix_us));
-	return run_make(w, series, rev, b, run_id, repeat, t_unix_us, job_id, out);
+	return run_make(w, series, rev, b, run_id, repeat, t_unix_us, job_id, -1, out);
 }
 
-pw_status pw_sim_run_make_fingerprint(const pw_sim *w, size_t series, const char *fingerprint,
-                                      const pw_sim_build *b, const char *run_id,
-                                      uint32_t repeat, int64_t t_unix_us, const char *job_id,
-                                      pw_sim_run *out)
+static pw_status run_make_fp(const pw_sim *w, size_t series, const char *fingerprint,
+                             const pw_sim_build *b, const char *run_id, uint32_t repeat,
+                             int64_t t_unix_us, const char *job_id, int slot, pw_sim_run *out)
 {
 	if (series >= w->nseries)
 		return PW_ERR_INVALID;
@@ -1120,16 +1122,36 @@ pw_status pw_sim_run_make_fingerprint(const pw_sim *w, size_t series, const char
 	const pw_sim_model_rev *r0 = rev_at(w, model, 0);
 	rev_fill(r0, model, &probe, &pct);
 	if (strcmp(probe.fingerprint, fingerprint) == 0)
-		return run_make(w, series, r0, b, run_id, repeat, t_unix_us, job_id, out);
+		return run_make(w, series, r0, b, run_id, repeat, t_unix_us, job_id, slot, out);
 	for (size_t i = 0; i < w->sc->nrevs; i++) {
 		const pw_sim_model_rev *r = &w->sc->revs[i];
 		if (strcmp(r->model, model) != 0)
 			continue;
 		rev_fill(r, model, &probe, &pct);
 		if (strcmp(probe.fingerprint, fingerprint) == 0)
-			return run_make(w, series, r, b, run_id, repeat, t_unix_us, job_id, out);
+			return run_make(w, series, r, b, run_id, repeat, t_unix_us, job_id, slot, out);
 	}
 	return PW_ERR_NOT_FOUND;
+}
+
+pw_status pw_sim_run_make_fingerprint(const pw_sim *w, size_t series, const char *fingerprint,
+                                      const pw_sim_build *b, const char *run_id,
+                                      uint32_t repeat, int64_t t_unix_us, const char *job_id,
+                                      pw_sim_run *out)
+{
+	return run_make_fp(w, series, fingerprint, b, run_id, repeat, t_unix_us, job_id, -1, out);
+}
+
+pw_status pw_sim_run_make_rebaseline(const pw_sim *w, size_t series, const char *fingerprint,
+                                     const pw_sim_build *b, const char *run_id, uint32_t repeat,
+                                     uint32_t slot, int64_t t_unix_us, const char *job_id,
+                                     pw_sim_run *out)
+{
+	pw_status st = run_make_fp(w, series, fingerprint, b, run_id, repeat, t_unix_us, job_id,
+	                           (int)(slot % 4), out);
+	if (st == PW_OK)
+		out->rebaseline = true;
+	return st;
 }
 
 size_t pw_sim_run_metric_count(const pw_sim_run *r)

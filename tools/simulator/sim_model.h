@@ -464,6 +464,8 @@ typedef struct pw_sim_run {
 	char cell[PW_SIM_NAME_MAX];         /* "cell-mtv5-c12" */
 	char harness[32];
 	char job_id[PW_SIM_NAME_MAX];       /* bisection job answered, or "" */
+	bool rebaseline;                    /* job_id is a REBASELINE job (issue 17): published as
+	                                       rebaseline_job_id, the build stays nightly */
 	int64_t started_unix_us, finished_unix_us;
 	uint32_t warmup_s;                  /* discarded warm-up (artifact 8: 120 s) */
 	uint32_t compile_cache_hits, compile_cache_total;
@@ -502,6 +504,17 @@ pw_status pw_sim_run_make_fingerprint(const pw_sim *w, size_t series, const char
                                       const pw_sim_build *b, const char *run_id,
                                       uint32_t repeat, int64_t t_unix_us, const char *job_id,
                                       pw_sim_run *out);
+
+/*
+ * A run answering a re-baseline job (issue 17): like
+ * pw_sim_run_make_fingerprint, but on the slot-th chip set of the series'
+ * rotation group (slot 0..3, all in the series' cell), so that a job's
+ * repeats cover the sets it asks for, and marked rebaseline.
+ */
+pw_status pw_sim_run_make_rebaseline(const pw_sim *w, size_t series, const char *fingerprint,
+                                     const pw_sim_build *b, const char *run_id, uint32_t repeat,
+                                     uint32_t slot, int64_t t_unix_us, const char *job_id,
+                                     pw_sim_run *out);
 
 /* ---- Post-optimisation HLO (sim_hlo.c) ------------------------------------ */
 

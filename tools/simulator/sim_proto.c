@@ -198,7 +198,10 @@ pw_status pw_sim_proto_run(const pw_sim *w, const pw_sim_run *r, uint8_t **out, 
 	snprintf(trace_uri, sizeof trace_uri, "sim://tr/%s/%s/%s", r->build.build_id,
 	         r->fingerprint, r->run_id);
 	rr.trace_uri = trace_uri;
-	rr.bisect_job_id = (char *)r->job_id;
+	if (r->rebaseline)
+		rr.rebaseline_job_id = (char *)r->job_id;
+	else
+		rr.bisect_job_id = (char *)r->job_id;
 	char hlo[4096];
 	if (pw_sim_run_hlo(w, r, hlo, sizeof hlo) == PW_OK)
 		rr.hlo_text = hlo;
