@@ -9,7 +9,8 @@
  *   pw-sim replay  SCENARIO [options]   publish the scenario's CL history
  *                  (CompilerCl on perf.compiler-cls.v1, key cl; skipped with
  *                  --since) and its timeline:
- *                  RunResults on perf.runs.v1 (key run_id), fleet changes on
+ *                  RunResults on perf.runs.v1 (key: the series group,
+ *                  pw_runs_key, so one series' runs keep their order), fleet changes on
  *                  perf.fleet-changes.v1 (key event_id), gate requests on
  *                  perf.gate.requests.v1 (key release_id); prints a JSON summary
  *   pw-sim answer  SCENARIO [options]   consume perf.bisect.jobs.v1 and answer
@@ -232,6 +233,19 @@ static pw_status produce(app *a, const char *topic, const char *key, const uint8
 	return pw_producer_produce(a->prod, topic, key, strlen(key), buf, len, 60000, err, errlen);
 }
 
+/* A packed run on perf.runs.v1, keyed by its series group (pw_runs_key): one
+ * series' runs share a partition and keep the order they are sent in. */
+static pw_status produce_run(app *a, const pw_sim_run *run, const uint8_t *buf, size_t len,
+                             char *err, size_t errlen)
+{
+	char key[4 * PW_SIM_NAME_MAX];
+	if (!pw_runs_key(key, sizeof key, run->model, run->fingerprint, run->platform->name,
+	                 run->config.name))
+		return pw_fail(PW_ERR_INVALID, err, errlen, "run \"%s\": its series key is too long",
+		               run->run_id);
+	return produce(a, PW_TOPIC_RUNS, key, buf, len, err, errlen);
+}
+
 /* A copy of a packed run with its first metric set to NaN (a bad run for the DLQ path). */
 static pw_status break_run(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen)
 {
@@ -315,16 +329,16 @@ static int cmd_replay(app *a)
 				goto fail_long;
 			if ((st = pw_sim_proto_run(a->w, &ev.run, &buf, &len)) != PW_OK)
 				goto fail_nomem;
-			st = produce(a, PW_TOPIC_RUNS, ev.run.run_id, buf, len, err, sizeof err);
+			st = produce_run(a, &ev.run, buf, len, err, sizeof err);
 			if (st == PW_OK && a->o.dup_every && (runs + 1) % a->o.dup_every == 0) {
-				st = produce(a, PW_TOPIC_RUNS, ev.run.run_id, buf, len, err, sizeof err);
+				st = produce_run(a, &ev.run, buf, len, err, sizeof err);
 				dups++;
 			}
 			if (st == PW_OK && a->o.bad_every && (runs + 1) % a->o.bad_every == 0) {
 				uint8_t *bb;
 				size_t bl;
 				if (break_run(buf, len, &bb, &bl) == PW_OK) {
-					st = produce(a, PW_TOPIC_RUNS, ev.run.run_id, bb, bl, err, sizeof err);
+					st = produce_run(a, &ev.run, bb, bl, err, sizeof err);
 					free(bb);
 					bad++;
 				}
@@ -461,7 +475,7 @@ static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 				               "namespace \"%s\" makes a name too long", a->o.ns);
 			if ((st = pw_sim_proto_run(a->w, &run, &buf, &len)) != PW_OK)
 				return pw_fail(st, errbuf, errlen, "packing a run failed");
-			st = produce(a, PW_TOPIC_RUNS, run.run_id, buf, len, errbuf, errlen);
+			st = produce_run(a, &run, buf, len, errbuf, errlen);
 			free(buf);
 			if (st != PW_OK)
 				return st;
