@@ -24,7 +24,8 @@
 # against two differed in 20 of 90 series' latest baselines, two one-instance
 # rounds in 22: docs/operations.md, "Scaling out".) PW_SCALEOUT_RATE=40 is the
 # paced case; PW_SCALEOUT_SCALED (default 2) sets the instances of the second
-# round (1: two one-instance rounds).
+# round (1: two one-instance rounds); PW_SCALEOUT_RUNS_KEY=run_id replays
+# with the old key (pw-sim --runs-key), to see the difference it makes.
 set -euo pipefail
 
 . tests/integration/lib.sh
@@ -63,7 +64,7 @@ round() {
   done
   echo "$name: partitions held:$held"
   local t0=$SECONDS
-  "$sim" replay "$scn" --namespace "$ns" --run-prefix "$prefix" --rate "$rate" >"$work/sim.$name.log" 2>&1 ||
+  "$sim" replay "$scn" --namespace "$ns" --run-prefix "$prefix" --rate "$rate" --runs-key "${PW_SCALEOUT_RUNS_KEY:-series}" >"$work/sim.$name.log" 2>&1 ||
     { fail "$name: pw-sim replay failed"; tail -5 "$work/sim.$name.log"; return 1; }
   "$pw" group lag "$gi" --wait 300 perf.runs.v1 >/dev/null || { fail "$name: ingesters did not catch up in 300 s"; return 1; }
   "$pw" group lag "$gb" --wait 300 perf.points.v1 >/dev/null || { fail "$name: baseliners did not catch up in 300 s"; return 1; }

@@ -10,7 +10,9 @@
  *                  (CompilerCl on perf.compiler-cls.v1, key cl; skipped with
  *                  --since) and its timeline:
  *                  RunResults on perf.runs.v1 (key: the series group,
- *                  pw_runs_key, so one series' runs keep their order), fleet changes on
+ *                  pw_runs_key, so one series' runs keep their order;
+ *                  --runs-key run_id: the run id, as producers before did),
+ *                  fleet changes on
  *                  perf.fleet-changes.v1 (key event_id), gate requests on
  *                  perf.gate.requests.v1 (key release_id); prints a JSON summary
  *   pw-sim answer  SCENARIO [options]   consume perf.bisect.jobs.v1 and answer
@@ -68,6 +70,7 @@ typedef struct opts {
 	bool answer;
 	int64_t from, to;
 	const char *run_prefix;
+	bool key_by_run_id; /* --runs-key run_id: the key of producers before pw_runs_key */
 	const char *ns;
 	int64_t since_us, until_us; /* 0: unbounded */
 } opts;
@@ -88,7 +91,8 @@ static int usage(void)
 	        "usage: pw-sim replay|answer|count|history|dump SCENARIO [--seed N] [--models N]\n"
 	        "       [--platforms N] [--configs N] [--days N] [--repeats N] [--limit N] [--rate N]\n"
 	        "       [--dup-every K] [--bad-every K] [--answer] [--from CL] [--to CL]\n"
-	        "       [--run-prefix P] [--namespace TAG] [--since TIME] [--until TIME]\n");
+	        "       [--run-prefix P] [--namespace TAG] [--since TIME] [--until TIME]\n"
+	        "       [--runs-key series|run_id]\n");
 	return 2;
 }
 
@@ -202,6 +206,14 @@ static int parse_args(int argc, char **argv, opts *o)
 			o->answer = true;
 		else if (strcmp(argv[i], "--run-prefix") == 0 && i + 1 < argc)
 			o->run_prefix = argv[++i];
+		else if (strcmp(argv[i], "--runs-key") == 0 && i + 1 < argc) {
+			const char *k = argv[++i];
+			if (strcmp(k, "series") != 0 && strcmp(k, "run_id") != 0) {
+				fprintf(stderr, "pw-sim: --runs-key \"%s\" is not series or run_id\n", k);
+				return 2;
+			}
+			o->key_by_run_id = strcmp(k, "run_id") == 0;
+		}
 		else if (strcmp(argv[i], "--namespace") == 0 && i + 1 < argc) {
 			o->ns = argv[++i];
 			if (!ns_ok(o->ns)) {
@@ -239,6 +251,8 @@ static pw_status produce_run(app *a, const pw_sim_run *run, const uint8_t *buf, 
                              char *err, size_t errlen)
 {
 	char key[4 * PW_SIM_NAME_MAX];
+	if (a->o.key_by_run_id)
+		return produce(a, PW_TOPIC_RUNS, run->run_id, buf, len, err, errlen);
 	if (!pw_runs_key(key, sizeof key, run->model, run->fingerprint, run->platform->name,
 	                 run->config.name))
 		return pw_fail(PW_ERR_INVALID, err, errlen, "run \"%s\": its series key is too long",
