@@ -491,7 +491,10 @@ static pw_status feed_message(void *ctx, const rd_kafka_message_t *msg, char *er
 		pw_metric_inc(app->m.feed_read, (const char *[]){"skipped"});
 		return PW_OK;
 	}
-	pw_status st = pw_watch_store_fleet_change(app->pg, fc, errbuf, errlen);
+	/* the catch-up's transaction, begun at its first change (most catch-ups read none) */
+	pw_status st = pw_pg_in_transaction(app->pg) ? PW_OK : pw_pg_begin(app->pg, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_watch_store_fleet_change(app->pg, fc, errbuf, errlen);
 	if (st == PW_ERR_INVALID) {
 		pw_metric_inc(app->m.feed_read, (const char *[]){"skipped"});
 		st = PW_OK;
@@ -515,8 +518,8 @@ static pw_status feed_message(void *ctx, const rd_kafka_message_t *msg, char *er
  * committed on the feed: everything before is in perfwatch.fleet_changes
  * (the group commits after the transaction that stored it), where a series
  * loaded on first sight reads its marks. Before a batch with points the
- * reader is brought to the feed's end, its changes stored and applied in one
- * transaction; PW_ERR_UNAVAILABLE (the loop rewinds the batch and retries
+ * reader is brought to the feed's end, the changes it read stored and
+ * applied in one transaction (none when it read none); PW_ERR_UNAVAILABLE (the loop rewinds the batch and retries
  * after a backoff) while it is not there yet.
  */
 static pw_status fleet_feed_read(watcher_app *app, rd_kafka_message_t *const *msgs, size_t n,
@@ -550,9 +553,8 @@ static pw_status fleet_feed_read(watcher_app *app, rd_kafka_message_t *const *ms
 		            PW_TOPIC_FLEET_CHANGES, (long long)at[0]);
 	}
 	bool at_end = false;
-	if ((st = pw_pg_begin(app->pg, errbuf, errlen)) == PW_OK)
-		st = pw_reader_catch_up(app->feed, 2000, feed_message, app, &at_end, errbuf, errlen);
-	if (st == PW_OK)
+	st = pw_reader_catch_up(app->feed, 2000, feed_message, app, &at_end, errbuf, errlen);
+	if (st == PW_OK && pw_pg_in_transaction(app->pg))
 		st = pw_pg_commit(app->pg, errbuf, errlen);
 	if (st != PW_OK) {
 		char rb[ERRLEN];
