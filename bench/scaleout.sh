@@ -19,7 +19,8 @@
 # more members buy on this machine, not on a cluster.
 #
 #   bench/scaleout.sh [BUILD_DIR]   (bench/run.sh runs it with the stack up)
-# Environment: PW_BENCH_SCALE ("1 2 4"), PW_BENCH_KEEP (keep the logs).
+# Environment: PW_BENCH_SCALE ("1 2 4"), PW_BENCH_KEEP (keep the logs),
+# PW_BENCH_RUNS_KEY (pw-sim --runs-key: series, the default, or run_id).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,7 +58,7 @@ for n in ${PW_BENCH_SCALE:-1 2 4}; do
     { echo "bench scaleout: N=$n: not every instance got partitions" >&2; exit 1; }
   sleep 2
   t0=$(now)
-  "$sim" replay "$scn" --models 8 --namespace "$tag" --run-prefix "$tag-" >"$work/sim.$n.log" 2>&1
+  "$sim" replay "$scn" --models 8 --namespace "$tag" --run-prefix "$tag-" --runs-key "${PW_BENCH_RUNS_KEY:-series}" >"$work/sim.$n.log" 2>&1
   ts=$(now)
   "$pw" group lag "$gi" --wait 900 perf.runs.v1 >/dev/null
   ti=$(now)
@@ -88,4 +89,4 @@ for line in "${results[@]}"; do
   awk -v n="$n" -v r="$r" -v rs="$rs" -v is="$is" -v ir="$ir" -v p="$p" -v ps="$ps" -v pr="$pr" -v ir1="$ir1" -v pr1="$pr1" 'BEGIN {
     printf "%d | %d | %.2f | %.2f | %.1f | %.2f | %d | %.2f | %.1f | %.2f\n", n, r, rs, is, ir, ir / ir1, p, ps, pr, pr / pr1 }'
 done
-echo "(cores: $(nproc); the replay, PostgreSQL, the broker and every instance share them)"
+echo "(cores: $(nproc); the replay, PostgreSQL, the broker and every instance share them; runs keyed by ${PW_BENCH_RUNS_KEY:-series}; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"

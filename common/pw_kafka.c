@@ -682,19 +682,39 @@ static void held_drop_revoked(pw_consumer *c, const rd_kafka_topic_partition_lis
 
 static pw_status held_settle(pw_consumer *c, int timeout_ms);
 
+/* "topic:p,p,... topic:p,..." of a partition list (grouped as listed), cut to len. */
+static void parts_text(const rd_kafka_topic_partition_list_t *parts, char *buf, size_t len)
+{
+	size_t at = 0;
+	buf[0] = '\0';
+	for (int i = 0; parts && i < parts->cnt && at + 1 < len; i++) {
+		const rd_kafka_topic_partition_t *t = &parts->elems[i];
+		bool same = i > 0 && strcmp(parts->elems[i - 1].topic, t->topic) == 0;
+		int w = same ? snprintf(buf + at, len - at, ",%d", (int)t->partition)
+		             : snprintf(buf + at, len - at, "%s%s:%d", i ? " " : "", t->topic,
+		                        (int)t->partition);
+		if (w < 0)
+			break;
+		at += (size_t)w;
+	}
+	if (at >= len && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+}
+
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
 	pw_consumer *c = opaque;
 	bool coop = strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
-	char cnt[16];
+	char cnt[16], list[1024];
 	snprintf(cnt, sizeof cnt, "%d", parts ? parts->cnt : 0);
+	parts_text(parts, list, sizeof list);
 	rd_kafka_error_t *e = NULL;
 	rd_kafka_resp_err_t ae = RD_KAFKA_RESP_ERR_NO_ERROR;
 
 	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
 		c->counts.assignments++;
-		pw_log_write(c->lg, PW_LOG_INFO, (const char *[]){"partitions", cnt, NULL},
+		pw_log_write(c->lg, PW_LOG_INFO, (const char *[]){"partitions", cnt, "list", list, NULL},
 		             "kafka partitions assigned");
 		if (coop)
 			e = rd_kafka_incremental_assign(rk, parts);
@@ -704,7 +724,8 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 		if (err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS)
 			pw_log_error(c->lg, "kafka rebalance failed: %s", rd_kafka_err2str(err));
 		else
-			pw_log_write(c->lg, PW_LOG_INFO, (const char *[]){"partitions", cnt, NULL},
+			pw_log_write(c->lg, PW_LOG_INFO,
+			             (const char *[]){"partitions", cnt, "list", list, NULL},
 			             "kafka partitions revoked");
 		c->counts.revocations++;
 		/* commit the held batch while its partitions are still ours */
@@ -1151,4 +1172,213 @@ void pw_consumer_free(pw_consumer *c)
 	free(c->spans);
 	free(c->msgs);
 	free(c);
+}
+
+/* ------------------------------------------------------------------ reader */
+
+struct pw_reader {
+	const pw_log *lg; /* first: see opaque_log */
+	rd_kafka_t *rk;
+	char *topic;
+	int32_t npart;
+	int64_t *next; /* per partition: the offset after the last message handed out, or < 0 */
+	int64_t *mark; /* next as the last catch-up found it: where a rewind goes back to */
+};
+
+/* Membership settings of a group member: a reader is no member, so they are left out. */
+static const char *const reader_skips[] = {
+	"group.id", "group.instance.id", "partition.assignment.strategy", "session.timeout.ms",
+	"heartbeat.interval.ms", "max.poll.interval.ms", "enable.auto.commit",
+	"enable.auto.offset.store", "auto.commit.interval.ms", NULL,
+};
+
+static pw_status reader_assign(pw_reader *r, const int64_t *at, char *errbuf, size_t errlen)
+{
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(r->npart);
+	if (!l)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	for (int32_t p = 0; p < r->npart; p++)
+		rd_kafka_topic_partition_list_add(l, r->topic, p)->offset =
+			at[p] >= 0 ? at[p] : RD_KAFKA_OFFSET_BEGINNING;
+	rd_kafka_resp_err_t err = rd_kafka_assign(r->rk, l);
+	rd_kafka_topic_partition_list_destroy(l);
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+		return pw_fail(PW_ERR_KAFKA, errbuf, errlen, "reader of %s: assign failed: %s",
+		               r->topic, rd_kafka_err2str(err));
+	return PW_OK;
+}
+
+pw_status pw_reader_new(pw_reader **out, const char *brokers, const pw_kv *props, size_t nprops,
+                        const char *topic, const char *group_id, const pw_log *lg,
+                        char *errbuf, size_t errlen)
+{
+	static const pw_kv defaults[] = {{"auto.offset.reset", "earliest"}};
+	static const pw_kv enforced[] = {
+		{"enable.auto.commit", "false"},
+		{"enable.auto.offset.store", "false"},
+	};
+	*out = NULL;
+	const pw_topic_spec *spec = topic ? pw_topic_find(topic) : NULL;
+	if (!spec || !group_id || !*group_id)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "a reader needs a topic of pw_topics.h and a group id (\"%s\")",
+		               topic ? topic : "");
+	pw_reader *r = calloc(1, sizeof *r);
+	pw_kv *kept = calloc(nprops + 1, sizeof *kept);
+	char why[512];
+	pw_status st = PW_OK;
+	rd_kafka_conf_t *conf = NULL;
+	if (!r || !kept) {
+		free(kept);
+		free(r);
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a reader");
+	}
+	r->lg = lg;
+	r->npart = spec->partitions;
+	r->topic = strdup(topic);
+	r->next = calloc((size_t)r->npart, sizeof *r->next);
+	r->mark = calloc((size_t)r->npart, sizeof *r->mark);
+	if (!r->topic || !r->next || !r->mark) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a reader");
+		goto fail;
+	}
+	size_t nkept = 0;
+	for (size_t i = 0; i < nprops; i++) {
+		bool skip = false;
+		for (size_t k = 0; reader_skips[k] && !skip; k++)
+			skip = strcmp(props[i].key, reader_skips[k]) == 0;
+		if (!skip)
+			kept[nkept++] = props[i];
+	}
+	st = conf_build(&conf, false, brokers, kept, nkept, defaults, 1, enforced, 2, lg, errbuf,
+	                errlen);
+	if (st != PW_OK)
+		goto fail;
+	/* librdkafka's assign() wants a group id; nothing joins it and nothing is committed */
+	if ((st = conf_set(conf, "group.id", group_id, errbuf, errlen)) != PW_OK)
+		goto fail;
+	rd_kafka_conf_set_opaque(conf, r);
+	r->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof why);
+	if (!r->rk) {
+		st = pw_fail(PW_ERR_KAFKA, errbuf, errlen, "cannot create the reader of %s: %s", topic,
+		             why);
+		goto fail;
+	}
+	conf = NULL;
+	rd_kafka_poll_set_consumer(r->rk);
+	free(kept);
+	for (int32_t p = 0; p < r->npart; p++)
+		r->next[p] = r->mark[p] = -1;
+	*out = r;
+	return PW_OK;
+fail:
+	if (conf)
+		rd_kafka_conf_destroy(conf);
+	free(kept);
+	pw_reader_free(r);
+	return st;
+}
+
+int32_t pw_reader_partitions(const pw_reader *r)
+{
+	return r->npart;
+}
+
+pw_status pw_reader_start(pw_reader *r, const int64_t *at, char *errbuf, size_t errlen)
+{
+	for (int32_t p = 0; p < r->npart; p++)
+		r->next[p] = r->mark[p] = at && at[p] >= 0 ? at[p] : -1;
+	return reader_assign(r, r->next, errbuf, errlen);
+}
+
+int64_t pw_reader_next(const pw_reader *r, int32_t partition)
+{
+	return partition >= 0 && partition < r->npart ? r->next[partition] : -1;
+}
+
+pw_status pw_reader_rewind(pw_reader *r, char *errbuf, size_t errlen)
+{
+	memcpy(r->next, r->mark, (size_t)r->npart * sizeof *r->next);
+	return reader_assign(r, r->next, errbuf, errlen);
+}
+
+/* Whether every partition was read to its end, as the broker says it is now. */
+static pw_status reader_at_end(pw_reader *r, bool *at_end, int64_t *behind, char *errbuf,
+                               size_t errlen)
+{
+	*at_end = true;
+	*behind = 0;
+	for (int32_t p = 0; p < r->npart; p++) {
+		int64_t lo = 0, hi = 0;
+		rd_kafka_resp_err_t err =
+			rd_kafka_query_watermark_offsets(r->rk, r->topic, p, &lo, &hi, 5000);
+		if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+			return pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
+			               "could not read the end of %s [%d]: %s", r->topic, (int)p,
+			               rd_kafka_err2str(err));
+		int64_t at = r->next[p] > lo ? r->next[p] : lo; /* below lo: gone, nothing to read */
+		if (at < hi) {
+			*at_end = false;
+			*behind += hi - at;
+		}
+	}
+	return PW_OK;
+}
+
+pw_status pw_reader_catch_up(pw_reader *r, int timeout_ms, pw_reader_fn fn, void *ctx,
+                             bool *at_end, char *errbuf, size_t errlen)
+{
+	*at_end = false;
+	memcpy(r->mark, r->next, (size_t)r->npart * sizeof *r->mark);
+	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	for (;;) {
+		int64_t behind = 0;
+		pw_status st = reader_at_end(r, at_end, &behind, errbuf, errlen);
+		if (st != PW_OK || *at_end)
+			return st;
+		/* read what the broker had at the check; what arrives meanwhile is the next check's */
+		while (behind > 0) {
+			int64_t left = deadline - now_ms();
+			if (left <= 0)
+				return PW_OK;
+			rd_kafka_message_t *m = rd_kafka_consumer_poll(r->rk, (int)(left > 100 ? 100 : left));
+			if (!m)
+				continue;
+			if (m->err) {
+				if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+					pw_log_warn(r->lg, "reader of %s: %s", r->topic, rd_kafka_message_errstr(m));
+				rd_kafka_message_destroy(m);
+				continue;
+			}
+			int32_t p = m->partition;
+			if (p < 0 || p >= r->npart || strcmp(rd_kafka_topic_name(m->rkt), r->topic) != 0) {
+				rd_kafka_message_destroy(m);
+				continue;
+			}
+			st = fn(ctx, m, errbuf, errlen);
+			if (st == PW_OK) {
+				int64_t was = r->next[p] >= 0 ? r->next[p] : m->offset;
+				r->next[p] = m->offset + 1;
+				behind -= r->next[p] - was > 0 ? r->next[p] - was : 1;
+			}
+			rd_kafka_message_destroy(m);
+			if (st != PW_OK)
+				return st;
+		}
+	}
+}
+
+void pw_reader_free(pw_reader *r)
+{
+	if (!r)
+		return;
+	if (r->rk) {
+		rd_kafka_assign(r->rk, NULL);
+		rd_kafka_consumer_close(r->rk);
+		rd_kafka_destroy(r->rk);
+	}
+	free(r->topic);
+	free(r->next);
+	free(r->mark);
+	free(r);
 }

@@ -20,6 +20,7 @@
 #define PW_KAFKA_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -266,5 +267,62 @@ rd_kafka_t *pw_consumer_handle(pw_consumer *c);
  * committing anything), destroys it and frees c. Accepts NULL.
  */
 void pw_consumer_free(pw_consumer *c);
+
+/* ------------------------------------------------------------------ reader */
+
+/*
+ * A reader: every partition of one topic, read outside any consumer group.
+ * It joins nothing and commits nothing, so each process that has one sees
+ * the whole topic, however a group shares the topic's partitions among its
+ * members; where it starts is the caller's (e.g. a position kept in
+ * PostgreSQL). The watcher reads the fleet-change feed through one
+ * (docs/architecture.md). Used from one thread.
+ */
+typedef struct pw_reader pw_reader;
+
+/* Called for each message read; a code other than PW_OK stops the catch-up. */
+typedef pw_status (*pw_reader_fn)(void *ctx, const rd_kafka_message_t *msg, char *errbuf,
+                                  size_t errlen);
+
+/*
+ * Creates a reader of topic (one of pw_topics.h, whose partition count it
+ * takes). props are the kafka.* pass-through; the settings of a group member
+ * among them (group.id, group.instance.id, session and assignment settings,
+ * commits) are left out. group_id is only the client's (librdkafka's assign
+ * wants one): nothing joins it or commits to it. Call pw_reader_start next.
+ */
+pw_status pw_reader_new(pw_reader **out, const char *brokers, const pw_kv *props, size_t nprops,
+                        const char *topic, const char *group_id, const pw_log *lg,
+                        char *errbuf, size_t errlen);
+
+/* The topic's partition count. */
+int32_t pw_reader_partitions(const pw_reader *r);
+
+/*
+ * Starts partition p at offset at[p] (pw_reader_partitions entries; a
+ * negative offset, or at NULL: the topic's first message still kept).
+ */
+pw_status pw_reader_start(pw_reader *r, const int64_t *at, char *errbuf, size_t errlen);
+
+/*
+ * Reads until every partition is read to the end the broker reports (asked
+ * of the broker at each check, not from a cache), handing each message to fn
+ * in offset order per partition, for up to timeout_ms. *at_end says whether
+ * the end was reached. A failing fn's code is returned at once; the message
+ * it refused counts as unread. pw_reader_rewind then goes back to where this
+ * call started (e.g. when the caller's transaction over those messages failed).
+ * PW_ERR_UNAVAILABLE when the broker cannot say where a partition ends.
+ */
+pw_status pw_reader_catch_up(pw_reader *r, int timeout_ms, pw_reader_fn fn, void *ctx,
+                             bool *at_end, char *errbuf, size_t errlen);
+
+/* The offset after the last message of partition handed out (or the start, or -1). */
+int64_t pw_reader_next(const pw_reader *r, int32_t partition);
+
+/* Goes back to where the last pw_reader_catch_up started. */
+pw_status pw_reader_rewind(pw_reader *r, char *errbuf, size_t errlen);
+
+/* Stops and frees the reader. Accepts NULL. */
+void pw_reader_free(pw_reader *r);
 
 #endif

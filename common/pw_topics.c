@@ -33,3 +33,23 @@ const pw_topic_spec *pw_topic_find(const char *name)
 			return &pw_topics[i];
 	return NULL;
 }
+
+bool pw_runs_key(char *buf, size_t len, const char *model, const char *hlo_fingerprint,
+                 const char *platform, const char *config)
+{
+	const char *part[4] = {model, hlo_fingerprint, platform, config};
+	size_t at = 0;
+	if (len == 0)
+		return false;
+	for (int i = 0; i < 4; i++) {
+		size_t n = part[i] ? strlen(part[i]) : 0;
+		if (!part[i] || at + n + 1 > len) {
+			buf[0] = '\0';
+			return false;
+		}
+		memcpy(buf + at, part[i], n);
+		at += n;
+		buf[at++] = i < 3 ? '/' : '\0';
+	}
+	return true;
+}

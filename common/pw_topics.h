@@ -4,7 +4,8 @@
  * The dev broker creates exactly these topics with these partition counts;
  * services name topics through the PW_TOPIC_* constants so that a rename is
  * one edit. Message keys: series id on points and baselines, release id on
- * gate traffic, job id on bisection traffic (docs/architecture.md).
+ * gate traffic, job id on bisection traffic, the series group (pw_runs_key)
+ * on runs (docs/architecture.md).
  */
 #ifndef PW_TOPICS_H
 #define PW_TOPICS_H
@@ -42,5 +43,18 @@ extern const size_t pw_topics_count;
 
 /* The spec of a topic by name, or NULL. */
 const pw_topic_spec *pw_topic_find(const char *name);
+
+/*
+ * The Kafka key a producer gives a RunResult on perf.runs.v1:
+ * "model/hlo_fingerprint/platform/config", the series key (series.proto)
+ * without its metric. Every series a run feeds has this prefix, so all the
+ * runs of one series share a partition and reach the ingesters, and their
+ * points the baseliners, in the order they were published, however many
+ * instances share the groups. The ingester accepts any key (run.proto).
+ * Writes the key and its NUL into buf; false, with buf "", when it does not
+ * fit in len bytes or a part is NULL.
+ */
+bool pw_runs_key(char *buf, size_t len, const char *model, const char *hlo_fingerprint,
+                 const char *platform, const char *config);
 
 #endif

@@ -191,7 +191,7 @@ step_replay() {
   echo "ingested: $(q "SELECT count(*) FROM perfwatch.runs WHERE run_id LIKE '${prefix}%'") runs, $got samples,"\
        "$(q "SELECT count(*) FROM perfwatch.op_timings WHERE run_id LIKE '${prefix}%'") op timings,"\
        "$(q "SELECT count(DISTINCT series_id) FROM perfwatch.samples WHERE run_id LIKE '${prefix}%'") series;"\
-       "dead letters: $(q "SELECT coalesce(string_agg(reason || ' ' || n, ', '), 'none') FROM (SELECT reason, count(*) n FROM perfwatch.dead_letters WHERE convert_from(original_key, 'UTF8') LIKE '${prefix}%' GROUP BY reason) x")"
+       "dead letters: $(q "SELECT coalesce(string_agg(reason || ' ' || n, ', '), 'none') FROM (SELECT reason, count(*) n FROM perfwatch.dead_letters WHERE convert_from(original_key, 'UTF8') LIKE '${prefix}%' OR convert_from(original_key, 'UTF8') LIKE '%.${ns}/%' GROUP BY reason) x")"
   echo
   echo "TPOT p50 (ms) by series and build kind (median of the stored points):"
   psql "$PW_PG_DSN" -Xq -P pager=off -c "

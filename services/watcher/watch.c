@@ -150,6 +150,11 @@ void pw_watch_series_free(pw_watch_series *s)
 
 void pw_watch_series_fleet_change(pw_watch_series *s, const char *event_id, int64_t ts_us)
 {
+	/* a change already marked is kept once (it may arrive by two ways) */
+	for (size_t i = 0; i < s->n_marks; i++)
+		if (strncmp(s->marks[i].event_id, event_id, sizeof s->marks[i].event_id - 1) == 0 &&
+		    s->marks[i].ts_us == ts_us)
+			return;
 	struct fleet_mark *m = &s->marks[s->marks_head];
 	snprintf(m->event_id, sizeof m->event_id, "%s", event_id);
 	m->ts_us = ts_us;

@@ -119,7 +119,8 @@ pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_i
                                      bool top_tier, char *errbuf, size_t errlen);
 void pw_watch_series_free(pw_watch_series *s);
 
-/* Records that a fleet change selecting this series took effect at ts_us. */
+/* Records that a fleet change selecting this series took effect at ts_us; the
+ * same change (event id and time) recorded again is kept once. */
 void pw_watch_series_fleet_change(pw_watch_series *s, const char *event_id, int64_t ts_us);
 
 /* The series' frozen state as the baseliner last published it. */

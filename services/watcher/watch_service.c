@@ -54,6 +54,7 @@ typedef struct watcher_metrics {
 	pw_metric *series;
 	pw_metric *fleet;
 	pw_metric *feed_waits;   /* batches deferred until the fleet feed was read */
+	pw_metric *feed_read;    /* {result}: fleet changes read by the instance's own feed reader */
 	pw_metric *dead_letters; /* {topic} */
 	pw_metric *reload_s;
 	pw_metric *rebuilds;
@@ -77,7 +78,9 @@ typedef struct watcher_app {
 	size_t evcap;
 	size_t series_hint; /* watcher.series_hint */
 	key_list stale;     /* series keys to rebuild from PostgreSQL before the batch commits */
-	int64_t feed_committed; /* the group's committed offset on the feed, once asked */
+	const pw_config *cfg;
+	pw_reader *feed;        /* this instance's reader of the whole fleet-change feed */
+	bool feed_started;      /* positioned where the group had committed */
 } watcher_app;
 
 /* ---------------------------------------------------------------- output */
@@ -380,6 +383,25 @@ out:
 	return st;
 }
 
+/* Marks the change on every watched series it selects (a mark already there
+ * is kept once: the group's feed partition and the instance's own reader both
+ * bring it); returns how many. */
+static size_t apply_fleet_change(watcher_app *app, const Perfwatch__V1__FleetChangeEvent *fc)
+{
+	pw_watch_selectors sel;
+	pw_watch_selectors_from_proto(&sel, fc);
+	size_t it = 0, hit = 0;
+	for (pw_watch_entry *e; (e = pw_watch_table_next(app->table, &it));)
+		if (e->has_env && pw_watch_selectors_match(&sel, &e->env)) {
+			pw_watch_series_fleet_change(e->series, fc->event_id, fc->occurred_unix_us);
+			hit++;
+		}
+	return hit;
+}
+
+/* The fleet-change messages of the group's batches: stored, applied, and the
+ * bad ones dead-lettered (here only: the member that owns the feed partition
+ * is the one that sees them in its batches). */
 static pw_status on_fleet_change(watcher_app *app, const rd_kafka_message_t *msg, char *errbuf,
                                  size_t errlen)
 {
@@ -400,14 +422,7 @@ static pw_status on_fleet_change(watcher_app *app, const rd_kafka_message_t *msg
 	}
 	if (st != PW_OK)
 		goto out;
-	pw_watch_selectors sel;
-	pw_watch_selectors_from_proto(&sel, fc);
-	size_t it = 0, hit = 0;
-	for (pw_watch_entry *e; (e = pw_watch_table_next(app->table, &it));)
-		if (e->has_env && pw_watch_selectors_match(&sel, &e->env)) {
-			pw_watch_series_fleet_change(e->series, fc->event_id, fc->occurred_unix_us);
-			hit++;
-		}
+	size_t hit = apply_fleet_change(app, fc);
 	pw_metric_inc(app->m.fleet, NULL);
 	pw_log_info(app->lg, "fleet change \"%s\" selects %zu watched series", fc->event_id, hit);
 out:
@@ -460,13 +475,52 @@ static pw_status rebuild_stale(watcher_app *app, char *errbuf, size_t errlen)
 }
 
 /*
+ * One fleet change as this instance's own reader of the feed brings it, in
+ * the transaction of the catch-up: stored (ON CONFLICT DO NOTHING: the
+ * member that owns the feed partition stores it too) and applied. A change
+ * that cannot be decoded or stored is skipped: that member dead-letters it.
+ */
+static pw_status feed_message(void *ctx, const rd_kafka_message_t *msg, char *errbuf,
+                              size_t errlen)
+{
+	watcher_app *app = ctx;
+	char why[512];
+	Perfwatch__V1__FleetChangeEvent *fc = NULL;
+	if (pw_watch_fleet_decode(msg->payload, msg->len, &fc, why, sizeof why) !=
+	    PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+		pw_metric_inc(app->m.feed_read, (const char *[]){"skipped"});
+		return PW_OK;
+	}
+	/* the catch-up's transaction, begun at its first change (most catch-ups read none) */
+	pw_status st = pw_pg_in_transaction(app->pg) ? PW_OK : pw_pg_begin(app->pg, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_watch_store_fleet_change(app->pg, fc, errbuf, errlen);
+	if (st == PW_ERR_INVALID) {
+		pw_metric_inc(app->m.feed_read, (const char *[]){"skipped"});
+		st = PW_OK;
+	} else if (st == PW_OK) {
+		size_t hit = apply_fleet_change(app, fc);
+		pw_metric_inc(app->m.feed_read, (const char *[]){"applied"});
+		pw_log_info(app->lg, "fleet change \"%s\" read from the feed at offset %lld: selects %zu watched series",
+		            fc->event_id, (long long)msg->offset, hit);
+	}
+	perfwatch__v1__fleet_change_event__free_unpacked(fc, NULL);
+	return st;
+}
+
+/*
  * A shift must not be judged before the fleet changes that may explain it
- * have been read: the two topics are fetched independently, and after a
- * restart or behind a backlog the points can run ahead of the feed. Returns
- * PW_ERR_UNAVAILABLE (the loop rewinds the batch and retries after a backoff,
- * during which the feed is fetched) while this consumer's position on the
- * feed is short of its end. A feed partition owned by another member of the
- * group cannot be checked here and counts as read.
+ * have been read: the points and the feed are fetched independently, and
+ * after a restart or behind a backlog the points can run ahead of the feed.
+ * The group gives the feed's partition to one member only, so every
+ * instance reads the whole feed through a reader of its own (pw_reader: no
+ * group membership, no commits), positioned at start where the group had
+ * committed on the feed: everything before is in perfwatch.fleet_changes
+ * (the group commits after the transaction that stored it), where a series
+ * loaded on first sight reads its marks. Before a batch with points the
+ * reader is brought to the feed's end, the changes it read stored and
+ * applied in one transaction (none when it read none); PW_ERR_UNAVAILABLE (the loop rewinds the batch and retries
+ * after a backoff) while it is not there yet.
  */
 static pw_status fleet_feed_read(watcher_app *app, rd_kafka_message_t *const *msgs, size_t n,
                                  char *errbuf, size_t errlen)
@@ -475,55 +529,52 @@ static pw_status fleet_feed_read(watcher_app *app, rd_kafka_message_t *const *ms
 	for (size_t i = 0; i < n && !has_points; i++)
 		has_points = strcmp(rd_kafka_topic_name(msgs[i]->rkt), PW_TOPIC_POINTS) == 0;
 	pw_consumer *consumer = pw_service_worker_consumer(app->w);
-	if (!has_points || !consumer)
+	if (!has_points || !consumer || !app->feed)
 		return PW_OK;
-	rd_kafka_t *rk = pw_consumer_handle(consumer);
-	pw_status st = PW_OK;
-	rd_kafka_topic_partition_list_t *assigned = NULL;
-	rd_kafka_topic_partition_list_t *feed = rd_kafka_topic_partition_list_new(1);
-	rd_kafka_topic_partition_list_add(feed, PW_TOPIC_FLEET_CHANGES, 0);
-	if (rd_kafka_assignment(rk, &assigned) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-	    !rd_kafka_topic_partition_list_find(assigned, PW_TOPIC_FLEET_CHANGES, 0))
-		goto out;
-	/* the end as the last fetch response reported it (no broker round trip;
-	 * fresh within a fetch wait); asked of the broker only before any fetch */
-	int64_t lo = 0, hi = -1;
-	if (rd_kafka_get_watermark_offsets(rk, PW_TOPIC_FLEET_CHANGES, 0, &lo, &hi) !=
-	        RD_KAFKA_RESP_ERR_NO_ERROR ||
-	    hi < 0) {
-		rd_kafka_resp_err_t err =
-			rd_kafka_query_watermark_offsets(rk, PW_TOPIC_FLEET_CHANGES, 0, &lo, &hi, 2000);
-		if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-			st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
-			             "could not read the end of %s: %s", PW_TOPIC_FLEET_CHANGES,
-			             rd_kafka_err2str(err));
-			goto out;
-		}
+	pw_status st;
+	if (!app->feed_started) {
+		int32_t np = pw_reader_partitions(app->feed);
+		int64_t at[64];
+		rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(np);
+		for (int32_t p = 0; p < np; p++)
+			rd_kafka_topic_partition_list_add(l, PW_TOPIC_FLEET_CHANGES, p);
+		rd_kafka_resp_err_t err = rd_kafka_committed(pw_consumer_handle(consumer), l, 5000);
+		for (int32_t p = 0; p < np && p < 64; p++)
+			at[p] = err == RD_KAFKA_RESP_ERR_NO_ERROR ? l->elems[p].offset : -1;
+		rd_kafka_topic_partition_list_destroy(l);
+		if (err != RD_KAFKA_RESP_ERR_NO_ERROR || np > 64)
+			return pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
+			               "could not read the group's position on %s: %s",
+			               PW_TOPIC_FLEET_CHANGES, rd_kafka_err2str(err));
+		if ((st = pw_reader_start(app->feed, at, errbuf, errlen)) != PW_OK)
+			return st;
+		app->feed_started = true;
+		pw_log_info(app->lg, "reading %s from offset %lld (what the group had committed)",
+		            PW_TOPIC_FLEET_CHANGES, (long long)at[0]);
 	}
-	/* the position covers what was polled; until the first poll of the feed,
-	 * what the group had committed (asked once) */
-	int64_t pos = RD_KAFKA_OFFSET_INVALID;
-	if (rd_kafka_position(rk, feed) == RD_KAFKA_RESP_ERR_NO_ERROR)
-		pos = feed->elems[0].offset;
-	if (pos < 0) {
-		if (app->feed_committed == RD_KAFKA_OFFSET_INVALID &&
-		    rd_kafka_committed(rk, feed, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR)
-			app->feed_committed = feed->elems[0].offset >= 0 ? feed->elems[0].offset : lo;
-		pos = app->feed_committed;
+	bool at_end = false;
+	st = pw_reader_catch_up(app->feed, 2000, feed_message, app, &at_end, errbuf, errlen);
+	if (st == PW_OK && pw_pg_in_transaction(app->pg))
+		st = pw_pg_commit(app->pg, errbuf, errlen);
+	if (st != PW_OK) {
+		char rb[ERRLEN];
+		if (pw_pg_in_transaction(app->pg))
+			pw_pg_rollback(app->pg, rb, sizeof rb);
+		/* memory may hold marks PostgreSQL does not: read them again */
+		forget_series(app);
+		if (pw_reader_rewind(app->feed, rb, sizeof rb) != PW_OK)
+			pw_log_error(app->lg, "%s", rb);
+		return st == PW_ERR_UNAVAILABLE ? st : pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
+		                                               "reading %s: %s", PW_TOPIC_FLEET_CHANGES,
+		                                               errbuf);
 	}
-	if (pos < 0)
-		pos = lo;
-	if (pos < hi) {
+	if (!at_end) {
 		pw_metric_inc(app->m.feed_waits, NULL);
-		st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
-		             "%s read to offset %lld of %lld: points wait for the fleet changes",
-		             PW_TOPIC_FLEET_CHANGES, (long long)pos, (long long)hi);
+		return pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
+		               "%s read to offset %lld, not to its end yet: points wait for the fleet changes",
+		               PW_TOPIC_FLEET_CHANGES, (long long)pw_reader_next(app->feed, 0));
 	}
-out:
-	rd_kafka_topic_partition_list_destroy(feed);
-	if (assigned)
-		rd_kafka_topic_partition_list_destroy(assigned);
-	return st;
+	return PW_OK;
 }
 
 pw_status pw_watcher_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
@@ -601,6 +652,12 @@ static pw_status register_metrics(watcher_app *app, pw_metrics *r, char *errbuf,
 	    (st = pw_metrics_counter(r, "perfwatch_watcher_fleet_feed_waits_total",
 	                             "batches deferred until the fleet-change feed was read",
 	                             NULL, &m->feed_waits, errbuf, errlen)) != PW_OK ||
+	    (st = pw_metrics_counter(r, "perfwatch_watcher_fleet_feed_read_total",
+	                             "fleet changes read by the instance's own reader of the feed, "
+	                             "by what was done (applied; skipped: undecodable or refused, "
+	                             "dead-lettered by the member owning the feed partition)",
+	                             (const char *const[]){"result", NULL}, &m->feed_read, errbuf,
+	                             errlen)) != PW_OK ||
 	    (st = pw_metrics_counter(r, "perfwatch_watcher_dead_letters_total",
 	                             "messages sent to perf.dlq.v1, by source topic",
 	                             (const char *const[]){"topic", NULL}, &m->dead_letters, errbuf,
@@ -628,13 +685,12 @@ pw_status pw_watcher_init(pw_service *svc, void **out, char *errbuf, size_t errl
 	app->table = pw_watch_table_new(app->series_hint);
 	if (!app->ev || !app->table)
 		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory at start-up");
-	app->feed_committed = RD_KAFKA_OFFSET_INVALID;
+	app->cfg = cfg;
 	return register_metrics(app, pw_service_metrics(svc), errbuf, errlen);
 }
 
 pw_status pw_watcher_worker_init(void *ctx, pw_service_worker *w, char *errbuf, size_t errlen)
 {
-	(void)errbuf, (void)errlen;
 	watcher_app *app = ctx;
 	w->ctx = app;
 	if (w->input < 0)
@@ -642,12 +698,19 @@ pw_status pw_watcher_worker_init(void *ctx, pw_service_worker *w, char *errbuf, 
 	/* one consumer worker (the input declares no workers_key): the series table is its own */
 	app->w = w;
 	app->pg = w->pg;
-	return PW_OK;
+	/* the instance's own view of the whole fleet-change feed (fleet_feed_read) */
+	char group[512];
+	snprintf(group, sizeof group, "%s.feed-reader", pw_config_get_str(app->cfg, "kafka.group.id"));
+	size_t nprops = 0;
+	const pw_kv *props = pw_config_kafka_props(app->cfg, &nprops);
+	return pw_reader_new(&app->feed, pw_config_get_str(app->cfg, "kafka.bootstrap.servers"), props,
+	                     nprops, PW_TOPIC_FLEET_CHANGES, group, app->lg, errbuf, errlen);
 }
 
 void pw_watcher_release(void *ctx)
 {
 	watcher_app *app = ctx;
+	pw_reader_free(app->feed);
 	pw_watch_table_free(app->table);
 	keys_clear(&app->stale);
 	free(app->stale.ids);

@@ -6,7 +6,10 @@
 # are from June 2026); the ingester is restarted with the default, the
 # dead letters of this test's runs are replayed, and then: every run and
 # sample is stored exactly once, every dead letter is marked replayed, none
-# was added by the replay, and a second replay finds nothing to do.
+# was added by the replay, and a second replay finds nothing to do. The runs
+# are keyed by run id (pw-sim --runs-key run_id, as producers before
+# pw_runs_key did; the ingester accepts any key), so that this test's dead
+# letters are found by their key's prefix, the run prefix.
 set -euo pipefail
 
 . tests/integration/lib.sh
@@ -45,7 +48,7 @@ stop_ingester() { kill -TERM "$pid"; wait "$pid" || true; pid=""; }
 
 "$pw" group to-end "$group" perf.runs.v1 >/dev/null
 start_ingester PW_INGEST_MAX_AGE_DAYS=1
-"$sim" replay "$scn" --limit 20 --namespace "$tag" --run-prefix "$prefix" >"$work/sim.log" 2>&1
+"$sim" replay "$scn" --limit 20 --namespace "$tag" --run-prefix "$prefix" --runs-key run_id >"$work/sim.log" 2>&1
 "$pw" group lag "$group" --wait 120 perf.runs.v1 >/dev/null || fail "the misconfigured ingester did not catch up"
 stop_ingester
 n_dl=$(q "$dl")

@@ -7,6 +7,9 @@
 # Run by tests/integration/run.sh with the dev stack up (PW_PG_DSN,
 # PW_KAFKA_BOOTSTRAP_SERVERS, PW_BUILD). The runs of this test carry a unique
 # run-id prefix, so other tests' data on the shared stack does not count.
+# Its runs are keyed by run id (pw-sim --runs-key run_id, the key of
+# producers before pw_runs_key; the ingester accepts any key), so that their
+# dead letters are found by the key's prefix.
 # Binaries: $PW_BUILD/tools/simulator/pw-sim, $PW_BUILD/services/ingester/pw-ingester,
 # $PW_BUILD/tests/it_points (PW_SIM_BIN, PW_INGESTER_BIN, PW_IT_POINTS_BIN override);
 # protoc and kcat (Debian protobuf-compiler, kcat) encode and send a BisectJob.
@@ -40,7 +43,7 @@ want_runs=$(json runs "$count"); want_samples=$(json samples "$count")
 # the dev broker keeps only the newest few MB of a partition: count points as they come
 "$pts" --prefix "$prefix" --expect $((want_samples + 40)) --timeout 150 >"$work/points.json" 2>"$work/points.log" &
 pts_pid=$!
-replay=$(env -u PW_KAFKA_GROUP_ID "$sim" replay "$scn" --run-prefix "$prefix" --dup-every 50 --bad-every 100)
+replay=$(env -u PW_KAFKA_GROUP_ID "$sim" replay "$scn" --runs-key run_id --run-prefix "$prefix" --dup-every 50 --bad-every 100)
 echo "replay: $replay"
 [ "$(json runs "$replay")" = "$want_runs" ] || fail "replay sent $(json runs "$replay") runs, count said $want_runs"
 dups_sent=$(json duplicates_sent "$replay"); bad_sent=$(json bad_sent "$replay")
@@ -58,7 +61,7 @@ configs decode.B64.s2048.int8
 model_rev model=chat-8b rev=chat-8b@it-a fingerprint=$fp_a day=2026-06-01
 model_rev model=chat-8b rev=chat-8b@it-b fingerprint=$fp_b day=2026-06-04
 SCN
-env -u PW_KAFKA_GROUP_ID "$sim" replay "$work/rev.scn" --run-prefix "${prefix}rev-" >/dev/null
+env -u PW_KAFKA_GROUP_ID "$sim" replay "$work/rev.scn" --runs-key run_id --run-prefix "${prefix}rev-" >/dev/null
 
 deadline=$((SECONDS + 120))
 like="run_id LIKE '${prefix}%'"
@@ -123,8 +126,8 @@ rev_like="run_id LIKE '${prefix}rev-%'"
 rev_runs=$(q "SELECT count(*) FROM perfwatch.runs WHERE $rev_like")
 rev_samples=$(q "SELECT count(*) FROM perfwatch.samples WHERE $rev_like")
 rev_sum=$(q "SELECT sum(value) FROM perfwatch.samples WHERE $rev_like")
-env -u PW_KAFKA_GROUP_ID "$sim" replay "$work/rev.scn" --run-prefix "${prefix}rev-" >/dev/null
-env -u PW_KAFKA_GROUP_ID "$sim" replay "$work/rev.scn" --run-prefix "${prefix}rev-" --seed 10 >/dev/null
+env -u PW_KAFKA_GROUP_ID "$sim" replay "$work/rev.scn" --runs-key run_id --run-prefix "${prefix}rev-" >/dev/null
+env -u PW_KAFKA_GROUP_ID "$sim" replay "$work/rev.scn" --runs-key run_id --run-prefix "${prefix}rev-" --seed 10 >/dev/null
 conflicts() { q "SELECT count(*) FROM perfwatch.dead_letters WHERE reason = 'conflict'
   AND convert_from(original_key, 'UTF8') LIKE '${prefix}rev-%'"; }
 deadline=$((SECONDS + 60))

@@ -41,10 +41,12 @@ want_runs=$(json runs "$count"); want_samples=$(json samples "$count")
 export PW_HTTP_PORT=0
 # Both groups start just before the replay and both ingesters after it, so
 # that they read the same backlog in step and meet on the same run keys.
+# (Runs keyed by run id, pw-sim --runs-key run_id, so that the dead-letter
+# check below finds this test's runs by key prefix.)
 for m in a b; do
   "$it" start-at-end "it-conc-$m-$$" perf.runs.v1 || fail "could not place group $m at the end of perf.runs.v1"
 done
-"$sim" replay "$scn" "${scale[@]}" --run-prefix "$prefix" >/dev/null 2>"$work/sim.log" || fail "replay failed"
+"$sim" replay "$scn" "${scale[@]}" --runs-key run_id --run-prefix "$prefix" >/dev/null 2>"$work/sim.log" || fail "replay failed"
 for m in a b; do
   PW_KAFKA_GROUP_ID="it-conc-$m-$$" "$ing" >"$work/ing.$m.log" 2>&1 &
   pids+=($!)

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "pw_topics.h"
 #include "rows.h"
 #include "sim_model.h"
 #include "sim_proto.h"
@@ -287,6 +288,39 @@ Test(ingest_rows, numeric_u64_matches_numeric_send)
 		cr_assert_str_eq(hex, cases[i].hex, "numeric_send(%llu)", (unsigned long long)cases[i].v);
 		pw_copybuf_release(&b);
 	}
+}
+
+/* perf.runs.v1's key is every series key of the run without its metric: one
+ * series' runs share a partition (pw_topics.h) */
+Test(ingest_rows, runs_key_is_the_prefix_of_every_series_key_of_the_run)
+{
+	uint8_t *payload;
+	size_t len;
+	Perfwatch__V1__RunResult *run = sim_run(&payload, &len);
+	char key[256], series[256];
+	cr_assert(pw_runs_key(key, sizeof key, run->key->model, run->key->hlo_fingerprint,
+	                      run->key->platform->name, run->key->config->name));
+	cr_assert_str_eq(key, "chat-8b/hlo:9f31c2ab/v6e-4/decode.B64.s2048.int8");
+	cr_assert_gt(run->n_metrics, 1);
+	for (size_t i = 0; i < run->n_metrics; i++) {
+		cr_assert_eq(pw_ingest_series_key(series, sizeof series, run, run->metrics[i]->name), PW_OK);
+		size_t n = strlen(key);
+		cr_assert(strncmp(series, key, n) == 0 && series[n] == '/' &&
+		              strcmp(series + n + 1, run->metrics[i]->name) == 0,
+		          "series \"%s\" is not \"%s/<metric>\"", series, key);
+	}
+	/* too small a buffer, or a part missing: false and an empty key */
+	size_t n = strlen(key);
+	cr_assert_not(pw_runs_key(key, n, run->key->model, run->key->hlo_fingerprint,
+	                          run->key->platform->name, run->key->config->name));
+	cr_assert_str_eq(key, "");
+	cr_assert(pw_runs_key(key, n + 1, run->key->model, run->key->hlo_fingerprint,
+	                      run->key->platform->name, run->key->config->name));
+	cr_assert_not(pw_runs_key(key, sizeof key, run->key->model, NULL, "p", "c"));
+	cr_assert_str_eq(key, "");
+	cr_assert_not(pw_runs_key(key, 0, "m", "f", "p", "c"));
+	perfwatch__v1__run_result__free_unpacked(run, NULL);
+	free(payload);
 }
 
 Test(ingest_rows, point_and_dead_letter_round_trip)

@@ -11,6 +11,7 @@
 
 #include "pw_backoff.h"
 #include "pw_kafka.h"
+#include "pw_topics.h"
 
 #include <librdkafka/rdkafka_mock.h>
 
@@ -705,4 +706,134 @@ Test(kafka_mock, rebalance_moves_partitions_and_loses_nothing)
 Test(kafka_mock, rebalance_with_outputs_commits_or_hands_over_the_held_batch)
 {
 	rebalance_run(true);
+}
+
+/* ---------------------------------------------------------------- reader */
+
+#define RD_MSGS 120
+
+typedef struct rd_seen {
+	int count[RD_MSGS + 20];
+	int total;
+	int fail_at; /* refuse the message handed out as number fail_at (1-based); 0: never */
+} rd_seen;
+
+static pw_status rd_take(void *ctx, const rd_kafka_message_t *msg, char *errbuf, size_t errlen)
+{
+	rd_seen *s = ctx;
+	if (s->fail_at && s->total + 1 == s->fail_at)
+		return pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen, "simulated failure");
+	char buf[32];
+	size_t l = msg->len < sizeof buf - 1 ? msg->len : sizeof buf - 1;
+	memcpy(buf, msg->payload, l);
+	buf[l] = '\0';
+	int v = atoi(buf);
+	cr_assert(v >= 0 && v < RD_MSGS + 20);
+	s->count[v]++;
+	s->total++;
+	return PW_OK;
+}
+
+static void rd_produce(mock *m, int from, int to)
+{
+	char err[512];
+	pw_producer *p = NULL;
+	cr_assert_eq(pw_producer_new(&p, m->bootstraps, NULL, 0, &m->lg, err, sizeof err), PW_OK,
+	             "%s", err);
+	for (int i = from; i < to; i++) {
+		char key[16], val[16];
+		snprintf(key, sizeof key, "k%d", i);
+		int len = snprintf(val, sizeof val, "%d", i);
+		cr_assert_eq(pw_producer_produce(p, PW_TOPIC_POINTS, key, strlen(key), val, (size_t)len,
+		                                 1000, err, sizeof err),
+		             PW_OK, "%s", err);
+	}
+	cr_assert_eq(pw_producer_flush(p, 20000, err, sizeof err), PW_OK, "%s", err);
+	pw_producer_free(p);
+}
+
+static pw_reader *rd_new(mock *m, const int64_t *at)
+{
+	char err[512];
+	pw_reader *r = NULL;
+	/* a group member's settings among the props are left out: nothing joins */
+	static const pw_kv props[] = {{"group.instance.id", "pinned"}, {"session.timeout.ms", "6000"}};
+	cr_assert_eq(pw_reader_new(&r, m->bootstraps, props, 2, PW_TOPIC_POINTS, "pw-test-reader",
+	                           &m->lg, err, sizeof err),
+	             PW_OK, "%s", err);
+	cr_assert_eq(pw_reader_partitions(r), 12);
+	cr_assert_eq(pw_reader_start(r, at, err, sizeof err), PW_OK, "%s", err);
+	return r;
+}
+
+Test(kafka_reader, every_instance_reads_every_partition_to_the_end)
+{
+	mock m;
+	mock_start(&m);
+	cr_assert_eq(rd_kafka_mock_topic_create(m.mc, PW_TOPIC_POINTS, 12, 3),
+	             RD_KAFKA_RESP_ERR_NO_ERROR);
+	char err[512];
+	pw_reader *bad = NULL;
+	cr_assert_eq(pw_reader_new(&bad, m.bootstraps, NULL, 0, "not.a.topic", "g", &m.lg, err,
+	                           sizeof err),
+	             PW_ERR_INVALID);
+	cr_assert_null(bad);
+
+	/* an empty topic: at its end at once */
+	pw_reader *a = rd_new(&m, NULL);
+	rd_seen sa = {0};
+	bool at_end = false;
+	cr_assert_eq(pw_reader_catch_up(a, 10000, rd_take, &sa, &at_end, err, sizeof err), PW_OK,
+	             "%s", err);
+	cr_assert(at_end);
+	cr_assert_eq(sa.total, 0);
+
+	rd_produce(&m, 0, RD_MSGS);
+	/* two readers with the same group id each see every message once */
+	pw_reader *b = rd_new(&m, NULL);
+	rd_seen sb = {0};
+	cr_assert_eq(pw_reader_catch_up(a, 20000, rd_take, &sa, &at_end, err, sizeof err), PW_OK,
+	             "%s", err);
+	cr_assert(at_end, "a: read %d of %d", sa.total, RD_MSGS);
+	cr_assert_eq(pw_reader_catch_up(b, 20000, rd_take, &sb, &at_end, err, sizeof err), PW_OK,
+	             "%s", err);
+	cr_assert(at_end, "b: read %d of %d", sb.total, RD_MSGS);
+	for (int i = 0; i < RD_MSGS; i++) {
+		cr_assert_eq(sa.count[i], 1, "a saw message %d %d times", i, sa.count[i]);
+		cr_assert_eq(sb.count[i], 1, "b saw message %d %d times", i, sb.count[i]);
+	}
+	int64_t next[12], sum = 0;
+	for (int32_t p = 0; p < 12; p++)
+		sum += next[p] = pw_reader_next(a, p);
+	cr_assert_eq(sum, RD_MSGS, "the positions cover every message");
+
+	/* a refused message stops the catch-up; a rewind goes back to where it started */
+	rd_produce(&m, RD_MSGS, RD_MSGS + 20);
+	rd_seen sf = {.fail_at = 8};
+	cr_assert_eq(pw_reader_catch_up(b, 20000, rd_take, &sf, &at_end, err, sizeof err),
+	             PW_ERR_UNAVAILABLE);
+	cr_assert_eq(sf.total, 7);
+	cr_assert_eq(pw_reader_rewind(b, err, sizeof err), PW_OK, "%s", err);
+	rd_seen sr = {0};
+	cr_assert_eq(pw_reader_catch_up(b, 20000, rd_take, &sr, &at_end, err, sizeof err), PW_OK,
+	             "%s", err);
+	cr_assert(at_end);
+	cr_assert_eq(sr.total, 20, "after the rewind the 20 new messages, each once (%d)", sr.total);
+	for (int i = RD_MSGS; i < RD_MSGS + 20; i++)
+		cr_assert_eq(sr.count[i], 1);
+
+	/* a reader started at saved positions reads only what came after */
+	pw_reader *c = rd_new(&m, next);
+	rd_seen sc = {0};
+	cr_assert_eq(pw_reader_catch_up(c, 20000, rd_take, &sc, &at_end, err, sizeof err), PW_OK,
+	             "%s", err);
+	cr_assert(at_end);
+	cr_assert_eq(sc.total, 20);
+	for (int i = 0; i < RD_MSGS; i++)
+		cr_assert_eq(sc.count[i], 0);
+	pw_reader_free(a);
+	pw_reader_free(b);
+	pw_reader_free(c);
+	pw_reader_free(NULL);
+	mock_stop(&m);
 }

@@ -232,6 +232,22 @@ Test(watch, step_at_a_fleet_change_is_infra_and_pages_nobody)
 	pw_watch_series_free(s);
 }
 
+/* the group's feed partition and the instance's own reader may both bring a
+ * change: recorded again, it does not push older marks out of the ring (8) */
+Test(watch, a_fleet_change_recorded_twice_takes_one_mark)
+{
+	pw_watch_series *s = series(true, true);
+	pw_watch_series_fleet_change(s, "fc-recable-1", T0_US + 49 * DAY_US + DAY_US / 2);
+	for (int i = 0; i < 12; i++)
+		pw_watch_series_fleet_change(s, "fc-elsewhere", T0_US + DAY_US);
+	run r;
+	replay(s, 80, 50, 3.90, 3.90 * 1.007, 0.001, 15, &r);
+	cr_assert_eq(r.nev, 1);
+	cr_assert_eq(r.ev[0].annotation, PW_WATCH_ANNOTATION_INFRA);
+	cr_assert_str_eq(r.ev[0].fleet_event_id, "fc-recable-1");
+	pw_watch_series_free(s);
+}
+
 Test(watch, flat_noisy_year_emits_nothing)
 {
 	pw_watch_series *s = series(true, true);

@@ -9,7 +9,10 @@
  *   pw-sim replay  SCENARIO [options]   publish the scenario's CL history
  *                  (CompilerCl on perf.compiler-cls.v1, key cl; skipped with
  *                  --since) and its timeline:
- *                  RunResults on perf.runs.v1 (key run_id), fleet changes on
+ *                  RunResults on perf.runs.v1 (key: the series group,
+ *                  pw_runs_key, so one series' runs keep their order;
+ *                  --runs-key run_id: the run id, as producers before did),
+ *                  fleet changes on
  *                  perf.fleet-changes.v1 (key event_id), gate requests on
  *                  perf.gate.requests.v1 (key release_id); prints a JSON summary
  *   pw-sim answer  SCENARIO [options]   consume perf.bisect.jobs.v1 and answer
@@ -67,6 +70,7 @@ typedef struct opts {
 	bool answer;
 	int64_t from, to;
 	const char *run_prefix;
+	bool key_by_run_id; /* --runs-key run_id: the key of producers before pw_runs_key */
 	const char *ns;
 	int64_t since_us, until_us; /* 0: unbounded */
 } opts;
@@ -87,7 +91,8 @@ static int usage(void)
 	        "usage: pw-sim replay|answer|count|history|dump SCENARIO [--seed N] [--models N]\n"
 	        "       [--platforms N] [--configs N] [--days N] [--repeats N] [--limit N] [--rate N]\n"
 	        "       [--dup-every K] [--bad-every K] [--answer] [--from CL] [--to CL]\n"
-	        "       [--run-prefix P] [--namespace TAG] [--since TIME] [--until TIME]\n");
+	        "       [--run-prefix P] [--namespace TAG] [--since TIME] [--until TIME]\n"
+	        "       [--runs-key series|run_id]\n");
 	return 2;
 }
 
@@ -201,6 +206,14 @@ static int parse_args(int argc, char **argv, opts *o)
 			o->answer = true;
 		else if (strcmp(argv[i], "--run-prefix") == 0 && i + 1 < argc)
 			o->run_prefix = argv[++i];
+		else if (strcmp(argv[i], "--runs-key") == 0 && i + 1 < argc) {
+			const char *k = argv[++i];
+			if (strcmp(k, "series") != 0 && strcmp(k, "run_id") != 0) {
+				fprintf(stderr, "pw-sim: --runs-key \"%s\" is not series or run_id\n", k);
+				return 2;
+			}
+			o->key_by_run_id = strcmp(k, "run_id") == 0;
+		}
 		else if (strcmp(argv[i], "--namespace") == 0 && i + 1 < argc) {
 			o->ns = argv[++i];
 			if (!ns_ok(o->ns)) {
@@ -230,6 +243,21 @@ static pw_status produce(app *a, const char *topic, const char *key, const uint8
                          size_t len, char *err, size_t errlen)
 {
 	return pw_producer_produce(a->prod, topic, key, strlen(key), buf, len, 60000, err, errlen);
+}
+
+/* A packed run on perf.runs.v1, keyed by its series group (pw_runs_key): one
+ * series' runs share a partition and keep the order they are sent in. */
+static pw_status produce_run(app *a, const pw_sim_run *run, const uint8_t *buf, size_t len,
+                             char *err, size_t errlen)
+{
+	char key[4 * PW_SIM_NAME_MAX];
+	if (a->o.key_by_run_id)
+		return produce(a, PW_TOPIC_RUNS, run->run_id, buf, len, err, errlen);
+	if (!pw_runs_key(key, sizeof key, run->model, run->fingerprint, run->platform->name,
+	                 run->config.name))
+		return pw_fail(PW_ERR_INVALID, err, errlen, "run \"%s\": its series key is too long",
+		               run->run_id);
+	return produce(a, PW_TOPIC_RUNS, key, buf, len, err, errlen);
 }
 
 /* A copy of a packed run with its first metric set to NaN (a bad run for the DLQ path). */
@@ -315,16 +343,16 @@ static int cmd_replay(app *a)
 				goto fail_long;
 			if ((st = pw_sim_proto_run(a->w, &ev.run, &buf, &len)) != PW_OK)
 				goto fail_nomem;
-			st = produce(a, PW_TOPIC_RUNS, ev.run.run_id, buf, len, err, sizeof err);
+			st = produce_run(a, &ev.run, buf, len, err, sizeof err);
 			if (st == PW_OK && a->o.dup_every && (runs + 1) % a->o.dup_every == 0) {
-				st = produce(a, PW_TOPIC_RUNS, ev.run.run_id, buf, len, err, sizeof err);
+				st = produce_run(a, &ev.run, buf, len, err, sizeof err);
 				dups++;
 			}
 			if (st == PW_OK && a->o.bad_every && (runs + 1) % a->o.bad_every == 0) {
 				uint8_t *bb;
 				size_t bl;
 				if (break_run(buf, len, &bb, &bl) == PW_OK) {
-					st = produce(a, PW_TOPIC_RUNS, ev.run.run_id, bb, bl, err, sizeof err);
+					st = produce_run(a, &ev.run, bb, bl, err, sizeof err);
 					free(bb);
 					bad++;
 				}
@@ -529,7 +557,7 @@ static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 				               "namespace \"%s\" makes a name too long", a->o.ns);
 			if ((st = pw_sim_proto_run(a->w, &run, &buf, &len)) != PW_OK)
 				return pw_fail(st, errbuf, errlen, "packing a run failed");
-			st = produce(a, PW_TOPIC_RUNS, run.run_id, buf, len, errbuf, errlen);
+			st = produce_run(a, &run, buf, len, errbuf, errlen);
 			free(buf);
 			if (st != PW_OK)
 				return st;
