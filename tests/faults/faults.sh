@@ -58,9 +58,10 @@ while [ $# -gt 0 ]; do
     *) echo "usage: tests/faults/faults.sh [--seed N] [--models N] [--rounds N] [--broker yes|no|only]" >&2; exit 2 ;;
   esac
 done
-[ -n "$seed" ] || seed=$(( $(date +%s%N | tail -c 6) % 32768 ))
+[ -n "$seed" ] || seed=$(( 10#$(date +%s%N | tail -c 6) % 32768 ))
 for v in seed models rounds; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "faults: --$v must be a number" >&2; exit 2; }
+  printf -v "$v" %d "$((10#${!v}))"
 done
 case $broker in yes | no | only) ;; *) echo "faults: --broker yes|no|only" >&2; exit 2 ;; esac
 
@@ -174,15 +175,18 @@ reap() {
   done
 }
 ready() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:${port[$1]}/readyz")" = 200 ]; }
-# all_ready SECONDS: every service answers /readyz 200 within SECONDS
+# all_ready SECONDS: every service answers /readyz 200 within SECONDS; else
+# not_ready names those that did not. Not to be run in a subshell: reap
+# restarts services, and pid[] must see it.
+not_ready=""
 all_ready() {
-  local deadline=$((SECONDS + $1)) s left
+  local deadline=$((SECONDS + $1)) s
   while :; do
-    left=""
+    not_ready=""
     reap "$cur_run"
-    for s in "${services[@]}"; do ready "$s" || left+="$s "; done
-    [ -z "$left" ] && return 0
-    [ $SECONDS -lt $deadline ] || { echo "$left"; return 1; }
+    for s in "${services[@]}"; do ready "$s" || not_ready+="$s "; done
+    [ -z "$not_ready" ] && return 0
+    [ $SECONDS -lt $deadline ] || return 1
     sleep 1
   done
 }
@@ -220,7 +224,7 @@ run_setup() {
   local s
   for s in "${services[@]}" answer; do svc_start "$run" "$s"; done
   for s in "${services[@]}" answer; do joined "$run" "$s" 1; done
-  all_ready 60 >/dev/null || die "not every service ready after the start"
+  all_ready 60 || die "not every service ready after the start: $not_ready"
   say "$run: namespace .$ns, the seven services and pw-sim answer joined their groups"
 }
 
@@ -297,7 +301,7 @@ inject() {
   # after a server of the stack came back, every service is ready again within 90 s
   case $f in
     pg-restart | redis-stop | broker-restart)
-      s=$(all_ready 90) || die "after $f: /readyz not 200 within 90 s: $s" ;;
+      all_ready 90 || die "after $f: /readyz not 200 within 90 s: $not_ready" ;;
   esac
 }
 
@@ -400,8 +404,7 @@ run_one() {
   # the pager delivers from its tick; the attributor may still be on a late alert
   sleep 5
   quiesce 120 || die "$run: did not stay quiet"
-  local left
-  left=$(all_ready 30) || die "$run: /readyz not 200 at the end: $left"
+  all_ready 30 || die "$run: /readyz not 200 at the end: $not_ready"
   say "$run: quiet; snapshot"
   snapshot "$run"
   run_stop
@@ -505,8 +508,7 @@ broker_run() {
     sleep 2
   done
   quiesce 600 || die "broker run: did not catch up after the restart"
-  local left
-  left=$(all_ready 60) || die "broker run: /readyz not 200 at the end: $left"
+  all_ready 60 || die "broker run: /readyz not 200 at the end: $not_ready"
   s1=$(grep -o '"samples":[0-9]*' "$work/brk/replay1.json" | cut -d: -f2 || echo 0)
   got1=$(q "SELECT count(*) FROM perfwatch.samples x JOIN perfwatch.series s USING (series_id)
              WHERE s.model LIKE '%.$ns' AND x.build_kind <> 'bisect' AND x.measured_at < '$since'")
