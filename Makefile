@@ -3,6 +3,8 @@
 #   make test    unit tests under ASan+UBSan, then integration tests on the dev stack
 #   make demo    start the dev stack and run the job end to end
 #   make bench   benchmarks (not part of CI)
+#   make faults  the fault-injection harness's short run (also in make test)
+#   make faults-soak  its long run (not part of CI)
 #   make fuzz    the libFuzzer targets of bench/fuzz, FUZZ_SECONDS each (not part of CI)
 #   make deps    apt-get install the Debian packages the project needs
 #   make stack-start / stack-stop / stack-status   the dev stack alone
@@ -14,7 +16,7 @@ FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build asan deps deps-check test unit-test integration-test demo bench fuzz \
+.PHONY: all build asan deps deps-check test unit-test integration-test demo bench fuzz faults faults-soak \
         stack-start stack-stop stack-status clean
 
 all: build
@@ -49,6 +51,13 @@ demo: build
 
 bench: build
 	@bench/run.sh $(BUILD)
+
+# tests/faults/faults.sh (docs/operations.md, "Fault injection"); PW_FAULTS_SEED=N reproduces a run
+faults: build
+	@tests/integration/run.sh $(BUILD) faults
+
+faults-soak: build
+	@bench/run.sh $(BUILD) faults_soak
 
 # clang-14 with libFuzzer (deploy/dev/packages.txt [fuzz]); bench/fuzz/run.sh prints the figures
 fuzz: deps-check

@@ -877,10 +877,9 @@ static void spans_commit(pw_consumer *c, const pw_partition_span *spans, size_t 
 	c->counts.messages += nmsgs;
 }
 
-/* Rewinds every partition of spans[0..n) to its first offset. A failure here
- * would skip messages, so it is fatal for the loop. */
-static pw_status spans_rewind(pw_consumer *c, const pw_partition_span *spans, size_t n,
-                              char *errbuf, size_t errlen)
+/* One attempt of spans_rewind. */
+static pw_status spans_seek(pw_consumer *c, const pw_partition_span *spans, size_t n, char *errbuf,
+                            size_t errlen)
 {
 	pw_status st = PW_OK;
 	rd_kafka_topic_partition_list_t *l = spans_list(spans, n, false);
@@ -897,6 +896,31 @@ static pw_status spans_rewind(pw_consumer *c, const pw_partition_span *spans, si
 			             (int)l->elems[i].partition, (long long)l->elems[i].offset,
 			             rd_kafka_err2str(l->elems[i].err));
 	rd_kafka_topic_partition_list_destroy(l);
+	return st;
+}
+
+/* Rewinds every partition of spans[0..n) to its first offset. A failure here
+ * would skip messages, so it is fatal for the loop, but only after
+ * PW_REWIND_ATTEMPTS tries: librdkafka 2.0's seek sometimes gives up at once
+ * ("Timed out waiting for 7 remaining partition seek(s)", 25 ms after the
+ * call) when a batch failed because PostgreSQL went away, and a seek again
+ * moments later succeeds; seeking twice to the same offset is harmless. Seen
+ * by the fault harness (tests/faults) as the ingester and the baseliner
+ * exiting on a PostgreSQL restart. */
+#define PW_REWIND_ATTEMPTS 5
+static pw_status spans_rewind(pw_consumer *c, const pw_partition_span *spans, size_t n,
+                              char *errbuf, size_t errlen)
+{
+	pw_status st = PW_OK;
+	for (int attempt = 1;; attempt++) {
+		st = spans_seek(c, spans, n, errbuf, errlen);
+		if (st == PW_OK || attempt == PW_REWIND_ATTEMPTS)
+			break;
+		c->counts.rewind_retries++;
+		pw_log_warn(c->lg, "%s; seeking again (attempt %d of %d)", errbuf, attempt + 1,
+		            PW_REWIND_ATTEMPTS);
+		sleep_ms(200 * attempt);
+	}
 	return st;
 }
 

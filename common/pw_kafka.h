@@ -220,6 +220,7 @@ typedef struct pw_consumer_counts {
 	uint64_t error_events;   /* consumer error events logged */
 	uint64_t assignments;    /* partition assignments received (1 + one per rebalance) */
 	uint64_t revocations;    /* partition revocations (rebalances and the final close) */
+	uint64_t rewind_retries; /* seeks of a failed batch tried again (see spans_rewind) */
 } pw_consumer_counts;
 
 /*

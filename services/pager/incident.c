@@ -183,6 +183,12 @@ static bool worse(const pw_finding *a, const pw_finding *b)
 			copy(dst->field, sizeof dst->field, src->field); \
 	} while (0)
 
+/* 0 no owner hint, 1 the bisection's culprit owner, 2 an attribution's or the alert's own */
+static int owner_rank(const pw_finding *f)
+{
+	return !f->owner_hint[0] ? 0 : f->owner_from_bisection ? 1 : 2;
+}
+
 /*
  * Fills dst's parts not yet known from src: the event's (changepoint,
  * bisection, culprit) from any finding of it; the series' own (artifacts,
@@ -213,7 +219,14 @@ static bool fill_parts_as(pw_finding *dst, const pw_finding *src, bool own)
 		FILL(hlo_diff);
 		FILL(trace_before);
 		FILL(trace_after);
-		FILL(owner_hint);
+		/* the first hint of the better source: an attribution's (who owns the
+		 * regression) over the bisection's culprit owner (who wrote the CL),
+		 * in whichever order they arrive — a restart replays the parts in the
+		 * order stored, and two runs of one replay must page the same owner */
+		if (owner_rank(src) > owner_rank(dst)) {
+			copy(dst->owner_hint, sizeof dst->owner_hint, src->owner_hint);
+			dst->owner_from_bisection = src->owner_from_bisection;
+		}
 		FILL(hlo_fingerprint);
 	}
 	if (dst->spend_pct < src->spend_pct)

@@ -105,6 +105,9 @@ typedef struct {
 
 	pw_find_verdict verdict;
 	char owner_hint[PW_PAGER_STR];
+	/* owner_hint is the bisection's culprit owner (the CL's author), which an
+	 * attribution's or the alert's own hint replaces whatever the order of arrival */
+	bool owner_from_bisection;
 	char release_id[PW_PAGER_STR];
 	char fleet_event_id[PW_PAGER_STR];
 } pw_finding;

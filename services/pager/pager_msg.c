@@ -136,8 +136,10 @@ pw_status pw_finding_from_bisection(const Perfwatch__V1__Bisection *b, pw_findin
 		COPY(f->culprit, b->culprit);
 	f->verified_adjacent_clean = b->verified_adjacent_clean;
 	f->cherry_pick_reproduced = b->cherry_pick_reproduced;
-	if (f->culprit[0])
+	if (f->culprit[0]) {
 		COPY(f->owner_hint, b->culprit_owner);
+		f->owner_from_bisection = f->owner_hint[0] != '\0';
+	}
 	return PW_OK;
 }
 

@@ -770,3 +770,44 @@ Test(incident, first_signals_join_their_event)
 	cr_expect(!pw_incident_add(conf, &late));
 	cr_expect_str_eq(conf->primary.alert_id, g64.alert_id);
 }
+
+/*
+ * Regression (the fault harness, tests/faults): the page's owner was the first
+ * hint to arrive, so a kill -9 of the pager that let the bisection's part in
+ * before the attribution paged "xla-fusion" (the culprit CL's author) where
+ * the uninterrupted run paged "compiler" (the attribution's). The attribution's
+ * hint wins in either order; the bisection's stands only while it is alone.
+ */
+Test(incident, owner_hint_attribution_over_bisection_in_either_order)
+{
+	pw_finding b64 = gate_b64();
+	pw_finding bis, att;
+	memset(&bis, 0, sizeof bis);
+	cp(bis.alert_id, sizeof bis.alert_id, b64.alert_id);
+	cp(bis.series_key, sizeof bis.series_key, b64.series_key);
+	cp(bis.bisect_status, sizeof bis.bisect_status, "done");
+	cp(bis.culprit, sizeof bis.culprit, "cl/7841917");
+	cp(bis.owner_hint, sizeof bis.owner_hint, "xla-fusion");
+	bis.owner_from_bisection = true;
+	bis.created_us = b64.created_us + 10;
+	memset(&att, 0, sizeof att);
+	cp(att.alert_id, sizeof att.alert_id, b64.alert_id);
+	cp(att.series_key, sizeof att.series_key, b64.series_key);
+	cp(att.owner_hint, sizeof att.owner_hint, "compiler");
+	att.created_us = b64.created_us + 20;
+
+	pw_incident a, b;
+	pw_incident_open(&a, "inc-1", &b64);
+	pw_incident_add(&a, &bis);
+	cr_expect_str_eq(a.primary.owner_hint, "xla-fusion", "the bisection's owner while it is alone");
+	pw_incident_add(&a, &att);
+	cr_expect_str_eq(a.primary.owner_hint, "compiler");
+	pw_incident_add(&a, &bis); /* redelivered */
+	cr_expect_str_eq(a.primary.owner_hint, "compiler");
+
+	pw_incident_open(&b, "inc-1", &b64);
+	pw_incident_add(&b, &att);
+	pw_incident_add(&b, &bis);
+	cr_expect_str_eq(b.primary.owner_hint, "compiler");
+	cr_expect_str_eq(b.primary.culprit, "cl/7841917");
+}

@@ -84,6 +84,7 @@ Test(pager_msg, alert_of_artifact_3)
 	cr_assert_eq(pw_finding_from_bisection(&bs, &part), PW_OK);
 	cr_expect_str_eq(part.culprit, "cl/7841917");
 	cr_expect_str_eq(part.bisect_status, "done");
+	cr_expect(part.owner_from_bisection, "the culprit owner is marked as the bisection's");
 
 	pw_pager_params p;
 	pw_pager_params_default(&p);
