@@ -1,6 +1,7 @@
 # perfwatch: the commands a developer types. The build itself is CMake.
 #   make         build everything into build/
-#   make test    unit tests under ASan+UBSan, then integration tests on the dev stack
+#   make test    unit tests under ASan+UBSan, then integration tests on the dev stack,
+#                then SANITIZER_TESTS again on the ASan+UBSan build (integration-test-asan)
 #   make demo    start the dev stack and run the job end to end
 #   make bench   benchmarks (not part of CI)
 #   make fuzz    the libFuzzer targets of bench/fuzz, FUZZ_SECONDS each (not part of CI)
@@ -12,9 +13,14 @@ BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
+# The integration tests run a second time on the ASan+UBSan build: a subset that
+# runs every service (test_pager: ingester, baseliner, gate, bisector,
+# attributor, pager; test_watcher: the watcher), pw-sim and the perfwatch CLI,
+# and the hostile-input tests; a sanitizer report in any process fails it.
+SANITIZER_TESTS ?= pager watcher ingest_hostile bisector_inputs
 CMAKE_FLAGS ?=
 
-.PHONY: all build asan deps deps-check test unit-test integration-test demo bench fuzz \
+.PHONY: all build asan deps deps-check test unit-test integration-test integration-test-asan demo bench fuzz \
         stack-start stack-stop stack-status clean
 
 all: build
@@ -42,7 +48,11 @@ unit-test: asan
 integration-test: build
 	@tests/integration/run.sh $(BUILD)
 
-test: unit-test integration-test
+# the build of unit-test; tests/integration/run.sh sees it is a sanitizer build
+integration-test-asan: asan
+	@tests/integration/run.sh $(BUILD_ASAN) $(SANITIZER_TESTS)
+
+test: unit-test integration-test integration-test-asan
 
 demo: build
 	@tools/demo.sh $(BUILD)
