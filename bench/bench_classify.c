@@ -11,7 +11,10 @@
  * (3 in the short-history cells), normal noise of the given σ, and the
  * newest run is judged: false flags on flat and bimodal series (20,000
  * trials, so that 0.1% is 20 events), the first shifted run of a step, a
- * slow drift, and the 29 LNT patterns (tests/unit/lnt_patterns.h).
+ * slow drift, and the 29 LNT patterns (tests/unit/lnt_patterns.h). The
+ * "60 earlier runs" cells keep the 20-run window and give the classifier the
+ * 40 runs before it for its rare-mode rule; PW_BENCH_NO_MODE_MEMORY=1 turns
+ * the rule off to show what it removes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +26,7 @@
 
 #define LEVEL 10.0
 #define HIST 20
+#define LONG_HIST 60 /* cells that also show the runs before the window (mode memory) */
 #define TRIALS 2000
 #define FLAT_TRIALS 20000
 
@@ -72,6 +76,8 @@ typedef struct cell {
 	double bimodal_p;
 	double step_pct;        /* the newest run shifted by this */
 	double drift_pct_per_run;
+	double recent_pct;      /* the last recent_runs earlier runs shifted by this (a recovery cell) */
+	size_t recent_runs;
 	int trials;
 	int want_fire;          /* 1: a detection cell, 0: a false-flag cell */
 } cell;
@@ -82,6 +88,8 @@ static double draw(uint64_t *rng, const cell *c, size_t i, bool newest)
 	if (c->bimodal_p > 0.0 && unit(rng) < c->bimodal_p)
 		x += LEVEL * c->bimodal_gap_pct / 100.0;
 	x += LEVEL * c->drift_pct_per_run / 100.0 * (double)i;
+	if (!newest && i + c->recent_runs >= c->hist)
+		x *= 1.0 + c->recent_pct / 100.0;
 	if (newest)
 		x *= 1.0 + c->step_pct / 100.0;
 	return x;
@@ -90,26 +98,37 @@ static double draw(uint64_t *rng, const cell *c, size_t i, bool newest)
 int main(void)
 {
 	static const cell cells[] = {
-		{"flat, 1% noise", HIST, 1, 0, 0, 0, 0, FLAT_TRIALS, 0},
-		{"flat, 2% noise", HIST, 2, 0, 0, 0, 0, FLAT_TRIALS, 0},
-		{"flat, 5% noise", HIST, 5, 0, 0, 0, 0, FLAT_TRIALS, 0},
-		{"bimodal 50/50, modes 5% apart, 1% noise", HIST, 1, 5, 0.5, 0, 0, FLAT_TRIALS, 0},
-		{"bimodal 80/20, modes 5% apart, 0.5% noise", HIST, 0.5, 5, 0.2, 0, 0, FLAT_TRIALS, 0},
-		{"flat, 1% noise, 3 earlier runs", 3, 1, 0, 0, 0, 0, FLAT_TRIALS, 0},
-		{"first run of a 2x step, 1% noise", HIST, 1, 0, 0, 100, 0, TRIALS, 1},
-		{"first run of a 2x step, 5% noise", HIST, 5, 0, 0, 100, 0, TRIALS, 1},
-		{"first run of a +10% step, 1% noise", HIST, 1, 0, 0, 10, 0, TRIALS, 1},
-		{"first run of a +10% step, 2% noise", HIST, 2, 0, 0, 10, 0, TRIALS, 1},
-		{"first run of a 2x step, 1% noise, 3 earlier runs", 3, 1, 0, 0, 100, 0, TRIALS, 1},
-		{"slow drift +0.5%/run, 0.5% noise (newest continues)", HIST, 0.5, 0, 0, 0, 0.5, TRIALS,
+		{"flat, 1% noise", HIST, 1, 0, 0, 0, 0, 0, 0, FLAT_TRIALS, 0},
+		{"flat, 2% noise", HIST, 2, 0, 0, 0, 0, 0, 0, FLAT_TRIALS, 0},
+		{"flat, 5% noise", HIST, 5, 0, 0, 0, 0, 0, 0, FLAT_TRIALS, 0},
+		{"bimodal 50/50, modes 5% apart, 1% noise", HIST, 1, 5, 0.5, 0, 0, 0, 0, FLAT_TRIALS, 0},
+		{"bimodal 80/20, modes 5% apart, 0.5% noise", HIST, 0.5, 5, 0.2, 0, 0, 0, 0, FLAT_TRIALS, 0},
+		{"flat, 1% noise, 3 earlier runs", 3, 1, 0, 0, 0, 0, 0, 0, FLAT_TRIALS, 0},
+		{"first run of a 2x step, 1% noise", HIST, 1, 0, 0, 100, 0, 0, 0, TRIALS, 1},
+		{"first run of a 2x step, 5% noise", HIST, 5, 0, 0, 100, 0, 0, 0, TRIALS, 1},
+		{"first run of a +10% step, 1% noise", HIST, 1, 0, 0, 10, 0, 0, 0, TRIALS, 1},
+		{"first run of a +10% step, 2% noise", HIST, 2, 0, 0, 10, 0, 0, 0, TRIALS, 1},
+		{"first run of a 2x step, 1% noise, 3 earlier runs", 3, 1, 0, 0, 100, 0, 0, 0, TRIALS, 1},
+		{"slow drift +0.5%/run, 0.5% noise (newest continues)", HIST, 0.5, 0, 0, 0, 0.5, 0, 0, TRIALS,
 		 1},
+		{"bimodal 80/20, modes 5% apart, 0.5% noise, 60 earlier runs", LONG_HIST, 0.5, 5, 0.2, 0,
+		 0, 0, 0, FLAT_TRIALS, 0},
+		{"bimodal 50/50, modes 5% apart, 1% noise, 60 earlier runs", LONG_HIST, 1, 5, 0.5, 0, 0,
+		 0, 0, FLAT_TRIALS, 0},
+		{"flat, 1% noise, 60 earlier runs", LONG_HIST, 1, 0, 0, 0, 0, 0, 0, FLAT_TRIALS, 0},
+		{"first run of a +10% step, 1% noise, 60 earlier runs", LONG_HIST, 1, 0, 0, 10, 0, 0, 0,
+		 TRIALS, 1},
+		{"recovery: back from +5% held 20 runs, 0.5% noise, 60 earlier", LONG_HIST, 0.5, 0, 0, 0,
+		 0, 5, 20, TRIALS, 1},
 	};
 	uint64_t rng = 0xc1a551f7ULL;
 	pw_cls_params params;
 	pw_cls_params_default(&params);
 	params.lookback = HIST;
-	double v[HIST + 1], work[4 * (HIST + 8)];
-	pw_cls_run runs[HIST + 1];
+	if (getenv("PW_BENCH_NO_MODE_MEMORY"))
+		params.mode_lookback = 0;
+	double v[LONG_HIST + 1], work[4 * (LONG_HIST + 8)];
+	pw_cls_run runs[LONG_HIST + 1];
 	double t0 = now();
 
 	printf("bench_classify: newest run flagged (REGRESSED or IMPROVED), share of trials\n");

@@ -35,6 +35,8 @@ void pw_cls_params_default(pw_cls_params *p)
 	p->few_effect = 0.2;
 	p->few_gap_k = 3.0;
 	p->multi_band_k = 3.0;
+	p->mode_lookback = 60;
+	p->mode_min = 3;
 }
 
 const char *pw_cls_verdict_name(pw_cls_verdict v)
@@ -61,6 +63,10 @@ static pw_status check_params(const pw_cls_params *p, char *errbuf, size_t errle
 	if (!(p->alpha > 0.0 && p->alpha <= 1.0))
 		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "classify: alpha %g: must be in (0, 1]",
 		               p->alpha);
+	if (p->mode_lookback > p->lookback && p->mode_min < 1)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "classify: mode_min must be >= 1 when mode_lookback (%zu) > lookback (%zu)",
+		               p->mode_lookback, p->lookback);
 	if (p->confirm < 1 || p->multi_min < 1)
 		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
 		               "classify: confirm and multi_min must be >= 1");
@@ -95,6 +101,28 @@ static double nearest_distance(const double *h, size_t n, double c)
 			best = d;
 	}
 	return best;
+}
+
+/*
+ * Runs [from, to) before the window: how many samples sit within tol of c
+ * (the newest level) after some sample within tol of m (the window's level)?
+ * A level the series left for the window's level and came back to is a mode;
+ * a level it only held before the window (a recovery) counts 0.
+ */
+static size_t mode_visits(const pw_cls_run *runs, size_t from, size_t to, double c, double m,
+                          double tol)
+{
+	bool seen_m = false;
+	size_t visits = 0;
+	for (size_t r = from; r < to; r++)
+		for (size_t i = 0; i < runs[r].n; i++) {
+			double x = runs[r].v[i];
+			if (fabs(x - m) <= tol)
+				seen_m = true;
+			else if (seen_m && fabs(x - c) <= tol)
+				visits++;
+		}
+	return visits;
 }
 
 /*
@@ -472,6 +500,20 @@ pw_status pw_classify(const pw_cls_params *params, const pw_cls_run *runs, size_
 		              "about its trend line) or next to an earlier sample",
 		              100.0 * delta, params->band_k, 100.0 * params->band_k * sres / fabs(m));
 		goto out_free;
+	}
+	if (all_band && params->mode_lookback > params->lookback && hist_start > 0) {
+		size_t back = params->mode_lookback - params->lookback;
+		size_t from = hist_start > back ? hist_start - back : 0;
+		double tol = params->near_k * (noise > sres ? noise : sres);
+		size_t visits = mode_visits(runs, from, hist_start, c, m, tol);
+		if (visits >= params->mode_min) {
+			set_unchanged(out,
+			              "%+.2f%% but the series visited this level %zu times in the %zu "
+			              "runs before its window, alternating with its current level: a "
+			              "rare mode, not a shift",
+			              100.0 * delta, visits, hist_start - from);
+			goto out_free;
+		}
 	}
 	out->verdict = fire;
 	out->drift = !all_band;

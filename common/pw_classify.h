@@ -42,6 +42,12 @@ typedef struct pw_cls_params {
 	double few_effect;     /* 1..min_history−1 earlier runs: |change| must reach this; 0.2 */
 	double few_gap_k;      /* ...and lie beyond every earlier run by > few_gap_k × their range; 3 */
 	double multi_band_k;   /* multi-sample: median beyond ± multi_band_k standard errors; 3 */
+	/* A rare mode can be absent from the lookback window (an 80/20 mode is
+	 * missing from 20 runs 1.2% of the time): runs before the window, up to
+	 * mode_lookback runs back, show whether the newest level is one the
+	 * series keeps returning to. */
+	size_t mode_lookback;  /* runs searched for a known mode, window included; 60 (<= lookback: off) */
+	size_t mode_min;       /* earlier visits to the newest level, alternating with the window's; 3 */
 } pw_cls_params;
 
 /* Fills p with the defaults above. */

@@ -160,3 +160,23 @@ Perfwatch__V1__DlqReason pw_input_decode(const ProtobufCMessageDescriptor *desc,
 	}
 	return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
 }
+
+bool pw_input_series_key_matches(const char *key, const Perfwatch__V1__SeriesKey *k)
+{
+	if (!key || !k)
+		return false;
+	const char *parts[] = {k->model, k->hlo_fingerprint, k->platform, k->config, k->metric};
+	const size_t n = sizeof parts / sizeof parts[0];
+	for (size_t i = 0; i < n; i++) {
+		size_t l = parts[i] ? strlen(parts[i]) : 0;
+		if (strncmp(key, parts[i] ? parts[i] : "", l) != 0)
+			return false;
+		key += l;
+		if (i + 1 < n) {
+			if (*key != '/')
+				return false;
+			key++;
+		}
+	}
+	return *key == 0;
+}

@@ -20,6 +20,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "perfwatch/v1/common.pb-c.h"
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "pw_status.h"
 
@@ -50,5 +51,13 @@ pw_status pw_input_check_wire(const ProtobufCMessageDescriptor *desc, const void
 Perfwatch__V1__DlqReason pw_input_decode(const ProtobufCMessageDescriptor *desc, const void *buf,
                                          size_t len, ProtobufCMessage **out, char *detail,
                                          size_t detail_len);
+
+/*
+ * True when key is the canonical series key of k (the series table's
+ * generated column): model/hlo_fingerprint/platform/config/metric. A message
+ * whose series_key and series disagree names two series; the door refuses it
+ * (DLQ_REASON_INCONSISTENT) rather than act on one of them.
+ */
+bool pw_input_series_key_matches(const char *key, const Perfwatch__V1__SeriesKey *k);
 
 #endif

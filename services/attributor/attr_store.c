@@ -10,6 +10,7 @@
  * adds its message to the outbox in the same transaction.
  */
 #include "attr_store.h"
+#include "attr_door.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -71,18 +72,14 @@ pw_status attr_side_load(pw_pg *pg, int64_t series_id, const attr_select *sel, a
                          char *errbuf, size_t errlen)
 {
 	*out = (attr_side){0};
-	char cond[256], sql[4096], ids[8192], sid[32], sa[32], sb[32];
+	char cond[256], sql[4096], ids[PW_ATTR_JOB_IDS_MAX], sid[32], sa[32], sb[32];
 	const char *p[3] = {sid, NULL, NULL};
 	int np = 2, limit = SIDE_MAX_RUNS;
 	snprintf(sid, sizeof sid, "%" PRId64, series_id);
 	if (sel->job_ids) {
-		size_t o = 0;
-		o += (size_t)snprintf(ids + o, sizeof ids - o, "{");
-		for (size_t i = 0; i < sel->njobs && o < sizeof ids; i++)
-			o += (size_t)snprintf(ids + o, sizeof ids - o, "%s\"%s\"", i ? "," : "", sel->job_ids[i]);
-		if (o + 2 >= sizeof ids)
+		/* escaped: a job id holding '"' or '\\' stays one element (attr_door.h) */
+		if (pw_attr_text_array(sel->job_ids, sel->njobs, ids, sizeof ids) != PW_OK)
 			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "bisect job ids exceed %zu bytes", sizeof ids);
-		snprintf(ids + o, sizeof ids - o, "}");
 		snprintf(cond, sizeof cond, "s.bisect_job_id = ANY($2::text[])");
 		p[1] = ids;
 	} else if (sel->window_start_us > 0 && sel->window_end_us > 0) {
@@ -123,22 +120,31 @@ pw_status attr_side_load(pw_pg *pg, int64_t series_id, const attr_select *sel, a
 		attr_side_release(out);
 		return PW_ERR_NOMEM;
 	}
-	/* op tables of these runs */
-	char *rk = malloc((size_t)n * 160 + 8), *rr = malloc((size_t)n * 16 + 8);
-	if (!rk || !rr) {
-		free(rk), free(rr);
+	/* op tables of these runs; run ids as an escaped text[] literal, whole */
+	size_t rkcap = 3;
+	for (int i = 0; i < n; i++)
+		rkcap += 2 * (size_t)PQgetlength(res, i, 0) + 3;
+	char *rk = malloc(rkcap), *rr = malloc((size_t)n * 16 + 8);
+	const char **rids = malloc((size_t)n * sizeof *rids);
+	if (!rk || !rr || !rids) {
+		free(rk), free(rr), free(rids);
 		attr_side_release(out);
 		return PW_ERR_NOMEM;
 	}
-	size_t ok = 0, orr = 0;
-	rk[ok++] = '{';
+	size_t orr = 0;
 	rr[orr++] = '{';
 	for (int i = 0; i < n; i++) {
-		ok += (size_t)snprintf(rk + ok, 160, "%s\"%.120s\"", i ? "," : "", PQgetvalue(res, i, 0));
+		rids[i] = PQgetvalue(res, i, 0);
 		orr += (size_t)snprintf(rr + orr, 16, "%s%s", i ? "," : "", PQgetvalue(res, i, 1));
 	}
-	snprintf(rk + ok, 2, "}");
 	snprintf(rr + orr, 2, "}");
+	st = pw_attr_text_array(rids, (size_t)n, rk, rkcap);
+	free(rids);
+	if (st != PW_OK) { /* cannot happen: rkcap holds every byte escaped */
+		free(rk), free(rr);
+		attr_side_release(out);
+		return pw_fail(st, errbuf, errlen, "run ids of series %" PRId64 " do not fit", series_id);
+	}
 	PGresult *ops = NULL;
 	st = pw_pg_exec(pg,
 	                "SELECT o.run_id, o.repeat_index, o.op_name, o.category, o.exec_unit, o.calls, "

@@ -277,16 +277,24 @@ pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatc
 		in = dead_letter(reason, missing, detail, dlen, "alert \"%.100s\" has an incomplete series key",
 		                 al->alert_id);
 	} else if (strlen(al->series_key) >= PW_SERIES_KEY_MAX || strlen(k->model) > 100) {
-		in = dead_letter(reason, invalid, detail, dlen, "alert \"%.100s\": series key of %zu bytes (at most %d)",
-		                 al->alert_id, strlen(al->series_key), PW_SERIES_KEY_MAX - 1);
+		in = dead_letter(reason, invalid, detail, dlen,
+		                 "alert \"%.100s\": series key of %zu bytes, model of %zu (at most %d, 100)",
+		                 al->alert_id, strlen(al->series_key), strlen(k->model), PW_SERIES_KEY_MAX - 1);
+	} else if (!pw_input_series_key_matches(al->series_key, k)) {
+		in = dead_letter(reason, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT, detail, dlen,
+		                 "alert \"%.100s\": series_key \"%.150s\" does not match its series "
+		                 "\"%.40s/%.40s/%.40s/%.60s/%.40s\"",
+		                 al->alert_id, al->series_key, k->model, k->hlo_fingerprint, k->platform, k->config,
+		                 k->metric);
 	} else if (set(al->config_hash) && strlen(al->config_hash) > PW_BISECT_ID_MAX) {
 		in = dead_letter(reason, invalid, detail, dlen, "alert \"%.100s\": config_hash of %zu bytes",
 		                 al->alert_id, strlen(al->config_hash));
-	} else if ((al->delta && !isfinite(al->delta->abs)) ||
+	} else if ((al->delta && (!isfinite(al->delta->abs) || !isfinite(al->delta->pct))) ||
 	           (al->baseline && (!isfinite(al->baseline->mad) || al->baseline->mad < 0))) {
 		in = dead_letter(reason, invalid, detail, dlen,
-		                 "alert \"%.100s\": delta %g over baseline noise %g is not a finite effect",
-		                 al->alert_id, al->delta ? al->delta->abs : 0.0, al->baseline ? al->baseline->mad : 0.0);
+		                 "alert \"%.100s\": delta %g (%g%%) over baseline noise %g is not a finite effect",
+		                 al->alert_id, al->delta ? al->delta->abs : 0.0, al->delta ? al->delta->pct : 0.0,
+		                 al->baseline ? al->baseline->mad : 0.0);
 	} else if (cp && (set(cp->cl_range_lo) || set(cp->cl_range_hi)) &&
 	           (pw_bisect_cl_number(cp->cl_range_lo) <= 0 || pw_bisect_cl_number(cp->cl_range_hi) <= 0 ||
 	            pw_bisect_cl_number(cp->cl_range_hi) <= pw_bisect_cl_number(cp->cl_range_lo))) {

@@ -76,7 +76,10 @@ typedef enum pw_bisect_input {
  * the wire form (no NUL byte, valid UTF-8 in any string: pw_input.h), the
  * protobuf, then for a regression alert of the gate or the watcher: an
  * alert_id (at most PW_BISECT_ID_MAX bytes), a complete series key and
- * series_key (< PW_SERIES_KEY_MAX), finite delta and baseline noise
+ * series_key (< PW_SERIES_KEY_MAX; the model at most 100 bytes) that agree
+ * (DLQ_REASON_INCONSISTENT when series_key is not the series' canonical
+ * key: the bisection would be named after one series and run on another), finite delta
+ * (abs and pct: pct ranks the event's series) and baseline noise
  * (noise >= 0), and a changepoint range that, when given, is "cl/N".."cl/M"
  * with N < M. On ACCEPT, IGNORE and FOLLOW_UP *out is the unpacked message
  * (perfwatch__v1__alert__free_unpacked); on DEAD *reason and detail (lower

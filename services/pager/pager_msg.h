@@ -56,7 +56,7 @@ pw_status pw_alertmanager_write(FILE *out, const pw_incident *inc, const pw_rout
                                 const char *page_id, const char *triage_url, bool budget_pressure,
                                 bool resolved, int64_t now_us);
 
-/* RFC 3339 UTC with milliseconds into buf (at least 32 bytes). */
+/* RFC 3339 UTC with milliseconds into buf (at least 32 bytes); times outside 1970..9999 are clamped. */
 void pw_rfc3339(int64_t unix_us, char *buf, size_t len);
 
 #endif

@@ -58,6 +58,14 @@ expect "flat 5% noise, single samples" UNCHANGED "$T/noisy.txt"
 runs 3 5 3 0.4 4 >"$T/short.txt"
 expect "too little history" UNCHANGED "$T/short.txt"
 
+# A rare mode (+5% every fifth run for 40 runs) absent from the last 20: its
+# return is a known level, not a step; without those 40 runs it is a step.
+awk 'BEGIN { for (i = 0; i < 60; i++) print (i < 40 && i % 5 == 2) ? 105 + (i % 3) * 0.05 : 100 + (i % 3) * 0.05; print 105 }' >"$T/rare_mode.txt"
+expect "rare mode before the window" UNCHANGED "$T/rare_mode.txt"
+"$PW" classify "$T/rare_mode.txt" | grep -q 'rare mode' || fail "rare mode: no reason: $("$PW" classify "$T/rare_mode.txt")"
+tail -n 21 "$T/rare_mode.txt" >"$T/rare_mode_window.txt"
+expect "the same run, window only" REGRESSED "$T/rare_mode_window.txt"
+
 out=$("$PW" classify "$T/up.txt")
 for f in verdict delta_pct reason; do
 	echo "$out" | grep -q "\"$f\":" || fail "field $f missing: $out"

@@ -184,7 +184,7 @@ print("test_attributor: bisection %s: %s -> %s, predicted %+.2f%% measured %+.2f
 key="$ns-bad"
 printf 'not a protobuf \377\377' >"$work/bad1.bin"
 printf 'kind: ALERT_KIND_REGRESSION source: ALERT_SOURCE_GATE' | enc Alert alert.proto >"$work/bad2.bin"
-printf 'alert_id: "%s-unknown" kind: ALERT_KIND_REGRESSION source: ALERT_SOURCE_GATE series_key: "nope.%s/hlo:0/v6e-4/decode.B64.s2048.int8/tpot_p50_ms" series { model: "nope" hlo_fingerprint: "hlo:0" platform: "v6e-4" config: "decode.B64.s2048.int8" metric: "tpot_p50_ms" } observed { release: "x" }' "$ns" "$ns" |
+printf 'alert_id: "%s-unknown" kind: ALERT_KIND_REGRESSION source: ALERT_SOURCE_GATE series_key: "nope.%s/hlo:0/v6e-4/decode.B64.s2048.int8/tpot_p50_ms" series { model: "nope.%s" hlo_fingerprint: "hlo:0" platform: "v6e-4" config: "decode.B64.s2048.int8" metric: "tpot_p50_ms" } baseline { window: "xla-2026-06-10" } observed { release: "x" }' "$ns" "$ns" "$ns" |
   enc Alert alert.proto >"$work/bad3.bin"
 printf 'alert_id: "%s-nowindow" kind: ALERT_KIND_REGRESSION source: ALERT_SOURCE_WATCHER series_id: 1 series { model: "m" hlo_fingerprint: "hlo:0" platform: "v6e-4" config: "decode.B64.s2048.int8" metric: "tpot_p50_ms" } observed { release: "x" }' "$ns" |
   enc Alert alert.proto >"$work/bad4.bin"

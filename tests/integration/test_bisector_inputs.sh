@@ -85,8 +85,9 @@ head -c 20 "$work/b_nul.bin" >"$work/b_trunc.bin"
 patch "$work/b_nul.bin" "b'-bX'" "b'-b\\x00'"
 
 # topic file service reason ("-": must not be dead-lettered by that service). The attributor
-# needs no changepoint range and takes no effect size: it refuses a_absurd and a_range because
-# their series is not stored.
+# needs no changepoint range and takes no effect size: it refuses a_absurd because it names no
+# before side (no baseline window, changepoint range or baseline build: its door, attr_door.h)
+# and a_range because its series is not stored.
 table="perf.alerts.v1 a_garbage bisector decode_failed
 perf.alerts.v1 a_garbage attributor decode_failed
 perf.alerts.v1 a_trunc bisector decode_failed
@@ -98,7 +99,7 @@ perf.alerts.v1 a_utf8 attributor invalid_value
 perf.alerts.v1 a_noid bisector missing_field
 perf.alerts.v1 a_noid attributor missing_field
 perf.alerts.v1 a_absurd bisector invalid_value
-perf.alerts.v1 a_absurd attributor unknown_reference
+perf.alerts.v1 a_absurd attributor missing_field
 perf.alerts.v1 a_range bisector invalid_value
 perf.alerts.v1 a_range attributor unknown_reference
 perf.alerts.v1 a_followup bisector -

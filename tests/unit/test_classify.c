@@ -262,3 +262,77 @@ Test(classify, lnt_patterns)
 	}
 	cr_assert_eq(pass, LNT_NCASES - 1);
 }
+
+/* 40 runs alternating between 10.0 and a mode at 10.5 (every fifth run),
+ * then 20 runs at 10.0 only: the window of 20 holds no run of the mode. */
+static void rare_mode_history(runs_buf *b)
+{
+	for (size_t i = 0; i < 40; i++)
+		add1(b, i % 5 == 2 ? wiggle(i, 10.5, 0.02) : wiggle(i, 10.0, 0.02));
+	for (size_t i = 40; i < 60; i++)
+		add1(b, wiggle(i, 10.0, 0.02));
+}
+
+Test(classify, rare_mode_before_the_window_is_not_a_shift)
+{
+	runs_buf b = {0};
+	rare_mode_history(&b);
+	add1(&b, 10.5);
+	pw_cls_result r = classify(&b, false);
+	cr_assert_eq(r.verdict, PW_CLS_UNCHANGED, "%s", r.reason);
+	cr_assert(strstr(r.reason, "rare mode") != NULL, "%s", r.reason);
+	cr_assert(strstr(r.reason, "8 times") != NULL, "8 visits in the 40 runs: %s", r.reason);
+
+	/* Without the runs before the window the same run is a +5% step. */
+	pw_cls_params p;
+	pw_cls_params_default(&p);
+	p.mode_lookback = p.lookback;
+	char err[256];
+	cr_assert_eq(pw_classify(&p, b.r, b.n, &r, err, sizeof err), PW_OK, "%s", err);
+	cr_assert_eq(r.verdict, PW_CLS_REGRESSED, "%s", r.reason);
+
+	/* A new level beyond the mode is still news. */
+	b.n--;
+	add1(&b, 11.2);
+	cr_assert_eq(classify(&b, false).verdict, PW_CLS_REGRESSED);
+}
+
+Test(classify, too_few_mode_visits_still_fire)
+{
+	runs_buf b = {0};
+	for (size_t i = 0; i < 40; i++)
+		add1(&b, i == 10 || i == 30 ? 10.5 : wiggle(i, 10.0, 0.02));
+	for (size_t i = 40; i < 60; i++)
+		add1(&b, wiggle(i, 10.0, 0.02));
+	add1(&b, 10.5);
+	pw_cls_result r = classify(&b, false);
+	cr_assert_eq(r.verdict, PW_CLS_REGRESSED, "two visits are under mode_min 3: %s", r.reason);
+}
+
+Test(classify, recovery_to_an_old_level_is_news)
+{
+	/* 40 runs at 10.0, a regression to 10.5 held for the whole window, then back. */
+	runs_buf b = {0};
+	for (size_t i = 0; i < 40; i++)
+		add1(&b, wiggle(i, 10.0, 0.02));
+	for (size_t i = 40; i < 60; i++)
+		add1(&b, wiggle(i, 10.5, 0.02));
+	add1(&b, 10.0);
+	pw_cls_result r = classify(&b, false);
+	cr_assert_eq(r.verdict, PW_CLS_IMPROVED,
+	             "the old level was left for the window's and never alternated with it: %s",
+	             r.reason);
+}
+
+Test(classify, mode_min_zero_is_refused)
+{
+	runs_buf b = {0};
+	rare_mode_history(&b);
+	pw_cls_params p;
+	pw_cls_params_default(&p);
+	p.mode_min = 0;
+	pw_cls_result r;
+	char err[256];
+	cr_assert_eq(pw_classify(&p, b.r, b.n, &r, err, sizeof err), PW_ERR_INVALID);
+	cr_assert(strstr(err, "mode_min") != NULL, "%s", err);
+}

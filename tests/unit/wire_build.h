@@ -1,6 +1,7 @@
 /*
  * wire_build.h: building protobuf wire bytes by hand, for the door tests
- * (test_baseliner_door.c, test_gate_door.c, test_watch_door.c).
+ * (test_baseliner_door.c, test_gate_door.c, test_watch_door.c, test_bisect_door.c,
+ * test_attr_door.c, test_pager_door.c).
  *
  * A case packs a good message with protobuf-c, then appends raw fields: the
  * last occurrence of a singular field wins and sub-messages merge, so an
@@ -105,6 +106,12 @@ typedef struct door_expect {
 	size_t want_len;        /* ... or, when non-zero, only its length */
 } door_expect;
 
+/*
+ * A substring the detail of a refused case must hold: a case builder that
+ * wants one sets it (door_run clears it before each case; NULL: any detail).
+ */
+static const char *door_want_detail;
+
 /* The door under test, on one payload: as the service's *_decode function. */
 typedef Perfwatch__V1__DlqReason (*door_fn)(const uint8_t *buf, size_t len, ProtobufCMessage **out,
                                             bool *skip, char *detail, size_t detail_len);
@@ -125,6 +132,7 @@ static inline void door_run(const char *topic, size_t n, door_case_fn build, doo
 	size_t refused = 0, skipped = 0;
 	for (size_t i = 0; i < n; i++) {
 		door_expect e = {0};
+		door_want_detail = NULL;
 		wire_buf b = build(i, &e);
 		ProtobufCMessage *m = (ProtobufCMessage *)&b; /* the door must reset it */
 		bool skip = false;
@@ -146,12 +154,78 @@ static inline void door_run(const char *topic, size_t n, door_case_fn build, doo
 			refused++;
 			cr_expect_null(m, "case \"%s\": refused but a message handed back", e.name);
 			cr_expect(detail[0] != '\0', "case \"%s\": refused without a reason", e.name);
+			if (door_want_detail)
+				cr_expect(strstr(detail, door_want_detail) != NULL,
+				          "case \"%s\": detail \"%s\" does not say \"%s\"", e.name, detail,
+				          door_want_detail);
 		}
 		free(b.p);
 	}
 	cr_log_info("%s door: %zu kinds, %zu refused, %zu skipped, %zu taken", topic, n, refused,
 	            skipped, n - refused - skipped);
 	cr_expect_geq(n, 30);
+}
+
+/* ---- random mutations of a good message ---- */
+
+static inline uint64_t wire_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/*
+ * Runs n mutations of good (one to four edits each: a byte replaced, a bit
+ * flipped, a byte dropped, the tail cut) through door, from seed (printed):
+ * whatever comes in, the door must hand back a message or refuse with a
+ * reason among decode_failed, missing_field, invalid_value, inconsistent and
+ * a detail, and nothing else (ASan and UBSan watch the rest).
+ */
+static inline void door_mutations(const char *topic, const wire_buf *good, door_fn door, size_t n,
+                                  uint64_t seed)
+{
+	size_t refused = 0;
+	uint64_t s = seed ? seed : 1;
+	for (size_t i = 0; i < n; i++) {
+		wire_buf b = {0};
+		wire_bytes(&b, good->p, good->n);
+		unsigned edits = 1 + (unsigned)(wire_rand(&s) % 4);
+		for (unsigned k = 0; k < edits && b.n; k++) {
+			size_t at = (size_t)(wire_rand(&s) % b.n);
+			switch (wire_rand(&s) % 4) {
+			case 0: b.p[at] = (uint8_t)wire_rand(&s); break;
+			case 1: b.p[at] ^= (uint8_t)(1u << (wire_rand(&s) % 8)); break;
+			case 2: memmove(b.p + at, b.p + at + 1, b.n - at - 1); b.n--; break;
+			default: b.n = at; break;
+			}
+		}
+		ProtobufCMessage *m = (ProtobufCMessage *)&b;
+		bool skip = false;
+		char detail[512] = "";
+		Perfwatch__V1__DlqReason r = door(b.n ? b.p : (const uint8_t *)"", b.n, &m, &skip, detail, sizeof detail);
+		if (r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+			cr_assert_not_null(m, "%s mutation %zu (seed %llu): accepted without a message", topic, i,
+			                   (unsigned long long)seed);
+			protobuf_c_message_free_unpacked(m, NULL);
+		} else {
+			refused++;
+			cr_assert_null(m, "%s mutation %zu (seed %llu): refused but a message handed back", topic, i,
+			               (unsigned long long)seed);
+			cr_assert(detail[0] != '\0', "%s mutation %zu (seed %llu): refused without a detail", topic, i,
+			          (unsigned long long)seed);
+			cr_assert(r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED ||
+			                  r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD ||
+			                  r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE ||
+			                  r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT,
+			          "%s mutation %zu (seed %llu): reason %s (%s)", topic, i, (unsigned long long)seed,
+			          wire_reason_name(r), detail);
+		}
+		free(b.p);
+	}
+	cr_log_info("%s door: %zu mutations of the good message (seed %llu), %zu refused, %zu taken", topic, n,
+	            (unsigned long long)seed, refused, n - refused);
 }
 
 #endif

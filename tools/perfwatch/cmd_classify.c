@@ -14,22 +14,6 @@
 #include "by_series.h"
 #include "pw_classify.h"
 
-/* Writes s as a JSON string (quotes, backslashes and control characters escaped). */
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 typedef struct classify_ctx {
 	int higher;
 	const char *path;
@@ -70,7 +54,7 @@ static int classify_one(const char *series, pw_cli_vec *vecs, size_t nruns, void
 	printf("\"verdict\":\"%s\",\"delta_pct\":", pw_cls_verdict_name(res.verdict));
 	pw_cli_json_number(stdout, res.delta_pct);
 	printf(",\"reason\":");
-	json_string(stdout, res.reason);
+	pw_cli_json_string(stdout, res.reason);
 	printf(",\"p\":");
 	pw_cli_json_number(stdout, res.p);
 	printf(",\"history_runs\":%zu,\"history_median\":", res.hist_runs);

@@ -1,0 +1,702 @@
+/*
+ * test_attr_door.c: the attributor's doors (services/attributor/attr_door.h:
+ * pw_attr_alert_decode for perf.alerts.v1, pw_attr_bisection_decode for
+ * perf.bisections.v1), each on a table of hostile payloads (issue 19): the
+ * DlqReason and a detail substring every refused one must get; for what must
+ * pass, whether the attributor takes it or lets it by, the id that must come
+ * out unchanged and, for an alert, which before side it selects. Also the
+ * text[] literal the bisect job ids reach PostgreSQL in (pw_attr_text_array):
+ * an id holding '"' or ',' stays one id.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attr_door.h"
+#include "pw_input.h"
+#include "wire_build.h"
+
+#define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
+#define R_DECODE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
+#define R_MISSING PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD
+#define R_INVALID PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE
+#define R_INCONS PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT
+
+#define ACCEPT PW_ATTR_INPUT_ACCEPT
+#define IGNORE PW_ATTR_INPUT_IGNORE
+#define FOLLOW PW_ATTR_INPUT_FOLLOW_UP
+#define DEAD PW_ATTR_INPUT_DEAD
+
+#define GOOD_ALERT "perfreg-2026-06-18-00412"
+#define GOOD_BISECTION "bs-chat-8b-7841923"
+#define NOW_US 1781740800000000LL
+#define DAY_US 86400000000LL
+
+static const char *letters(char c, size_t n)
+{
+	static char bufs[16][70001];
+	static size_t used;
+	cr_assert(n <= 70000 && used < 16);
+	char *b = bufs[used++];
+	memset(b, c, n);
+	b[n] = 0;
+	return b;
+}
+
+static wire_buf cut_to(wire_buf b, long cut)
+{
+	if (cut > 0 && (size_t)cut < b.n)
+		b.n = (size_t)cut;
+	else if (cut < 0 && (size_t)-cut < b.n)
+		b.n -= (size_t)-cut;
+	return b;
+}
+
+/* what the case being run wants besides the runner's checks */
+static int want_in = -1; /* -1: any (the random mutations) */
+static char want_side; /* accepted alert: 'w' window, 'c' changepoint, 'b' baseline build */
+
+/* ====================================================== perf.alerts.v1 */
+
+typedef struct alert_parts {
+	Perfwatch__V1__Alert al;
+	Perfwatch__V1__SeriesKey key;
+	Perfwatch__V1__AlertDelta delta;
+	Perfwatch__V1__AlertBaseline base;
+	Perfwatch__V1__AlertObserved obs;
+	Perfwatch__V1__AlertChangepoint cp;
+	char series_key[1024];
+} alert_parts;
+
+typedef void (*aedit_fn)(alert_parts *q);
+
+static void rekey(alert_parts *q)
+{
+	snprintf(q->series_key, sizeof q->series_key, "%s/%s/%s/%s/%s", q->key.model, q->key.hlo_fingerprint,
+	         q->key.platform, q->key.config, q->key.metric);
+	q->al.series_key = q->series_key;
+}
+
+/* The worked example's B64 TPOT alert of the gate, with all three before sides. */
+static wire_buf pack_alert(aedit_fn edit)
+{
+	static alert_parts q;
+	memset(&q, 0, sizeof q);
+	perfwatch__v1__alert__init(&q.al);
+	perfwatch__v1__series_key__init(&q.key);
+	perfwatch__v1__alert_delta__init(&q.delta);
+	perfwatch__v1__alert_baseline__init(&q.base);
+	perfwatch__v1__alert_observed__init(&q.obs);
+	perfwatch__v1__alert_changepoint__init(&q.cp);
+	q.key.model = "chat-8b";
+	q.key.hlo_fingerprint = "hlo:9f31c2";
+	q.key.platform = "v6e-4";
+	q.key.config = "decode.B64.s2048.int8";
+	q.key.metric = "tpot_p50_ms";
+	q.delta.abs = 0.32;
+	q.base.mad = 0.017;
+	q.base.median = 3.90;
+	q.base.window_start_unix_us = NOW_US - 37 * DAY_US;
+	q.base.window_end_unix_us = NOW_US - 2 * DAY_US;
+	q.base.window = "xla-2026-06-10";
+	q.obs.release = "xla-rc-2026-06-17";
+	q.obs.median = 4.22;
+	q.obs.n = 5;
+	q.cp.cl_range_lo = "cl/7841885";
+	q.cp.cl_range_hi = "cl/7841923";
+	q.al.alert_id = GOOD_ALERT;
+	q.al.revision = 1;
+	q.al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION;
+	q.al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE;
+	q.al.created_unix_us = NOW_US;
+	q.al.series_id = 412;
+	q.al.series = &q.key;
+	q.al.delta = &q.delta;
+	q.al.baseline = &q.base;
+	q.al.observed = &q.obs;
+	q.al.changepoint = &q.cp;
+	q.al.summary = "chat-8b decode B64 TPOT +8.2%";
+	rekey(&q);
+	if (edit)
+		edit(&q);
+	wire_buf b = {0};
+	b.n = perfwatch__v1__alert__get_packed_size(&q.al);
+	b.p = malloc(b.n + 1);
+	cr_assert_not_null(b.p);
+	perfwatch__v1__alert__pack(&q.al, b.p);
+	return b;
+}
+
+#define AEDIT(fn, stmt)                                                                            \
+	static void fn(alert_parts *q) { stmt; }
+#define NO_WINDOW(q) ((q)->base.window_start_unix_us = 0, (q)->base.window_end_unix_us = 0)
+AEDIT(a_no_id, q->al.alert_id = "")
+AEDIT(a_no_series, q->al.series = NULL)
+AEDIT(a_no_model, (q->key.model = "", rekey(q)))
+AEDIT(a_no_hlo, (q->key.hlo_fingerprint = "", rekey(q)))
+AEDIT(a_no_platform, (q->key.platform = "", rekey(q)))
+AEDIT(a_no_config, (q->key.config = "", rekey(q)))
+AEDIT(a_no_metric, (q->key.metric = "", rekey(q)))
+AEDIT(a_no_key, q->al.series_key = "")
+AEDIT(a_no_observed, q->al.observed = NULL)
+AEDIT(a_no_release, q->obs.release = "")
+AEDIT(a_cp_side, NO_WINDOW(q))
+AEDIT(a_build_side, (NO_WINDOW(q), q->al.changepoint = NULL))
+AEDIT(a_cp_text, (NO_WINDOW(q), q->cp.cl_range_lo = "cl/abc"))
+AEDIT(a_no_side, (NO_WINDOW(q), q->al.changepoint = NULL, q->base.window = ""))
+AEDIT(a_no_baseline, (q->al.baseline = NULL, q->al.changepoint = NULL))
+AEDIT(a_window_reversed, q->base.window_end_unix_us = q->base.window_start_unix_us - 1)
+AEDIT(a_window_empty, q->base.window_end_unix_us = q->base.window_start_unix_us)
+AEDIT(a_window_forever, q->base.window_end_unix_us = INT64_MAX)
+AEDIT(a_window_negative, q->base.window_start_unix_us = -1)
+AEDIT(a_window_min, q->base.window_start_unix_us = INT64_MIN)
+AEDIT(a_window_half, q->base.window_end_unix_us = 0)
+AEDIT(a_long_id, q->al.alert_id = (char *)letters('a', 60000))
+AEDIT(a_id_200, q->al.alert_id = (char *)letters('a', PW_ATTR_ID_MAX))
+AEDIT(a_long_key, q->al.series_key = (char *)letters('k', 300))
+AEDIT(a_long_release, q->obs.release = (char *)letters('r', 300))
+AEDIT(a_long_window, q->base.window = (char *)letters('w', 300))
+AEDIT(a_key_other, q->al.series_key = "rank-moe-110b/hlo:1/v5e-8/prefill.B8/ttft_p50_ms")
+AEDIT(a_key_extra, q->al.series_key = "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms/")
+AEDIT(a_key_slash_part, (q->key.config = "decode/B64", q->al.series_key =
+                                 "chat-8b/hlo:9f31c2/v6e-4/decode/B64/tpot_p50_ms"))
+AEDIT(a_sql_id, q->al.alert_id = "perfreg'); DELETE FROM perfwatch.attributions;--")
+AEDIT(a_sql_release, q->obs.release = "xla' OR '1'='1")
+AEDIT(a_sql_key, (q->key.model = "chat'--", q->key.config = "decode\"; DROP TABLE x", rekey(q)))
+AEDIT(a_delta_nan, (q->delta.abs = NAN, q->base.mad = -INFINITY))
+AEDIT(a_median_inf, (q->obs.median = INFINITY, q->base.median = NAN))
+AEDIT(a_created_future, q->al.created_unix_us = INT64_MAX)
+AEDIT(a_created_past, q->al.created_unix_us = INT64_MIN)
+AEDIT(a_series_id_negative, q->al.series_id = -1)
+AEDIT(a_revision_max, q->al.revision = UINT32_MAX)
+AEDIT(a_kind_unknown, q->al.kind = (Perfwatch__V1__AlertKind)99)
+AEDIT(a_improvement, q->al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_IMPROVEMENT)
+AEDIT(a_infra, q->al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_INFRA_HEALTH)
+AEDIT(a_source_unknown, q->al.source = (Perfwatch__V1__AlertSource)99)
+AEDIT(a_baseliner, q->al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_BASELINER)
+AEDIT(a_watcher, q->al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_WATCHER)
+AEDIT(a_follow_up_bare, (q->al.follow_up = 1, q->al.alert_id = "", q->al.observed = NULL))
+
+WIRE_APPEND_STR(a_nul_id, 1, "perfreg-00412\0evil")
+WIRE_APPEND_STR(a_surrogate_summary, 24, "TPOT \xed\xa0\x80")
+WIRE_APPEND_STR(a_cut_owner, 19, "xla-\xe2\x82")
+WIRE_APPEND_STR(a_second_id, 1, "perfreg-2026-06-18-00413")
+static void a_nul_platform(wire_buf *b) { wire_nested(b, 8, 3, "v6e\0-4", 6); }
+static void a_ff_release(wire_buf *b) { wire_nested(b, 11, 3, "xla-rc-\377", 8); }
+static void a_overlong_window(wire_buf *b) { wire_nested(b, 10, 7, "xla\xc0\xaf", 5); }
+static void a_cont_op_diff(wire_buf *b) { wire_nested(b, 17, 1, "https://x/\x80", 11); }
+static void a_id_varint(wire_buf *b) { wire_int(b, 1, 412); }
+static void a_kind_ld(wire_buf *b) { wire_ld(b, 3, "regression", 10); }
+static void a_past_end(wire_buf *b) { wire_past_end(b, 7); }
+static void a_group(wire_buf *b) { wire_varint(b, 40u << 3 | 3); }
+static void a_unknown(wire_buf *b)
+{
+	wire_int(b, 99, 12345);
+	wire_ld(b, 100, "a field of a later version", 26);
+}
+
+typedef struct akase {
+	const char *name;
+	aedit_fn edit;
+	void (*append)(wire_buf *b);
+	const uint8_t *raw;
+	size_t raw_len;
+	long cut;          /* > 0: keep the first cut bytes; < 0: drop -cut bytes at the end */
+	pw_attr_input in;
+	char side;         /* ACCEPT: the before side */
+	Perfwatch__V1__DlqReason reason;
+	const char *want;  /* refused: in the detail; accepted: the alert_id (NULL: GOOD_ALERT; "a200": 200 bytes) */
+} akase;
+
+#define NOT_ALERT "payload is not a perfwatch.v1.Alert"
+#define TOO_LONG "alert_id, series key, observed or baseline build too long"
+static const akase acases[] = {
+	{"the good alert (baseline window)", NULL, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
+	{"empty payload", NULL, NULL, (const uint8_t *)"", 0, 0, DEAD, 0, R_DECODE, "empty payload"},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, DEAD, 0, R_DECODE, NOT_ALERT},
+	{"truncated after 3 bytes (inside alert_id)", NULL, NULL, NULL, 0, 3, DEAD, 0, R_DECODE, NOT_ALERT},
+	{"truncated at byte 40 (inside created_unix_us)", NULL, NULL, NULL, 0, 40, DEAD, 0, R_DECODE, NOT_ALERT},
+	{"truncated by its last byte (inside summary)", NULL, NULL, NULL, 0, -1, DEAD, 0, R_DECODE, NOT_ALERT},
+	{"alert_id as a varint", NULL, a_id_varint, NULL, 0, 0, DEAD, 0, R_DECODE, NOT_ALERT},
+	{"kind as a string", NULL, a_kind_ld, NULL, 0, 0, DEAD, 0, R_DECODE, NOT_ALERT},
+	{"a length prefix past the end", NULL, a_past_end, NULL, 0, 0, DEAD, 0, R_DECODE, NOT_ALERT},
+	{"a group that never ends", NULL, a_group, NULL, 0, 0, DEAD, 0, R_DECODE, NOT_ALERT},
+	{"unknown fields (a later version)", NULL, a_unknown, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
+	{"no alert_id", a_no_id, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "alert has no alert_id"},
+	{"no series", a_no_series, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
+	{"no model", a_no_model, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
+	{"no hlo_fingerprint", a_no_hlo, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
+	{"no platform", a_no_platform, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
+	{"no config", a_no_config, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
+	{"no metric", a_no_metric, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
+	{"no series_key", a_no_key, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
+	{"no observed", a_no_observed, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "names no observed build"},
+	{"no observed build", a_no_release, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "names no observed build"},
+	{"no window: the changepoint's last clean CL", a_cp_side, NULL, NULL, 0, 0, ACCEPT, 'c', R_OK_, NULL},
+	{"no window, no changepoint: the baseline build", a_build_side, NULL, NULL, 0, 0, ACCEPT, 'b', R_OK_, NULL},
+	{"no window, changepoint lo not a CL: the baseline build", a_cp_text, NULL, NULL, 0, 0, ACCEPT, 'b', R_OK_,
+	 NULL},
+	{"no before side at all", a_no_side, NULL, NULL, 0, 0, DEAD, 0, R_MISSING,
+	 "has no baseline window, changepoint range or baseline build"},
+	{"no baseline, no changepoint", a_no_baseline, NULL, NULL, 0, 0, DEAD, 0, R_MISSING,
+	 "has no baseline window, changepoint range or baseline build"},
+	{"baseline window reversed", a_window_reversed, NULL, NULL, 0, 0, DEAD, 0, R_INCONS, "before it starts"},
+	{"baseline window empty", a_window_empty, NULL, NULL, 0, 0, DEAD, 0, R_INCONS, "before it starts"},
+	{"baseline window ending in the year 292277", a_window_forever, NULL, NULL, 0, 0, DEAD, 0, R_INVALID,
+	 "is not in 1970..2200"},
+	{"baseline window starting before 1970", a_window_negative, NULL, NULL, 0, 0, DEAD, 0, R_INVALID,
+	 "window -1.."},
+	{"baseline window starting at INT64_MIN", a_window_min, NULL, NULL, 0, 0, DEAD, 0, R_INVALID,
+	 "is not in 1970..2200"},
+	{"baseline window without an end: the changepoint", a_window_half, NULL, NULL, 0, 0, ACCEPT, 'c', R_OK_,
+	 NULL},
+	{"a 60 kB alert_id", a_long_id, NULL, NULL, 0, 0, DEAD, 0, R_INVALID, "(60000, "},
+	{"an alert_id of exactly 200 bytes", a_id_200, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, "a200"},
+	{"a 300-byte series_key", a_long_key, NULL, NULL, 0, 0, DEAD, 0, R_INVALID, TOO_LONG},
+	{"a 300-byte observed build", a_long_release, NULL, NULL, 0, 0, DEAD, 0, R_INVALID, TOO_LONG},
+	{"a 300-byte baseline build", a_long_window, NULL, NULL, 0, 0, DEAD, 0, R_INVALID, "58, 17, 300 bytes"},
+	{"series_key names another series than series", a_key_other, NULL, NULL, 0, 0, DEAD, 0, R_INCONS,
+	 "does not match its series"},
+	{"series_key with a trailing '/'", a_key_extra, NULL, NULL, 0, 0, DEAD, 0, R_INCONS, "does not match"},
+	{"a '/' inside config, joined the same", a_key_slash_part, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
+	{"NUL inside alert_id", NULL, a_nul_id, NULL, 0, 0, DEAD, 0, R_INVALID,
+	 "perfwatch.v1.Alert: field \"alert_id\" contains a NUL byte"},
+	{"NUL inside series.platform", NULL, a_nul_platform, NULL, 0, 0, DEAD, 0, R_INVALID,
+	 "\"series.platform\" contains a NUL byte"},
+	{"0xff in observed.release", NULL, a_ff_release, NULL, 0, 0, DEAD, 0, R_INVALID,
+	 "\"observed.release\" is not valid UTF-8"},
+	{"an overlong '/' in baseline.window", NULL, a_overlong_window, NULL, 0, 0, DEAD, 0, R_INVALID,
+	 "\"baseline.window\" is not valid UTF-8"},
+	{"a surrogate in summary", NULL, a_surrogate_summary, NULL, 0, 0, DEAD, 0, R_INVALID,
+	 "\"summary\" is not valid UTF-8"},
+	{"a cut sequence in owner_hint", NULL, a_cut_owner, NULL, 0, 0, DEAD, 0, R_INVALID,
+	 "\"owner_hint\" is not valid UTF-8"},
+	{"a lone continuation byte in artifacts.op_diff", NULL, a_cont_op_diff, NULL, 0, 0, DEAD, 0, R_INVALID,
+	 "\"artifacts.op_diff\" is not valid UTF-8"},
+	{"SQL metacharacters in alert_id (data)", a_sql_id, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_,
+	 "perfreg'); DELETE FROM perfwatch.attributions;--"},
+	{"SQL metacharacters in the observed build (data)", a_sql_release, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_,
+	 NULL},
+	{"SQL metacharacters in the series key (data)", a_sql_key, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
+	{"delta NaN, noise -inf (not read: the attributor measures its own)", a_delta_nan, NULL, NULL, 0, 0, ACCEPT,
+	 'w', R_OK_, NULL},
+	{"medians inf and NaN (not read)", a_median_inf, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
+	{"created in the year 292277 (no latency observed)", a_created_future, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_,
+	 NULL},
+	{"created at INT64_MIN (no latency observed)", a_created_past, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
+	{"series_id negative (looked up by series_key)", a_series_id_negative, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_,
+	 NULL},
+	{"revision UINT32_MAX", a_revision_max, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
+	{"a kind this build does not know", a_kind_unknown, NULL, NULL, 0, 0, IGNORE, 0, R_OK_, NULL},
+	{"an improvement", a_improvement, NULL, NULL, 0, 0, IGNORE, 0, R_OK_, NULL},
+	{"an infra-health alert", a_infra, NULL, NULL, 0, 0, IGNORE, 0, R_OK_, NULL},
+	{"a source this build does not know", a_source_unknown, NULL, NULL, 0, 0, IGNORE, 0, R_OK_, NULL},
+	{"the baseliner's outlier", a_baseliner, NULL, NULL, 0, 0, IGNORE, 0, R_OK_, NULL},
+	{"the watcher's regression", a_watcher, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
+	{"a bare follow-up (nothing new to attribute)", a_follow_up_bare, NULL, NULL, 0, 0, FOLLOW, 0, R_OK_, NULL},
+	{"alert_id twice: the last counts", NULL, a_second_id, NULL, 0, 0, ACCEPT, 'w', R_OK_,
+	 "perfreg-2026-06-18-00413"},
+};
+#define NACASES (sizeof acases / sizeof acases[0])
+
+static wire_buf alert_case(size_t i, door_expect *e)
+{
+	const akase *c = &acases[i];
+	bool big = c->want && strcmp(c->want, "a200") == 0;
+	*e = (door_expect){c->name, c->reason, c->in == IGNORE || c->in == FOLLOW, c->want ? c->want : GOOD_ALERT,
+	                   big ? PW_ATTR_ID_MAX : 0};
+	door_want_detail = c->in == DEAD ? c->want : NULL;
+	want_in = c->in;
+	want_side = c->side;
+	wire_buf b = {0};
+	if (c->raw) {
+		wire_bytes(&b, c->raw, c->raw_len);
+		return b;
+	}
+	b = pack_alert(c->edit);
+	if (c->append)
+		c->append(&b);
+	return cut_to(b, c->cut);
+}
+
+static Perfwatch__V1__DlqReason alert_door(const uint8_t *buf, size_t len, ProtobufCMessage **out, bool *skip,
+                                           char *detail, size_t detail_len)
+{
+	Perfwatch__V1__Alert *al = (Perfwatch__V1__Alert *)*out;
+	Perfwatch__V1__DlqReason reason = R_OK_;
+	pw_attr_before bf;
+	pw_attr_input in = pw_attr_alert_decode(buf, len, &al, &bf, &reason, detail, detail_len);
+	if (want_in >= 0)
+		cr_expect_eq((int)in, want_in, "alert door: input class %d, want %d (%s)", in, want_in, detail);
+	if (in == ACCEPT && want_in >= 0) {
+		char side = bf.window_start_us > 0 && bf.window_end_us > bf.window_start_us ? 'w'
+		            : bf.max_cl > 0                                                 ? 'c'
+		            : bf.build_id && bf.build_id[0]                                 ? 'b'
+		                                                                            : '?';
+		cr_expect_eq(side, want_side, "alert door: before side %c, want %c", side, want_side);
+		if (side == 'c')
+			cr_expect_eq(bf.max_cl, 7841885);
+		if (side == 'b')
+			cr_expect_str_eq(bf.build_id, "xla-2026-06-10");
+	}
+	*out = (ProtobufCMessage *)al;
+	*skip = in == IGNORE || in == FOLLOW;
+	return in == DEAD ? reason : R_OK_;
+}
+
+static const char *alert_id(const ProtobufCMessage *m)
+{
+	return ((const Perfwatch__V1__Alert *)m)->alert_id;
+}
+
+Test(attr_door, every_hostile_alert_gets_its_reason)
+{
+	door_run("attributor perf.alerts.v1", NACASES, alert_case, alert_door, alert_id);
+}
+
+/* ================================================== perf.bisections.v1 */
+
+#define NSTEPS 4
+typedef struct bis_parts {
+	Perfwatch__V1__Bisection bs;
+	Perfwatch__V1__SeriesKey key;
+	Perfwatch__V1__BisectStep st[NSTEPS];
+	Perfwatch__V1__BisectStep *stp[NSTEPS];
+	char series_key[1024];
+} bis_parts;
+
+typedef void (*bedit_fn)(bis_parts *q);
+
+static void brekey(bis_parts *q)
+{
+	snprintf(q->series_key, sizeof q->series_key, "%s/%s/%s/%s/%s", q->key.model, q->key.hlo_fingerprint,
+	         q->key.platform, q->key.config, q->key.metric);
+	q->bs.series_key = q->series_key;
+}
+
+/* A done bisection of the worked example: culprit cl/7841917, verified on both sides. */
+static wire_buf pack_bisection(bedit_fn edit)
+{
+	static bis_parts q;
+	memset(&q, 0, sizeof q);
+	perfwatch__v1__bisection__init(&q.bs);
+	perfwatch__v1__series_key__init(&q.key);
+	q.key.model = "chat-8b";
+	q.key.hlo_fingerprint = "hlo:9f31c2";
+	q.key.platform = "v6e-4";
+	q.key.config = "decode.B64.s2048.int8";
+	q.key.metric = "tpot_p50_ms";
+	static const struct {
+		const char *job, *cl;
+		int64_t n;
+		Perfwatch__V1__BisectPurpose p;
+	} steps[NSTEPS] = {
+		{"bs-chat-8b-7841923-00", "cl/7841904", 7841904, PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_STEP},
+		{"bs-chat-8b-7841923-04", "cl/7841917", 7841917, PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_STEP},
+		{"bs-chat-8b-7841923-05", "cl/7841916", 7841916,
+		 PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_VERIFY_ADJACENT},
+		{"bs-chat-8b-7841923-06", "cl/7841917", 7841917,
+		 PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_VERIFY_CHERRY_PICK},
+	};
+	for (size_t i = 0; i < NSTEPS; i++) {
+		perfwatch__v1__bisect_step__init(&q.st[i]);
+		q.st[i].index = (uint32_t)i;
+		q.st[i].job_id = (char *)steps[i].job;
+		q.st[i].cl = (char *)steps[i].cl;
+		q.st[i].cl_number = steps[i].n;
+		q.st[i].purpose = steps[i].p;
+		q.st[i].median = 3.9;
+		q.st[i].n = 3;
+		q.stp[i] = &q.st[i];
+	}
+	q.bs.bisection_id = GOOD_BISECTION;
+	q.bs.alert_id = GOOD_ALERT;
+	q.bs.series = &q.key;
+	q.bs.range_lo = "cl/7841885";
+	q.bs.range_lo_number = 7841885;
+	q.bs.range_hi = "cl/7841923";
+	q.bs.range_hi_number = 7841923;
+	q.bs.n_cls = 38;
+	q.bs.steps = q.stp;
+	q.bs.n_steps = NSTEPS;
+	q.bs.culprit = "cl/7841917";
+	q.bs.culprit_title = "fusion: cap producer-consumer fusion VMEM footprint at 1.5MB";
+	q.bs.culprit_owner = "xla-fusion";
+	q.bs.confidence = PERFWATCH__V1__BISECTION_CONFIDENCE__BISECTION_CONFIDENCE_VERIFIED_BOTH_SIDES;
+	q.bs.status = PERFWATCH__V1__BISECTION_STATUS__BISECTION_STATUS_DONE;
+	q.bs.started_unix_us = NOW_US;
+	q.bs.updated_unix_us = NOW_US + 3600000000LL;
+	q.bs.metric = "tpot_p50_ms";
+	q.bs.reason = "verified on both sides";
+	brekey(&q);
+	if (edit)
+		edit(&q);
+	wire_buf b = {0};
+	b.n = perfwatch__v1__bisection__get_packed_size(&q.bs);
+	b.p = malloc(b.n + 1);
+	cr_assert_not_null(b.p);
+	perfwatch__v1__bisection__pack(&q.bs, b.p);
+	return b;
+}
+
+#define BEDIT(fn, stmt)                                                                            \
+	static void fn(bis_parts *q) { stmt; }
+BEDIT(b_running, q->bs.status = PERFWATCH__V1__BISECTION_STATUS__BISECTION_STATUS_RUNNING)
+BEDIT(b_no_culprit, q->bs.culprit = "")
+BEDIT(b_status_unknown, q->bs.status = (Perfwatch__V1__BisectionStatus)99)
+BEDIT(b_failed, q->bs.status = PERFWATCH__V1__BISECTION_STATUS__BISECTION_STATUS_FAILED)
+BEDIT(b_no_id, q->bs.bisection_id = "")
+BEDIT(b_no_alert, q->bs.alert_id = "")
+BEDIT(b_no_series, q->bs.series = NULL)
+BEDIT(b_no_model, (q->key.model = "", brekey(q)))
+BEDIT(b_no_metric, (q->key.metric = "", brekey(q)))
+BEDIT(b_no_key, q->bs.series_key = "")
+BEDIT(b_culprit_text, q->bs.culprit = "cl/abc")
+BEDIT(b_culprit_negative, q->bs.culprit = "cl/-3")
+BEDIT(b_culprit_roll, q->bs.culprit = "cl/7841917@12")
+BEDIT(b_long_id, q->bs.bisection_id = (char *)letters('b', 300))
+BEDIT(b_long_alert, q->bs.alert_id = (char *)letters('a', 60000))
+BEDIT(b_long_key, q->bs.series_key = (char *)letters('k', 300))
+BEDIT(b_long_job, q->st[1].job_id = (char *)letters('j', 300))
+BEDIT(b_no_before, (q->st[2].job_id = ""))
+BEDIT(b_no_after, (q->st[1].cl_number = 7841918))
+BEDIT(b_no_jobs, for (size_t i = 0; i < NSTEPS; i++) q->st[i].job_id = "")
+BEDIT(b_no_steps, q->bs.n_steps = 0)
+BEDIT(b_only_pick, q->st[1].job_id = "")
+BEDIT(b_key_other, q->bs.series_key = "rank-moe-110b/hlo:1/v5e-8/prefill.B8/ttft_p50_ms")
+BEDIT(b_sql_id, q->bs.bisection_id = "bs'); DELETE FROM perfwatch.attributions;--")
+BEDIT(b_array_job, q->st[1].job_id = "bs-04\",\"bs-00\\")
+BEDIT(b_levels_nan, (q->bs.clean_level = NAN, q->bs.regressed_level = INFINITY, q->st[0].median = -INFINITY))
+BEDIT(b_times_absurd, (q->bs.started_unix_us = INT64_MIN, q->bs.updated_unix_us = INT64_MAX))
+BEDIT(b_confidence_unknown, q->bs.confidence = (Perfwatch__V1__BisectionConfidence)99)
+BEDIT(b_purpose_unknown, q->st[0].purpose = (Perfwatch__V1__BisectPurpose)99)
+static void b_many_steps(bis_parts *q)
+{
+	static Perfwatch__V1__BisectStep *many[PW_ATTR_STEPS_MAX + 1];
+	for (size_t i = 0; i <= PW_ATTR_STEPS_MAX; i++)
+		many[i] = &q->st[i % NSTEPS];
+	q->bs.steps = many;
+	q->bs.n_steps = PW_ATTR_STEPS_MAX + 1;
+}
+static void b_wide_side(bis_parts *q)
+{
+	static Perfwatch__V1__BisectStep *many[64];
+	for (size_t i = 0; i < 64; i++)
+		many[i] = &q->st[1]; /* 64 steps at the culprit, each with a 200-byte job id */
+	q->st[1].job_id = (char *)letters('j', PW_ATTR_ID_MAX);
+	many[0] = &q->st[2];
+	q->bs.steps = many;
+	q->bs.n_steps = 64;
+}
+
+WIRE_APPEND_STR(b_nul_id, 1, "bs-00412\0evil")
+WIRE_APPEND_STR(b_ff_culprit, 17, "cl/78419\377")
+WIRE_APPEND_STR(b_surrogate_title, 19, "fusion \xed\xa0\x80")
+WIRE_APPEND_STR(b_cut_reason, 28, "verified \xe2\x82")
+WIRE_APPEND_STR(b_cont_correlated, 32, "chat-8b/\x80")
+WIRE_APPEND_STR(b_second_id, 1, "bs-chat-8b-7841923-b")
+static void b_nul_job(wire_buf *b) { wire_nested(b, 16, 2, "bs-04\0x", 7); }
+static void b_overlong_config(wire_buf *b) { wire_nested(b, 5, 4, "decode\xc0\xae", 8); }
+static void b_id_varint(wire_buf *b) { wire_int(b, 1, 412); }
+static void b_status_ld(wire_buf *b) { wire_ld(b, 24, "done", 4); }
+static void b_past_end(wire_buf *b) { wire_past_end(b, 4); }
+static void b_group(wire_buf *b) { wire_varint(b, 50u << 3 | 3); }
+static void b_unknown(wire_buf *b)
+{
+	wire_int(b, 99, 7);
+	wire_ld(b, 100, "a field of a later version", 26);
+}
+
+typedef struct bkase {
+	const char *name;
+	bedit_fn edit;
+	void (*append)(wire_buf *b);
+	const uint8_t *raw;
+	size_t raw_len;
+	long cut;
+	pw_attr_input in;
+	Perfwatch__V1__DlqReason reason;
+	const char *want; /* refused: in the detail; accepted: the bisection_id (NULL: GOOD_BISECTION) */
+} bkase;
+
+#define NOT_BIS "payload is not a perfwatch.v1.Bisection"
+#define NO_SIDES "has no step at cl/7841917 culprit-1 or at the culprit with a job id"
+static const bkase bcases[] = {
+	{"the good bisection", NULL, NULL, NULL, 0, 0, ACCEPT, R_OK_, NULL},
+	{"empty payload", NULL, NULL, (const uint8_t *)"", 0, 0, DEAD, R_DECODE, "empty payload"},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, DEAD, R_DECODE, NOT_BIS},
+	{"truncated after 3 bytes (inside bisection_id)", NULL, NULL, NULL, 0, 3, DEAD, R_DECODE, NOT_BIS},
+	{"truncated at byte 60 (inside series_key)", NULL, NULL, NULL, 0, 60, DEAD, R_DECODE, NOT_BIS},
+	{"truncated by its last byte (inside metric)", NULL, NULL, NULL, 0, -1, DEAD, R_DECODE, NOT_BIS},
+	{"bisection_id as a varint", NULL, b_id_varint, NULL, 0, 0, DEAD, R_DECODE, NOT_BIS},
+	{"status as a string", NULL, b_status_ld, NULL, 0, 0, DEAD, R_DECODE, NOT_BIS},
+	{"a length prefix past the end", NULL, b_past_end, NULL, 0, 0, DEAD, R_DECODE, NOT_BIS},
+	{"a group that never ends", NULL, b_group, NULL, 0, 0, DEAD, R_DECODE, NOT_BIS},
+	{"unknown fields (a later version)", NULL, b_unknown, NULL, 0, 0, ACCEPT, R_OK_, NULL},
+	{"still running", b_running, NULL, NULL, 0, 0, IGNORE, R_OK_, NULL},
+	{"done without a culprit", b_no_culprit, NULL, NULL, 0, 0, IGNORE, R_OK_, NULL},
+	{"a status this build does not know", b_status_unknown, NULL, NULL, 0, 0, IGNORE, R_OK_, NULL},
+	{"failed, with a culprit field (never a guess)", b_failed, NULL, NULL, 0, 0, IGNORE, R_OK_, NULL},
+	{"no bisection_id", b_no_id, NULL, NULL, 0, 0, DEAD, R_MISSING, "bisection has no bisection_id"},
+	{"no alert_id", b_no_alert, NULL, NULL, 0, 0, DEAD, R_MISSING, "names no alert"},
+	{"no series", b_no_series, NULL, NULL, 0, 0, DEAD, R_MISSING, "incomplete series key"},
+	{"no model", b_no_model, NULL, NULL, 0, 0, DEAD, R_MISSING, "incomplete series key"},
+	{"no metric", b_no_metric, NULL, NULL, 0, 0, DEAD, R_MISSING, "incomplete series key"},
+	{"no series_key", b_no_key, NULL, NULL, 0, 0, DEAD, R_MISSING, "incomplete series key"},
+	{"culprit not a CL", b_culprit_text, NULL, NULL, 0, 0, DEAD, R_INVALID, "culprit \"cl/abc\", not cl/N"},
+	{"culprit negative", b_culprit_negative, NULL, NULL, 0, 0, DEAD, R_INVALID, "culprit \"cl/-3\""},
+	{"a roll culprit cl/N@K (its CL's steps)", b_culprit_roll, NULL, NULL, 0, 0, ACCEPT, R_OK_, NULL},
+	{"a 300-byte bisection_id", b_long_id, NULL, NULL, 0, 0, DEAD, R_INVALID, "ids of 300, 24, 58 bytes"},
+	{"a 60 kB alert_id", b_long_alert, NULL, NULL, 0, 0, DEAD, R_INVALID, "ids of 18, 60000, 58 bytes"},
+	{"a 300-byte series_key", b_long_key, NULL, NULL, 0, 0, DEAD, R_INVALID, "ids of 18, 24, 300 bytes"},
+	{"a 300-byte job id", b_long_job, NULL, NULL, 0, 0, DEAD, R_INVALID, "a job id of 300 bytes"},
+	{"4097 steps", b_many_steps, NULL, NULL, 0, 0, DEAD, R_INVALID, "4097 steps"},
+	{"64 steps of 200-byte job ids at the culprit", b_wide_side, NULL, NULL, 0, 0, DEAD, R_INVALID,
+	 "the job ids of a side take"},
+	{"no job at culprit-1", b_no_before, NULL, NULL, 0, 0, DEAD, R_INCONS, NO_SIDES},
+	{"no step at the culprit", b_no_after, NULL, NULL, 0, 0, DEAD, R_INCONS, NO_SIDES},
+	{"no step has a job id", b_no_jobs, NULL, NULL, 0, 0, DEAD, R_INCONS, NO_SIDES},
+	{"no steps", b_no_steps, NULL, NULL, 0, 0, DEAD, R_INCONS, NO_SIDES},
+	{"only the cherry-pick at the culprit", b_only_pick, NULL, NULL, 0, 0, DEAD, R_INCONS, NO_SIDES},
+	{"series_key names another series than series", b_key_other, NULL, NULL, 0, 0, DEAD, R_INCONS,
+	 "does not match its series"},
+	{"NUL inside bisection_id", NULL, b_nul_id, NULL, 0, 0, DEAD, R_INVALID,
+	 "perfwatch.v1.Bisection: field \"bisection_id\" contains a NUL byte"},
+	{"NUL inside a step's job_id", NULL, b_nul_job, NULL, 0, 0, DEAD, R_INVALID,
+	 "\"steps.job_id\" contains a NUL byte"},
+	{"0xff in culprit", NULL, b_ff_culprit, NULL, 0, 0, DEAD, R_INVALID, "\"culprit\" is not valid UTF-8"},
+	{"an overlong '.' in series.config", NULL, b_overlong_config, NULL, 0, 0, DEAD, R_INVALID,
+	 "\"series.config\" is not valid UTF-8"},
+	{"a surrogate in culprit_title", NULL, b_surrogate_title, NULL, 0, 0, DEAD, R_INVALID,
+	 "\"culprit_title\" is not valid UTF-8"},
+	{"a cut sequence in reason", NULL, b_cut_reason, NULL, 0, 0, DEAD, R_INVALID, "\"reason\" is not valid UTF-8"},
+	{"a lone continuation byte in a correlated series", NULL, b_cont_correlated, NULL, 0, 0, DEAD, R_INVALID,
+	 "\"correlated_series\" is not valid UTF-8"},
+	{"SQL metacharacters in bisection_id (data)", b_sql_id, NULL, NULL, 0, 0, ACCEPT, R_OK_,
+	 "bs'); DELETE FROM perfwatch.attributions;--"},
+	{"array-literal metacharacters in a job id (data, escaped)", b_array_job, NULL, NULL, 0, 0, ACCEPT, R_OK_,
+	 NULL},
+	{"levels and a median non-finite (not read)", b_levels_nan, NULL, NULL, 0, 0, ACCEPT, R_OK_, NULL},
+	{"started at INT64_MIN, updated at INT64_MAX (not read)", b_times_absurd, NULL, NULL, 0, 0, ACCEPT, R_OK_,
+	 NULL},
+	{"a confidence this build does not know (not read)", b_confidence_unknown, NULL, NULL, 0, 0, ACCEPT, R_OK_,
+	 NULL},
+	{"a step purpose this build does not know", b_purpose_unknown, NULL, NULL, 0, 0, ACCEPT, R_OK_, NULL},
+	{"bisection_id twice: the last counts", NULL, b_second_id, NULL, 0, 0, ACCEPT, R_OK_, "bs-chat-8b-7841923-b"},
+};
+#define NBCASES (sizeof bcases / sizeof bcases[0])
+
+static wire_buf bisection_case(size_t i, door_expect *e)
+{
+	const bkase *c = &bcases[i];
+	*e = (door_expect){c->name, c->reason, c->in == IGNORE, c->want ? c->want : GOOD_BISECTION, 0};
+	door_want_detail = c->in == DEAD ? c->want : NULL;
+	want_in = c->in;
+	wire_buf b = {0};
+	if (c->raw) {
+		wire_bytes(&b, c->raw, c->raw_len);
+		return b;
+	}
+	b = pack_bisection(c->edit);
+	if (c->append)
+		c->append(&b);
+	return cut_to(b, c->cut);
+}
+
+static Perfwatch__V1__DlqReason bisection_door(const uint8_t *buf, size_t len, ProtobufCMessage **out,
+                                               bool *skip, char *detail, size_t detail_len)
+{
+	Perfwatch__V1__Bisection *bs = (Perfwatch__V1__Bisection *)*out;
+	Perfwatch__V1__DlqReason reason = R_OK_;
+	pw_attr_input in = pw_attr_bisection_decode(buf, len, &bs, &reason, detail, detail_len);
+	if (want_in >= 0)
+		cr_expect_eq((int)in, want_in, "bisection door: input class %d, want %d (%s)", in, want_in, detail);
+	if (in == ACCEPT) {
+		size_t nb = 0, na = 0;
+		pw_attr_culprit_steps(bs, NULL, &nb, NULL, &na);
+		cr_expect(nb > 0 && na > 0, "accepted with %zu before and %zu after jobs", nb, na);
+	}
+	*out = (ProtobufCMessage *)bs;
+	*skip = in == IGNORE;
+	return in == DEAD ? reason : R_OK_;
+}
+
+static const char *bisection_id(const ProtobufCMessage *m)
+{
+	return ((const Perfwatch__V1__Bisection *)m)->bisection_id;
+}
+
+Test(attr_door, every_hostile_bisection_gets_its_reason)
+{
+	door_run("attributor perf.bisections.v1", NBCASES, bisection_case, bisection_door, bisection_id);
+}
+
+/* ============================================ what the door hands on */
+
+Test(attr_door, the_culprit_steps_split_around_the_culprit)
+{
+	wire_buf b = pack_bisection(NULL);
+	Perfwatch__V1__Bisection *bs = NULL;
+	Perfwatch__V1__DlqReason reason;
+	char detail[512];
+	cr_assert_eq(pw_attr_bisection_decode(b.p, b.n, &bs, &reason, detail, sizeof detail), ACCEPT, "%s", detail);
+	const char *before[NSTEPS], *after[NSTEPS];
+	size_t nb, na;
+	pw_attr_culprit_steps(bs, before, &nb, after, &na);
+	cr_assert_eq(nb, 1);
+	cr_assert_str_eq(before[0], "bs-chat-8b-7841923-05"); /* the adjacent verification */
+	cr_assert_eq(na, 1);
+	cr_assert_str_eq(after[0], "bs-chat-8b-7841923-04"); /* the step at the culprit, not its cherry-pick */
+	perfwatch__v1__bisection__free_unpacked(bs, NULL);
+	free(b.p);
+}
+
+Test(attr_door, job_ids_reach_postgresql_as_one_element_each)
+{
+	/* before the fix, {"bs-04","bs-00\"} was built by pasting: two ids, the second another job's */
+	const char *ids[] = {"bs-04\",\"bs-00", "a\\b", "plain", ""};
+	char buf[128];
+	cr_assert_eq(pw_attr_text_array(ids, 4, buf, sizeof buf), PW_OK);
+	cr_assert_str_eq(buf, "{\"bs-04\\\",\\\"bs-00\",\"a\\\\b\",\"plain\",\"\"}");
+	cr_assert_eq(pw_attr_text_array(ids, 0, buf, sizeof buf), PW_OK);
+	cr_assert_str_eq(buf, "{}");
+	/* a literal that does not fit is refused whole, never cut to fewer ids */
+	const char *one[] = {"abcdef"};
+	for (size_t len = 0; len < 10; len++)
+		cr_assert_eq(pw_attr_text_array(one, 1, buf, len), PW_ERR_INVALID, "len %zu", len);
+	cr_assert_eq(pw_attr_text_array(one, 1, buf, 11), PW_OK);
+	cr_assert_str_eq(buf, "{\"abcdef\"}");
+	/* every byte escaped still fits the door's bound (2 bytes a byte, 3 an element, 2 the braces) */
+	const char *q[] = {"\"\"\"\"", "\\\\"};
+	cr_assert_eq(pw_attr_text_array(q, 2, buf, 2 + (2 * 4 + 3) + (2 * 2 + 3)), PW_OK);
+}
+
+Test(attr_door, the_series_key_must_be_the_series_canonical_key)
+{
+	Perfwatch__V1__SeriesKey k = PERFWATCH__V1__SERIES_KEY__INIT;
+	k.model = "chat-8b";
+	k.hlo_fingerprint = "hlo:1";
+	k.platform = "v6e-4";
+	k.config = "decode.B8";
+	k.metric = "tpot_p50_ms";
+	cr_assert(pw_input_series_key_matches("chat-8b/hlo:1/v6e-4/decode.B8/tpot_p50_ms", &k));
+	cr_assert_not(pw_input_series_key_matches("chat-8b/hlo:1/v6e-4/decode.B8/tpot_p50_m", &k));
+	cr_assert_not(pw_input_series_key_matches("chat-8b/hlo:1/v6e-4/decode.B8/tpot_p50_msx", &k));
+	cr_assert_not(pw_input_series_key_matches("chat-8b/hlo:1/v6e-4/decode.B8", &k));
+	cr_assert_not(pw_input_series_key_matches("chat-8b.hlo:1/v6e-4/decode.B8/tpot_p50_ms", &k));
+	cr_assert_not(pw_input_series_key_matches("", &k));
+	cr_assert_not(pw_input_series_key_matches(NULL, &k));
+	cr_assert_not(pw_input_series_key_matches("chat-8b/hlo:1/v6e-4/decode.B8/tpot_p50_ms", NULL));
+}
+
+Test(attr_door, random_mutations_of_an_alert_and_a_bisection)
+{
+	want_in = -1;
+	wire_buf a = pack_alert(NULL), b = pack_bisection(NULL);
+	door_mutations("attributor perf.alerts.v1", &a, alert_door, 20000, 19);
+	door_mutations("attributor perf.bisections.v1", &b, bisection_door, 20000, 1919);
+	free(a.p);
+	free(b.p);
+}

@@ -1,0 +1,784 @@
+/*
+ * test_pager_door.c: the pager's door on its five input topics
+ * (perf.alerts.v1, perf.gate.verdicts.v1, perf.changepoints.v1,
+ * perf.bisections.v1, perf.attributions.v1), each on a table of hostile
+ * payloads (issue 19) with the DlqReason and a detail substring every refused
+ * one must get and, for what must pass, the part key the pager dedups on.
+ *
+ * The pager's door is not a library function yet: it is on_message's first
+ * steps and part_decode, static in services/pager/main.c. This file compiles
+ * main.c in (its main renamed) and runs those steps in on_message's order
+ * (pager_door below: empty, wire form, then the gate verdict's release_id
+ * or part_decode). When the door moves into pager_msg.c, pager_door becomes
+ * a call to it.
+ *
+ * Cases the pager gets wrong today (ids cut silently) are in
+ * known_defects_ids_are_cut, disabled until main.c refuses them.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#define main pw_pager_main_for_tests
+#include "../../services/pager/main.c"
+#undef main
+
+#include "wire_build.h"
+
+#define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
+#define R_DECODE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
+#define R_MISSING PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD
+#define R_INVALID PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE
+
+#define NOW_US 1781740800000000LL
+#define GOOD_ALERT "perfreg-2026-06-18-00412"
+#define KEY_ALERT "alert:" GOOD_ALERT ":r1"
+#define GOOD_SERIES "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms"
+#define KEY_GATE "xla-rc-2026-06-17"
+#define GOOD_CP GOOD_SERIES "@xla-nightly-2026-06-17"
+#define KEY_CP "changepoint:" GOOD_CP
+#define KEY_BIS "bisection:bs-chat-8b-7841923:done:cl/7841917:1781744400000000"
+#define KEY_ATTR "attribution:" GOOD_ALERT ":1781744400000000"
+
+static const char *letters(char c, size_t n)
+{
+	static char bufs[8][70001];
+	static size_t used;
+	cr_assert(n <= 70000 && used < 8);
+	char *b = bufs[used++];
+	memset(b, c, n);
+	b[n] = 0;
+	return b;
+}
+
+/* ---- the door, in on_message's order ---- */
+
+static in_kind cur_kind;
+static char last_key[PART_KEY_MAX + 64];
+static part last_part;
+
+static Perfwatch__V1__DlqReason pager_door(const uint8_t *buf, size_t len, ProtobufCMessage **out, bool *skip,
+                                           char *detail, size_t dlen)
+{
+	*out = NULL;
+	*skip = false;
+	last_key[0] = 0;
+	if (!buf || len == 0) {
+		snprintf(detail, dlen, "empty payload");
+		return R_DECODE;
+	}
+	if (pw_input_check_wire(desc_of(cur_kind), buf, len, detail, dlen) != PW_OK)
+		return R_INVALID;
+	if (cur_kind == IN_GATE) {
+		Perfwatch__V1__GateVerdict *gv = perfwatch__v1__gate_verdict__unpack(NULL, len, buf);
+		if (!gv) {
+			snprintf(detail, dlen, "payload is not a perfwatch.v1.GateVerdict");
+			return R_DECODE;
+		}
+		if (!gv->release_id || !gv->release_id[0]) {
+			perfwatch__v1__gate_verdict__free_unpacked(gv, NULL);
+			snprintf(detail, dlen, "gate verdict has no release_id");
+			return R_MISSING;
+		}
+		snprintf(last_key, sizeof last_key, "%s", gv->release_id);
+		*out = &gv->base;
+		return R_OK_;
+	}
+	Perfwatch__V1__DlqReason reason;
+	detail[0] = 0;
+	if (part_decode(cur_kind, buf, len, &last_part, &reason, detail, dlen) != PW_OK) {
+		cr_expect(last_part.key[0] == 0, "refused, but a part key was made");
+		return reason;
+	}
+	snprintf(last_key, sizeof last_key, "%s", last_part.key);
+	*out = protobuf_c_message_unpack(desc_of(cur_kind), NULL, len, buf);
+	cr_assert_not_null(*out);
+	return R_OK_;
+}
+
+static const char *part_key(const ProtobufCMessage *m)
+{
+	(void)m;
+	return last_key;
+}
+
+/* ---- one case shape for every topic ---- */
+
+typedef void (*edit_fn)(void *parts);
+typedef wire_buf (*pack_fn)(edit_fn edit);
+
+typedef struct kase {
+	const char *name;
+	edit_fn edit;
+	void (*append)(wire_buf *b);
+	const uint8_t *raw;
+	size_t raw_len;
+	long cut; /* > 0: keep the first cut bytes; < 0: drop -cut bytes at the end */
+	Perfwatch__V1__DlqReason reason;
+	const char *want; /* refused: in the detail; accepted: the part key (NULL: the topic's good key) */
+} kase;
+
+static const kase *cur_cases;
+static pack_fn cur_pack;
+static const char *cur_good_key;
+
+static wire_buf build(size_t i, door_expect *e)
+{
+	const kase *c = &cur_cases[i];
+	bool ok = c->reason == R_OK_;
+	*e = (door_expect){c->name, c->reason, false, ok && c->want ? c->want : cur_good_key, 0};
+	door_want_detail = ok ? NULL : c->want;
+	wire_buf b = {0};
+	if (c->raw) {
+		wire_bytes(&b, c->raw, c->raw_len);
+		return b;
+	}
+	b = cur_pack(c->edit);
+	if (c->append)
+		c->append(&b);
+	if (c->cut > 0 && (size_t)c->cut < b.n)
+		b.n = (size_t)c->cut;
+	else if (c->cut < 0 && (size_t)-c->cut < b.n)
+		b.n -= (size_t)-c->cut;
+	return b;
+}
+
+static void run_topic(const char *topic, in_kind kind, const kase *cases, size_t n, pack_fn pack,
+                      const char *good_key)
+{
+	cur_kind = kind;
+	cur_cases = cases;
+	cur_pack = pack;
+	cur_good_key = good_key;
+	door_run(topic, n, build, pager_door, part_key);
+}
+
+/* kinds every topic gets: raw bytes, the wire types, unknown fields */
+static void w_past_end_1(wire_buf *b) { wire_past_end(b, 1); }
+static void w_group(wire_buf *b) { wire_varint(b, 60u << 3 | 3); }
+static void w_id_varint(wire_buf *b) { wire_int(b, 1, 412); }
+static void w_unknown(wire_buf *b)
+{
+	wire_int(b, 99, 12345);
+	wire_ld(b, 100, "a field of a later version", 26);
+}
+WIRE_APPEND_STR(w_nul_1, 1, "id-00412\0evil")
+WIRE_APPEND_STR(w_ff_1, 1, "id-\377")
+WIRE_APPEND_STR(w_overlong_1, 1, "id\xc0\xaf")
+WIRE_APPEND_STR(w_surrogate_1, 1, "id\xed\xa0\x80")
+WIRE_APPEND_STR(w_cut_1, 1, "id\xe2\x82")
+WIRE_APPEND_STR(w_above_1, 1, "id\xf4\x90\x80\x80")
+
+#define COMMON_CASES(NOT)                                                                          \
+	{"empty payload", NULL, NULL, (const uint8_t *)"", 0, 0, R_DECODE, "empty payload"},          \
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, R_DECODE, NOT},                 \
+	{"truncated after 3 bytes", NULL, NULL, NULL, 0, 3, R_DECODE, NOT},                           \
+	{"truncated by its last byte", NULL, NULL, NULL, 0, -1, R_DECODE, NOT},                       \
+	{"field 1 as a varint", NULL, w_id_varint, NULL, 0, 0, R_DECODE, NOT},                        \
+	{"a length prefix past the end", NULL, w_past_end_1, NULL, 0, 0, R_DECODE, NOT},              \
+	{"a group that never ends", NULL, w_group, NULL, 0, 0, R_DECODE, NOT},                        \
+	{"unknown fields (a later version)", NULL, w_unknown, NULL, 0, 0, R_OK_, NULL},               \
+	{"NUL inside the id", NULL, w_nul_1, NULL, 0, 0, R_INVALID, "contains a NUL byte"},           \
+	{"0xff in the id", NULL, w_ff_1, NULL, 0, 0, R_INVALID, "is not valid UTF-8"},                \
+	{"an overlong '/' in the id", NULL, w_overlong_1, NULL, 0, 0, R_INVALID, "is not valid UTF-8"}, \
+	{"a surrogate in the id", NULL, w_surrogate_1, NULL, 0, 0, R_INVALID, "is not valid UTF-8"},  \
+	{"a cut sequence in the id", NULL, w_cut_1, NULL, 0, 0, R_INVALID, "is not valid UTF-8"},     \
+	{"above U+10FFFF in the id", NULL, w_above_1, NULL, 0, 0, R_INVALID, "is not valid UTF-8"}
+
+/* ====================================================== perf.alerts.v1 */
+
+typedef struct alert_parts {
+	Perfwatch__V1__Alert al;
+	Perfwatch__V1__SeriesKey key;
+	Perfwatch__V1__AlertDelta delta;
+	Perfwatch__V1__AlertBaseline base;
+	Perfwatch__V1__AlertObserved obs;
+	Perfwatch__V1__AlertScope scope;
+	Perfwatch__V1__AlertChangepoint cp;
+} alert_parts;
+
+static wire_buf pack_alert(edit_fn edit)
+{
+	static alert_parts q;
+	memset(&q, 0, sizeof q);
+	perfwatch__v1__alert__init(&q.al);
+	perfwatch__v1__series_key__init(&q.key);
+	perfwatch__v1__alert_delta__init(&q.delta);
+	perfwatch__v1__alert_baseline__init(&q.base);
+	perfwatch__v1__alert_observed__init(&q.obs);
+	perfwatch__v1__alert_scope__init(&q.scope);
+	perfwatch__v1__alert_changepoint__init(&q.cp);
+	q.key.model = "chat-8b";
+	q.key.hlo_fingerprint = "hlo:9f31c2";
+	q.key.platform = "v6e-4";
+	q.key.config = "decode.B64.s2048.int8";
+	q.key.metric = "tpot_p50_ms";
+	q.delta.abs = 0.32;
+	q.delta.abs_unit = "ms";
+	q.delta.pct = 8.2;
+	q.base.median = 3.90;
+	q.base.mad = 0.017;
+	q.obs.release = "xla-rc-2026-06-17";
+	q.cp.cl_range_lo = "cl/7841885";
+	q.cp.cl_range_hi = "cl/7841923";
+	q.al.alert_id = GOOD_ALERT;
+	q.al.revision = 1;
+	q.al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION;
+	q.al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE;
+	q.al.created_unix_us = NOW_US;
+	q.al.series_key = GOOD_SERIES;
+	q.al.series = &q.key;
+	q.al.delta = &q.delta;
+	q.al.baseline = &q.base;
+	q.al.observed = &q.obs;
+	q.al.changepoint = &q.cp;
+	q.al.verdict = PERFWATCH__V1__VERDICT__VERDICT_BLOCKING;
+	q.al.owner_hint = "xla-fusion";
+	q.al.summary = "chat-8b decode B64 TPOT +8.2%";
+	if (edit)
+		edit(&q);
+	wire_buf b = {0};
+	b.n = perfwatch__v1__alert__get_packed_size(&q.al);
+	b.p = malloc(b.n + 1);
+	cr_assert_not_null(b.p);
+	perfwatch__v1__alert__pack(&q.al, b.p);
+	return b;
+}
+
+#define AEDIT(fn, stmt)                                                                            \
+	static void fn(void *p)                                                                    \
+	{                                                                                          \
+		alert_parts *q = p;                                                                \
+		stmt;                                                                              \
+	}
+AEDIT(a_no_id, q->al.alert_id = "")
+AEDIT(a_no_key, q->al.series_key = "")
+AEDIT(a_no_series, q->al.series = NULL)
+AEDIT(a_no_model, q->key.model = "")
+AEDIT(a_no_platform, q->key.platform = "")
+AEDIT(a_revision_0, q->al.revision = 0)
+AEDIT(a_revision_max, q->al.revision = UINT32_MAX)
+AEDIT(a_sql_id, q->al.alert_id = "perfreg'); DELETE FROM perfwatch.incidents;--")
+AEDIT(a_nan, (q->delta.abs = NAN, q->delta.pct = INFINITY, q->base.mad = -INFINITY))
+AEDIT(a_huge, (q->delta.pct = 1e308, q->base.n = UINT32_MAX))
+AEDIT(a_future, q->al.created_unix_us = INT64_MAX)
+AEDIT(a_past, q->al.created_unix_us = INT64_MIN)
+AEDIT(a_kind_unknown, q->al.kind = (Perfwatch__V1__AlertKind)99)
+AEDIT(a_verdict_unknown, q->al.verdict = (Perfwatch__V1__Verdict)-7)
+AEDIT(a_infra, q->al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_INFRA_HEALTH)
+AEDIT(a_long_summary, q->al.summary = (char *)letters('s', 60000))
+AEDIT(a_long_owner, q->al.owner_hint = (char *)letters('o', 5000))
+static void a_many_scope(void *p)
+{
+	alert_parts *q = p;
+	static char *many[20000];
+	for (size_t i = 0; i < 20000; i++)
+		many[i] = "chat-8b/v6e-4/decode.B8/tpot_p50_ms: +7.4%";
+	q->scope.correlated_series = many;
+	q->scope.n_correlated_series = 20000;
+	q->scope.clean_series = many;
+	q->scope.n_clean_series = 20000;
+	q->al.scope = &q->scope;
+}
+static void a_nul_model(wire_buf *b) { wire_nested(b, 8, 1, "chat\0-8b", 8); }
+static void a_ff_scope(wire_buf *b) { wire_nested(b, 14, 1, "chat-8b/\377: +1%", 14); }
+WIRE_APPEND_STR(a_second_id, 1, "perfreg-2026-06-18-00413")
+WIRE_APPEND_STR(a_cont_owner, 19, "xla-\x80")
+
+#define NOT_ALERT "payload is not a perfwatch.v1.Alert"
+static const kase acases[] = {
+	{"the good alert", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
+	COMMON_CASES(NOT_ALERT),
+	{"truncated at byte 40", NULL, NULL, NULL, 0, 40, R_DECODE, NOT_ALERT},
+	{"no alert_id", a_no_id, NULL, NULL, 0, 0, R_MISSING, "alert has no alert_id"},
+	{"no series_key", a_no_key, NULL, NULL, 0, 0, R_MISSING, "has no series key"},
+	{"no series", a_no_series, NULL, NULL, 0, 0, R_MISSING, "has no series key"},
+	{"no model", a_no_model, NULL, NULL, 0, 0, R_MISSING, "has no series key"},
+	{"no platform (the page shows what it has)", a_no_platform, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"revision 0 (read as 1)", a_revision_0, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"revision UINT32_MAX", a_revision_max, NULL, NULL, 0, 0, R_OK_, "alert:" GOOD_ALERT ":r4294967295"},
+	{"NUL inside series.model", NULL, a_nul_model, NULL, 0, 0, R_INVALID, "\"series.model\" contains a NUL"},
+	{"0xff in a correlated series", NULL, a_ff_scope, NULL, 0, 0, R_INVALID,
+	 "\"scope.correlated_series\" is not valid UTF-8"},
+	{"a lone continuation byte in owner_hint", NULL, a_cont_owner, NULL, 0, 0, R_INVALID,
+	 "\"owner_hint\" is not valid UTF-8"},
+	{"SQL metacharacters in alert_id (data)", a_sql_id, NULL, NULL, 0, 0, R_OK_,
+	 "alert:perfreg'); DELETE FROM perfwatch.incidents;--:r1"},
+	{"delta NaN and +inf, noise -inf (the payload writes null)", a_nan, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"delta 1e308, n UINT32_MAX", a_huge, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"created in the year 292277 (startsAt clamped)", a_future, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"created at INT64_MIN (startsAt clamped)", a_past, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"a kind this build does not know (a regression page)", a_kind_unknown, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"a verdict out of range (none)", a_verdict_unknown, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"an infra-health alert", a_infra, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"a 60 kB summary (not paged)", a_long_summary, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"a 5000-byte owner hint (display text)", a_long_owner, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"20000 correlated and clean series (the page lists 16)", a_many_scope, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"alert_id twice: the last counts", NULL, a_second_id, NULL, 0, 0, R_OK_, "alert:perfreg-2026-06-18-00413:r1"},
+};
+
+Test(pager_door, every_hostile_alert_gets_its_reason)
+{
+	run_topic("pager perf.alerts.v1", IN_ALERT, acases, sizeof acases / sizeof acases[0], pack_alert,
+	          KEY_ALERT);
+}
+
+/* ================================================ perf.gate.verdicts.v1 */
+
+typedef struct gate_parts {
+	Perfwatch__V1__GateVerdict v;
+} gate_parts;
+
+static wire_buf pack_gate(edit_fn edit)
+{
+	static gate_parts q;
+	memset(&q, 0, sizeof q);
+	perfwatch__v1__gate_verdict__init(&q.v);
+	q.v.release_id = KEY_GATE;
+	q.v.evaluation = 1;
+	q.v.verdict = PERFWATCH__V1__VERDICT__VERDICT_BLOCKING;
+	q.v.candidate_build_id = "xla-rc-2026-06-17";
+	q.v.baseline_release = "xla-2026-06-10";
+	q.v.tests = 2066;
+	q.v.fdr_q = 0.05;
+	q.v.fleet_weighted_impact_pct = 0.6;
+	q.v.evaluated_unix_us = NOW_US;
+	q.v.summary = "BLOCKING: chat-8b (2 series, 0.6% fleet)";
+	if (edit)
+		edit(&q);
+	wire_buf b = {0};
+	b.n = perfwatch__v1__gate_verdict__get_packed_size(&q.v);
+	b.p = malloc(b.n + 1);
+	cr_assert_not_null(b.p);
+	perfwatch__v1__gate_verdict__pack(&q.v, b.p);
+	return b;
+}
+
+#define GEDIT(fn, stmt)                                                                            \
+	static void fn(void *p)                                                                    \
+	{                                                                                          \
+		gate_parts *q = p;                                                                 \
+		stmt;                                                                              \
+	}
+GEDIT(g_no_release, q->v.release_id = "")
+GEDIT(g_eval_0, q->v.evaluation = 0)
+GEDIT(g_verdict_unknown, q->v.verdict = (Perfwatch__V1__Verdict)99)
+GEDIT(g_nan, (q->v.fdr_q = NAN, q->v.fleet_weighted_impact_pct = -INFINITY))
+GEDIT(g_future, q->v.evaluated_unix_us = INT64_MAX)
+GEDIT(g_past, q->v.evaluated_unix_us = INT64_MIN)
+GEDIT(g_no_candidate, q->v.candidate_build_id = "")
+GEDIT(g_sql, q->v.release_id = "rc'); UPDATE perfwatch.incidents SET state = 'resolved';--")
+GEDIT(g_long_summary, q->v.summary = (char *)letters('s', 60000))
+GEDIT(g_tests_0, q->v.tests = 0)
+WIRE_APPEND_STR(g_nul_baseline, 5, "xla\0-2026")
+WIRE_APPEND_STR(g_ff_summary, 12, "BLOCKING \377")
+WIRE_APPEND_STR(g_second, 1, "xla-rc-2026-06-18")
+static void g_ff_family(wire_buf *b) { wire_nested(b, 6, 1, "chat-\377", 6); }
+static void g_verdict_ld(wire_buf *b) { wire_ld(b, 3, "BLOCKING", 8); }
+
+#define NOT_GATE "payload is not a perfwatch.v1.GateVerdict"
+static const kase gcases[] = {
+	{"the good verdict", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
+	COMMON_CASES(NOT_GATE),
+	{"truncated at byte 30", NULL, NULL, NULL, 0, 30, R_DECODE, NOT_GATE},
+	{"verdict as a string", NULL, g_verdict_ld, NULL, 0, 0, R_DECODE, NOT_GATE},
+	{"no release_id", g_no_release, NULL, NULL, 0, 0, R_MISSING, "gate verdict has no release_id"},
+	{"evaluation 0", g_eval_0, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"a verdict this build does not know", g_verdict_unknown, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"fdr_q NaN, impact -inf", g_nan, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"evaluated in the year 292277", g_future, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"evaluated at INT64_MIN", g_past, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"no candidate build", g_no_candidate, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"no tests", g_tests_0, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"SQL metacharacters in release_id (data)", g_sql, NULL, NULL, 0, 0, R_OK_,
+	 "rc'); UPDATE perfwatch.incidents SET state = 'resolved';--"},
+	{"a 60 kB summary", g_long_summary, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"NUL inside baseline_release", NULL, g_nul_baseline, NULL, 0, 0, R_INVALID,
+	 "\"baseline_release\" contains a NUL"},
+	{"0xff in summary", NULL, g_ff_summary, NULL, 0, 0, R_INVALID, "\"summary\" is not valid UTF-8"},
+	{"0xff in a family's name", NULL, g_ff_family, NULL, 0, 0, R_INVALID, "\"families."},
+	{"release_id twice: the last counts", NULL, g_second, NULL, 0, 0, R_OK_, "xla-rc-2026-06-18"},
+};
+
+Test(pager_door, every_hostile_gate_verdict_gets_its_reason)
+{
+	run_topic("pager perf.gate.verdicts.v1", IN_GATE, gcases, sizeof gcases / sizeof gcases[0], pack_gate,
+	          KEY_GATE);
+}
+
+/* ================================================= perf.changepoints.v1 */
+
+typedef struct cp_parts {
+	Perfwatch__V1__Changepoint c;
+	Perfwatch__V1__SeriesKey key;
+} cp_parts;
+
+static wire_buf pack_cp(edit_fn edit)
+{
+	static cp_parts q;
+	memset(&q, 0, sizeof q);
+	perfwatch__v1__changepoint__init(&q.c);
+	perfwatch__v1__series_key__init(&q.key);
+	q.key.model = "chat-8b";
+	q.key.hlo_fingerprint = "hlo:9f31c2";
+	q.key.platform = "v6e-4";
+	q.key.config = "decode.B64.s2048.int8";
+	q.key.metric = "tpot_p50_ms";
+	q.c.changepoint_id = GOOD_CP;
+	q.c.series_id = 412;
+	q.c.series_key = GOOD_SERIES;
+	q.c.key = &q.key;
+	q.c.day = "2026-06-17";
+	q.c.shift_unix_us = NOW_US - 86400000000LL;
+	q.c.last_clean_cl = "cl/7841885";
+	q.c.last_clean_cl_number = 7841885;
+	q.c.first_shifted_cl = "cl/7841923";
+	q.c.first_shifted_cl_number = 7841923;
+	q.c.n_cls = 38;
+	q.c.level_before = 3.90;
+	q.c.level_after = 4.22;
+	q.c.delta_pct = 8.2;
+	q.c.detected_unix_us = NOW_US;
+	if (edit)
+		edit(&q);
+	wire_buf b = {0};
+	b.n = perfwatch__v1__changepoint__get_packed_size(&q.c);
+	b.p = malloc(b.n + 1);
+	cr_assert_not_null(b.p);
+	perfwatch__v1__changepoint__pack(&q.c, b.p);
+	return b;
+}
+
+#define CEDIT(fn, stmt)                                                                            \
+	static void fn(void *p)                                                                    \
+	{                                                                                          \
+		cp_parts *q = p;                                                                   \
+		stmt;                                                                              \
+	}
+CEDIT(c_no_id, q->c.changepoint_id = "")
+CEDIT(c_no_key, q->c.series_key = "")
+CEDIT(c_no_series, q->c.key = NULL)
+CEDIT(c_nan, (q->c.delta_pct = NAN, q->c.level_before = INFINITY, q->c.p = -1))
+CEDIT(c_future, (q->c.detected_unix_us = INT64_MAX, q->c.shift_unix_us = INT64_MAX))
+CEDIT(c_past, (q->c.detected_unix_us = 0, q->c.shift_unix_us = INT64_MIN))
+CEDIT(c_reversed, (q->c.last_clean_cl = "cl/7841923", q->c.first_shifted_cl = "cl/7841885"))
+CEDIT(c_enums, (q->c.direction = (Perfwatch__V1__ShiftDirection)99, q->c.annotation =
+                        (Perfwatch__V1__ChangepointAnnotation)99, q->c.stage = (Perfwatch__V1__ChangepointStage)99))
+CEDIT(c_sql, q->c.changepoint_id = "cp'); DROP TABLE perfwatch.incidents;--")
+CEDIT(c_long_day, q->c.day = (char *)letters('d', 5000))
+CEDIT(c_cls_max, q->c.n_cls = UINT32_MAX)
+WIRE_APPEND_STR(c_nul_key, 3, "chat-8b\0/x")
+WIRE_APPEND_STR(c_ff_fleet, 23, "fc-\377")
+WIRE_APPEND_STR(c_second, 1, "cp-second")
+static void c_surrogate_metric(wire_buf *b) { wire_nested(b, 4, 5, "tpot\xed\xbf\xbf", 7); }
+static void c_shift_ld(wire_buf *b) { wire_ld(b, 7, "yesterday", 9); }
+
+#define NOT_CP "payload is not a perfwatch.v1.Changepoint"
+static const kase ccases[] = {
+	{"the good changepoint", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
+	COMMON_CASES(NOT_CP),
+	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_CP},
+	{"shift time as a string", NULL, c_shift_ld, NULL, 0, 0, R_DECODE, NOT_CP},
+	{"no changepoint_id", c_no_id, NULL, NULL, 0, 0, R_MISSING, "changepoint has no changepoint_id"},
+	{"no series_key", c_no_key, NULL, NULL, 0, 0, R_MISSING, "has no series_key"},
+	{"no series (the key carries it)", c_no_series, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"delta NaN, level +inf, p -1", c_nan, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"detected and shifted in the year 292277", c_future, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"shifted at INT64_MIN", c_past, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"a CL range reversed (display)", c_reversed, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"direction, annotation and stage out of range", c_enums, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"SQL metacharacters in changepoint_id (data)", c_sql, NULL, NULL, 0, 0, R_OK_,
+	 "changepoint:cp'); DROP TABLE perfwatch.incidents;--"},
+	{"a 5000-byte day (display)", c_long_day, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"n_cls UINT32_MAX", c_cls_max, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"NUL inside series_key", NULL, c_nul_key, NULL, 0, 0, R_INVALID, "\"series_key\" contains a NUL"},
+	{"0xff in fleet_event_id", NULL, c_ff_fleet, NULL, 0, 0, R_INVALID, "\"fleet_event_id\" is not valid UTF-8"},
+	{"a surrogate in key.metric", NULL, c_surrogate_metric, NULL, 0, 0, R_INVALID,
+	 "\"key.metric\" is not valid UTF-8"},
+	{"changepoint_id twice: the last counts", NULL, c_second, NULL, 0, 0, R_OK_, "changepoint:cp-second"},
+};
+
+Test(pager_door, every_hostile_changepoint_gets_its_reason)
+{
+	run_topic("pager perf.changepoints.v1", IN_CHANGEPOINT, ccases, sizeof ccases / sizeof ccases[0], pack_cp,
+	          KEY_CP);
+}
+
+/* =================================================== perf.bisections.v1 */
+
+typedef struct bis_parts {
+	Perfwatch__V1__Bisection b;
+	Perfwatch__V1__SeriesKey key;
+	Perfwatch__V1__BisectStep st;
+	Perfwatch__V1__BisectStep *stp[1];
+} bis_parts;
+
+static wire_buf pack_bis(edit_fn edit)
+{
+	static bis_parts q;
+	memset(&q, 0, sizeof q);
+	perfwatch__v1__bisection__init(&q.b);
+	perfwatch__v1__series_key__init(&q.key);
+	perfwatch__v1__bisect_step__init(&q.st);
+	q.key.model = "chat-8b";
+	q.key.hlo_fingerprint = "hlo:9f31c2";
+	q.key.platform = "v6e-4";
+	q.key.config = "decode.B64.s2048.int8";
+	q.key.metric = "tpot_p50_ms";
+	q.st.job_id = "bs-chat-8b-7841923-04";
+	q.st.cl = "cl/7841917";
+	q.st.cl_number = 7841917;
+	q.stp[0] = &q.st;
+	q.b.bisection_id = "bs-chat-8b-7841923";
+	q.b.alert_id = GOOD_ALERT;
+	q.b.series_key = GOOD_SERIES;
+	q.b.series = &q.key;
+	q.b.range_lo = "cl/7841885";
+	q.b.range_hi = "cl/7841923";
+	q.b.n_cls = 38;
+	q.b.steps = q.stp;
+	q.b.n_steps = 1;
+	q.b.culprit = "cl/7841917";
+	q.b.culprit_owner = "xla-fusion";
+	q.b.status = PERFWATCH__V1__BISECTION_STATUS__BISECTION_STATUS_DONE;
+	q.b.confidence = PERFWATCH__V1__BISECTION_CONFIDENCE__BISECTION_CONFIDENCE_VERIFIED_BOTH_SIDES;
+	q.b.started_unix_us = NOW_US;
+	q.b.updated_unix_us = NOW_US + 3600000000LL;
+	if (edit)
+		edit(&q);
+	wire_buf b = {0};
+	b.n = perfwatch__v1__bisection__get_packed_size(&q.b);
+	b.p = malloc(b.n + 1);
+	cr_assert_not_null(b.p);
+	perfwatch__v1__bisection__pack(&q.b, b.p);
+	return b;
+}
+
+#define BEDIT(fn, stmt)                                                                            \
+	static void fn(void *p)                                                                    \
+	{                                                                                          \
+		bis_parts *q = p;                                                                  \
+		stmt;                                                                              \
+	}
+BEDIT(b_no_id, q->b.bisection_id = "")
+BEDIT(b_no_alert_no_key, (q->b.alert_id = "", q->b.series_key = ""))
+BEDIT(b_no_alert, q->b.alert_id = "")
+BEDIT(b_status_unknown, q->b.status = (Perfwatch__V1__BisectionStatus)99)
+BEDIT(b_running, (q->b.status = PERFWATCH__V1__BISECTION_STATUS__BISECTION_STATUS_RUNNING, q->b.culprit = ""))
+BEDIT(b_nan, (q->b.clean_level = NAN, q->b.regressed_level = -INFINITY))
+BEDIT(b_future, q->b.updated_unix_us = INT64_MAX)
+BEDIT(b_no_updated, (q->b.updated_unix_us = 0, q->b.started_unix_us = INT64_MIN))
+BEDIT(b_sql, q->b.bisection_id = "bs'); DELETE FROM perfwatch.incidents;--")
+BEDIT(b_culprit_text, q->b.culprit = "not a CL at all")
+BEDIT(b_long_title, q->b.culprit_title = (char *)letters('t', 60000))
+WIRE_APPEND_STR(b_nul_alert, 2, "perfreg\0-x")
+WIRE_APPEND_STR(b_ff_culprit, 17, "cl/\377")
+WIRE_APPEND_STR(b_second, 1, "bs-second")
+static void b_overlong_job(wire_buf *b) { wire_nested(b, 16, 2, "bs\xc0\xaf" "04", 6); }
+static void b_status_ld(wire_buf *b) { wire_ld(b, 24, "done", 4); }
+
+#define NOT_BIS "payload is not a perfwatch.v1.Bisection"
+static const kase bcases[] = {
+	{"the good bisection", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
+	COMMON_CASES(NOT_BIS),
+	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_BIS},
+	{"status as a string", NULL, b_status_ld, NULL, 0, 0, R_DECODE, NOT_BIS},
+	{"no bisection_id", b_no_id, NULL, NULL, 0, 0, R_MISSING, "bisection has no bisection_id"},
+	{"neither alert nor series", b_no_alert_no_key, NULL, NULL, 0, 0, R_MISSING,
+	 "names neither an alert nor a series"},
+	{"a changepoint's bisection (no alert)", b_no_alert, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"a status this build does not know", b_status_unknown, NULL, NULL, 0, 0, R_OK_,
+	 "bisection:bs-chat-8b-7841923:unspecified:cl/7841917:1781744400000000"},
+	{"still running", b_running, NULL, NULL, 0, 0, R_OK_,
+	 "bisection:bs-chat-8b-7841923:running::1781744400000000"},
+	{"levels NaN and -inf (not paged)", b_nan, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"updated in the year 292277", b_future, NULL, NULL, 0, 0, R_OK_,
+	 "bisection:bs-chat-8b-7841923:done:cl/7841917:9223372036854775807"},
+	{"never updated, started at INT64_MIN", b_no_updated, NULL, NULL, 0, 0, R_OK_,
+	 "bisection:bs-chat-8b-7841923:done:cl/7841917:0"},
+	{"SQL metacharacters in bisection_id (data)", b_sql, NULL, NULL, 0, 0, R_OK_,
+	 "bisection:bs'); DELETE FROM perfwatch.incidents;--:done:cl/7841917:1781744400000000"},
+	{"a culprit that is not a CL (display)", b_culprit_text, NULL, NULL, 0, 0, R_OK_,
+	 "bisection:bs-chat-8b-7841923:done:not a CL at all:1781744400000000"},
+	{"a 60 kB culprit title (display)", b_long_title, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"NUL inside alert_id", NULL, b_nul_alert, NULL, 0, 0, R_INVALID, "\"alert_id\" contains a NUL"},
+	{"0xff in culprit", NULL, b_ff_culprit, NULL, 0, 0, R_INVALID, "\"culprit\" is not valid UTF-8"},
+	{"an overlong '/' in a step's job_id", NULL, b_overlong_job, NULL, 0, 0, R_INVALID,
+	 "\"steps.job_id\" is not valid UTF-8"},
+	{"bisection_id twice: the last counts", NULL, b_second, NULL, 0, 0, R_OK_,
+	 "bisection:bs-second:done:cl/7841917:1781744400000000"},
+};
+
+Test(pager_door, every_hostile_bisection_gets_its_reason)
+{
+	run_topic("pager perf.bisections.v1", IN_BISECTION, bcases, sizeof bcases / sizeof bcases[0], pack_bis,
+	          KEY_BIS);
+}
+
+/* ================================================= perf.attributions.v1 */
+
+typedef struct attr_parts {
+	Perfwatch__V1__Attribution a;
+	Perfwatch__V1__SeriesKey key;
+} attr_parts;
+
+static wire_buf pack_attr(edit_fn edit)
+{
+	static attr_parts q;
+	memset(&q, 0, sizeof q);
+	perfwatch__v1__attribution__init(&q.a);
+	perfwatch__v1__series_key__init(&q.key);
+	q.key.model = "chat-8b";
+	q.key.hlo_fingerprint = "hlo:9f31c2";
+	q.key.platform = "v6e-4";
+	q.key.config = "decode.B64.s2048.int8";
+	q.key.metric = "tpot_p50_ms";
+	q.a.alert_id = GOOD_ALERT;
+	q.a.series_key = GOOD_SERIES;
+	q.a.series = &q.key;
+	q.a.before_build_id = "xla-2026-06-10";
+	q.a.after_build_id = "xla-rc-2026-06-17";
+	q.a.top_op_family = "fusion.1423";
+	q.a.top_op_family_share = 0.83;
+	q.a.created_unix_us = NOW_US + 3600000000LL;
+	q.a.status = "ok";
+	q.a.owner_hint = "compiler";
+	q.a.source = "alert";
+	if (edit)
+		edit(&q);
+	wire_buf b = {0};
+	b.n = perfwatch__v1__attribution__get_packed_size(&q.a);
+	b.p = malloc(b.n + 1);
+	cr_assert_not_null(b.p);
+	perfwatch__v1__attribution__pack(&q.a, b.p);
+	return b;
+}
+
+#define TEDIT(fn, stmt)                                                                            \
+	static void fn(void *p)                                                                    \
+	{                                                                                          \
+		attr_parts *q = p;                                                                 \
+		stmt;                                                                              \
+	}
+TEDIT(t_no_id, q->a.alert_id = "")
+TEDIT(t_no_series, (q->a.series = NULL, q->a.series_key = ""))
+TEDIT(t_nan, (q->a.top_op_family_share = NAN, q->a.kernel_sum_before_us = -INFINITY))
+TEDIT(t_future, q->a.created_unix_us = INT64_MAX)
+TEDIT(t_past, q->a.created_unix_us = INT64_MIN)
+TEDIT(t_owner_other, q->a.owner_hint = "somebody-else")
+TEDIT(t_status_other, q->a.status = "exploded")
+TEDIT(t_sql, q->a.alert_id = "perfreg'); DELETE FROM perfwatch.incidents;--")
+TEDIT(t_long_hlo, q->a.hlo_diff = (char *)letters('h', 60000))
+TEDIT(t_share_absurd, q->a.top_op_family_share = 1e300)
+WIRE_APPEND_STR(t_nul_owner, 22, "compiler\0")
+WIRE_APPEND_STR(t_ff_report, 32, "| op \377 |")
+WIRE_APPEND_STR(t_second, 1, "perfreg-2026-06-18-00413")
+static void t_surrogate_op(wire_buf *b) { wire_nested(b, 10, 1, "fusion\xed\xa0\x80", 9); }
+static void t_created_ld(wire_buf *b) { wire_ld(b, 19, "now", 3); }
+
+#define NOT_ATTR "payload is not a perfwatch.v1.Attribution"
+static const kase tcases[] = {
+	{"the good attribution", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
+	COMMON_CASES(NOT_ATTR),
+	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_ATTR},
+	{"created as a string", NULL, t_created_ld, NULL, 0, 0, R_DECODE, NOT_ATTR},
+	{"no alert_id", t_no_id, NULL, NULL, 0, 0, R_MISSING, "attribution has no alert_id"},
+	{"no series (joins its alert by id)", t_no_series, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"share NaN, kernel sum -inf", t_nan, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"share 1e300", t_share_absurd, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"created in the year 292277", t_future, NULL, NULL, 0, 0, R_OK_,
+	 "attribution:" GOOD_ALERT ":9223372036854775807"},
+	{"created at INT64_MIN", t_past, NULL, NULL, 0, 0, R_OK_, "attribution:" GOOD_ALERT ":-9223372036854775808"},
+	{"an owner hint this build does not know", t_owner_other, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"a status this build does not know", t_status_other, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"SQL metacharacters in alert_id (data)", t_sql, NULL, NULL, 0, 0, R_OK_,
+	 "attribution:perfreg'); DELETE FROM perfwatch.incidents;--:1781744400000000"},
+	{"a 60 kB HLO diff (stays in PostgreSQL)", t_long_hlo, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"NUL at the end of owner_hint", NULL, t_nul_owner, NULL, 0, 0, R_INVALID, "\"owner_hint\" contains a NUL"},
+	{"0xff in report", NULL, t_ff_report, NULL, 0, 0, R_INVALID, "\"report\" is not valid UTF-8"},
+	{"a surrogate in an op row", NULL, t_surrogate_op, NULL, 0, 0, R_INVALID, "\"ops."},
+	{"alert_id twice: the last counts", NULL, t_second, NULL, 0, 0, R_OK_,
+	 "attribution:perfreg-2026-06-18-00413:1781744400000000"},
+};
+
+Test(pager_door, every_hostile_attribution_gets_its_reason)
+{
+	run_topic("pager perf.attributions.v1", IN_ATTRIBUTION, tcases, sizeof tcases / sizeof tcases[0], pack_attr,
+	          KEY_ATTR);
+}
+
+/* ======================================== what a hostile time becomes */
+
+/*
+ * An incident opens at its first finding's created_unix_us; an alert created
+ * in the year 292277 or at INT64_MIN made startsAt "292277-..." or a
+ * negative year with a negative millisecond field, which Alertmanager's
+ * RFC 3339 parser refuses (the page never went out). pw_rfc3339 keeps to
+ * years 1970..9999.
+ */
+Test(pager_door, a_hostile_creation_time_still_makes_an_rfc3339_start)
+{
+	char ts[64];
+	pw_rfc3339(INT64_MAX, ts, sizeof ts);
+	cr_expect_str_eq(ts, "9999-12-31T23:59:59.999Z");
+	pw_rfc3339(INT64_MIN, ts, sizeof ts);
+	cr_expect_str_eq(ts, "1970-01-01T00:00:00.000Z");
+	pw_rfc3339(-1, ts, sizeof ts);
+	cr_expect_str_eq(ts, "1970-01-01T00:00:00.000Z");
+	pw_rfc3339(NOW_US + 123456, ts, sizeof ts);
+	cr_expect_str_eq(ts, "2026-06-18T00:00:00.123Z");
+}
+
+/*
+ * Known defects of the pager's door (services/pager/main.c, not changed
+ * here): ids longer than the finding's fields are cut silently, so two
+ * alerts that differ after byte 127 share an incident, and two that differ
+ * after byte 300 share a part key (the second is dropped as a duplicate).
+ * They should be refused with INVALID_VALUE and a detail, as the bisector
+ * and attributor refuse ids over 200 bytes. Enable when main.c does.
+ */
+AEDIT(a_id_200, q->al.alert_id = (char *)letters('a', 200))
+AEDIT(a_id_60k, q->al.alert_id = (char *)letters('a', 60000))
+static const kase defect_cases[] = {
+	{"a 200-byte alert_id", a_id_200, NULL, NULL, 0, 0, R_INVALID, "alert_id"},
+	{"a 60 kB alert_id", a_id_60k, NULL, NULL, 0, 0, R_INVALID, "alert_id"},
+};
+
+Test(pager_door, random_mutations_on_every_topic)
+{
+	static const struct {
+		const char *topic;
+		in_kind kind;
+		pack_fn pack;
+	} t[] = {
+		{"pager perf.alerts.v1", IN_ALERT, pack_alert},
+		{"pager perf.gate.verdicts.v1", IN_GATE, pack_gate},
+		{"pager perf.changepoints.v1", IN_CHANGEPOINT, pack_cp},
+		{"pager perf.bisections.v1", IN_BISECTION, pack_bis},
+		{"pager perf.attributions.v1", IN_ATTRIBUTION, pack_attr},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		cur_kind = t[i].kind;
+		wire_buf good = t[i].pack(NULL);
+		door_mutations(t[i].topic, &good, pager_door, 10000, 19 + i);
+		free(good.p);
+	}
+}
+
+Test(pager_door, known_defects_ids_are_cut, .disabled = true)
+{
+	cur_kind = IN_ALERT;
+	cur_cases = defect_cases;
+	cur_pack = pack_alert;
+	cur_good_key = KEY_ALERT;
+	for (size_t i = 0; i < sizeof defect_cases / sizeof defect_cases[0]; i++) {
+		door_expect e;
+		wire_buf b = build(i, &e);
+		ProtobufCMessage *m = NULL;
+		bool skip;
+		char detail[512] = "";
+		cr_expect_eq(pager_door(b.p, b.n, &m, &skip, detail, sizeof detail), e.want, "%s", e.name);
+		if (m)
+			protobuf_c_message_free_unpacked(m, NULL);
+		free(b.p);
+	}
+}
