@@ -1,6 +1,7 @@
 # perfwatch: the commands a developer types. The build itself is CMake.
 #   make         build everything into build/
-#   make test    unit tests under ASan+UBSan, then integration tests on the dev stack
+#   make test    unit tests under ASan+UBSan, then integration tests on the dev stack,
+#                then SANITIZER_TESTS again on the ASan+UBSan build (integration-test-asan)
 #   make demo    start the dev stack and run the job end to end
 #   make bench   benchmarks (not part of CI)
 #   make faults  the fault-injection harness's short run (also in make test)
@@ -14,9 +15,14 @@ BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
+# The integration tests run a second time on the ASan+UBSan build: a subset that
+# runs every service (test_pager: ingester, baseliner, gate, bisector,
+# attributor, pager; test_watcher: the watcher), pw-sim and the perfwatch CLI,
+# and the hostile-input tests; a sanitizer report in any process fails it.
+SANITIZER_TESTS ?= pager watcher ingest_hostile bisector_inputs
 CMAKE_FLAGS ?=
 
-.PHONY: all build asan deps deps-check test unit-test integration-test demo bench fuzz faults faults-soak \
+.PHONY: all build asan deps deps-check test unit-test integration-test integration-test-asan demo bench fuzz faults faults-soak \
         stack-start stack-stop stack-status clean
 
 all: build
@@ -44,7 +50,11 @@ unit-test: asan
 integration-test: build
 	@tests/integration/run.sh $(BUILD)
 
-test: unit-test integration-test
+# the build of unit-test; tests/integration/run.sh sees it is a sanitizer build
+integration-test-asan: asan
+	@tests/integration/run.sh $(BUILD_ASAN) $(SANITIZER_TESTS)
+
+test: unit-test integration-test integration-test-asan
 
 demo: build
 	@tools/demo.sh $(BUILD)

@@ -18,9 +18,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <time.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <event2/listener.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/util.h>
@@ -29,6 +32,28 @@
 #define PW_HTTP_MAX_BODY_SIZE 4096 /* nothing here takes a body */
 #define PW_HTTP_TIMEOUT_S 10
 #define PW_HTTP_REASON_MAX 512
+#define PW_HTTP_DEFAULT_MAX_CONNS 128
+#define PW_HTTP_DEFAULT_DEADLINE_MS 15000
+#define PW_HTTP_SWEEP_MS 500
+
+/*
+ * Connections, tracked so that their number and the time a request may take
+ * are bounded (evhttp 2.1 bounds neither: a client that sends one header
+ * line every few seconds keeps a connection, and its descriptor, forever,
+ * and enough of them would leave the service no descriptor for Kafka or
+ * PostgreSQL). Each connection's bufferevent is made here (evhttp_set_bevcb)
+ * and holds one reference of ours, so that it stays valid after evhttp
+ * frees it; evhttp's bufferevent_free() clears its callbacks, which is how
+ * a sweep tells a finished connection, whose reference (and descriptor,
+ * BEV_OPT_CLOSE_ON_FREE) it then drops. A connection is ended by
+ * shutdown(2) of its socket, never by closing it under evhttp: evhttp sees
+ * the end of the stream and frees the connection itself.
+ */
+typedef struct conn {
+	struct bufferevent *bev;
+	int64_t since_ms; /* accepted, or its last request answered */
+	bool ended;       /* shut down by us */
+} conn;
 
 typedef struct handler {
 	char *path;
@@ -49,7 +74,138 @@ struct pw_http {
 	void *ready_arg;
 	handler handlers[PW_HTTP_MAX_HANDLERS];
 	size_t nhandlers;
+	/* the connections (HTTP thread only, but for pw_http_free after the join) */
+	struct evconnlistener *listener;
+	struct event *sweep_ev, *resume_ev;
+	conn *conns;
+	size_t nconns, capconns;
+	size_t max_conns;
+	int64_t deadline_ms;
+	bool paused; /* the listener, at twice max_conns until a sweep */
+	/* figures for tests (written on the HTTP thread) */
+	_Atomic long ended_deadline, ended_evicted, open_now;
 };
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Ends connection i: the peer and evhttp see the stream end. */
+static void conn_end(pw_http *h, size_t i)
+{
+	evutil_socket_t fd = bufferevent_getfd(h->conns[i].bev);
+	if (fd >= 0)
+		shutdown(fd, SHUT_RDWR);
+	h->conns[i].ended = true;
+}
+
+/*
+ * Drops the connections evhttp has freed; ends those whose request is not
+ * complete within the deadline; resumes accepting when there is room again.
+ */
+static void conns_sweep(pw_http *h)
+{
+	int64_t now = mono_ms();
+	for (size_t i = 0; i < h->nconns;) {
+		bufferevent_data_cb rd = NULL, wr = NULL;
+		bufferevent_event_cb ev = NULL;
+		bufferevent_getcb(h->conns[i].bev, &rd, &wr, &ev, NULL);
+		if (!rd && !wr && !ev) { /* freed by evhttp: ours is the last reference */
+			bufferevent_decref(h->conns[i].bev);
+			h->conns[i] = h->conns[--h->nconns];
+			continue;
+		}
+		if (!h->conns[i].ended && now - h->conns[i].since_ms > h->deadline_ms) {
+			conn_end(h, i);
+			h->ended_deadline++;
+		}
+		i++;
+	}
+	h->open_now = (long)h->nconns;
+	if (h->paused && h->nconns < 2 * h->max_conns && h->listener) {
+		evconnlistener_enable(h->listener);
+		h->paused = false;
+	}
+}
+
+static void on_sweep(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	conns_sweep(arg);
+}
+
+/* Paused: evhttp frees the ended connections in its next turns; look again soon. */
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	pw_http *h = arg;
+	conns_sweep(h);
+	struct timeval soon = {.tv_sec = 0, .tv_usec = 20 * 1000};
+	if (h->paused)
+		event_add(h->resume_ev, &soon);
+}
+
+/*
+ * evhttp's bufferevent for a new connection. At max_conns the oldest
+ * connection still waiting for its request is ended, so that a crowd of
+ * slow clients cannot keep a quick one out; at twice max_conns (ended ones
+ * not yet freed) accepting pauses until evhttp has freed some (on_resume).
+ */
+static struct bufferevent *on_new_conn(struct event_base *base, void *arg)
+{
+	pw_http *h = arg;
+	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev)
+		return NULL; /* evhttp makes its own, untracked */
+	if (h->nconns >= h->max_conns)
+		conns_sweep(h);
+	if (h->nconns >= h->max_conns) {
+		size_t oldest = h->nconns;
+		for (size_t i = 0; i < h->nconns; i++)
+			if (!h->conns[i].ended &&
+			    (oldest == h->nconns || h->conns[i].since_ms < h->conns[oldest].since_ms))
+				oldest = i;
+		if (oldest < h->nconns) {
+			conn_end(h, oldest);
+			h->ended_evicted++;
+		}
+	}
+	if (h->nconns == h->capconns) {
+		size_t cap = h->capconns ? h->capconns * 2 : 64;
+		conn *c = realloc(h->conns, cap * sizeof *c);
+		if (!c)
+			return bev; /* served, not tracked */
+		h->conns = c;
+		h->capconns = cap;
+	}
+	bufferevent_incref(bev);
+	h->conns[h->nconns++] = (conn){.bev = bev, .since_ms = mono_ms()};
+	h->open_now = (long)h->nconns;
+	if (h->nconns >= 2 * h->max_conns && h->listener && !h->paused) {
+		evconnlistener_disable(h->listener);
+		h->paused = true;
+		struct timeval soon = {.tv_sec = 0, .tv_usec = 20 * 1000};
+		event_add(h->resume_ev, &soon);
+	}
+	return bev;
+}
+
+/* A request was read whole: its connection's deadline starts again. */
+static void conn_answered(pw_http *h, struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+	for (size_t i = 0; bev && i < h->nconns; i++)
+		if (h->conns[i].bev == bev) {
+			h->conns[i].since_ms = mono_ms();
+			return;
+		}
+}
 
 static const char *reason_phrase(int code)
 {
@@ -145,6 +301,7 @@ static void serve_handler(const handler *hd, struct evhttp_request *req, const c
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	pw_http *h = arg;
+	conn_answered(h, req);
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
 	const char *query = uri ? evhttp_uri_get_query(uri) : NULL;
@@ -210,6 +367,9 @@ pw_status pw_http_new(const pw_http_opts *opts, pw_http **out, char *errbuf, siz
 	h->metrics = opts->metrics;
 	h->ready = opts->ready;
 	h->ready_arg = opts->ready_arg;
+	h->max_conns = opts->max_conns > 0 ? opts->max_conns : PW_HTTP_DEFAULT_MAX_CONNS;
+	h->deadline_ms = opts->request_deadline_ms > 0 ? opts->request_deadline_ms
+	                                               : PW_HTTP_DEFAULT_DEADLINE_MS;
 
 	h->base = event_base_new();
 	if (!h->base) {
@@ -243,6 +403,14 @@ pw_status pw_http_new(const pw_http_opts *opts, pw_http **out, char *errbuf, siz
 	evhttp_set_max_body_size(h->http, PW_HTTP_MAX_BODY_SIZE);
 	evhttp_set_timeout(h->http, PW_HTTP_TIMEOUT_S);
 	evhttp_set_gencb(h->http, on_request, h);
+	evhttp_set_bevcb(h->http, on_new_conn, h);
+	h->sweep_ev = event_new(h->base, -1, EV_PERSIST, on_sweep, h);
+	struct timeval sweep_tv = {.tv_sec = 0, .tv_usec = PW_HTTP_SWEEP_MS * 1000};
+	h->resume_ev = evtimer_new(h->base, on_resume, h);
+	if (!h->sweep_ev || !h->resume_ev || event_add(h->sweep_ev, &sweep_tv) != 0) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "could not add the HTTP sweep timer");
+		goto fail;
+	}
 
 	errno = 0;
 	struct evhttp_bound_socket *sock =
@@ -253,6 +421,7 @@ pw_status pw_http_new(const pw_http_opts *opts, pw_http **out, char *errbuf, siz
 		             opts->port, e ? strerror(e) : "address not usable");
 		goto fail;
 	}
+	h->listener = evhttp_bound_socket_get_listener(sock);
 	struct sockaddr_storage ss;
 	socklen_t sslen = sizeof ss;
 	if (getsockname(evhttp_bound_socket_get_fd(sock), (struct sockaddr *)&ss, &sslen) != 0) {
@@ -341,7 +510,14 @@ void pw_http_free(pw_http *h)
 		return;
 	pw_http_stop(h);
 	if (h->http)
-		evhttp_free(h->http);
+		evhttp_free(h->http); /* frees every connection */
+	for (size_t i = 0; i < h->nconns; i++)
+		bufferevent_decref(h->conns[i].bev);
+	free(h->conns);
+	if (h->sweep_ev)
+		event_free(h->sweep_ev);
+	if (h->resume_ev)
+		event_free(h->resume_ev);
 	if (h->wake_ev)
 		event_free(h->wake_ev);
 	for (int i = 0; i < 2; i++)
@@ -460,4 +636,11 @@ pw_status pw_http_query_param(const char *query, const char *name, char *out, si
 pw_status pw_http_query_get(const char *query, const char *name, char *out, size_t outlen)
 {
 	return pw_http_query_param(query, name, out, outlen, NULL, 0);
+}
+
+pw_http_conn_stats pw_http_conn_stats_get(const pw_http *h)
+{
+	return (pw_http_conn_stats){.open_now = h->open_now,
+	                            .ended_deadline = h->ended_deadline,
+	                            .ended_evicted = h->ended_evicted};
 }

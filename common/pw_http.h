@@ -13,7 +13,12 @@
  * It binds to 127.0.0.1 unless told otherwise (see
  * pw_http_listen_from_config() for the http.listen / http.port keys of
  * pw_config.h). Request headers and bodies are capped; connections idle for
- * more than 10 s are closed.
+ * more than 10 s are closed. A connection whose request is not complete
+ * 15 s after it was accepted (or after its previous answer) is ended, however
+ * slowly it keeps sending; at 128 open connections a new one ends the oldest
+ * still waiting for its request (so slow clients cannot keep a quick one
+ * out, nor use up the process's descriptors, which Kafka and PostgreSQL
+ * need): see pw_http_opts.
  *
  * Life cycle, all from one thread (the service's main): pw_http_new() binds
  * the socket, pw_http_handle() adds handlers, pw_http_start() starts the
@@ -70,7 +75,19 @@ typedef struct pw_http_opts {
 	pw_metrics *metrics;      /* borrowed, must outlive the server; NULL: /metrics is 404 */
 	pw_http_ready_fn ready;   /* NULL: always ready */
 	void *ready_arg;
+	size_t max_conns;         /* open connections before the oldest waiting one is ended; 0: 128 */
+	long request_deadline_ms; /* a request not complete this long is ended; 0: 15000 */
 } pw_http_opts;
+
+/*
+ * The connection guard's figures (for tests): connections open now (ended
+ * ones count until evhttp has freed them), ended for their deadline, ended
+ * to make room. Read from any thread.
+ */
+typedef struct pw_http_conn_stats {
+	long open_now, ended_deadline, ended_evicted;
+} pw_http_conn_stats;
+pw_http_conn_stats pw_http_conn_stats_get(const pw_http *h);
 
 /*
  * Creates the server and binds its socket, so that "address in use" shows

@@ -11,6 +11,10 @@
  */
 #include <criterion/criterion.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <time.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -423,4 +427,127 @@ Test(http, query_param_refuses_nul_bad_utf8_and_says_too_long)
 	cr_assert_str_eq(v, "caf\xc3\xa9+x");
 	/* the old entry point refuses the NUL too */
 	cr_assert_eq(pw_http_query_get("series=a%00b", "series", v, sizeof v), PW_ERR_INVALID);
+}
+
+/* --- the connection guard: request deadline, connection limit, descriptors ---------------- */
+
+static pw_http *guarded_server(size_t max_conns, long deadline_ms, int *port)
+{
+	char err[256] = "";
+	pw_http *h = NULL;
+	pw_http_opts opts = {.max_conns = max_conns, .request_deadline_ms = deadline_ms};
+	cr_assert_eq(pw_http_new(&opts, &h, err, sizeof err), PW_OK, "%s", err);
+	cr_assert_eq(pw_http_start(h, err, sizeof err), PW_OK, "%s", err);
+	*port = pw_http_port(h);
+	return h;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* true when the server ended fd's connection (EOF or reset) within wait_ms */
+static bool ended_within(int fd, int wait_ms)
+{
+	struct timeval tv = {.tv_sec = wait_ms / 1000, .tv_usec = (wait_ms % 1000) * 1000};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	char buf[512];
+	ssize_t n;
+	while ((n = recv(fd, buf, sizeof buf, 0)) > 0)
+		;
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+static int open_fds(void)
+{
+	int n = 0;
+	for (int fd = 0; fd < 4096; fd++)
+		if (fcntl(fd, F_GETFD) != -1)
+			n++;
+	return n;
+}
+
+/* A client that sends a header line every 200 ms, never the end, is cut at the deadline. */
+Test(http, slow_request_ended_at_its_deadline)
+{
+	int port;
+	pw_http *h = guarded_server(0, 1000, &port);
+	int fd = connect_local(port);
+	const char *start = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+	cr_assert_eq(send(fd, start, strlen(start), MSG_NOSIGNAL), (ssize_t)strlen(start));
+	int64_t t0 = now_ms();
+	bool ended = false;
+	for (int i = 0; i < 25 && !ended; i++) { /* 5 s of trickling at most */
+		usleep(200 * 1000);
+		if (send(fd, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) != 11)
+			ended = true;
+		else if (ended_within(fd, 1))
+			ended = true;
+	}
+	int64_t took = now_ms() - t0;
+	close(fd);
+	cr_assert(ended, "a request trickled in for 5 s was not ended");
+	cr_assert(took >= 900 && took < 3000, "ended after %lld ms; the deadline is 1000 ms",
+	          (long long)took);
+	cr_assert_geq(pw_http_conn_stats_get(h).ended_deadline, 1);
+	/* a quick request is not touched by the deadline */
+	expect(port, "GET", "/healthz", 200, "ok\n");
+	pw_http_free(h);
+}
+
+/* Past max_conns slow connections, a quick client is still answered at once. */
+Test(http, slow_crowd_does_not_keep_a_quick_client_out)
+{
+	int port;
+	pw_http *h = guarded_server(8, 60000, &port);
+	int slow[40];
+	const char *start = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+	for (int i = 0; i < 40; i++) {
+		slow[i] = connect_local(port);
+		cr_assert_eq(send(slow[i], start, strlen(start), MSG_NOSIGNAL), (ssize_t)strlen(start));
+	}
+	usleep(300 * 1000);
+	for (int round = 0; round < 5; round++) {
+		int64_t t0 = now_ms();
+		expect(port, "GET", "/healthz", 200, "ok\n");
+		cr_assert_lt(now_ms() - t0, 1000, "a quick request took %lld ms among slow ones",
+		             (long long)(now_ms() - t0));
+	}
+	/* the oldest slow ones were ended to make room; at most 8 are left open */
+	int still = 0;
+	for (int i = 0; i < 40; i++) {
+		if (!ended_within(slow[i], 20))
+			still++;
+		close(slow[i]);
+	}
+	pw_http_conn_stats cs = pw_http_conn_stats_get(h);
+	cr_assert_leq(still, 8, "%d slow connections still open, the limit is 8", still);
+	cr_assert_geq(cs.ended_evicted, 32, "%ld ended to make room", cs.ended_evicted);
+	pw_http_free(h);
+}
+
+/* Connections come and go by the thousand: no descriptor is kept. */
+Test(http, connections_release_their_descriptors)
+{
+	int port;
+	pw_http *h = guarded_server(0, 0, &port);
+	expect(port, "GET", "/healthz", 200, "ok\n");
+	usleep(700 * 1000); /* a sweep */
+	int before = open_fds();
+	for (int i = 0; i < 1000; i++) {
+		if (i % 2)
+			expect(port, "GET", "/healthz", 200, "ok\n");
+		else
+			close(connect_local(port)); /* a client that hangs up at once */
+	}
+	usleep(1200 * 1000); /* evhttp frees, the sweep drops the last reference */
+	int after = open_fds();
+	cr_assert_leq(after, before + 2, "%d descriptors open before, %d after 1000 connections", before,
+	              after);
+	pw_http_conn_stats cs = pw_http_conn_stats_get(h);
+	cr_assert_leq(cs.open_now, 2, "%ld connections still tracked", cs.open_now);
+	pw_http_free(h);
 }
