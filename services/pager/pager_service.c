@@ -235,6 +235,41 @@ typedef struct part {
 	char key[PART_KEY_MAX];
 } part;
 
+/*
+ * An identity the pager keys on (incidents, part dedup, grouping) longer than
+ * what it keeps would be cut, and two ids differing past the cut would be one:
+ * refused whole instead (INVALID_VALUE), as the bisector and attributor do.
+ * The series key's parts are checked with it: the family and config group.
+ */
+#define ID_FIELD(what, s, cap) {(what), (s), (cap)}
+typedef struct id_field {
+	const char *what;
+	const char *s;
+	size_t cap; /* bytes kept, with the NUL */
+} id_field;
+
+static pw_status ids_fit(const char *msg, const id_field *ids, size_t n, const Perfwatch__V1__SeriesKey *k,
+                         Perfwatch__V1__DlqReason *reason, char *why, size_t whylen)
+{
+	const id_field parts[] = {
+		ID_FIELD("series.model", k ? k->model : NULL, PW_PAGER_STR),
+		ID_FIELD("series.hlo_fingerprint", k ? k->hlo_fingerprint : NULL, PW_PAGER_STR),
+		ID_FIELD("series.platform", k ? k->platform : NULL, PW_PAGER_STR),
+		ID_FIELD("series.config", k ? k->config : NULL, PW_PAGER_STR),
+		ID_FIELD("series.metric", k ? k->metric : NULL, PW_PAGER_STR),
+	};
+	for (size_t i = 0; i < n + sizeof parts / sizeof parts[0]; i++) {
+		const id_field *f = i < n ? &ids[i] : &parts[i - n];
+		size_t l = f->s ? strlen(f->s) : 0;
+		if (l >= f->cap) {
+			*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+			return pw_fail(PW_ERR_INVALID, why, whylen, "%s: %s is %zu bytes, over the pager's %zu", msg, f->what,
+			               l, f->cap - 1);
+		}
+	}
+	return PW_OK;
+}
+
 static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Perfwatch__V1__DlqReason *reason,
                              char *why, size_t whylen)
 {
@@ -250,6 +285,11 @@ static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Pe
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "alert has no alert_id");
 		else if (!m->series_key || !m->series_key[0] || !m->series || !m->series->model || !m->series->model[0])
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "alert \"%.100s\" has no series key", m->alert_id);
+		else if ((st = ids_fit("alert",
+		                       (const id_field[]){ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
+		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
+		                       2, m->series, reason, why, whylen)) != PW_OK)
+			;
 		else if ((st = pw_finding_from_alert(m, &p->f)) == PW_OK) {
 			correlated_trim(&p->f);
 			p->opens = true;
@@ -268,6 +308,13 @@ static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Pe
 		else if ((!m->alert_id || !m->alert_id[0]) && (!m->series_key || !m->series_key[0]))
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "bisection \"%.100s\" names neither an alert nor a series",
 			             m->bisection_id);
+		else if ((st = ids_fit("bisection",
+		                       (const id_field[]){ID_FIELD("bisection_id", m->bisection_id, 201),
+		                                          ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
+		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR),
+		                                          ID_FIELD("culprit", m->culprit, 61)},
+		                       4, m->series, reason, why, whylen)) != PW_OK)
+			;
 		else {
 			if (m->alert_id && m->alert_id[0])
 				st = pw_finding_from_bisection(m, &p->f);
@@ -291,6 +338,11 @@ static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Pe
 		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
 		if (!m->alert_id || !m->alert_id[0])
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "attribution has no alert_id");
+		else if ((st = ids_fit("attribution",
+		                       (const id_field[]){ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
+		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
+		                       2, m->series, reason, why, whylen)) != PW_OK)
+			;
 		else if ((st = pw_finding_from_attribution(m, &p->f)) == PW_OK)
 			snprintf(p->key, sizeof p->key, "attribution:%.300s:%" PRId64, m->alert_id, m->created_unix_us);
 		perfwatch__v1__attribution__free_unpacked(m, NULL);
@@ -305,6 +357,11 @@ static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Pe
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "changepoint has no changepoint_id");
 		else if (!m->series_key || !m->series_key[0])
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "changepoint \"%.100s\" has no series_key", m->changepoint_id);
+		else if ((st = ids_fit("changepoint",
+		                       (const id_field[]){ID_FIELD("changepoint_id", m->changepoint_id, 301),
+		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
+		                       2, m->key, reason, why, whylen)) != PW_OK)
+			;
 		else {
 			pw_finding *f = &p->f;
 			copy(f->series_key, sizeof f->series_key, m->series_key);

@@ -12,8 +12,8 @@
  * or part_decode). When the door moves into pager_msg.c, pager_door becomes
  * a call to it.
  *
- * Cases the pager gets wrong today (ids cut silently) are in
- * known_defects_ids_are_cut, disabled until pager_service.c refuses them.
+ * Ids longer than the pager keeps are refused whole:
+ * ids_longer_than_kept_are_refused.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -727,18 +727,22 @@ Test(pager_door, a_hostile_creation_time_still_makes_an_rfc3339_start)
 }
 
 /*
- * Known defects of the pager's door (services/pager/main.c, not changed
- * here): ids longer than the finding's fields are cut silently, so two
- * alerts that differ after byte 127 share an incident, and two that differ
- * after byte 300 share a part key (the second is dropped as a duplicate).
- * They should be refused with INVALID_VALUE and a detail, as the bisector
- * and attributor refuse ids over 200 bytes. Enable when main.c does.
+ * Ids longer than what the pager keeps were cut silently (two alerts that
+ * differed after byte 127 shared an incident; two that differed after byte
+ * 300 shared a part key, the second dropped as a duplicate). They are
+ * refused whole with INVALID_VALUE and a detail naming the field, as the
+ * bisector and attributor refuse theirs.
  */
-AEDIT(a_id_200, q->al.alert_id = (char *)letters('a', 200))
+AEDIT(a_id_128, q->al.alert_id = (char *)letters('a', 128))
+AEDIT(a_id_127, q->al.alert_id = (char *)letters('a', 127))
 AEDIT(a_id_60k, q->al.alert_id = (char *)letters('a', 60000))
-static const kase defect_cases[] = {
-	{"a 200-byte alert_id", a_id_200, NULL, NULL, 0, 0, R_INVALID, "alert_id"},
+AEDIT(a_key_256, q->al.series_key = (char *)letters('k', 256))
+AEDIT(a_model_128, q->key.model = (char *)letters('m', 128))
+static const kase long_id_cases[] = {
+	{"a 128-byte alert_id", a_id_128, NULL, NULL, 0, 0, R_INVALID, "alert_id is 128 bytes"},
 	{"a 60 kB alert_id", a_id_60k, NULL, NULL, 0, 0, R_INVALID, "alert_id"},
+	{"a 256-byte series_key", a_key_256, NULL, NULL, 0, 0, R_INVALID, "series_key"},
+	{"a 128-byte model", a_model_128, NULL, NULL, 0, 0, R_INVALID, "series.model"},
 };
 
 Test(pager_door, random_mutations_on_every_topic)
@@ -762,21 +766,36 @@ Test(pager_door, random_mutations_on_every_topic)
 	}
 }
 
-Test(pager_door, known_defects_ids_are_cut, .disabled = true)
+Test(pager_door, ids_longer_than_kept_are_refused)
 {
 	cur_kind = IN_ALERT;
-	cur_cases = defect_cases;
 	cur_pack = pack_alert;
 	cur_good_key = KEY_ALERT;
-	for (size_t i = 0; i < sizeof defect_cases / sizeof defect_cases[0]; i++) {
+	cur_cases = long_id_cases;
+	for (size_t i = 0; i < sizeof long_id_cases / sizeof long_id_cases[0]; i++) {
 		door_expect e;
 		wire_buf b = build(i, &e);
 		ProtobufCMessage *m = NULL;
 		bool skip;
 		char detail[512] = "";
 		cr_expect_eq(pager_door(b.p, b.n, &m, &skip, detail, sizeof detail), e.want, "%s", e.name);
+		cr_expect(strstr(detail, door_want_detail) != NULL, "%s: detail \"%s\" lacks \"%s\"", e.name, detail,
+		          door_want_detail);
+		cr_expect(last_key[0] == 0, "%s: refused, yet a part key", e.name);
 		if (m)
 			protobuf_c_message_free_unpacked(m, NULL);
 		free(b.p);
 	}
+	/* 127 bytes is kept whole: it passes */
+	cur_cases = (const kase[]){{"a 127-byte alert_id", a_id_127, NULL, NULL, 0, 0, R_OK_, ""}};
+	door_expect e;
+	wire_buf b = build(0, &e);
+	ProtobufCMessage *m = NULL;
+	bool skip;
+	char detail[512] = "";
+	cr_expect_eq(pager_door(b.p, b.n, &m, &skip, detail, sizeof detail), R_OK_, "%s", detail);
+	cr_expect(strlen(last_key) == strlen("alert:") + 127 + strlen(":r1"), "part key %s", last_key);
+	if (m)
+		protobuf_c_message_free_unpacked(m, NULL);
+	free(b.p);
 }
