@@ -25,6 +25,7 @@ pw_status pw_confirm_band_of(double median, double point, double z, double mad, 
 	out->lo = median - k * sigma;
 	out->hi = median + k * sigma;
 	out->side = point > out->hi ? 1 : point < out->lo ? -1 : 0;
+	out->split = median + (point - median) / 2.0;
 	return out->side ? PW_OK : PW_ERR_INVALID;
 }
 

@@ -26,6 +26,7 @@ typedef struct pw_confirm_band {
 	double k;       /* the rule's multiple (> 0) */
 	double lo, hi;  /* median ∓ k·σ */
 	int side;       /* +1: the point was above hi, -1: below lo */
+	double split;   /* halfway from the median to the point: nearer the point is the point's level */
 } pw_confirm_band;
 
 /*
@@ -33,7 +34,10 @@ typedef struct pw_confirm_band {
  * value) and robust z (the alert's delta.z_robust, (point − median) / σ). σ
  * is |point − median| / |z| — the σ the baseliner used, floors included —
  * or, when z is 0 or not finite, mad (the baseline's normalised MAD). k is
- * the band's multiple. PW_ERR_INVALID when a value is not finite, σ is not
+ * the band's multiple. split is (median + point) / 2: a nightly beyond it
+ * on the point's side sits nearer the point's level than the baseline's, so
+ * a shift whose first points stayed inside the band (a small one, in noise)
+ * is still traced back to its first nightly. PW_ERR_INVALID when a value is not finite, σ is not
  * > 0, k is not > 0, or the point is not outside the band (nothing to
  * confirm).
  */

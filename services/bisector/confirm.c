@@ -370,31 +370,34 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 
 	/*
 	 * The range's low end: the CL of the series' last nightly point before
-	 * this one that sits inside the band. Usually the previous nightly (the
-	 * one-day range); when earlier points are beyond the band too (the alert
-	 * came late, e.g. the baseliner took several nightlies in one batch), the
-	 * range reaches back to where the series was last in band.
+	 * this one on the baseline's side of the split (halfway from the median
+	 * to this point). Usually the previous nightly (the one-day range); when
+	 * earlier points sit at this point's level too — the alert came late
+	 * (the baseliner took several nightlies in one batch), or the shift is
+	 * small enough that its first nightlies stayed inside the band — the
+	 * range reaches back to the last nightly at the baseline's level.
 	 */
 	pw_pg_params_init(&p);
 	pw_pg_params_int(&p, series_id);
 	pw_pg_params_int(&p, al->point_unix_us);
-	pw_pg_params_double(&p, band.lo);
-	pw_pg_params_double(&p, band.hi);
+	pw_pg_params_double(&p, band.split);
+	pw_pg_params_int(&p, band.side);
 	pw_pg_params_int(&p, j.cl);
 	if ((st = pw_pg_exec_params(pg,
 	                            "SELECT max(compiler_cl_number) FROM perfwatch.samples WHERE series_id = $1 AND "
 	                            "bisect_job_id = '' AND build_kind = 'nightly' AND compiler_cl_number < $5 AND "
-	                            "measured_at < to_timestamp($2::bigint / 1e6) AND value BETWEEN $3 AND $4",
+	                            "measured_at < to_timestamp($2::bigint / 1e6) AND "
+	                            "(($4 > 0 AND value <= $3) OR ($4 < 0 AND value >= $3))",
 	                            &p, 0, &r, errbuf, errlen)) != PW_OK)
 		return st;
 	int64_t range_lo = PQntuples(r) == 1 ? ival(r, 0, 0) : 0;
 	PQclear(r);
 	r = NULL;
 	/*
-	 * Its high end: the first nightly after range_lo beyond the band on the
-	 * point's side — this point's nightly, or an earlier one when the alert
-	 * came late — so that the finding's event (model, head CL) is the one the
-	 * watcher's changepoint and the gate name for the same shift.
+	 * Its high end: the first nightly after range_lo beyond the split on the
+	 * point's side — this point's nightly, or an earlier one — so that the
+	 * finding's event (model, head CL) is the one the watcher's changepoint
+	 * and the gate name for the same shift.
 	 */
 	int64_t range_hi = j.cl;
 	if (range_lo > 0) {
@@ -402,7 +405,7 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 		pw_pg_params_int(&p, series_id);
 		pw_pg_params_int(&p, range_lo);
 		pw_pg_params_int(&p, j.cl);
-		pw_pg_params_double(&p, band.side > 0 ? band.hi : band.lo);
+		pw_pg_params_double(&p, band.split);
 		pw_pg_params_int(&p, band.side);
 		if ((st = pw_pg_exec_params(pg,
 		                            "SELECT min(compiler_cl_number) FROM perfwatch.samples WHERE series_id = $1 AND "

@@ -102,7 +102,7 @@ njobs=$(q "SELECT count(*) FROM perfwatch.bisect_jobs WHERE $bis")
 # resend of its job.
 kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.bisect.jobs.v1 -o beginning -e -q -f '%k\t%S\t%s' 2>/dev/null >"$work/jobs.bin" ||
   fail "reading perf.bisect.jobs.v1"
-counts=$(python3 - "$work/jobs.bin" "bs-chat-8b.$ns-" <<'PY'
+counts=$(python3 - "$work/jobs.bin" "bs-chat-8b.$ns-7841923-" <<'PY'
 import sys
 data, prefix, i = open(sys.argv[1], 'rb').read(), sys.argv[2].encode(), 0
 seen, n = {}, 0

@@ -144,7 +144,7 @@ while read -r part off; do
     cp "$work/alert_${part}_$off.bin" "$work/orig.bin"
     cp "$work/alert_$off.txt" "$work/orig.txt"
   fi
-  if grep -q 'follow_up: true' "$work/alert_$off.txt" && grep -q 'follow_up_by: "bisector"' "$work/alert_$off.txt"; then
+  if grep -qx "alert_id: \"$target\"" "$work/alert_$off.txt" && grep -q 'follow_up: true' "$work/alert_$off.txt" && grep -q 'follow_up_by: "bisector"' "$work/alert_$off.txt"; then
     python3 - "$work/alert_$off.txt" "$target" "$bid" <<'EOF' || fail "the bisector's follow-up of $target is not artifact 3's block"
 import re, sys
 t = open(sys.argv[1]).read()

@@ -184,8 +184,9 @@ wait_q 60 "SELECT outcome FROM perfwatch.confirm_alerts WHERE alert_id = '$ns-ov
 [ "$(q "SELECT count(*) FROM perfwatch.confirm_jobs WHERE run_id = '$run'")" = 0 ] || fail "a job beyond the budget"
 [ "$(q "SELECT refused || ' ' || runs_used FROM perfwatch.confirm_budget WHERE day = '2026-06-12'")" = "$((refused0 + 1)) $used0" ] ||
   fail "budget row of 2026-06-12: $(q "SELECT refused, runs_used FROM perfwatch.confirm_budget WHERE day = '2026-06-12'")"
-echo "test_confirm: over budget: $(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -o beginning -e -q -f '%s\n' 2>/dev/null |
-  grep -a -o "the rerun budget of 4 runs for 2026-06-12 is spent: not confirmed" | head -1) (revision 2, still unconfirmed)"
-kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -o beginning -e -q -f '%s\n' 2>/dev/null |
-  grep -aq "the rerun budget of 4 runs for 2026-06-12 is spent" || fail "no revision saying the budget is spent"
+# read whole into a file: grep -q ending the pipe early would fail kcat (SIGPIPE) under pipefail
+kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -o beginning -e -q -f '%s\n' >"$work/alerts_all.bin" 2>/dev/null ||
+  fail "reading perf.alerts.v1"
+grep -aq "the rerun budget of 4 runs for 2026-06-12 is spent" "$work/alerts_all.bin" || fail "no revision saying the budget is spent"
+echo "test_confirm: over budget: $(grep -a -o -m1 "the rerun budget of 4 runs for 2026-06-12 is spent: not confirmed" "$work/alerts_all.bin") (revision 2, still unconfirmed)"
 echo "test_confirm: PASS"

@@ -27,6 +27,8 @@ Test(confirm, band_from_z)
 	cr_assert_float_eq(b.lo, 3.8219512195121951, EPS);
 	cr_assert_float_eq(b.hi, 3.9780487804878049, EPS);
 	cr_assert_eq(b.side, 1);
+	/* halfway from 3.90 to 4.22: a nightly at 4.07 is at the point's level */
+	cr_assert_float_eq(b.split, 4.06, EPS);
 }
 
 Test(confirm, band_from_mad_when_z_is_zero)
@@ -37,6 +39,7 @@ Test(confirm, band_from_mad_when_z_is_zero)
 	cr_assert_float_eq(b.lo, 3.80, EPS);
 	cr_assert_float_eq(b.hi, 4.00, EPS);
 	cr_assert_eq(b.side, -1);
+	cr_assert_float_eq(b.split, 3.80, EPS); /* below the median, halfway to 3.70 */
 }
 
 Test(confirm, reproduced_regression)
