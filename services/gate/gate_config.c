@@ -31,6 +31,10 @@ static const pw_conf_key gate_keys[] = {
 	{.name = "gate.min_wait", .type = PW_CONF_DURATION_MS, .def = "30s", .min = 0,
 	 .max = 86400000,
 	 .help = "a request waits at least this long after it arrived before its deadline counts"},
+	{.name = "gate.baseline_wait", .type = PW_CONF_DURATION_MS, .def = "10m", .min = 0,
+	 .max = 86400000,
+	 .help = "after a request arrived, how long a series whose baseline has not folded the points "
+	         "measured before the request (the baseliner behind or restarting) is waited for"},
 	{.name = "gate.poll_interval", .type = PW_CONF_DURATION_MS, .def = "250ms", .min = 10,
 	 .max = 60000, .help = "how often pending evaluations are checked for arrived runs"},
 	{.name = "gate.poll_max_interval", .type = PW_CONF_DURATION_MS, .def = "1s", .min = 10,

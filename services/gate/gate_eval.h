@@ -89,6 +89,9 @@ typedef struct pw_gate_series_input {
 	size_t n_base;
 	const double *cand;
 	size_t n_cand;
+	bool baseline_behind;      /* the ingester holds a nightly or release point of the series,
+	                            * measured before the request, that the baseliner has not
+	                            * folded in yet (its baseline may still change) */
 	bool has_expected;         /* a registered expected win */
 	double expected_pct;       /* its signed Δ, percent, as (new − old)/old */
 } pw_gate_series_input;

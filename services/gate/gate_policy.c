@@ -102,10 +102,10 @@ pw_status pw_gate_waiver_check(const char *waiver_id, const char *model, const c
 pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families,
                                  const pw_gate_series_input *series, size_t n_series,
                                  int64_t now_us, int64_t deadline_us, int64_t settle_until_us,
-                                 size_t *n_missing)
+                                 int64_t catchup_until_us, size_t *n_missing)
 {
 	size_t missing = 0, arrived = 0;
-	bool settling = now_us < settle_until_us;
+	bool settling = now_us < settle_until_us, catching_up = now_us < catchup_until_us;
 	for (size_t i = 0; i < n_series; i++)
 		arrived += series[i].n_cand;
 	for (size_t i = 0; i < n_series; i++) {
@@ -113,6 +113,9 @@ pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families
 		    series[i].n_cand < need_of(policy, series[i].tier))
 			missing++;
 		else if (series[i].state == PW_GATE_STATE_BASELINING && settling)
+			missing++;
+		else if (series[i].baseline_behind && catching_up && series[i].state != PW_GATE_STATE_FROZEN &&
+		         series[i].state != PW_GATE_STATE_QUARANTINED)
 			missing++;
 	}
 	if (settling)

@@ -90,7 +90,11 @@ typedef enum pw_gate_wait {
  * catching up on the runs that make a series active, so a baselining series
  * is waited for until then and not after (a new series must not hold a
  * release for a day); likewise a family of the n_families without any
- * series yet (its first runs may not be ingested). A release with not one
+ * series yet (its first runs may not be ingested). Until catchup_until_us a
+ * series whose baseline is behind (baseline_behind: the baseliner has not
+ * folded points measured before the request, e.g. it was restarting) is
+ * waited for too, so that the verdict is not taken on a baseline that is
+ * about to move; after that it is tested on what there is. A release with not one
  * candidate run in any series is never READY: it waits for its deadline
  * (its runs have not started, the ingester is stalled, or the release does
  * not exist), and counts as one missing. Otherwise DEADLINE once
@@ -101,7 +105,7 @@ typedef enum pw_gate_wait {
 pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families,
                                  const pw_gate_series_input *series, size_t n_series,
                                  int64_t now_us, int64_t deadline_us, int64_t settle_until_us,
-                                 size_t *n_missing);
+                                 int64_t catchup_until_us, size_t *n_missing);
 
 /*
  * How long to wait before the next look at a pending release: min_ms while

@@ -268,7 +268,8 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 		size_t missing = 0;
 		pw_gate_wait w = pw_gate_wait_decide(&r->policy, r->n_families, r->series, r->n_series,
 		                                     pw_now_us(), r->deadline_us,
-		                                     r->received_us + app->defaults.min_wait_us, &missing);
+		                                     r->received_us + app->defaults.min_wait_us,
+		                                     r->received_us + app->defaults.baseline_wait_us, &missing);
 		int64_t requested = r->received_us;
 		pw_gate_release_free(r);
 		r = NULL;
@@ -364,6 +365,7 @@ pw_status pw_gate_init(pw_service *svc, void **out, char *errbuf, size_t errlen)
 	pw_gate_policy_from_config(cfg, &app->defaults.policy);
 	app->defaults.default_wait_us = pw_config_get_duration_ms(cfg, "gate.default_wait") * 1000;
 	app->defaults.min_wait_us = pw_config_get_duration_ms(cfg, "gate.min_wait") * 1000;
+	app->defaults.baseline_wait_us = pw_config_get_duration_ms(cfg, "gate.baseline_wait") * 1000;
 	app->defaults.active_window_us = pw_config_get_duration_ms(cfg, "gate.active_window") * 1000;
 	app->poll_ms = pw_config_get_duration_ms(cfg, "gate.poll_interval");
 	app->poll_max_ms = pw_config_get_duration_ms(cfg, "gate.poll_max_interval");

@@ -594,7 +594,9 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	char since[32], until[32];
 	snprintf(since, sizeof since, "%" PRId64, r->requested_us - d->active_window_us);
 	snprintf(until, sizeof until, "%" PRId64, r->requested_us + d->active_window_us);
-	const char *sp[] = {fams.s, r->candidate_build_id, r->baseline_release, since, until};
+	char asked[32];
+	snprintf(asked, sizeof asked, "%" PRId64, r->requested_us);
+	const char *sp[] = {fams.s, r->candidate_build_id, r->baseline_release, since, until, asked};
 	st = pw_pg_exec(pg,
 	                "SELECT s.series_id, s.series_key, s.model, s.platform, s.config, s.metric, "
 	                "s.unit, s.direction, lb.version, lb.state, "
@@ -603,7 +605,14 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	                "EXISTS (SELECT 1 FROM perfwatch.freezes f WHERE f.series_id = s.series_id "
 	                "        AND f.unfrozen_at IS NULL), "
 	                "(SELECT count(*) FROM perfwatch.samples c WHERE c.series_id = s.series_id "
-	                " AND c.build_id = $2 AND c.bisect_job_id = '') "
+	                " AND c.build_id = $2 AND c.bisect_job_id = ''), "
+	                /* the baseline is behind: a nightly or release point measured before the
+	                 * request that the baseliner has not folded in (newer than its mark) */
+	                "EXISTS (SELECT 1 FROM perfwatch.samples n WHERE n.series_id = s.series_id "
+	                " AND n.build_kind IN ('nightly', 'release') AND n.bisect_job_id = '' "
+	                " AND n.measured_at <= to_timestamp($6::double precision / 1e6) "
+	                " AND n.measured_at > coalesce((SELECT bs.mark_measured_at FROM perfwatch.baseliner_series bs "
+	                "   WHERE bs.series_id = s.series_id), '-infinity'::timestamptz)) "
 	                "FROM perfwatch.series s "
 	                "LEFT JOIN LATERAL (SELECT b.version, b.state, b.window_start, b.window_end "
 	                "  FROM perfwatch.baselines b WHERE b.series_id = s.series_id "
@@ -616,7 +625,7 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	                "  AND q.measured_at >= to_timestamp($4::double precision / 1e6) "
 	                "  AND q.measured_at <= to_timestamp($5::double precision / 1e6))) "
 	                "ORDER BY s.series_key COLLATE \"C\"",
-	                5, sp, &res, errbuf, errlen);
+	                6, sp, &res, errbuf, errlen);
 	if (st != PW_OK)
 		goto fail;
 	r->n_series = (size_t)PQntuples(res);
@@ -660,6 +669,7 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 		in->state = state_of(has_row ? PQgetvalue(res, row, 9) : "", has_row,
 		                     PQgetvalue(res, row, 12)[0] == 't');
 		in->n_cand = (size_t)getint(res, row, 13);
+		in->baseline_behind = PQgetvalue(res, row, 14)[0] == 't';
 		r->series_waiver[i] = "";
 		r->series_alert[i] = "";
 	}

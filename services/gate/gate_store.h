@@ -90,6 +90,8 @@ typedef struct pw_gate_store_defaults {
 	pw_gate_policy policy;     /* thresholds from the gate.* keys */
 	int64_t default_wait_us;   /* deadline when a request names none */
 	int64_t min_wait_us;       /* a deadline counts from at least this long after arrival */
+	int64_t baseline_wait_us;  /* a series whose baseline is behind is waited for this long
+	                            * after arrival at most */
 	int64_t active_window_us;  /* a series measured (nightly/release) this long before the
 	                            * request is part of the release even before its first
 	                            * candidate run */

@@ -143,40 +143,51 @@ Test(gate_policy, waiting_rule)
 	size_t b = ser(&r, "f/h/p/c2/m", f, PW_GATE_TIER_TAIL, 1.0, 0.0, 3);
 	size_t missing = 99;
 	/* the tail series needs 5 by default */
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, 0, &missing), PW_GATE_WAIT_MORE);
 	cr_assert_eq(missing, 1);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 20, 20, 0, NULL), PW_GATE_WAIT_DEADLINE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 20, 20, 0, 0, NULL), PW_GATE_WAIT_DEADLINE);
 	/* §4.5's 3 repeats for the tail tier */
 	r.pol.min_candidate_tail_n = 3;
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, &missing), PW_GATE_WAIT_READY);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, 0, &missing), PW_GATE_WAIT_READY);
 	cr_assert_eq(missing, 0);
 	/* frozen series are not waited for */
 	r.s[a].n_cand = 0;
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, 0, NULL), PW_GATE_WAIT_MORE);
 	r.s[a].state = PW_GATE_STATE_FROZEN;
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, NULL), PW_GATE_WAIT_READY);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, 0, NULL), PW_GATE_WAIT_READY);
 	/* a baselining series is waited for while the baseliner may catch up, not after */
 	r.s[a].state = PW_GATE_STATE_BASELINING;
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 15, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 15, 0, &missing), PW_GATE_WAIT_MORE);
 	cr_assert_eq(missing, 1);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 15, 20, 15, NULL), PW_GATE_WAIT_READY);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 15, 20, 15, 0, NULL), PW_GATE_WAIT_READY);
 	r.s[a].state = PW_GATE_STATE_FROZEN;
+	/* a series whose baseline is behind (the baseliner restarting) is waited
+	 * for until the catch-up bound, then tested on what there is; a frozen
+	 * one is not gated, so not waited for */
+	r.s[b].baseline_behind = true;
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, 18, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(missing, 1);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 18, 20, 0, 18, NULL), PW_GATE_WAIT_READY);
+	r.s[a].baseline_behind = true;
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, 18, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(missing, 1, "the frozen series is not waited for");
+	r.s[a].baseline_behind = r.s[b].baseline_behind = false;
 	/* and the tail series with 3 runs is tested, not insufficient */
 	decide(&r, NULL, 0, 0);
 	cr_assert(r.sr[b].tested);
 	/* a family without any series is waited for only while settling, and
 	 * then decided as short of data, never as a pass */
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 2, r.s, r.ns, 10, 20, 15, NULL), PW_GATE_WAIT_MORE);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 2, r.s, r.ns, 15, 20, 15, NULL), PW_GATE_WAIT_READY);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 2, r.s, r.ns, 10, 20, 15, 0, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 2, r.s, r.ns, 15, 20, 15, 0, NULL), PW_GATE_WAIT_READY);
 	/* issue 19: a release with no candidate run at all (it does not exist, or
 	 * the ingester is stalled) waits for its deadline, not for the settle time */
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 10, 20, 15, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 10, 20, 15, 0, &missing), PW_GATE_WAIT_MORE);
 	cr_assert_eq(missing, 1);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 15, 20, 15, NULL), PW_GATE_WAIT_MORE);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 20, 20, 15, NULL), PW_GATE_WAIT_DEADLINE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 15, 20, 15, 0, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 20, 20, 15, 0, NULL), PW_GATE_WAIT_DEADLINE);
 	size_t bn = r.s[b].n_cand;
 	r.s[b].n_cand = 0; /* a is frozen: no candidate run anywhere */
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 15, 20, 15, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 15, 20, 15, 0, NULL), PW_GATE_WAIT_MORE);
 	r.s[b].n_cand = bn;
 	rel e;
 	rel_init(&e);
