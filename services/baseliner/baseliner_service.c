@@ -163,6 +163,10 @@ pw_status pw_bl_worker_init(void *ctx, pw_service_worker *w, char *err, size_t e
 {
 	(void)err, (void)errlen;
 	bl_app *app = ctx;
+	/* the main thread (input -1, there for the outbox) publishes only: it must
+	 * not take the baseliner, whose connection is the consumer worker's */
+	if (w->input < 0)
+		return PW_OK;
 	/* one consumer worker (the input declares no workers_key): the table is its own */
 	pw_baseliner *b = &app->b;
 	b->lg = app->lg;
@@ -189,7 +193,8 @@ pw_status pw_bl_worker_init(void *ctx, pw_service_worker *w, char *err, size_t e
 void pw_bl_worker_release(void *ctx, pw_service_worker *w)
 {
 	bl_app *app = ctx;
-	(void)w;
+	if (w->input < 0)
+		return;
 	if (app->b_made)
 		pw_baseliner_release(&app->b);
 	app->b_made = false;
