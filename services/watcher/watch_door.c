@@ -5,8 +5,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "pw_input.h"
+#include "watch.h"
 
 Perfwatch__V1__DlqReason pw_watch_point_decode(const void *payload, size_t len,
                                                Perfwatch__V1__SeriesPoint **out, bool *skip,
@@ -61,4 +63,52 @@ Perfwatch__V1__DlqReason pw_watch_fleet_decode(const void *payload, size_t len,
 	}
 	*out = fc;
 	return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
+}
+
+Perfwatch__V1__DlqReason pw_watch_baseline_decode(const void *payload, size_t len,
+                                                  Perfwatch__V1__Baseline **out, bool *skip,
+                                                  char *detail, size_t detail_len)
+{
+	*out = NULL;
+	*skip = false;
+	ProtobufCMessage *m;
+	Perfwatch__V1__DlqReason r = pw_input_decode(&perfwatch__v1__baseline__descriptor, payload,
+	                                             len, &m, detail, detail_len);
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return r;
+	Perfwatch__V1__Baseline *b = (Perfwatch__V1__Baseline *)m;
+	if (len == 0) { /* a compaction tombstone: no state to set */
+		*skip = true;
+		*out = b;
+		return r;
+	}
+	size_t key_len = strlen(b->series_key), event_len = strlen(b->freeze_event_id);
+	/* no state would read as "not frozen" and thaw a frozen series; a state
+	 * this build does not know is no better a guess */
+	if (!key_len || b->state == PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_UNSPECIFIED) {
+		snprintf(detail, detail_len, "%s",
+		         !key_len ? "baseline has no series key" : "baseline has no state");
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	} else if (key_len >= PW_SERIES_KEY_MAX) {
+		snprintf(detail, detail_len, "baseline series key is %zu bytes, over the limit of %d",
+		         key_len, PW_SERIES_KEY_MAX - 1);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	} else if (!protobuf_c_enum_descriptor_get_value(&perfwatch__v1__baseline_state__descriptor,
+	                                                 (int)b->state)) {
+		snprintf(detail, detail_len, "baseline state %d is not a BaselineState this build knows",
+		         (int)b->state);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	} else if (event_len >= PW_WATCH_EVENT_LEN) {
+		/* the baseliner takes event ids of at most 63 bytes; a longer one would be
+		 * cut to name another event in the changepoints it annotates */
+		snprintf(detail, detail_len, "baseline freeze_event_id is %zu bytes, over the limit of %d",
+		         event_len, PW_WATCH_EVENT_LEN - 1);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	}
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+		perfwatch__v1__baseline__free_unpacked(b, NULL);
+		return r;
+	}
+	*out = b;
+	return r;
 }

@@ -433,14 +433,15 @@ out:
 static pw_status on_baseline(watcher_app *app, const rd_kafka_message_t *msg, char *errbuf,
                              size_t errlen)
 {
-	if (msg->len == 0) /* a compaction tombstone */
-		return PW_OK;
-	Perfwatch__V1__Baseline *b = perfwatch__v1__baseline__unpack(NULL, msg->len, msg->payload);
-	if (!b)
-		return dead_letter(app, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-		                   "perfwatch.v1.Baseline", "payload is not a Baseline", errbuf, errlen);
+	char bad[512];
+	Perfwatch__V1__Baseline *b = NULL;
+	bool tombstone = false;
+	Perfwatch__V1__DlqReason refused =
+		pw_watch_baseline_decode(msg->payload, msg->len, &b, &tombstone, bad, sizeof bad);
+	if (refused != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return dead_letter(app, msg, refused, "perfwatch.v1.Baseline", bad, errbuf, errlen);
 	/* a series not watched yet reads its state from perfwatch.baselines when first seen */
-	pw_watch_entry *e = pw_watch_table_get(app->table, b->series_key);
+	pw_watch_entry *e = tombstone ? NULL : pw_watch_table_get(app->table, b->series_key);
 	if (e)
 		pw_watch_series_set_frozen(e->series,
 		                           b->state == PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_FROZEN,

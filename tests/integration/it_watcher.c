@@ -18,6 +18,9 @@
  *   it_watcher wait GROUP TIMEOUT_S [TOPIC]  until GROUP committed the end of TOPIC
  *                                        (default perf.points.v1)
  *   it_watcher count NONCE                 print the Changepoints and Alerts published for NONCE
+ *   it_watcher baselines NONCE             publish on perf.baselines.v1, keyed bl-door.NONCE/...,
+ *                                        five Baselines the door refuses, a tombstone and a
+ *                                        valid frozen one
  */
 #include "pw_kafka.h"
 #include "pw_log.h"
@@ -26,6 +29,7 @@
 #include "pw_topics.h"
 
 #include "perfwatch/v1/alert.pb-c.h"
+#include "perfwatch/v1/baseline.pb-c.h"
 #include "perfwatch/v1/changepoint.pb-c.h"
 #include "perfwatch/v1/fleet.pb-c.h"
 #include "perfwatch/v1/series.pb-c.h"
@@ -471,6 +475,65 @@ static int it_count(it_app *a, const char *nonce)
 	return 0;
 }
 
+/*
+ * The door of perf.baselines.v1 on the stack: what it refuses is
+ * dead-lettered with its reason (test_watcher.sh reads
+ * perfwatch.dead_letters), what it takes is not. The series keys name no
+ * watched series: the changepoints of the feed are left as they are.
+ */
+static int it_baselines(it_app *a)
+{
+	char err[1024], key[128], series[128], event[65];
+	const char *brokers = getenv("PW_KAFKA_BOOTSTRAP_SERVERS");
+	if (!brokers || pw_producer_new(&a->prod, brokers, NULL, 0, &a->lg, err, sizeof err) != PW_OK) {
+		fprintf(stderr, "FAIL: producer: %s\n", brokers ? err : "PW_KAFKA_BOOTSTRAP_SERVERS unset");
+		return 1;
+	}
+	snprintf(series, sizeof series, "chat-8b/hlo:bl.%s/v6e-4/decode.B8/tpot_p50_ms", a->nonce);
+	memset(event, 'e', 64);
+	event[64] = '\0';
+	static const char *const names[] = {"1-no-state", "2-state-42", "3-event-64", "4-nul-key",
+	                                    "5-junk",     "6-tombstone", "7-frozen"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		Perfwatch__V1__Baseline b = PERFWATCH__V1__BASELINE__INIT;
+		b.series_key = series;
+		b.version = 2;
+		b.state = PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_FROZEN;
+		b.freeze_event_id = "fc-2026-06-03-0007";
+		if (i == 0)
+			b.state = PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_UNSPECIFIED;
+		else if (i == 1)
+			b.state = (Perfwatch__V1__BaselineState)42;
+		else if (i == 2)
+			b.freeze_event_id = event;
+		uint8_t buf[1024];
+		size_t len = perfwatch__v1__baseline__get_packed_size(&b);
+		perfwatch__v1__baseline__pack(&b, buf);
+		if (i == 3) { /* series_key again, a NUL inside: the last occurrence counts */
+			static const uint8_t nul_key[] = {0x12, 0x07, 'c', 'h', 'a', 't', 0, 'x', 'y'};
+			memcpy(buf + len, nul_key, sizeof nul_key);
+			len += sizeof nul_key;
+		} else if (i == 4) {
+			static const uint8_t junk[] = {0xde, 0xad, 0xbe, 0xef, 0xff, 0xff, 0xff, 0xff, 0xff};
+			memcpy(buf, junk, sizeof junk);
+			len = sizeof junk;
+		} else if (i == 5) {
+			len = 0;
+		}
+		snprintf(key, sizeof key, "bl-door.%s/%s", a->nonce, names[i]);
+		if (pw_producer_produce(a->prod, PW_TOPIC_BASELINES, key, strlen(key), len ? buf : NULL,
+		                        len, 10000, err, sizeof err) != PW_OK) {
+			fprintf(stderr, "FAIL: baseline %s: %s\n", names[i], err);
+			return 1;
+		}
+	}
+	if (pw_producer_flush(a->prod, 30000, err, sizeof err) != PW_OK) {
+		fprintf(stderr, "FAIL: baselines flush: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	it_app a;
@@ -492,9 +555,12 @@ int main(int argc, char **argv)
 		rc = it_wait(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : PW_TOPIC_POINTS);
 	} else if (argc == 3 && strcmp(argv[1], "count") == 0) {
 		rc = it_count(&a, argv[2]);
+	} else if (argc == 3 && strcmp(argv[1], "baselines") == 0) {
+		snprintf(a.nonce, sizeof a.nonce, "%s", argv[2]);
+		rc = it_baselines(&a);
 	} else {
 		fprintf(stderr, "usage: it_watcher feed NONCE FILLER DAY_MS | wait GROUP TIMEOUT_S [TOPIC] |"
-		                " count NONCE | start-at-end GROUP [TOPIC...]\n");
+		                " count NONCE | baselines NONCE | start-at-end GROUP [TOPIC...]\n");
 	}
 	pw_producer_free(a.prod);
 	pw_pg_free(a.pg);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_watcher.sh: pw-watcher on the real stack — the worked example's
 # changepoint with its CL range, routed page; the recabling step annotated
-# infra with no regression alert; an improvement queued; and a watcher killed
+# infra with no regression alert; an improvement queued; hostile Baselines
+# dead-lettered with their reasons; and a watcher killed
 # with SIGKILL mid-replay and restarted that loses no changepoint and emits
 # none twice (rows and messages counted).
 #
@@ -66,7 +67,10 @@ start_watcher
 
 wait "$fpid" || { fail "the feed failed"; cat "$work/feed.log"; exit 1; }
 fpid=""
+# the door of perf.baselines.v1: five bad Baselines, a tombstone and a good one
+"$it" baselines "$nonce" || fail "could not publish the baselines"
 "$it" wait "$group" 120 || { fail "pw-watcher did not catch up"; tail -20 "$work/watcher.log"; exit 1; }
+"$it" wait "$group" 60 perf.baselines.v1 || { fail "pw-watcher did not read the baselines"; tail -20 "$work/watcher.log"; exit 1; }
 # the outbox is published before offsets are committed; give the last flush a moment
 sleep 1
 port=$(grep -o '"msg":"serving /healthz /readyz /metrics on [^"]*' "$work/watcher.log" | tail -1 | sed 's/.*://')
@@ -163,6 +167,16 @@ if [ -x "$cli" ] && "$cli" series plot --help >/dev/null 2>&1; then
 else
   echo "skip: perfwatch series plot is not dispatched in this build"
 fi
+
+# the baselines' door: the refused ones dead-lettered with their reason, the tombstone and the good one not
+row=$(sql "SELECT string_agg(convert_from(original_key, 'UTF8') || '=' || reason, ' ' ORDER BY original_key)
+             FROM perfwatch.dead_letters WHERE source_topic = 'perf.baselines.v1'
+              AND convert_from(original_key, 'UTF8') LIKE 'bl-door.$nonce/%'")
+want="bl-door.$nonce/1-no-state=missing_field bl-door.$nonce/2-state-42=invalid_value bl-door.$nonce/3-event-64=invalid_value bl-door.$nonce/4-nul-key=invalid_value bl-door.$nonce/5-junk=decode_failed"
+[ "$row" = "$want" ] && pass "baselines: 5 refused, dead-lettered with their reasons; the tombstone and the good one taken" ||
+  fail "baselines dead-lettered: \"$row\""
+grep -q '^perfwatch_watcher_dead_letters_total{topic="perf.baselines.v1"} 5$' <<<"$metrics" &&
+  pass "/metrics counts the 5 baselines dead-lettered" || fail "/metrics: $(grep 'dead_letters_total{topic="perf.baselines' <<<"$metrics")"
 
 # metrics
 for m in perfwatch_watcher_points_total perfwatch_watcher_changepoints_total perfwatch_watcher_append_seconds_bucket; do

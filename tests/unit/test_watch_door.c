@@ -1,18 +1,22 @@
 /*
  * test_watch_door.c: the doors of the watcher's input topics
  * (services/watcher/watch_door.h: pw_watch_point_decode for perf.points.v1,
- * pw_watch_fleet_decode for perf.fleet-changes.v1), each on a table of
- * hostile payloads with the DlqReason every one must get; for what must pass,
- * whether the watcher takes it or skips it (points of other builds), and the
- * key or id that must come out unchanged. Raw fields are appended to a good
- * message packed by protobuf-c (wire_build.h).
+ * pw_watch_fleet_decode for perf.fleet-changes.v1, pw_watch_baseline_decode
+ * for perf.baselines.v1), each on a table of hostile payloads with the
+ * DlqReason every one must get; for what must pass, whether the watcher takes
+ * it or skips it (points of other builds, baseline tombstones), and the key
+ * or id that must come out unchanged; then random mutations of a good message
+ * of each. Raw fields are appended to a good message packed by protobuf-c
+ * (wire_build.h).
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pw_input.h"
 #include "watch_door.h"
 #include "wire_build.h"
 
@@ -336,4 +340,276 @@ static const char *fleet_id(const ProtobufCMessage *m)
 Test(watch_door, every_hostile_fleet_change_gets_its_reason)
 {
 	door_run("watcher perf.fleet-changes.v1", NFCASES, fleet_case, fleet_door, fleet_id);
+}
+
+/* =================================================== perf.baselines.v1 */
+
+typedef struct baseline_parts {
+	Perfwatch__V1__Baseline b;
+	Perfwatch__V1__SeriesKey key;
+} baseline_parts;
+
+typedef void (*bedit_fn)(baseline_parts *q);
+
+/* A frozen series as the baseliner publishes it: the fleet change's event id, no window. */
+static wire_buf pack_baseline(bedit_fn edit)
+{
+	static baseline_parts q;
+	perfwatch__v1__series_key__init(&q.key);
+	q.key.model = "chat-8b";
+	q.key.hlo_fingerprint = "hlo:9f31c2ab";
+	q.key.platform = "v6e-4";
+	q.key.config = "decode.B64.s2048.int8";
+	q.key.metric = "tpot_p50_ms";
+	perfwatch__v1__baseline__init(&q.b);
+	q.b.series_id = 412;
+	q.b.series_key = GOOD_KEY;
+	q.b.key = &q.key;
+	q.b.version = 3;
+	q.b.state = PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_FROZEN;
+	q.b.median = 3.91;
+	q.b.mad_n = 0.04;
+	q.b.band_lo = 3.79;
+	q.b.band_hi = 4.03;
+	q.b.sigma = 0.04;
+	q.b.sigma_pct = 1.02;
+	q.b.platform_norm_sigma_pct = 1.5;
+	q.b.unit = "ms";
+	q.b.build_id = "xla-2026-06-10";
+	q.b.freeze_reason = "recabling: mtv5 row 12 recabled";
+	q.b.freeze_event_id = GOOD_EVENT;
+	q.b.computed_unix_us = 1781568000000000LL;
+	if (edit)
+		edit(&q);
+	wire_buf b = {0};
+	b.n = perfwatch__v1__baseline__get_packed_size(&q.b);
+	b.p = malloc(b.n + 1);
+	cr_assert_not_null(b.p);
+	perfwatch__v1__baseline__pack(&q.b, b.p);
+	return b;
+}
+
+static char *nbytes(char c, size_t n)
+{
+	static char buf[4][60001];
+	static unsigned next;
+	char *s = buf[next++ % 4];
+	memset(s, c, n);
+	s[n] = '\0';
+	return s;
+}
+
+#define BEDIT(fn, stmt)                                                                            \
+	static void fn(baseline_parts *q) { stmt; }
+/* what a valid baseliner sends besides a frozen series */
+BEDIT(b_baselining, (q->b.state = PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_BASELINING,
+                     q->b.version = 0, q->b.median = q->b.mad_n = q->b.sigma = 0, q->b.n = 3,
+                     q->b.freeze_reason = "", q->b.freeze_event_id = ""))
+BEDIT(b_active, (q->b.state = PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_ACTIVE, q->b.n = 40,
+                 q->b.days = 9, q->b.chip_sets = 4, q->b.freeze_reason = "",
+                 q->b.freeze_event_id = ""))
+BEDIT(b_quarantined, (q->b.state = PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_QUARANTINED,
+                      q->b.sigma_pct = 4.2, q->b.freeze_reason = "sigma 4.2% > 2 x platform 1.5%",
+                      q->b.freeze_event_id = ""))
+BEDIT(b_frozen_no_event, q->b.freeze_event_id = "")
+BEDIT(b_active_stale_event, q->b.state = PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_ACTIVE)
+BEDIT(b_no_key, q->b.series_key = "")
+BEDIT(b_no_state, q->b.state = PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_UNSPECIFIED)
+BEDIT(b_state_42, q->b.state = (Perfwatch__V1__BaselineState)42)
+BEDIT(b_state_neg, q->b.state = (Perfwatch__V1__BaselineState)-1)
+BEDIT(b_key_255, q->b.series_key = nbytes('k', PW_SERIES_KEY_MAX - 1))
+BEDIT(b_key_256, q->b.series_key = nbytes('k', PW_SERIES_KEY_MAX))
+BEDIT(b_key_60k, q->b.series_key = nbytes('k', 60000))
+BEDIT(b_event_63, q->b.freeze_event_id = nbytes('e', 63))
+BEDIT(b_event_64, q->b.freeze_event_id = nbytes('e', 64))
+BEDIT(b_event_60k, q->b.freeze_event_id = nbytes('e', 60000))
+BEDIT(b_reason_60k, q->b.freeze_reason = nbytes('r', 60000))
+BEDIT(b_median_nan, (q->b.median = NAN, q->b.sigma_pct = NAN))
+BEDIT(b_band_inf, (q->b.band_lo = -INFINITY, q->b.band_hi = INFINITY, q->b.mad_n = INFINITY))
+BEDIT(b_huge, (q->b.median = -1e308, q->b.sigma = 1e308))
+BEDIT(b_version_0, q->b.version = 0)
+BEDIT(b_version_max, q->b.version = UINT32_MAX)
+BEDIT(b_far_future, (q->b.computed_unix_us = INT64_MAX, q->b.window_end_unix_us = INT64_MAX))
+BEDIT(b_far_past, (q->b.computed_unix_us = INT64_MIN, q->b.window_start_unix_us = INT64_MIN))
+BEDIT(b_id_negative, q->b.series_id = -1)
+BEDIT(b_sql_key, q->b.series_key = "chat-8b'); DROP TABLE perfwatch.baselines;--/h/p/c/m")
+BEDIT(b_sql_event, q->b.freeze_event_id = "fc' OR '1'='1")
+BEDIT(b_other_key, q->key.model = "rank-moe-110b")
+
+WIRE_APPEND_STR(b_nul_key, 2, "chat-8b\0evil/h/p/c/m")
+WIRE_APPEND_STR(b_nul_event, 21, "fc-1\0fc-2")
+WIRE_APPEND_STR(b_ff_key, 2, "chat-\377/h/p/c/m")
+WIRE_APPEND_STR(b_overlong_event, 21, "fc\xc0\xaf" "1")
+WIRE_APPEND_STR(b_surrogate_reason, 20, "frozen \xed\xa0\x80")
+WIRE_APPEND_STR(b_cut_unit, 18, "m\xe2\x82")
+WIRE_APPEND_STR(b_cont_build, 19, "xla-\x80")
+WIRE_APPEND_STR(b_second_key, 2, "rank-moe-110b/h/p/c/m")
+static void b_nested_platform(wire_buf *b) { wire_nested(b, 3, 3, "v6e\0-4", 6); }
+static void b_nested_model(wire_buf *b) { wire_nested(b, 3, 1, "chat-\377", 6); }
+static void b_key_varint(wire_buf *b) { wire_int(b, 2, 7); }
+static void b_median_ld(wire_buf *b) { wire_ld(b, 6, "3.91", 4); }
+static void b_state_ld(wire_buf *b) { wire_ld(b, 5, "FROZEN", 6); }
+static void b_past_end(wire_buf *b) { wire_past_end(b, 21); }
+static void b_group(wire_buf *b) { wire_varint(b, 30u << 3 | 3); }
+static void b_unknown(wire_buf *b) { wire_int(b, 99, 12345); }
+/* a later occurrence wins: these override the good message's state */
+static void b_state_then_0(wire_buf *b) { wire_int(b, 5, 0); }
+static void b_state_then_active(wire_buf *b) { wire_int(b, 5, 2); }
+static void b_state_then_7(wire_buf *b) { wire_int(b, 5, 7); }
+/* truncated: inside series_key, and after the first tag */
+static void b_cut_in_key(wire_buf *b) { b->n = 10; }
+static void b_cut_to_tag(wire_buf *b) { b->n = 1; }
+/* n is a uint32: minus one as a ten-byte varint */
+static void b_n_negative(wire_buf *b) { wire_int(b, 13, UINT64_MAX); }
+
+static const uint8_t b_only_unknown[] = {0x98, 0x06, 0x01}; /* field 99 = 1, nothing known */
+
+typedef struct bkase {
+	const char *name;
+	bedit_fn edit;
+	void (*append)(wire_buf *b);
+	const uint8_t *raw;
+	size_t raw_len;
+	Perfwatch__V1__DlqReason want;
+	int skip;             /* R_OK_: 1 for the compaction tombstone */
+	const char *want_key; /* R_OK_: NULL means GOOD_KEY; "k255": 255 bytes of 'k' */
+	const char *detail;   /* refused: what the detail must say (NULL: anything) */
+} bkase;
+
+static const bkase bcases[] = {
+	{"the good baseline (frozen, with its event id)", NULL, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"a baselining series, version 0", b_baselining, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"an active series", b_active, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"a quarantined series (a reason, no event)", b_quarantined, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"frozen with no event id (the proto allows it)", b_frozen_no_event, NULL, NULL, 0, R_OK_, 0, NULL,
+	 NULL},
+	{"active with a stale event id (not read)", b_active_stale_event, NULL, NULL, 0, R_OK_, 0, NULL,
+	 NULL},
+	{"empty payload (a compaction tombstone)", NULL, NULL, (const uint8_t *)"", 0, R_OK_, 1, NULL, NULL},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, R_DECODE, 0, NULL, "perfwatch.v1.Baseline"},
+	{"cut inside series_key", NULL, b_cut_in_key, NULL, 0, R_DECODE, 0, NULL, NULL},
+	{"cut after the first tag", NULL, b_cut_to_tag, NULL, 0, R_DECODE, 0, NULL, NULL},
+	{"series_key as a varint", NULL, b_key_varint, NULL, 0, R_DECODE, 0, NULL, NULL},
+	{"median as a string", NULL, b_median_ld, NULL, 0, R_DECODE, 0, NULL, NULL},
+	{"state as a string", NULL, b_state_ld, NULL, 0, R_DECODE, 0, NULL, NULL},
+	{"a length prefix past the end", NULL, b_past_end, NULL, 0, R_DECODE, 0, NULL, NULL},
+	{"a group that never ends", NULL, b_group, NULL, 0, R_DECODE, 0, NULL, NULL},
+	{"only an unknown field (not a tombstone)", NULL, NULL, b_only_unknown, sizeof b_only_unknown,
+	 R_MISSING, 0, NULL, "no series key"},
+	{"no series_key", b_no_key, NULL, NULL, 0, R_MISSING, 0, NULL, "no series key"},
+	{"no state (would thaw a frozen series)", b_no_state, NULL, NULL, 0, R_MISSING, 0, NULL,
+	 "no state"},
+	{"state 42", b_state_42, NULL, NULL, 0, R_INVALID, 0, NULL, "state 42"},
+	{"state -1", b_state_neg, NULL, NULL, 0, R_INVALID, 0, NULL, "state -1"},
+	{"state twice, the last 0", NULL, b_state_then_0, NULL, 0, R_MISSING, 0, NULL, "no state"},
+	{"state twice, the last 7", NULL, b_state_then_7, NULL, 0, R_INVALID, 0, NULL, "state 7"},
+	{"state twice, the last ACTIVE: the last counts", NULL, b_state_then_active, NULL, 0, R_OK_, 0,
+	 NULL, NULL},
+	{"series_key twice: the last counts", NULL, b_second_key, NULL, 0, R_OK_, 0,
+	 "rank-moe-110b/h/p/c/m", NULL},
+	{"key disagreeing with series_key (the watcher keys on the text)", b_other_key, NULL, NULL, 0,
+	 R_OK_, 0, NULL, NULL},
+	{"series_key of 255 bytes (the limit)", b_key_255, NULL, NULL, 0, R_OK_, 0, "k255", NULL},
+	{"series_key of 256 bytes", b_key_256, NULL, NULL, 0, R_INVALID, 0, NULL, "256 bytes"},
+	{"series_key of 60 kB", b_key_60k, NULL, NULL, 0, R_INVALID, 0, NULL, "60000 bytes"},
+	{"freeze_event_id of 63 bytes (the limit)", b_event_63, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"freeze_event_id of 64 bytes (would be cut)", b_event_64, NULL, NULL, 0, R_INVALID, 0, NULL,
+	 "freeze_event_id is 64 bytes"},
+	{"freeze_event_id of 60 kB", b_event_60k, NULL, NULL, 0, R_INVALID, 0, NULL, "60000 bytes"},
+	{"freeze_reason of 60 kB (not read)", b_reason_60k, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"NUL inside series_key", NULL, b_nul_key, NULL, 0, R_INVALID, 0, NULL, "NUL"},
+	{"NUL inside freeze_event_id", NULL, b_nul_event, NULL, 0, R_INVALID, 0, NULL, "NUL"},
+	{"0xff in series_key", NULL, b_ff_key, NULL, 0, R_INVALID, 0, NULL, NULL},
+	{"an overlong '/' in freeze_event_id", NULL, b_overlong_event, NULL, 0, R_INVALID, 0, NULL, NULL},
+	{"a surrogate in freeze_reason", NULL, b_surrogate_reason, NULL, 0, R_INVALID, 0, NULL, NULL},
+	{"a cut sequence in unit", NULL, b_cut_unit, NULL, 0, R_INVALID, 0, NULL, NULL},
+	{"a lone continuation byte in build_id", NULL, b_cont_build, NULL, 0, R_INVALID, 0, NULL, NULL},
+	{"NUL in key.platform (nested)", NULL, b_nested_platform, NULL, 0, R_INVALID, 0, NULL, NULL},
+	{"0xff in key.model (nested)", NULL, b_nested_model, NULL, 0, R_INVALID, 0, NULL, NULL},
+	{"SQL metacharacters in series_key", b_sql_key, NULL, NULL, 0, R_OK_, 0,
+	 "chat-8b'); DROP TABLE perfwatch.baselines;--/h/p/c/m", NULL},
+	{"SQL metacharacters in freeze_event_id", b_sql_event, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"median and sigma_pct NaN (not read)", b_median_nan, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"band and mad_n infinite (not read)", b_band_inf, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"median -1e308, sigma 1e308", b_huge, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"n minus one (a ten-byte varint)", NULL, b_n_negative, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"version 0", b_version_0, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"version 2^32 - 1", b_version_max, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"computed in the year 292277", b_far_future, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"computed before 1970 (INT64_MIN)", b_far_past, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
+	{"series_id negative (the watcher keys on the text)", b_id_negative, NULL, NULL, 0, R_OK_, 0, NULL,
+	 NULL},
+	{"unknown fields", NULL, b_unknown, NULL, 0, R_OK_, 0, NULL, NULL},
+};
+#define NBCASES (sizeof bcases / sizeof bcases[0])
+
+static wire_buf baseline_case(size_t i, door_expect *e)
+{
+	const bkase *c = &bcases[i];
+	bool big = c->want_key && strcmp(c->want_key, "k255") == 0;
+	*e = (door_expect){c->name, c->want, c->skip, c->want_key ? c->want_key : GOOD_KEY,
+	                   big ? PW_SERIES_KEY_MAX - 1 : 0};
+	door_want_detail = c->detail;
+	wire_buf b = {0};
+	if (c->raw) {
+		wire_bytes(&b, c->raw, c->raw_len);
+	} else {
+		b = pack_baseline(c->edit);
+		if (c->append)
+			c->append(&b);
+	}
+	return b;
+}
+
+static Perfwatch__V1__DlqReason baseline_door(const uint8_t *buf, size_t len, ProtobufCMessage **out,
+                                              bool *skip, char *detail, size_t detail_len)
+{
+	Perfwatch__V1__Baseline *b = (Perfwatch__V1__Baseline *)*out;
+	Perfwatch__V1__DlqReason r = pw_watch_baseline_decode(buf, len, &b, skip, detail, detail_len);
+	*out = (ProtobufCMessage *)b;
+	return r;
+}
+
+static const char *baseline_key(const ProtobufCMessage *m)
+{
+	return ((const Perfwatch__V1__Baseline *)m)->series_key;
+}
+
+Test(watch_door, every_hostile_baseline_gets_its_reason)
+{
+	door_run("watcher perf.baselines.v1", NBCASES, baseline_case, baseline_door, baseline_key);
+}
+
+/* What the door hands back is what the watcher acts on: the state and the event id, unchanged;
+ * and a tombstone as Kafka delivers it is skipped. */
+Test(watch_door, a_baseline_hands_back_its_state_and_event)
+{
+	wire_buf w = pack_baseline(NULL);
+	wire_int(&w, 5, 2); /* ACTIVE after FROZEN: the last counts */
+	Perfwatch__V1__Baseline *b = NULL;
+	bool skip = true;
+	char detail[256] = "";
+	cr_assert_eq(pw_watch_baseline_decode(w.p, w.n, &b, &skip, detail, sizeof detail), R_OK_,
+	             "%s", detail);
+	cr_assert_not(skip);
+	cr_expect_eq(b->state, PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_ACTIVE);
+	cr_expect_str_eq(b->freeze_event_id, GOOD_EVENT);
+	perfwatch__v1__baseline__free_unpacked(b, NULL);
+	free(w.p);
+	/* librdkafka hands a tombstone over as a NULL payload */
+	cr_assert_eq(pw_watch_baseline_decode(NULL, 0, &b, &skip, detail, sizeof detail), R_OK_);
+	cr_assert(skip);
+	cr_assert_not_null(b);
+	perfwatch__v1__baseline__free_unpacked(b, NULL);
+}
+
+Test(watch_door, random_mutations_of_a_point_a_fleet_change_and_a_baseline)
+{
+	wire_buf p = pack_point(NULL), f = pack_fleet(NULL), b = pack_baseline(NULL);
+	door_mutations("watcher perf.points.v1", &p, point_door, 20000, 19);
+	door_mutations("watcher perf.fleet-changes.v1", &f, fleet_door, 20000, 1919);
+	door_mutations("watcher perf.baselines.v1", &b, baseline_door, 20000, 191919);
+	free(p.p);
+	free(f.p);
+	free(b.p);
 }
