@@ -25,7 +25,6 @@ pw_status pw_confirm_band_of(double median, double point, double z, double mad, 
 	out->lo = median - k * sigma;
 	out->hi = median + k * sigma;
 	out->side = point > out->hi ? 1 : point < out->lo ? -1 : 0;
-	out->split = median + (point - median) / 2.0;
 	return out->side ? PW_OK : PW_ERR_INVALID;
 }
 
@@ -51,4 +50,29 @@ pw_status pw_confirm_decide(const pw_confirm_band *b, const double *x, size_t n,
 	out->reproduced = b->side > 0 ? med > b->hi : med < b->lo;
 	out->regression = out->reproduced && ((b->side > 0) == lower_is_better);
 	return PW_OK;
+}
+
+size_t pw_confirm_shift_start(const double *x, size_t n)
+{
+	if (n < 2)
+		return 0;
+	/* prefix sums make every split's cost O(1): SSE = Σx² − (Σx)²/m per segment */
+	double total = 0.0, total2 = 0.0;
+	for (size_t i = 0; i < n; i++) {
+		total += x[i];
+		total2 += x[i] * x[i];
+	}
+	size_t best = n - 1;
+	double best_cost = INFINITY, s = 0.0, s2 = 0.0;
+	for (size_t k = 1; k < n; k++) {
+		s += x[k - 1];
+		s2 += x[k - 1] * x[k - 1];
+		double a = (double)k, b = (double)(n - k);
+		double cost = (s2 - s * s / a) + ((total2 - s2) - (total - s) * (total - s) / b);
+		if (cost <= best_cost) {
+			best_cost = cost;
+			best = k;
+		}
+	}
+	return best;
 }

@@ -26,7 +26,6 @@ typedef struct pw_confirm_band {
 	double k;       /* the rule's multiple (> 0) */
 	double lo, hi;  /* median ∓ k·σ */
 	int side;       /* +1: the point was above hi, -1: below lo */
-	double split;   /* halfway from the median to the point: nearer the point is the point's level */
 } pw_confirm_band;
 
 /*
@@ -34,15 +33,26 @@ typedef struct pw_confirm_band {
  * value) and robust z (the alert's delta.z_robust, (point − median) / σ). σ
  * is |point − median| / |z| — the σ the baseliner used, floors included —
  * or, when z is 0 or not finite, mad (the baseline's normalised MAD). k is
- * the band's multiple. split is (median + point) / 2: a nightly beyond it
- * on the point's side sits nearer the point's level than the baseline's, so
- * a shift whose first points stayed inside the band (a small one, in noise)
- * is still traced back to its first nightly. PW_ERR_INVALID when a value is not finite, σ is not
+ * the band's multiple. PW_ERR_INVALID when a value is not finite, σ is not
  * > 0, k is not > 0, or the point is not outside the band (nothing to
  * confirm).
  */
 pw_status pw_confirm_band_of(double median, double point, double z, double mad, double k,
                              pw_confirm_band *out);
+
+/*
+ * Where the level the newest point belongs to began: x[0..n) are a series'
+ * nightly values in time order, the outlier last. Returns k in 1..n-1, the
+ * first point of the newest level, from the best single split (the k that
+ * minimises the two segments' summed squared deviations from their means;
+ * on a tie the later k): the previous nightly when the outlier alone left
+ * the old level (k = n-1), an earlier one when the nightlies before it
+ * already sat at its level — the shift was small enough that its first
+ * nightlies stayed inside the band, or the alert came late. Non-finite
+ * values are not expected (the ingester refuses them). n < 2: returns n - 1
+ * clamped at 0.
+ */
+size_t pw_confirm_shift_start(const double *x, size_t n);
 
 /* The decision on the reruns. */
 typedef struct pw_confirm_result {

@@ -23,6 +23,8 @@
 #include "pw_time.h"
 #include "pw_topics.h"
 
+/* nightlies looked at to find where the outlier's level began (about two weeks) */
+#define CONFIRM_LOOKBACK 14
 #define CONFIRM_MAX_REPEATS 64
 
 static char *nz(const char *s)
@@ -369,55 +371,49 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 	day_of(al->point_unix_us, day, sizeof day);
 
 	/*
-	 * The range's low end: the CL of the series' last nightly point before
-	 * this one on the baseline's side of the split (halfway from the median
-	 * to this point). Usually the previous nightly (the one-day range); when
-	 * earlier points sit at this point's level too — the alert came late
-	 * (the baseliner took several nightlies in one batch), or the shift is
-	 * small enough that its first nightlies stayed inside the band — the
-	 * range reaches back to the last nightly at the baseline's level.
+	 * The range: from the nightly before the point's level began to the
+	 * first nightly at it. The series' last CONFIRM_LOOKBACK nightlies up to
+	 * this one are split where the level changed (pw_confirm_shift_start):
+	 * usually between the previous nightly and this one (the one-day range);
+	 * earlier when the nightlies before it already sat at its level — a small
+	 * shift whose first nightlies stayed inside the band (one noisy nightly
+	 * back inside does not cut the range short), or an alert that came late
+	 * because the baseliner took several nightlies in one batch — so that the
+	 * finding's event (model, head CL) is the one the watcher's changepoint
+	 * and the gate name for the same shift.
 	 */
 	pw_pg_params_init(&p);
 	pw_pg_params_int(&p, series_id);
 	pw_pg_params_int(&p, al->point_unix_us);
-	pw_pg_params_double(&p, band.split);
-	pw_pg_params_int(&p, band.side);
 	pw_pg_params_int(&p, j.cl);
+	pw_pg_params_int(&p, CONFIRM_LOOKBACK);
 	if ((st = pw_pg_exec_params(pg,
-	                            "SELECT max(compiler_cl_number) FROM perfwatch.samples WHERE series_id = $1 AND "
-	                            "bisect_job_id = '' AND build_kind = 'nightly' AND compiler_cl_number < $5 AND "
-	                            "measured_at < to_timestamp($2::bigint / 1e6) AND "
-	                            "(($4 > 0 AND value <= $3) OR ($4 < 0 AND value >= $3))",
+	                            "SELECT value, compiler_cl_number FROM (SELECT value, compiler_cl_number, measured_at "
+	                            "FROM perfwatch.samples WHERE series_id = $1 AND bisect_job_id = '' AND "
+	                            "build_kind = 'nightly' AND compiler_cl_number <= $3 AND "
+	                            "measured_at <= to_timestamp($2::bigint / 1e6) "
+	                            "ORDER BY measured_at DESC, compiler_cl_number DESC LIMIT $4) l "
+	                            "ORDER BY measured_at, compiler_cl_number",
 	                            &p, 0, &r, errbuf, errlen)) != PW_OK)
 		return st;
-	int64_t range_lo = PQntuples(r) == 1 ? ival(r, 0, 0) : 0;
+	int64_t range_lo = 0, range_hi = j.cl;
+	{
+		double xs[CONFIRM_LOOKBACK];
+		int64_t cls[CONFIRM_LOOKBACK];
+		size_t m = 0;
+		for (int i = 0; i < PQntuples(r) && m < CONFIRM_LOOKBACK; i++) {
+			xs[m] = strtod(PQgetvalue(r, i, 0), NULL);
+			cls[m++] = ival(r, i, 1);
+		}
+		/* the newest must be the outlier's own nightly; else nothing to split */
+		if (m >= 2 && cls[m - 1] == j.cl) {
+			size_t k = pw_confirm_shift_start(xs, m);
+			range_lo = cls[k - 1];
+			range_hi = cls[k];
+		}
+	}
 	PQclear(r);
 	r = NULL;
-	/*
-	 * Its high end: the first nightly after range_lo beyond the split on the
-	 * point's side — this point's nightly, or an earlier one — so that the
-	 * finding's event (model, head CL) is the one the watcher's changepoint
-	 * and the gate name for the same shift.
-	 */
-	int64_t range_hi = j.cl;
-	if (range_lo > 0) {
-		pw_pg_params_init(&p);
-		pw_pg_params_int(&p, series_id);
-		pw_pg_params_int(&p, range_lo);
-		pw_pg_params_int(&p, j.cl);
-		pw_pg_params_double(&p, band.split);
-		pw_pg_params_int(&p, band.side);
-		if ((st = pw_pg_exec_params(pg,
-		                            "SELECT min(compiler_cl_number) FROM perfwatch.samples WHERE series_id = $1 AND "
-		                            "bisect_job_id = '' AND build_kind = 'nightly' AND compiler_cl_number > $2 AND "
-		                            "compiler_cl_number <= $3 AND (($5 > 0 AND value > $4) OR ($5 < 0 AND value < $4))",
-		                            &p, 0, &r, errbuf, errlen)) != PW_OK)
-			return st;
-		if (PQntuples(r) == 1 && val(r, 0, 0))
-			range_hi = ival(r, 0, 0);
-		PQclear(r);
-		r = NULL;
-	}
 	bool tx = false;
 	if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
 		return st;

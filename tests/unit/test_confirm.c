@@ -27,8 +27,6 @@ Test(confirm, band_from_z)
 	cr_assert_float_eq(b.lo, 3.8219512195121951, EPS);
 	cr_assert_float_eq(b.hi, 3.9780487804878049, EPS);
 	cr_assert_eq(b.side, 1);
-	/* halfway from 3.90 to 4.22: a nightly at 4.07 is at the point's level */
-	cr_assert_float_eq(b.split, 4.06, EPS);
 }
 
 Test(confirm, band_from_mad_when_z_is_zero)
@@ -39,7 +37,6 @@ Test(confirm, band_from_mad_when_z_is_zero)
 	cr_assert_float_eq(b.lo, 3.80, EPS);
 	cr_assert_float_eq(b.hi, 4.00, EPS);
 	cr_assert_eq(b.side, -1);
-	cr_assert_float_eq(b.split, 3.80, EPS); /* below the median, halfway to 3.70 */
 }
 
 Test(confirm, reproduced_regression)
@@ -124,4 +121,34 @@ Test(confirm, nan_skipped_and_degenerate_inputs)
 	cr_assert_eq(pw_confirm_band_of(NAN, 4.22, 20.0, 0.02, 5.0, &z), PW_ERR_INVALID);
 	cr_assert_eq(pw_confirm_band_of(3.90, 4.22, 20.0, 0.02, 0.0, &z), PW_ERR_INVALID);
 	cr_assert_eq(pw_confirm_decide(&z, x, 5, true, w, &r), PW_ERR_INVALID);
+}
+
+/*
+ * Where the outlier's level began. Expected splits computed independently
+ * with exact rational arithmetic (Python fractions: every k's two-segment
+ * sum of squared deviations, the minimum, the later k on a tie).
+ */
+Test(confirm, shift_start_from_the_best_single_split)
+{
+	/* the worked example's chat-8b B64 HBM utilisation, 2026-06-12..06-19 on
+	 * the dev stack: −1.4% from 06-17, 06-18 back inside by noise, the
+	 * outlier 06-19; costs by k 1..7: 2.186e-4 2.242e-4 1.688e-4 1.242e-4
+	 * 7.877e-5 1.315e-4 8.883e-5 -> k 5 (06-17), not 7 (the one-day range) */
+	const double hbm[] = {0.64905, 0.64550, 0.65239, 0.64901, 0.64750, 0.64061, 0.64412, 0.63396};
+	cr_assert_eq(pw_confirm_shift_start(hbm, 8), 5);
+	/* a lone outlier after a flat week: the previous nightly to this one
+	 * (cost 0.001 at k 7, 0.0522 at k 6) */
+	const double lone[] = {3.90, 3.91, 3.89, 3.90, 3.92, 3.88, 3.90, 4.22};
+	cr_assert_eq(pw_confirm_shift_start(lone, 8), 7);
+	/* a shift three nightlies old when the alert came (cost 0.0004 at k 4) */
+	const double late[] = {3.90, 3.91, 3.89, 3.90, 4.21, 4.23, 4.22};
+	cr_assert_eq(pw_confirm_shift_start(late, 7), 4);
+	/* two points: the second is the new level; fewer: 0 */
+	const double two[] = {1.0, 2.0};
+	cr_assert_eq(pw_confirm_shift_start(two, 2), 1);
+	cr_assert_eq(pw_confirm_shift_start(two, 1), 0);
+	cr_assert_eq(pw_confirm_shift_start(two, 0), 0);
+	/* all equal: every split costs 0, the later k wins (the one-day range) */
+	const double flat[] = {5.0, 5.0, 5.0, 5.0};
+	cr_assert_eq(pw_confirm_shift_start(flat, 4), 3);
 }
