@@ -104,7 +104,8 @@ die() {
 }
 say() { echo "faults: [$(printf '%4d' $((SECONDS - t_start))) s] $*"; }
 
-# on-call's webhook: every POST is a line "path page_id version" in $work/hook.txt
+# on-call's webhook: every POST is a line "path id version model" in $work/hook.txt
+# (id: the page's, ticket's or notice's; a line twice is a delivery repeated)
 hook_port=$((http_base + 20))
 python3 - "$hook_port" "$work/hook.txt" >"$work/hook.log" 2>&1 <<'PY' &
 import http.server, json, sys
@@ -115,7 +116,9 @@ class H(http.server.BaseHTTPRequestHandler):
         try:
             d = json.loads(body)
             model = ((d.get("payload") or {}).get("series") or {}).get("model", "-")
-            line = "%s %s %s %s\n" % (self.path, d.get("page_id", "-"), d.get("version", "-"), model)
+            # a page (page_id, version), a P1 ticket or an info notice (their ids, no version)
+            what = d.get("page_id") or d.get("ticket_id") or d.get("notice_id") or "-"
+            line = "%s %s %s %s\n" % (self.path, what, d.get("version", "-"), model)
         except Exception:
             line = "%s - -\n" % self.path
         with open(out, "a") as f:
