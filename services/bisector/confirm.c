@@ -433,6 +433,17 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 	r = NULL;
 	if (seen)
 		goto commit;
+	/*
+	 * The alerts of one run's metrics share its job but lie on different
+	 * partitions, so two instances can take them at once: both would find
+	 * no job and the second insert would fail (and be dead-lettered). A
+	 * lock on the job id makes the second wait and join the first's job.
+	 */
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, j.job_id);
+	if ((st = pw_pg_exec_params(pg, "SELECT pg_advisory_xact_lock(hashtextextended('perfwatch.confirm_jobs:' || $1, 0))",
+	                            &p, 0, NULL, errbuf, errlen)) != PW_OK)
+		goto out;
 	pw_pg_params_init(&p);
 	pw_pg_params_text(&p, j.run_id);
 	if ((st = pw_pg_exec_params(pg, "SELECT job_id FROM perfwatch.confirm_jobs WHERE run_id = $1", &p, 0, &r,
