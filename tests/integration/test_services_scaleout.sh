@@ -13,8 +13,10 @@
 # baselines in both rounds. Checked in the scaled round: both instances of each
 # held partitions of their input (the gate's perf.gate.requests.v1, the
 # bisector's and the attributor's perf.alerts.v1), and both bisectors and both
-# attributors took alerts. Compared between the rounds, once the namespace is
-# taken off: the gate's evaluation (release verdict, tests, impact), its
+# attributors took alerts; each bisection step and confirmation was decided
+# once (the instances' log lines add up to the stored rows); nothing was
+# dead-lettered by the services under test. Compared between the rounds,
+# once the namespace is taken off: the gate's evaluation (release verdict, tests, impact), its
 # family verdicts (verdict, gated, regressed) and its regressed series; the
 # bisections (target series, range, status, culprit, confidence, builds,
 # verification) and one bisection per event; the attributions (one per
@@ -205,6 +207,15 @@ for ns in "$a" "$b"; do
     pass "$r: each of the $want_steps bisection steps and $want_conf confirmations was decided once, by one instance" ||
     fail "$r: the bisectors judged $steps steps and decided $conf confirmations; stored: $want_steps steps, $want_conf confirmations"
 done
+# nothing of either round was refused (two instances racing on one row surface here first)
+for ns in "$a" "$b"; do
+  dl=$(q "SELECT coalesce(string_agg(service || ' ' || reason || ': ' || left(detail, 160), '; '), '')
+            FROM perfwatch.dead_letters WHERE service IN ('gate', 'bisector', 'attributor')
+             AND position(convert_to('.$ns', 'UTF8') IN coalesce(original_key, ''::bytea)) > 0")
+  [ -z "$dl" ] && pass "${ns#$tag}: nothing dead-lettered by the gate, the bisectors or the attributors" ||
+    fail "${ns#$tag}: dead-lettered: $dl"
+done
+
 # cmp_rows WHAT SQL: SQL run with :NS = each round's namespace gives the same rows
 cmp_rows() {
   local what=$1 sql=$2 ra rb
@@ -261,6 +272,12 @@ for ns in "$a" "$b"; do
   nat=$(q "SELECT count(*) FROM perfwatch.attributions at JOIN perfwatch.series s USING (series_id) WHERE s.model LIKE '%.$ns'")
   [ "$miss" = 0 ] && [ "$nat" -gt 0 ] && pass "${ns#$tag}: every gate regression alert attributed ($nat attributions)" ||
     fail "${ns#$tag}: $miss gate regression alerts without an attribution ($nat attributions)"
+  # and every culprit, on its target alert
+  nc=$(q "SELECT count(*) FROM perfwatch.bisections WHERE bisection_id LIKE 'bs-%.$ns-%' AND status = 'done' AND culprit <> ''")
+  nbat=$(q "SELECT count(*) FROM perfwatch.attributions at JOIN perfwatch.bisections b USING (bisection_id)
+             WHERE b.bisection_id LIKE 'bs-%.$ns-%' AND at.source = 'bisection' AND at.alert_id = b.alert_id")
+  [ "$nc" = "$nbat" ] && [ "$nc" -gt 0 ] && pass "${ns#$tag}: each of the $nc culprits attributed once, on its bisection's alert" ||
+    fail "${ns#$tag}: $nc culprits, $nbat attributions of a bisection"
 done
 cmp_rows "alerts (kind, source, routing, revision, bisection and attribution blocks)" \
   "SELECT series_key, kind, source, revision, bisection_status, coalesce(nullif(culprit, ''), '-'),
