@@ -23,11 +23,13 @@ SERVICES = {
     "ingester": (2, [], False),
     "baseliner": (2, [], False),
     "watcher": (1, [], False),
-    "gate": (1, [], False),
-    "bisector": (1, [], False),
-    "attributor": (1, [], False),
+    "gate": (2, [], False),
+    "bisector": (2, [], False),
+    "attributor": (2, [], False),
     "pager": (1, [("PW_PAGER_TRIAGE_KEY", "perfwatch-pager", "triage-key")], True),
 }
+# services that must never run twice, not even for the length of a rollout: Recreate stops the old pod first
+SINGLETONS = {"pager"}
 # plain env per service: what differs between this cluster and compose (the same .conf text serves both)
 PLAIN_ENV = {
     "pager": [
@@ -42,6 +44,10 @@ PLAIN_ENV = {
 REPLICA_NOTE = {
     "ingester": "scale-out through the consumer group perfwatch-ingester: up to 12 replicas x ingest.workers (perf.runs.v1 has 12 partitions)",
     "baseliner": "scale-out through the consumer group perfwatch-baseliner: up to 12 replicas (perf.points.v1 has 12 partitions)",
+    "gate": "scale-out through the consumer group perfwatch-gate (tests/integration/test_services_scaleout.sh): requests spread over up to 3 replicas (perf.gate.requests.v1 has 3 partitions); every replica polls the pending evaluations and one stores each",
+    "bisector": "scale-out through the consumer group perfwatch-bisector (tests/integration/test_services_scaleout.sh): alerts over up to 6 replicas (perf.alerts.v1 has 6 partitions); each bisection is scheduled by one replica at a time (row lock)",
+    "attributor": "scale-out through the consumer group perfwatch-attributor (tests/integration/test_services_scaleout.sh): up to 6 replicas (perf.alerts.v1 has 6 partitions)",
+    "pager": "ONE replica, never two (strategy Recreate, also during a rollout): the open incidents are in the process's memory and group findings of every partition of five topics, so two members would each see part of an event and page it twice, and both ticks would deliver every page (docs/operations.md, Scaling out)",
 }
 
 
@@ -94,7 +100,8 @@ def service_docs(name):
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": labels(name)},
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
+            "strategy": ({"type": "Recreate"} if name in SINGLETONS else
+                         {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}),
             "template": {
                 "metadata": {"labels": labels(name),
                              "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9100",
@@ -195,7 +202,7 @@ def files():
     out["01-secrets.example.yaml"] = dump(secret_docs(), h % "01-secrets.example.yaml"
                                           + "# TEMPLATES: create the real Secrets with kubectl (docs/operations.md); never commit values.\n")
     for name in SERVICES:
-        note = REPLICA_NOTE.get(name, "one replica until this service's own scale-out test exists")
+        note = REPLICA_NOTE.get(name, "one replica until a longer run than its scale-out test's has been watched")
         out["%s.yaml" % name] = dump(service_docs(name), h % ("%s.yaml" % name) + "# pw-%s: %s.\n" % (name, note))
     out["prometheus.yaml"] = dump(prometheus_docs(), h % "prometheus.yaml"
                                   + "# Prometheus's configuration and perfwatch's rules, for a Prometheus in namespace monitoring.\n")

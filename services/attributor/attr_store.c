@@ -541,6 +541,16 @@ pw_status attr_store_write(pw_pg *pg, const attr_write *w, const pw_attr_result 
 	if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
 		goto out;
 	PGresult *res = NULL;
+	/*
+	 * An alert and its bisection lie on different partitions, so two
+	 * instances can write one alert's attribution at once; FOR UPDATE locks
+	 * nothing while the row does not exist, and the later upsert would
+	 * replace a bisection's attribution by an alert's. A lock on the alert
+	 * id orders them, and the row is read after it.
+	 */
+	if ((st = pw_pg_exec(pg, "SELECT pg_advisory_xact_lock(hashtextextended('perfwatch.attributions:' || $1, 0))",
+	                     1, (const char *[]){w->alert_id}, NULL, errbuf, errlen)) != PW_OK)
+		goto rollback;
 	st = pw_pg_exec(pg, "SELECT input_key, source FROM perfwatch.attributions WHERE alert_id = $1 FOR UPDATE",
 	                1, (const char *[]){w->alert_id}, &res, errbuf, errlen);
 	if (st != PW_OK)

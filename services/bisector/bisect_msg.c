@@ -135,6 +135,8 @@ pw_status pw_bisect_pack(const pw_bisect_log_head *h, const char *alert_id,
 		x->job_id = ids[i];
 		x->purpose = (Perfwatch__V1__BisectPurpose)steps[i].purpose;
 		x->cl = (char *)(steps[i].npicks ? steps[i].picks[0] : steps[i].cl);
+		/* the attributor finds culprit-1 and the culprit by number (0 for a roll's cl/N@K) */
+		x->cl_number = pw_bisect_cl_number(x->cl);
 		x->median = steps[i].median;
 		x->spread = steps[i].spread;
 		x->n = steps[i].n;

@@ -429,6 +429,17 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 	r = NULL;
 	if (seen)
 		goto commit;
+	/*
+	 * The alerts of one run's metrics share its job but lie on different
+	 * partitions, so two instances can take them at once: both would find
+	 * no job and the second insert would fail (and be dead-lettered). A
+	 * lock on the job id makes the second wait and join the first's job.
+	 */
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, j.job_id);
+	if ((st = pw_pg_exec_params(pg, "SELECT pg_advisory_xact_lock(hashtextextended('perfwatch.confirm_jobs:' || $1, 0))",
+	                            &p, 0, NULL, errbuf, errlen)) != PW_OK)
+		goto out;
 	pw_pg_params_init(&p);
 	pw_pg_params_text(&p, j.run_id);
 	if ((st = pw_pg_exec_params(pg, "SELECT job_id FROM perfwatch.confirm_jobs WHERE run_id = $1", &p, 0, &r,
@@ -592,9 +603,27 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 	int na = 0;
 	bool tx = false;
 	pw_pg_params p;
+	/*
+	 * One decider at a time per job: every instance's tick lists the same
+	 * pending jobs, and two that decided one would each publish the alerts'
+	 * next revision. A job another tick holds is left to it; its pending
+	 * alerts are read after the lock, so a job just decided has none.
+	 */
+	pw_status st = pw_pg_begin(pg, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	tx = true;
 	pw_pg_params_init(&p);
 	pw_pg_params_text(&p, j->job_id);
-	pw_status st = pw_pg_exec_params(
+	if ((st = pw_pg_exec_params(pg, "SELECT 1 FROM perfwatch.confirm_jobs WHERE job_id = $1 FOR UPDATE SKIP LOCKED",
+	                            &p, 0, &r, errbuf, errlen)) != PW_OK)
+		goto out;
+	bool mine = PQntuples(r) == 1;
+	PQclear(r);
+	r = NULL;
+	if (!mine)
+		goto out;
+	st = pw_pg_exec_params(
 	        pg,
 	        "SELECT a.alert_id, a.topic_key, a.series_id, greatest(a.revision, coalesce(al.revision, 0)), "
 	        "a.baseline_median, a.point_value, a.band_lo, a.band_hi, se.direction = 'lower_is_better', "
@@ -604,7 +633,7 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 	        "WHERE a.job_id = $1 AND a.outcome = 'pending' ORDER BY a.alert_id",
 	        &p, 0, &r, errbuf, errlen);
 	if (st != PW_OK)
-		return st;
+		goto out;
 	na = PQntuples(r);
 	pa = calloc(na ? (size_t)na : 1, sizeof *pa);
 	if (!pa) {
@@ -653,9 +682,6 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 	}
 	if (!all_in) {
 		if (pw_now_us() - j->requested_us > c->job_timeout_ms * 1000) {
-			if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
-				goto out;
-			tx = true;
 			pw_pg_params_init(&p);
 			pw_pg_params_text(&p, j->job_id);
 			if ((st = pw_pg_exec_params(pg, "UPDATE perfwatch.confirm_jobs SET reissued = reissued + 1, "
@@ -669,9 +695,6 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 		}
 		goto out;
 	}
-	if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
-		goto out;
-	tx = true;
 	double x[CONFIRM_MAX_REPEATS * 4], work[CONFIRM_MAX_REPEATS * 8];
 	char nightly[16];
 	day_of(j->point_us, nightly, sizeof nightly);

@@ -1054,8 +1054,40 @@ static pw_status schedule(app *a, pw_pg *pg, bis *bs, char *errbuf, size_t errle
 	pw_bisect_log_step *steps = calloc(MAX_STEPS, sizeof *steps);
 	if (!steps)
 		return PW_ERR_NOMEM;
-	pw_status st = load_cls(pg, bs, &cls, &ncls, &nflag, errbuf, errlen);
+	/*
+	 * One scheduler at a time per bisection: every instance's tick reads the
+	 * same active rows, and two that applied the same step would both write
+	 * the row's state, the later from an older read (a finished bisection
+	 * set back to running). The row is locked for the whole round; a row
+	 * another tick holds, that ended, or that was retargeted since the
+	 * tick's read is left to the next tick.
+	 */
+	pw_status st = pw_pg_begin(pg, errbuf, errlen);
 	if (st != PW_OK)
+		goto out;
+	tx = true;
+	{
+		pw_pg_params p;
+		pw_pg_params_init(&p);
+		pw_pg_params_text(&p, bs->id);
+		pw_pg_params_text(&p, bs->alert_id);
+		pw_pg_params_int(&p, bs->series_id);
+		pw_pg_params_int(&p, bs->lo);
+		pw_pg_params_int(&p, bs->hi);
+		PGresult *lr = NULL;
+		if ((st = pw_pg_exec_params(pg,
+		                            "SELECT 1 FROM perfwatch.bisections WHERE bisection_id = $1 AND alert_id = $2 "
+		                            "AND series_id = $3 AND range_lo_number = $4 AND range_hi_number = $5 AND "
+		                            "status IN ('running', 'verifying', 'escalated_pairwise') "
+		                            "FOR UPDATE SKIP LOCKED",
+		                            &p, 0, &lr, errbuf, errlen)) != PW_OK)
+			goto out;
+		bool mine = PQntuples(lr) == 1;
+		PQclear(lr);
+		if (!mine)
+			goto out;
+	}
+	if ((st = load_cls(pg, bs, &cls, &ncls, &nflag, errbuf, errlen)) != PW_OK)
 		goto out;
 	if ((st = load_jobs(pg, bs->id, &jobs, &njobs, errbuf, errlen)) != PW_OK)
 		goto out;
@@ -1103,9 +1135,6 @@ static pw_status schedule(app *a, pw_pg *pg, bis *bs, char *errbuf, size_t errle
 				pw_pg_params p;
 				pw_pg_params_init(&p);
 				pw_pg_params_text(&p, pj->job_id);
-				if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
-					goto out;
-				tx = true;
 				if ((st = pw_pg_exec_params(pg,
 				                            "UPDATE perfwatch.bisect_jobs SET reissued = reissued + 1, "
 				                            "requested_at = now() WHERE job_id = $1",
@@ -1129,9 +1158,6 @@ static pw_status schedule(app *a, pw_pg *pg, bis *bs, char *errbuf, size_t errle
 		}
 		if (nsteps < MAX_STEPS)
 			pw_bisect_log_step_from(&steps[nsteps++], &job, &v, pw_now_us());
-		if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
-			goto out;
-		tx = true;
 		if ((st = write_step(pg, pj->job_id, x, run, nx, &v, errbuf, errlen)) != PW_OK)
 			goto out;
 		char name[64];
@@ -1140,10 +1166,6 @@ static pw_status schedule(app *a, pw_pg *pg, bis *bs, char *errbuf, size_t errle
 		            pw_bisect_cl_name(job.npicks ? job.picks[0] : job.cl, job.upstream_k, name, sizeof name),
 		            v.median, v.n, pw_bisect_outcome_name(v.outcome));
 		have_next = pw_bisect_next(&b, &job);
-	} else {
-		if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
-			goto out;
-		tx = true;
 	}
 	if (have_next) {
 		if ((st = write_job(pg, bs, &job, errbuf, errlen)) != PW_OK)

@@ -39,6 +39,8 @@ import sys
 import yaml
 
 SEVEN = ["ingester", "baseliner", "watcher", "gate", "bisector", "attributor", "pager"]
+# services that must never run twice (docs/operations.md, "Scaling out"): their state is one process's memory
+SINGLETONS = ["pager"]
 INFRA = ["kafka", "postgres", "redis", "prometheus", "alertmanager", "grafana"]
 failures = 0
 
@@ -192,6 +194,12 @@ def main():
             if cmd[0] not in installed:
                 fail("compose: %s runs %s, which the Dockerfile does not install" % (n, cmd[0]))
     ok("compose: %d services, depends_on, mounts and env files consistent" % len(svcs))
+    for n in SINGLETONS:
+        s = svcs.get(n, {})
+        if (s.get("deploy") or {}).get("replicas") != 1 or not s.get("container_name"):
+            fail("compose: %s must run once: deploy.replicas 1 and a container_name (so that --scale fails)" % n)
+        else:
+            ok("compose: %s runs once (replicas 1, container_name %s)" % (n, s["container_name"]))
     for m in re.findall(r"/usr/local/bin/[a-z-]+", yaml.safe_dump(svcs.get("migrate", {}))):
         if m not in installed:
             fail("compose: migrate runs %s, which the Dockerfile does not install" % m)
@@ -252,6 +260,12 @@ def main():
             fail("k8s %s: selector %s does not match the pod labels" % (dn, sel))
         if not isinstance(spec.get("replicas"), int) or spec["replicas"] < 1:
             fail("k8s %s: replicas %s" % (dn, spec.get("replicas")))
+        if n in SINGLETONS:
+            if spec.get("replicas") != 1 or spec.get("strategy", {}).get("type") != "Recreate":
+                fail("k8s %s: must never run twice: replicas %s, strategy %s (want 1, Recreate)" % (
+                    dn, spec.get("replicas"), spec.get("strategy", {}).get("type")))
+            else:
+                ok("k8s %s: one replica, strategy Recreate (never two at once, also during a rollout)" % dn)
         pod = tmpl["spec"]
         pod_refs("k8s " + dn, ns, pod)
         c = pod["containers"][0]

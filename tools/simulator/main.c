@@ -16,7 +16,9 @@
  *                  perf.fleet-changes.v1 (key event_id), gate requests on
  *                  perf.gate.requests.v1 (key release_id); prints a JSON summary
  *   pw-sim answer  SCENARIO [options]   consume perf.bisect.jobs.v1 and answer
- *                  each job with runs at the build asked, carrying its job id
+ *                  each job with runs at the build asked, carrying its job id;
+ *                  their noise is drawn from the job id without --namespace's
+ *                  tag and --run-prefix, as the replay's from the bare run id
  *   pw-sim count   SCENARIO [options]   what replay would publish, as JSON
  *   pw-sim history SCENARIO [--from CL --to CL]  the compiler history as TSV
  *   pw-sim dump    SCENARIO [--limit N]  runs as JSON lines, no broker
@@ -443,6 +445,34 @@ static bool job_strip_ns(Perfwatch__V1__BisectJob *job, const char *ns)
 }
 
 /*
+ * The id a job's runs draw their noise from: the job id with the namespace
+ * (".TAG") and the run prefix taken off, so that a namespaced replay's jobs
+ * are answered with the plain replay's numbers, as its own runs are (tests
+ * compare two namespaced rounds of one scenario). Without either, the job id.
+ */
+static void answer_seed_id(const char *job_id, const char *ns, const char *prefix, char *out, size_t len)
+{
+	char tag[PW_SIM_NAME_MAX + 2] = "";
+	if (ns && *ns)
+		snprintf(tag, sizeof tag, ".%s", ns);
+	size_t tl = strlen(tag), pl = prefix ? strlen(prefix) : 0, o = 0;
+	bool prefix_done = pl == 0;
+	for (const char *c = job_id; *c && o + 1 < len;) {
+		if (tl && strncmp(c, tag, tl) == 0) {
+			c += tl;
+			continue;
+		}
+		if (!prefix_done && strncmp(c, prefix, pl) == 0) {
+			c += pl;
+			prefix_done = true;
+			continue;
+		}
+		out[o++] = *c++;
+	}
+	out[o] = '\0';
+}
+
+/*
  * A re-baseline job (purpose REBASELINE, issue 17): `repeats` runs of the
  * job's nightly build on the series' changed fleet, spread round-robin over
  * max(min_chip_sets, 1) sets of the series' rotation group (at most 4, all in
@@ -463,19 +493,22 @@ static pw_status answer_rebaseline(app *a, pw_sim_bisect_plan *plan, const char 
 	plan->build.kind = PW_SIM_BUILD_NIGHTLY;
 	if (build_id && *build_id)
 		snprintf(plan->build.build_id, sizeof plan->build.build_id, "%s", build_id);
-	char run_id[PW_SIM_NAME_MAX * 2];
+	char run_id[PW_SIM_NAME_MAX * 2], seed[PW_SIM_NAME_MAX], seed_run[PW_SIM_NAME_MAX * 2];
 	snprintf(run_id, sizeof run_id, "rx-%s", plan->job_id);
+	answer_seed_id(plan->job_id, a->o.ns, a->o.run_prefix, seed, sizeof seed);
+	snprintf(seed_run, sizeof seed_run, "rx-%s", seed);
 	for (uint32_t r = 0; r < plan->repeats; r++) {
 		int64_t t = requested_us + SIM_REBASELINE_QUEUE_US + (int64_t)(r / nsets) * SIM_RUN_US;
 		pw_sim_run run;
 		pw_status st = pw_sim_run_make_rebaseline(a->w, plan->series, plan->fingerprint,
-		                                          &plan->build, run_id, r, r % nsets, t,
+		                                          &plan->build, seed_run, r, r % nsets, t,
 		                                          plan->job_id, &run);
 		if (st != PW_OK) {
 			pw_log_warn(&a->log, "re-baseline job \"%s\": fingerprint \"%s\" unknown; skipped",
 			            plan->job_id, plan->fingerprint);
 			return PW_OK;
 		}
+		snprintf(run.run_id, sizeof run.run_id, "%.*s", (int)sizeof run.run_id - 1, run_id);
 		uint8_t *buf;
 		size_t len;
 		if (pw_sim_run_namespace(&run, a->o.ns) != PW_OK)
@@ -539,17 +572,20 @@ static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 			continue;
 		}
 		int64_t t = confirm ? data_us : pw_now_us() - 16LL * 60 * 1000000;
-		char run_id[PW_SIM_NAME_MAX * 2];
+		char run_id[PW_SIM_NAME_MAX * 2], seed[PW_SIM_NAME_MAX], seed_run[PW_SIM_NAME_MAX * 2];
 		snprintf(run_id, sizeof run_id, "bx-%s", plan.job_id);
+		answer_seed_id(plan.job_id, a->o.ns, a->o.run_prefix, seed, sizeof seed);
+		snprintf(seed_run, sizeof seed_run, "bx-%s", seed);
 		for (uint32_t r = 0; r < plan.repeats; r++) {
 			pw_sim_run run;
 			st = pw_sim_run_make_fingerprint(a->w, plan.series, plan.fingerprint, &plan.build,
-			                                 run_id, r, t, plan.job_id, &run);
+			                                 seed_run, r, t, plan.job_id, &run);
 			if (st != PW_OK) {
 				pw_log_warn(&a->log, "bisect job \"%s\": fingerprint \"%s\" unknown; skipped",
 				            plan.job_id, plan.fingerprint);
 				break;
 			}
+			snprintf(run.run_id, sizeof run.run_id, "%.*s", (int)sizeof run.run_id - 1, run_id);
 			uint8_t *buf;
 			size_t len;
 			if (pw_sim_run_namespace(&run, a->o.ns) != PW_OK)
