@@ -405,7 +405,9 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 	 * of its window, as the baseliner computed it) */
 	char minb[32];
 	snprintf(minb, sizeof minb, "%zu", r->policy.min_baseline_n);
-	const char *p[] = {ids.s, r->candidate_build_id, r->baseline_release, minb};
+	char asked[32];
+	snprintf(asked, sizeof asked, "%" PRId64, r->requested_us);
+	const char *p[] = {ids.s, r->candidate_build_id, r->baseline_release, minb, asked};
 	st = pw_pg_exec(pg,
 	                "WITH ids AS (SELECT unnest($1::bigint[]) AS series_id), "
 	                "rel AS (SELECT series_id FROM perfwatch.samples WHERE series_id = ANY($1::bigint[]) "
@@ -425,9 +427,13 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 	                "   AND p.build_kind IN ('nightly', 'release') AND p.bisect_job_id = '' "
 	                "   AND p.build_id <> $2 "
 	                "   AND p.measured_at BETWEEN lb.window_start AND lb.window_end "
+	                /* nothing measured after the request: in a replay the baseliner may
+	                 * already have folded the nightlies after the RC, and whether it had
+	                 * must not decide the verdict */
+	                "   AND p.measured_at <= to_timestamp($5::double precision / 1e6) "
 	                " WHERE i.series_id NOT IN (SELECT series_id FROM rel) "
 	                "ORDER BY 1, 4, 5, 6",
-	                4, p, &res, errbuf, errlen);
+	                5, p, &res, errbuf, errlen);
 	if (st != PW_OK)
 		goto out;
 	int rows = PQntuples(res);
@@ -607,12 +613,14 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	                "(SELECT count(*) FROM perfwatch.samples c WHERE c.series_id = s.series_id "
 	                " AND c.build_id = $2 AND c.bisect_job_id = ''), "
 	                /* the baseline is behind: a nightly or release point measured before the
-	                 * request that the baseliner has not folded in (newer than its mark) */
-	                "EXISTS (SELECT 1 FROM perfwatch.samples n WHERE n.series_id = s.series_id "
+	                 * request that the baseliner has not folded in (newer than its mark; a
+	                 * series it has no mark of is baselining, or its baselines were not
+	                 * the baseliner's) */
+	                "EXISTS (SELECT 1 FROM perfwatch.baseliner_series bs JOIN perfwatch.samples n "
+	                " ON n.series_id = bs.series_id AND n.measured_at > bs.mark_measured_at "
+	                " WHERE bs.series_id = s.series_id "
 	                " AND n.build_kind IN ('nightly', 'release') AND n.bisect_job_id = '' "
-	                " AND n.measured_at <= to_timestamp($6::double precision / 1e6) "
-	                " AND n.measured_at > coalesce((SELECT bs.mark_measured_at FROM perfwatch.baseliner_series bs "
-	                "   WHERE bs.series_id = s.series_id), '-infinity'::timestamptz)) "
+	                " AND n.measured_at <= to_timestamp($6::double precision / 1e6)) "
 	                "FROM perfwatch.series s "
 	                "LEFT JOIN LATERAL (SELECT b.version, b.state, b.window_start, b.window_end "
 	                "  FROM perfwatch.baselines b WHERE b.series_id = s.series_id "
