@@ -85,6 +85,13 @@ pw_status pw_baseliner_metrics_register(pw_metrics *reg, pw_baseliner_metrics *m
 	REG(pw_metrics_counter(reg, "perfwatch_baseliner_rebaseline_jobs_total",
 	                       "re-baseline jobs (BisectJob purpose REBASELINE) a freeze asked the "
 	                       "executor for", NULL, &m->rebaseline_jobs, errbuf, errlen));
+	static const char *const action[] = {"action", NULL};
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_changepoints_total",
+	                       "changepoints consumed, by what the baseliner did with them (track, "
+	                       "withdraw, ignore, invalid)", action, &m->changepoints, errbuf, errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_accepted_shifts_total",
+	                       "tracked shifts that held (accepted: re-baselined from the shift) or "
+	                       "were fixed", outcome, &m->accepted_shifts, errbuf, errlen));
 #undef REG
 	return PW_OK;
 }
@@ -101,6 +108,7 @@ void pw_baseliner_init(pw_baseliner *b)
 	b->outliers_unconfirmed = b->outliers_reclassified = 0;
 	b->outlier_seq = 0;
 	b->rebaseline_request = true;
+	b->accept_after_nightlies = 7;
 	b->rebaseline_jobs = 0;
 	b->recent = NULL;
 	b->fw = NULL;
@@ -449,8 +457,9 @@ static void remember_outliers(pw_baseliner *b)
  * it was a new freeze (false: already frozen by this event).
  */
 static pw_status freeze_entry(pw_baseliner *b, pw_series_entry *e, const char *event_id,
-                              const char *reason, int64_t since_us, int64_t now, bool *did,
-                              char *errbuf, size_t errlen)
+                              const char *reason, int64_t since_us, int64_t requested_us,
+                              bool accepted_shift, int64_t now, bool *did, char *errbuf,
+                              size_t errlen)
 {
 	*did = pw_series_entry_freeze(e, event_id, reason, since_us);
 	if (!*did)
@@ -465,6 +474,7 @@ static pw_status freeze_entry(pw_baseliner *b, pw_series_entry *e, const char *e
 	                                              : e->bs.params.min_days};
 	snprintf(fr.event_id, sizeof fr.event_id, "%s", event_id);
 	snprintf(fr.reason, sizeof fr.reason, "%s", reason);
+	fr.accepted_shift = accepted_shift;
 	/* the runs the re-baseline needs, asked of the executor (issue 17): one
 	 * job per run configuration, published with this transaction */
 	if (b->rebaseline_request &&
@@ -481,7 +491,7 @@ static pw_status freeze_entry(pw_baseliner *b, pw_series_entry *e, const char *e
 		                              .event_id = fr.event_id,
 		                              .series_id = e->series_id,
 		                              .series_key = e->key,
-		                              .requested_us = since_us,
+		                              .requested_us = requested_us,
 		                              .runs = fr.job_runs,
 		                              .min_chip_sets = fr.chip_sets_needed};
 		bool queued = false;
@@ -537,6 +547,202 @@ Perfwatch__V1__DlqReason pw_baseliner_point_decode(const void *payload, size_t l
 	}
 	*out = sp;
 	return r;
+}
+
+/*
+ * Accepted shifts (accept.h): whether e's tracked shift has held. Held: the
+ * series is frozen by the acceptance (its freeze event is the accept id) and
+ * its window restarts from the first shifted point, re-read from the samples
+ * with the shifted points the old baseline kept out; the re-baseline runs
+ * are asked for as after a fleet change. Fixed: tracking ends.
+ */
+static pw_status shift_check(pw_baseliner *b, pw_series_entry *e, int64_t now, char *errbuf,
+                             size_t errlen)
+{
+	/* a series frozen by a fleet change re-baselines anyway; it is checked
+	 * again at its next nightly after the freeze */
+	if (e->bs.state == PW_BASELINE_FROZEN || e->mark.ts_us < e->shift_us)
+		return PW_OK;
+	/* a re-baseline since (a fleet change's) drew its window from after the
+	 * shift: the baseline is at the shifted level already */
+	if (e->bs.has_baseline && e->bs.current.window_start_us >= e->shift_us) {
+		pw_status st = pw_bstore_end_shift(b->pg, e->series_id, e->shift_accept_id,
+		                                   "superseded", errbuf, errlen);
+		if (st == PW_OK)
+			e->has_shift = false;
+		return st;
+	}
+	size_t nightlies = 0, nnewest = 0;
+	double newest[PW_ACCEPT_NEWEST];
+	pw_status st = pw_bstore_shift_evidence(b->pg, e->series_id, e->shift_us, e->mark.ts_us,
+	                                        &nightlies, newest, &nnewest, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	pw_accept_verdict v = pw_accept_decide(e->shift_before, e->shift_after, nightlies, newest,
+	                                       nnewest, b->accept_after_nightlies);
+	if (v == PW_ACCEPT_WAIT)
+		return PW_OK;
+	if (v == PW_ACCEPT_FIXED) {
+		st = pw_bstore_end_shift(b->pg, e->series_id, e->shift_accept_id, "fixed", errbuf,
+		                         errlen);
+		if (st != PW_OK)
+			return st;
+		e->has_shift = false;
+		b->shifts_fixed++;
+		m_inc(b->m ? b->m->accepted_shifts : NULL, "fixed");
+		pw_log_info(b->lg, "series \"%s\": the shift %s is back at %.6g after %zu nightlies: "
+		            "fixed, not accepted", e->key, e->shift_accept_id, e->shift_before, nightlies);
+		return PW_OK;
+	}
+	pw_bstore_acceptance acc = {.series_id = e->series_id,
+	                            .accept_id = e->shift_accept_id,
+	                            .upto_us = e->mark.ts_us,
+	                            .nightlies = (uint32_t)nightlies,
+	                            .old_version = e->bs.has_baseline ? (uint32_t)e->bs.current.version : 0,
+	                            .old_level = e->bs.current.median};
+	if ((st = pw_bstore_accept_shift(b->pg, &acc, errbuf, errlen)) != PW_OK)
+		return st;
+	char reason[128];
+	snprintf(reason, sizeof reason, "accepted shift (changepoint_held, %zu nightlies): %.6g -> %.6g",
+	         nightlies, e->shift_before, e->shift_after);
+	char accept_id[sizeof e->shift_accept_id];
+	memcpy(accept_id, e->shift_accept_id, sizeof accept_id);
+	bool did = false;
+	/* the executor's runs are stamped after the newest nightly: the level now */
+	st = freeze_entry(b, e, accept_id, reason, e->shift_us, e->mark.ts_us, true, now, &did,
+	                  errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	e->has_shift = false;
+	b->shifts_accepted++;
+	m_inc(b->m ? b->m->accepted_shifts : NULL, "accepted");
+	pw_log_info(b->lg, "series \"%s\": shift %s held for %zu nightlies (%.6g -> %.6g): accepted, "
+	            "re-baselining from the shift", e->key, accept_id, nightlies, e->shift_before,
+	            e->shift_after);
+	if (!did)
+		return PW_OK;
+	/* the window restarts from the shifted points, those kept out included */
+	pw_point_mark upto = e->mark;
+	st = pw_bstore_load_series(b->pg, e, &upto, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	e->touched = true;
+	e->cache_dirty = true;
+	return PW_OK;
+}
+
+Perfwatch__V1__DlqReason pw_baseliner_changepoint_decode(const void *payload, size_t len,
+                                                         Perfwatch__V1__Changepoint **out,
+                                                         char *detail, size_t detail_len)
+{
+	*out = NULL;
+	ProtobufCMessage *m;
+	Perfwatch__V1__DlqReason r = pw_input_decode(&perfwatch__v1__changepoint__descriptor, payload,
+	                                             len, &m, detail, detail_len);
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return r;
+	Perfwatch__V1__Changepoint *cp = (Perfwatch__V1__Changepoint *)m;
+	bool track = pw_accept_cp_action_of(cp->stage, cp->annotation) == PW_ACCEPT_CP_TRACK;
+	if (cp->series_key && strlen(cp->series_key) >= PW_ST_KEY_MAX) {
+		snprintf(detail, detail_len, "series_key of %zu bytes is too long (the cap is %d)",
+		         strlen(cp->series_key), PW_ST_KEY_MAX - 1);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE;
+	} else if (!cp->changepoint_id || !*cp->changepoint_id || !cp->series_key ||
+	           !*cp->series_key || cp->series_id <= 0) {
+		snprintf(detail, detail_len, "changepoint needs a changepoint_id, a series_key and a series_id");
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	} else if (strlen(cp->changepoint_id) > 1024) {
+		snprintf(detail, detail_len, "changepoint_id of %zu bytes is too long (the cap is 1024)",
+		         strlen(cp->changepoint_id));
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE;
+	} else if ((track || cp->stage == PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_WITHDRAWN) &&
+	           (!cp->first_shifted_build_id || !*cp->first_shifted_build_id)) {
+		snprintf(detail, detail_len, "changepoint needs its first_shifted_build_id");
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	} else if (track && (cp->shift_unix_us <= 0 || !isfinite(cp->level_before) ||
+	                     !isfinite(cp->level_after) || cp->level_before == cp->level_after)) {
+		snprintf(detail, detail_len,
+		         "shift needs a measured time (shift_unix_us > 0) and two finite, distinct "
+		         "levels (level_before %g, level_after %g)", cp->level_before, cp->level_after);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	}
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+		perfwatch__v1__changepoint__free_unpacked(cp, NULL);
+		return r;
+	}
+	*out = cp;
+	return r;
+}
+
+static pw_status handle_changepoint(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
+                                    char *errbuf, size_t errlen)
+{
+	char why[512];
+	Perfwatch__V1__Changepoint *cp = NULL;
+	Perfwatch__V1__DlqReason refused =
+		pw_baseliner_changepoint_decode(msg->payload, msg->len, &cp, why, sizeof why);
+	if (refused != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+		m_inc(b->m ? b->m->changepoints : NULL, "invalid");
+		return dead_letter(b, msg, refused, "perfwatch.v1.Changepoint", why, errbuf, errlen);
+	}
+	pw_status st = PW_OK;
+	pw_accept_cp_action act = pw_accept_cp_action_of(cp->stage, cp->annotation);
+	if (act == PW_ACCEPT_CP_IGNORE) {
+		m_inc(b->m ? b->m->changepoints : NULL, "ignore");
+		goto out;
+	}
+	char accept_id[24];
+	if ((st = pw_accept_id(cp->series_key, cp->first_shifted_build_id, accept_id,
+	                       sizeof accept_id)) != PW_OK) {
+		st = pw_fail(st, errbuf, errlen, "accept id of \"%s\"", cp->changepoint_id);
+		goto out;
+	}
+	pw_series_entry *e = NULL;
+	st = entry_ready(b, cp->series_key, cp->series_id, &e, errbuf, errlen);
+	if (st == PW_ERR_INSUFFICIENT) {
+		char detail[512];
+		snprintf(detail, sizeof detail, "%s", errbuf);
+		m_inc(b->m ? b->m->changepoints : NULL, "invalid");
+		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
+		                 "perfwatch.v1.Changepoint", detail, errbuf, errlen);
+		goto out;
+	}
+	if (st != PW_OK)
+		goto out;
+	if (act == PW_ACCEPT_CP_WITHDRAW) {
+		m_inc(b->m ? b->m->changepoints : NULL, "withdraw");
+		st = pw_bstore_end_shift(b->pg, e->series_id, accept_id, "withdrawn", errbuf, errlen);
+		if (st == PW_OK && e->has_shift && strcmp(e->shift_accept_id, accept_id) == 0)
+			e->has_shift = false;
+		goto out;
+	}
+	m_inc(b->m ? b->m->changepoints : NULL, "track");
+	pw_bstore_shift sh = {.series_id = e->series_id,
+	                      .reason = "changepoint_held",
+	                      .source_id = cp->changepoint_id,
+	                      .accept_id = accept_id,
+	                      .shift_us = cp->shift_unix_us,
+	                      .level_before = cp->level_before,
+	                      .level_after = cp->level_after};
+	if ((st = pw_bstore_put_shift(b->pg, &sh, errbuf, errlen)) != PW_OK)
+		goto out;
+	/* the newest pending shift is the one tracked (the row says whether this
+	 * one is still pending: an accepted or fixed one is not taken up again) */
+	bool had_shift = e->has_shift;
+	char prev_id[sizeof e->shift_accept_id];
+	memcpy(prev_id, e->shift_accept_id, sizeof prev_id);
+	if ((st = pw_bstore_load_shift(b->pg, e, errbuf, errlen)) != PW_OK)
+		goto out;
+	if (e->has_shift && (!had_shift || strcmp(prev_id, e->shift_accept_id) != 0))
+		pw_log_info(b->lg, "series \"%s\": tracking shift %s (%s, %.6g -> %.6g) until it holds "
+		            "%u nightlies", e->key, e->shift_accept_id, cp->changepoint_id,
+		            e->shift_before, e->shift_after, b->accept_after_nightlies);
+	/* the nightlies may be in already (a late or replayed changepoint) */
+	if (e->has_shift)
+		st = shift_check(b, e, now, errbuf, errlen);
+out:
+	perfwatch__v1__changepoint__free_unpacked(cp, NULL);
+	return st;
 }
 
 static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
@@ -603,7 +809,8 @@ static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, in
 			if (strcmp(e->bs.freeze_event, fe->id) == 0)
 				continue;
 			bool did = false;
-			st = freeze_entry(b, e, fe->id, fe->reason, fe->occurred_us, now, &did, errbuf, errlen);
+			st = freeze_entry(b, e, fe->id, fe->reason, fe->occurred_us, fe->occurred_us, false,
+			                  now, &did, errbuf, errlen);
 			if (st != PW_OK)
 				goto out;
 			if (did)
@@ -719,11 +926,16 @@ static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, in
 		if (ev[k].kind != PW_BASELINE_EV_UNFROZEN)
 			continue;
 		pw_bstore_unfreeze u = {.series_id = e->series_id,
-		                        .unfrozen_version = (uint32_t)e->bs.current.version};
+		                        .unfrozen_version = (uint32_t)e->bs.current.version,
+		                        .new_level = e->bs.current.median};
 		st = pw_bstore_put_unfreeze(b->pg, &u, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
 	}
+	/* a nightly at or after a tracked shift may be the one that makes it hold */
+	if (e->has_shift && kind == PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY &&
+	    pt.ts_us >= e->shift_us && !(sp->rebaseline_job_id && *sp->rebaseline_job_id))
+		st = shift_check(b, e, now, errbuf, errlen);
 	goto out;
 nomem:
 	st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
@@ -866,8 +1078,8 @@ static pw_status handle_fleet(pw_baseliner *b, const rd_kafka_message_t *msg, in
 				goto out;
 		}
 		bool did = false;
-		st = freeze_entry(b, e, fc->event_id, reason, fc->occurred_unix_us, now, &did, errbuf,
-		                  errlen);
+		st = freeze_entry(b, e, fc->event_id, reason, fc->occurred_unix_us, fc->occurred_unix_us,
+		                  false, now, &did, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
 		if (!did)
@@ -1093,6 +1305,8 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 		const char *topic = rd_kafka_topic_name(msg->rkt);
 		if (strcmp(topic, PW_TOPIC_FLEET_CHANGES) == 0)
 			st = handle_fleet(b, msg, now, errbuf, errlen);
+		else if (strcmp(topic, PW_TOPIC_CHANGEPOINTS) == 0)
+			st = handle_changepoint(b, msg, now, errbuf, errlen);
 		else
 			st = handle_point(b, msg, now, errbuf, errlen);
 		if (st != PW_OK)

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# test_baseliner_accept.sh: a shift that holds is accepted, and the gate
+# compares later releases against the shifted level (issue 17, "Accepted
+# shifts").
+#
+# Run by tests/integration/run.sh. The worked example (tools/simulator/
+# scenarios/worked-example.scn: chat-8b v6e-4 decode TPOT 3.90 -> 4.22 ms from
+# the nightly of 2026-06-17) runs for 46 days instead of 41, with a second RC
+# on 2026-06-26 of the same shifted line, through pw-sim → pw-ingester →
+# pw-baseliner / pw-watcher → pw-gate, §4.2's window rules and the default
+# baseliner.accept_after_nightlies = 7. `pw-sim answer` answers the
+# re-baseline jobs. Checks:
+#   - the watcher's changepoint reaches the baseliner, which tracks the shift
+#     (pending) while 6 shifted nightlies exist: no acceptance, the series
+#     active at its old level, xla-rc-2026-06-17 BLOCKING;
+#   - pw-baseliner is killed -9 and restarted (the pending shift is reloaded),
+#     and the 7th shifted nightly makes it accept: one row 'accepted' per
+#     shifted series with nightlies_held 7 and the old level, its freeze
+#     (cause accepted_shift) and re-baseline job; killed -9 again right after,
+#     nothing is recorded twice (rows, freezes, outbox jobs);
+#   - the re-baseline completes at the shifted level: B64 TPOT's new
+#     baseline is +7.6..8.8% above the old one (the scenario's +8.2%), and
+#     `perfwatch series show` says so (accepted_shift);
+#   - xla-rc-2026-06-26, on the shifted level, does not block on the
+#     accepted series: B64 TPOT passes.
+set -euo pipefail
+
+. tests/integration/lib.sh
+need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
+need_tools python3 kcat protoc
+sim=$PW_BUILD/tools/simulator/pw-sim
+pw=$PW_BUILD/tools/perfwatch
+need_bins "$PW_BUILD/services/ingester/pw-ingester" "$PW_BUILD/services/baseliner/pw-baseliner" \
+  "$PW_BUILD/services/watcher/pw-watcher" "$PW_BUILD/services/gate/pw-gate" "$sim" "$pw"
+service_harness test_baseliner_accept ac
+. tests/integration/lib_gate.sh
+pass() { echo "PASS: $*"; }
+scn=$work/worked-example-later.scn
+cp tools/simulator/scenarios/worked-example.scn "$scn"
+echo "rc id=xla-rc-2026-06-26 cl=cl/7842265 day=2026-06-26 repeats=5 base=xla-2026-06-10" >>"$scn"
+days=46
+b64="chat-8b.$ns/hlo:9f31c2ab.$ns/v6e-4/decode.B64.s2048.int8/tpot_p50_ms"
+rel1=xla-rc-2026-06-17.$ns
+rel2=xla-rc-2026-06-26.$ns
+
+q "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
+   ('chat-8b.$ns', 0.078, 'top', 'it'), ('rank-moe-110b.$ns', 0.05, 'top', 'it')
+   ON CONFLICT (model) DO NOTHING" >/dev/null
+"$pw" group to-end "$ns-ingester" perf.runs.v1 >/dev/null &&
+  "$pw" group to-end "$ns-baseliner" perf.points.v1 perf.fleet-changes.v1 perf.changepoints.v1 >/dev/null &&
+  "$pw" group to-end "$ns-watcher" perf.points.v1 perf.fleet-changes.v1 perf.baselines.v1 >/dev/null &&
+  "$pw" group to-end "$ns-gate" perf.gate.requests.v1 >/dev/null &&
+  "$pw" group to-end "$ns-answer" perf.bisect.jobs.v1 >/dev/null ||
+  fail "placing the groups at the topics' ends"
+service_start ingester
+service_start baseliner
+service_start watcher PW_BATCH_MAX_MS=100
+service_start gate PW_GATE_POLL_INTERVAL=200ms
+for s in ingester baseliner watcher gate; do service_joined $s; done
+caught_up() {
+  "$pw" group lag "$ns-ingester" --wait 120 perf.runs.v1 >/dev/null || fail "pw-ingester did not catch up"
+  "$pw" group lag "$ns-watcher" --wait 120 perf.points.v1 >/dev/null || fail "pw-watcher did not catch up"
+  "$pw" group lag "$ns-baseliner" --wait 120 perf.points.v1 perf.fleet-changes.v1 perf.changepoints.v1 \
+    >/dev/null || fail "pw-baseliner did not catch up"
+}
+wait_for() { # SECONDS SQL WANT
+  local deadline=$((SECONDS + $1))
+  until [ "$(q "$2")" = "$3" ]; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.2
+  done
+}
+replay=("$sim" replay "$scn" --days "$days" --namespace "$ns" --run-prefix "$ns-")
+acc() { # SQL over the shift rows of this test's series
+  q "SELECT $1 FROM perfwatch.shift_acceptances a JOIN perfwatch.series s USING (series_id)
+      WHERE s.model LIKE '%.$ns' ${2:+AND $2}"
+}
+t0=$SECONDS
+
+# --- six shifted nightlies: tracked, not accepted -------------------------------------------
+"${replay[@]}" --until 2026-06-23T00:00:00Z >"$work/sim1.json" 2>"$work/sim1.log" || fail "replay to 06-22"
+caught_up
+wait_for 30 "SELECT count(*) FROM perfwatch.shift_acceptances a JOIN perfwatch.series s USING (series_id)
+              WHERE s.series_key = '$b64' AND a.status = 'pending'" 1 ||
+  fail "the B64 TPOT shift is not tracked: $(acc "s.series_key, a.status, a.source_id")"
+caught_up
+pending=$(acc "count(*)" "a.status = 'pending'")
+accepted=$(acc "count(*)" "a.status = 'accepted'")
+[ "$accepted" = 0 ] && [ "$pending" -ge 1 ] ||
+  fail "after 6 shifted nightlies: $pending pending, $accepted accepted (want none accepted)"
+row=$(acc "a.source_id || ' ' || a.level_before || ' ' || a.level_after" "s.series_key = '$b64'")
+st=$(q "SELECT state FROM perfwatch.baseliner_series WHERE series_key = '$b64'")
+[ "$st" = active ] || fail "B64 TPOT is $st while its shift is pending, want active"
+pass "6 shifted nightlies: $pending shifts tracked, none accepted; B64 TPOT active, tracking $row"
+gate_verdict "$rel1" "${pid[gate]}" "$work/verdict1.txt" 90
+grep -q '^verdict: VERDICT_BLOCKING' "$work/verdict1.txt" || fail "$rel1 is not BLOCKING: $(grep '^summary' "$work/verdict1.txt")"
+pass "$rel1 BLOCKING on the shift (before acceptance)"
+
+# --- kill -9, then the seventh nightly ---------------------------------------------------------
+kill -9 "${pid[baseliner]}"
+wait "${pid[baseliner]}" 2>/dev/null || true
+service_start baseliner
+"${replay[@]}" --since 2026-06-23T00:00:00Z --until 2026-06-24T00:00:00Z >"$work/sim2.json" 2>"$work/sim2.log" ||
+  fail "replay of 06-23"
+caught_up
+wait_for 30 "SELECT count(*) FROM perfwatch.shift_acceptances a JOIN perfwatch.series s USING (series_id)
+              WHERE s.series_key = '$b64' AND a.status = 'accepted'" 1 ||
+  fail "the 7th shifted nightly did not accept B64 TPOT's shift: $(acc "s.series_key, a.status" "s.series_key = '$b64'")"
+caught_up
+kill -9 "${pid[baseliner]}"
+wait "${pid[baseliner]}" 2>/dev/null || true
+service_start baseliner
+n_acc=$(acc "count(*)" "a.status = 'accepted'")
+ok_acc=$(acc "count(*)" "a.status = 'accepted' AND a.nightlies_held = 7 AND a.old_version > 0
+               AND a.accepted_upto >= a.shift_at AND a.reason = 'changepoint_held'")
+[ "$n_acc" -ge 1 ] && [ "$ok_acc" = "$n_acc" ] ||
+  fail "accepted rows (all, held 7 with an old version): $n_acc $ok_acc"
+fr=$(q "SELECT count(*) || ' ' || count(DISTINCT (f.series_id, f.event_id)) FROM perfwatch.freezes f
+         JOIN perfwatch.shift_acceptances a ON a.series_id = f.series_id AND a.accept_id = f.event_id
+        WHERE f.cause = 'accepted_shift' AND a.status = 'accepted'
+          AND a.series_id IN (SELECT series_id FROM perfwatch.series WHERE model LIKE '%.$ns')")
+[ "$fr" = "$n_acc $n_acc" ] || fail "accepted-shift freezes (rows, distinct): $fr, want $n_acc $n_acc"
+jobs=$(q "SELECT count(DISTINCT r.job_id) FROM perfwatch.rebaseline_requests r
+           JOIN perfwatch.shift_acceptances a ON a.series_id = r.series_id AND a.accept_id = r.event_id
+          WHERE a.status = 'accepted' AND r.job_id <> ''
+            AND a.series_id IN (SELECT series_id FROM perfwatch.series WHERE model LIKE '%.$ns')")
+wait_for 30 "SELECT count(*) || ' ' || count(DISTINCT message_key) FROM perfwatch.outbox o
+              WHERE o.service = 'baseliner' AND o.topic = 'perf.bisect.jobs.v1' AND o.published_at IS NOT NULL
+                AND o.message_key IN (SELECT r.job_id FROM perfwatch.rebaseline_requests r
+                      JOIN perfwatch.shift_acceptances a ON a.series_id = r.series_id AND a.accept_id = r.event_id
+                     WHERE a.series_id IN (SELECT series_id FROM perfwatch.series WHERE model LIKE '%.$ns'))" \
+  "$jobs $jobs" || fail "re-baseline jobs in the outbox: $jobs distinct jobs, not each published once"
+"$pw" series show "$b64" >"$work/show1.json" || fail "series show $b64"
+python3 - "$work/show1.json" <<'PY' || fail "series show after the acceptance: $(cat "$work/show1.json")"
+import json, sys
+v = json.load(open(sys.argv[1]))
+a = v["accepted_shift"]
+assert v["state"] == "frozen" and v["freeze"]["kind"] == "accepted_shift", (v["state"], v["freeze"])
+assert a["status"] == "accepted" and a["reason"] == "changepoint_held" and a["nightlies_held"] == 7, a
+assert a["shift_at"].startswith("2026-06-17"), a
+assert v["rebaseline"]["event_id"] == a["accept_id"] and v["rebaseline"]["status"] == "open", v["rebaseline"]
+assert "accepted shift" in v["why"], v["why"]
+PY
+pass "7th shifted nightly: $n_acc shifts accepted once each (after two kill -9), $n_acc freezes, $jobs re-baseline jobs published once"
+
+# --- the re-baseline at the shifted level ---------------------------------------------------
+PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-answer" "$sim" answer "$scn" --days "$days" --namespace "$ns" \
+  >"$work/answer.log" 2>&1 &
+pid[answer]=$!
+wait_for 120 "SELECT count(*) FROM perfwatch.shift_acceptances a JOIN perfwatch.series s USING (series_id)
+               WHERE s.model LIKE '%.$ns' AND a.status = 'accepted' AND a.new_version IS NOT NULL" "$n_acc" ||
+  fail "re-baselined: $(acc "count(*)" "a.status = 'accepted' AND a.new_version IS NOT NULL") of $n_acc"
+lv=$(acc "round(a.old_level::numeric, 3) || ' ' || round(a.new_level::numeric, 3) || ' '
+          || round((100 * (a.new_level / a.old_level - 1))::numeric, 2) || ' ' || a.new_version - a.old_version" \
+         "s.series_key = '$b64'")
+read -r old new pct dv <<<"$lv"
+awk -v p="$pct" 'BEGIN { exit !(p >= 7.6 && p <= 8.8) }' && [ "$dv" = 1 ] ||
+  fail "B64 TPOT re-baselined $old -> $new ms ($pct%, $dv versions on), want +7.6..8.8% at the next version"
+"$pw" series show "$b64" >"$work/show2.json" || fail "series show $b64"
+python3 - "$work/show2.json" <<'PY' || fail "series show after the re-baseline: $(cat "$work/show2.json")"
+import json, sys
+v = json.load(open(sys.argv[1]))
+a = v["accepted_shift"]
+assert v["state"] == "active" and v["freeze"] is None, v["state"]
+# the version that ended the freeze, or one after it from the same shifted window
+assert a["new_version"] <= v["baseline"]["version"], (a, v["baseline"])
+assert abs(v["baseline"]["median"] / a["new_level"] - 1) < 0.01, (a, v["baseline"])
+assert v["baseline"]["window_start"] >= a["shift_at"], (a, v["baseline"])
+assert 7.6 <= a["delta_pct"] <= 8.8 and a["done_at"], a
+PY
+pass "B64 TPOT re-baselined at the shifted level: $old -> $new ms ($pct%), the next version; series show agrees"
+
+# --- a later release on the shifted line ------------------------------------------------------
+"${replay[@]}" --since 2026-06-24T00:00:00Z >"$work/sim3.json" 2>"$work/sim3.log" || fail "replay from 06-24"
+gate_verdict "$rel2" "${pid[gate]}" "$work/verdict2.txt" 90
+caught_up
+"$pw" gate show "$rel2" --json >"$work/gate2.json" || fail "gate show $rel2"
+python3 - "$work/gate2.json" "$b64" <<'PY' || fail "$rel2 on the accepted series: $(grep '^summary' "$work/verdict2.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+key = sys.argv[2]
+s = [x for f in d["families"] for x in f["series"] if x.get("series_key") == key or
+     (x["platform"], x["config"], x["metric"]) == ("v6e-4", "decode.B64.s2048.int8", "tpot_p50_ms") and f["family"].startswith("chat-8b")]
+assert len(s) == 1, s
+b = s[0]
+assert b["verdict"] == "pass" and abs(b["delta_pct"]) < 2.0, b
+print("B64 TPOT %s at %+.2f%% against the accepted level" % (b["verdict"], b["delta_pct"]))
+PY
+# shifts the watcher reported later (rank-moe-110b's +3.1%, hbm_bw_util) are
+# accepted at once when they arrive with enough nightlies behind them; none twice
+again=$(acc "count(*) || ' ' || count(DISTINCT a.series_id)" "a.status = 'accepted'")
+read -r n_all n_series <<<"$again"
+[ "$n_all" = "$n_series" ] || fail "$n_all accepted rows for $n_series series: a series accepted twice"
+b64_rows=$(acc "count(*) || ' ' || a.accepted_upto" "s.series_key = '$b64' GROUP BY a.accepted_upto")
+[ "$b64_rows" = "1 2026-06-23 01:15:00+00" ] || fail "B64 TPOT's shift rows: \"$b64_rows\", want one accepted with the nightly of 06-23"
+pass "$rel2: $(grep '^verdict' "$work/verdict2.txt"); B64 TPOT passes; $n_all series accepted, each once ($((n_all - n_acc)) reported later)"
+echo "test_baseliner_accept: $((SECONDS - t0)) s"
+echo "test_baseliner_accept: PASS"
