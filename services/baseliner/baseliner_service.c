@@ -166,6 +166,14 @@ pw_status pw_bl_worker_init(void *ctx, pw_service_worker *w, char *err, size_t e
 {
 	(void)err, (void)errlen;
 	bl_app *app = ctx;
+	/* the main thread (input -1, there for the outbox) publishes on its own
+	 * connection: handing it the batch state would have the consumer's
+	 * batches run on the main thread's PostgreSQL connection, concurrently
+	 * with its outbox rounds */
+	if (w->input < 0) {
+		w->ctx = app;
+		return PW_OK;
+	}
 	/* one consumer worker (the input declares no workers_key): the table is its own */
 	pw_baseliner *b = &app->b;
 	b->lg = app->lg;
@@ -193,7 +201,8 @@ pw_status pw_bl_worker_init(void *ctx, pw_service_worker *w, char *err, size_t e
 void pw_bl_worker_release(void *ctx, pw_service_worker *w)
 {
 	bl_app *app = ctx;
-	(void)w;
+	if (w->input < 0)
+		return;
 	if (app->b_made)
 		pw_baseliner_release(&app->b);
 	app->b_made = false;
