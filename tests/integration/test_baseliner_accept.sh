@@ -10,6 +10,8 @@
 # pw-baseliner / pw-watcher → pw-gate, §4.2's window rules and the default
 # baseliner.accept_after_nightlies = 7. `pw-sim answer` answers the
 # re-baseline jobs. Checks:
+#   - undecodable and malformed changepoints go to perf.dlq.v1 once each,
+#     with their reason (decode_failed, invalid_value, missing_field);
 #   - the watcher's changepoint reaches the baseliner, which tracks the shift
 #     (pending) while 6 shifted nightlies exist: no acceptance, the series
 #     active at its old level, xla-rc-2026-06-17 BLOCKING;
@@ -71,6 +73,39 @@ wait_for() { # SECONDS SQL WANT
   done
 }
 replay=("$sim" replay "$scn" --days "$days" --namespace "$ns" --run-prefix "$ns-")
+
+# --- bad changepoints go to perf.dlq.v1 with their reason ---------------------------------------
+cp_enc() { protoc --encode=perfwatch.v1.Changepoint -I proto proto/perfwatch/v1/changepoint.proto; }
+printf '\x0a\xff\xff\xff' >"$work/cp_junk.bin"
+cp_enc <<<"changepoint_id: \"x@b\" series_key: \"m.$ns/h/p/c/x\" series_id: 1 first_shifted_build_id: \"b\"
+  shift_unix_us: 1781654400000000 level_before: 3.9 level_after: 3.9 stage: CHANGEPOINT_STAGE_PROVISIONAL" \
+  >"$work/cp_flat.bin" || fail "encoding a changepoint"
+cp_enc <<<"series_key: \"m.$ns/h/p/c/x\" series_id: 1 level_before: 3.9 level_after: 4.2" >"$work/cp_noid.bin" ||
+  fail "encoding a changepoint"
+for f in junk flat noid; do
+  kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.changepoints.v1 -k "$ns-cp-$f" "$work/cp_$f.bin" ||
+    fail "producing cp_$f"
+done
+deadline=$((SECONDS + 30))
+until n=$(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.dlq.v1 -o beginning -e -q -f '%k\n' 2>/dev/null |
+          grep -c "^$ns-cp-" || true) && [ "$n" -ge 3 ]; do
+  [ $SECONDS -lt $deadline ] || fail "$n of 3 bad changepoints on perf.dlq.v1"
+  sleep 0.5
+done
+kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.dlq.v1 -o beginning -e -q -f '%k %p %o\n' 2>/dev/null |
+  grep "^$ns-cp-" >"$work/dlq.txt"
+[ "$(wc -l <"$work/dlq.txt")" = 3 ] || fail "bad changepoints dead-lettered more than once: $(cat "$work/dlq.txt")"
+while read -r k p o; do
+  kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.dlq.v1 -p "$p" -o "$o" -c 1 -e -q -f '%s' |
+    protoc --decode=perfwatch.v1.DeadLetter -I proto proto/perfwatch/v1/dlq.proto >"$work/dlq_${k##*-}.txt"
+done <"$work/dlq.txt"
+for want in "junk DLQ_REASON_DECODE_FAILED" "flat DLQ_REASON_INVALID_VALUE" "noid DLQ_REASON_MISSING_FIELD"; do
+  read -r f reason <<<"$want"
+  grep -q "^reason: $reason" "$work/dlq_$f.txt" && grep -q 'service: "baseliner"' "$work/dlq_$f.txt" ||
+    fail "cp_$f dead-lettered as $(grep -E '^(reason|detail)' "$work/dlq_$f.txt" | tr '\n' ' '), want $reason"
+  echo "test_baseliner_accept: cp_$f -> $reason: $(grep '^detail' "$work/dlq_$f.txt")"
+done
+pass "bad changepoints dead-lettered once each with their reason"
 acc() { # SQL over the shift rows of this test's series
   q "SELECT $1 FROM perfwatch.shift_acceptances a JOIN perfwatch.series s USING (series_id)
       WHERE s.model LIKE '%.$ns' ${2:+AND $2}"
