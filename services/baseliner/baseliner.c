@@ -550,11 +550,57 @@ Perfwatch__V1__DlqReason pw_baseliner_point_decode(const void *payload, size_t l
 }
 
 /*
- * Accepted shifts (accept.h): whether e's tracked shift has held. Held: the
- * series is frozen by the acceptance (its freeze event is the accept id) and
- * its window restarts from the first shifted point, re-read from the samples
- * with the shifted points the old baseline kept out; the re-baseline runs
- * are asked for as after a fleet change. Fixed: tracking ends.
+ * Accepts the shift of e named by (reason, accept_id), whose row is pending:
+ * the row turns accepted, the series is frozen by the acceptance (its freeze
+ * event is the accept id) and its window restarts from shift_us, re-read
+ * from the samples with the shifted points the old baseline kept out; the
+ * re-baseline runs are asked for as after a fleet change.
+ */
+static pw_status accept_shift(pw_baseliner *b, pw_series_entry *e, const char *reason,
+                              const char *accept_id, int64_t shift_us, double before,
+                              double after, size_t nightlies, int64_t now, char *errbuf,
+                              size_t errlen)
+{
+	pw_bstore_acceptance acc = {.series_id = e->series_id,
+	                            .reason = reason,
+	                            .accept_id = accept_id,
+	                            .upto_us = e->mark.ts_us,
+	                            .nightlies = (uint32_t)nightlies,
+	                            .old_version = e->bs.has_baseline ? (uint32_t)e->bs.current.version : 0,
+	                            .old_level = e->bs.current.median};
+	bool pending = false;
+	pw_status st = pw_bstore_accept_shift(b->pg, &acc, &pending, errbuf, errlen);
+	if (st != PW_OK || !pending)
+		return st; /* accepted before (a redelivery): its freeze stands or ended */
+	char why[128];
+	snprintf(why, sizeof why, "accepted shift (%s, %zu nightlies): %.6g -> %.6g", reason,
+	         nightlies, before, after);
+	bool did = false;
+	/* the executor's runs are stamped after the newest nightly: the level now */
+	st = freeze_entry(b, e, accept_id, why, shift_us, e->mark.ts_us, true, now, &did, errbuf,
+	                  errlen);
+	if (st != PW_OK)
+		return st;
+	b->shifts_accepted++;
+	m_inc(b->m ? b->m->accepted_shifts : NULL, "accepted");
+	pw_log_info(b->lg, "series \"%s\": shift %s (%s) held for %zu nightlies (%.6g -> %.6g): "
+	            "accepted, re-baselining from the shift", e->key, accept_id, reason, nightlies,
+	            before, after);
+	if (!did)
+		return PW_OK;
+	/* the window restarts from the shifted points, those kept out included */
+	pw_point_mark upto = e->mark;
+	st = pw_bstore_load_series(b->pg, e, &upto, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	e->touched = true;
+	e->cache_dirty = true;
+	return PW_OK;
+}
+
+/*
+ * Accepted shifts (accept.h): whether e's tracked shift has held (then
+ * accept_shift) or was fixed (tracking ends).
  */
 static pw_status shift_check(pw_baseliner *b, pw_series_entry *e, int64_t now, char *errbuf,
                              size_t errlen)
@@ -566,8 +612,8 @@ static pw_status shift_check(pw_baseliner *b, pw_series_entry *e, int64_t now, c
 	/* a re-baseline since (a fleet change's) drew its window from after the
 	 * shift: the baseline is at the shifted level already */
 	if (e->bs.has_baseline && e->bs.current.window_start_us >= e->shift_us) {
-		pw_status st = pw_bstore_end_shift(b->pg, e->series_id, e->shift_accept_id,
-		                                   "superseded", errbuf, errlen);
+		pw_status st = pw_bstore_end_shift(b->pg, e->series_id, "changepoint_held",
+		                                   e->shift_accept_id, "superseded", errbuf, errlen);
 		if (st == PW_OK)
 			e->has_shift = false;
 		return st;
@@ -583,8 +629,8 @@ static pw_status shift_check(pw_baseliner *b, pw_series_entry *e, int64_t now, c
 	if (v == PW_ACCEPT_WAIT)
 		return PW_OK;
 	if (v == PW_ACCEPT_FIXED) {
-		st = pw_bstore_end_shift(b->pg, e->series_id, e->shift_accept_id, "fixed", errbuf,
-		                         errlen);
+		st = pw_bstore_end_shift(b->pg, e->series_id, "changepoint_held", e->shift_accept_id,
+		                         "fixed", errbuf, errlen);
 		if (st != PW_OK)
 			return st;
 		e->has_shift = false;
@@ -594,41 +640,11 @@ static pw_status shift_check(pw_baseliner *b, pw_series_entry *e, int64_t now, c
 		            "fixed, not accepted", e->key, e->shift_accept_id, e->shift_before, nightlies);
 		return PW_OK;
 	}
-	pw_bstore_acceptance acc = {.series_id = e->series_id,
-	                            .accept_id = e->shift_accept_id,
-	                            .upto_us = e->mark.ts_us,
-	                            .nightlies = (uint32_t)nightlies,
-	                            .old_version = e->bs.has_baseline ? (uint32_t)e->bs.current.version : 0,
-	                            .old_level = e->bs.current.median};
-	if ((st = pw_bstore_accept_shift(b->pg, &acc, errbuf, errlen)) != PW_OK)
-		return st;
-	char reason[128];
-	snprintf(reason, sizeof reason, "accepted shift (changepoint_held, %zu nightlies): %.6g -> %.6g",
-	         nightlies, e->shift_before, e->shift_after);
 	char accept_id[sizeof e->shift_accept_id];
 	memcpy(accept_id, e->shift_accept_id, sizeof accept_id);
-	bool did = false;
-	/* the executor's runs are stamped after the newest nightly: the level now */
-	st = freeze_entry(b, e, accept_id, reason, e->shift_us, e->mark.ts_us, true, now, &did,
-	                  errbuf, errlen);
-	if (st != PW_OK)
-		return st;
 	e->has_shift = false;
-	b->shifts_accepted++;
-	m_inc(b->m ? b->m->accepted_shifts : NULL, "accepted");
-	pw_log_info(b->lg, "series \"%s\": shift %s held for %zu nightlies (%.6g -> %.6g): accepted, "
-	            "re-baselining from the shift", e->key, accept_id, nightlies, e->shift_before,
-	            e->shift_after);
-	if (!did)
-		return PW_OK;
-	/* the window restarts from the shifted points, those kept out included */
-	pw_point_mark upto = e->mark;
-	st = pw_bstore_load_series(b->pg, e, &upto, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	e->touched = true;
-	e->cache_dirty = true;
-	return PW_OK;
+	return accept_shift(b, e, "changepoint_held", accept_id, e->shift_us, e->shift_before,
+	                    e->shift_after, nightlies, now, errbuf, errlen);
 }
 
 Perfwatch__V1__DlqReason pw_baseliner_changepoint_decode(const void *payload, size_t len,
@@ -711,7 +727,8 @@ static pw_status handle_changepoint(pw_baseliner *b, const rd_kafka_message_t *m
 		goto out;
 	if (act == PW_ACCEPT_CP_WITHDRAW) {
 		m_inc(b->m ? b->m->changepoints : NULL, "withdraw");
-		st = pw_bstore_end_shift(b->pg, e->series_id, accept_id, "withdrawn", errbuf, errlen);
+		st = pw_bstore_end_shift(b->pg, e->series_id, "changepoint_held", accept_id, "withdrawn",
+		                         errbuf, errlen);
 		if (st == PW_OK && e->has_shift && strcmp(e->shift_accept_id, accept_id) == 0)
 			e->has_shift = false;
 		goto out;
@@ -742,6 +759,147 @@ static pw_status handle_changepoint(pw_baseliner *b, const rd_kafka_message_t *m
 		st = shift_check(b, e, now, errbuf, errlen);
 out:
 	perfwatch__v1__changepoint__free_unpacked(cp, NULL);
+	return st;
+}
+
+Perfwatch__V1__DlqReason pw_baseliner_verdict_decode(const void *payload, size_t len,
+                                                     Perfwatch__V1__GateVerdict **out,
+                                                     char *detail, size_t detail_len)
+{
+	*out = NULL;
+	ProtobufCMessage *m;
+	Perfwatch__V1__DlqReason r = pw_input_decode(&perfwatch__v1__gate_verdict__descriptor, payload,
+	                                             len, &m, detail, detail_len);
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return r;
+	Perfwatch__V1__GateVerdict *v = (Perfwatch__V1__GateVerdict *)m;
+	for (size_t i = 0; i < v->n_series && r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
+	     i++) {
+		const Perfwatch__V1__GateSeriesResult *x = v->series[i];
+		if (x->verdict != PERFWATCH__V1__VERDICT__VERDICT_WAIVED)
+			continue;
+		if (x->series_key && strlen(x->series_key) >= PW_ST_KEY_MAX) {
+			snprintf(detail, detail_len, "waived series %zu: series_key of %zu bytes is too long "
+			         "(the cap is %d)", i, strlen(x->series_key), PW_ST_KEY_MAX - 1);
+			r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE;
+		} else if (!x->series_key || !*x->series_key || x->series_id <= 0 || !x->waiver_id ||
+		           !*x->waiver_id || strlen(x->waiver_id) > 127) {
+			snprintf(detail, detail_len, "waived series %zu needs a series_key, a series_id and a "
+			         "waiver_id of 1 to 127 bytes", i);
+			r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+		} else if (!isfinite(x->baseline_median) || !isfinite(x->candidate_median) ||
+		           x->baseline_median == x->candidate_median) {
+			snprintf(detail, detail_len, "waived series %zu needs finite, distinct baseline and "
+			         "candidate medians (%g, %g)", i, x->baseline_median, x->candidate_median);
+			r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+		}
+	}
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+		perfwatch__v1__gate_verdict__free_unpacked(v, NULL);
+		return r;
+	}
+	*out = v;
+	return r;
+}
+
+/*
+ * A release shipped with a waived regression of e: the shift is accepted at
+ * once when the nightlies sit at the candidate's level. It starts at the
+ * series' tracked changepoint, else at the first point of the excursion on
+ * the regression's side; with neither, the nightlies never shifted (the
+ * regression is the release's alone) and nothing is accepted.
+ */
+static pw_status accept_waived(pw_baseliner *b, pw_series_entry *e, const char *waiver_id,
+                               double before, double after, int64_t now, char *errbuf,
+                               size_t errlen)
+{
+	if (e->bs.state == PW_BASELINE_FROZEN) {
+		pw_log_info(b->lg, "series \"%s\": waiver %s not applied: frozen, re-baselining already",
+		            e->key, waiver_id);
+		return PW_OK;
+	}
+	char accept_id[sizeof e->shift_accept_id];
+	int64_t shift_us;
+	int side = after > before ? 1 : -1;
+	pw_status st;
+	if (e->has_shift) {
+		memcpy(accept_id, e->shift_accept_id, sizeof accept_id);
+		shift_us = e->shift_us;
+	} else if (e->bs.excursion == side) {
+		if ((st = pw_accept_id(e->key, waiver_id, accept_id, sizeof accept_id)) != PW_OK)
+			return pw_fail(st, errbuf, errlen, "accept id of waiver \"%s\"", waiver_id);
+		shift_us = e->bs.excursion_first_us;
+	} else {
+		m_inc(b->m ? b->m->accepted_shifts : NULL, "not_shifted");
+		pw_log_info(b->lg, "series \"%s\": waiver %s: the nightlies show no shift; nothing to "
+		            "accept", e->key, waiver_id);
+		return PW_OK;
+	}
+	size_t nightlies = 0, nnewest = 0;
+	double newest[PW_ACCEPT_NEWEST];
+	st = pw_bstore_shift_evidence(b->pg, e->series_id, shift_us, e->mark.ts_us, &nightlies,
+	                              newest, &nnewest, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	/* the waiver is the acceptance: one shifted nightly is enough */
+	pw_accept_verdict v = pw_accept_decide(before, after, nightlies, newest, nnewest, 1);
+	if (v == PW_ACCEPT_WAIT)
+		return PW_OK;
+	pw_bstore_shift sh = {.series_id = e->series_id,
+	                      .reason = "waiver",
+	                      .source_id = waiver_id,
+	                      .accept_id = accept_id,
+	                      .shift_us = shift_us,
+	                      .level_before = before,
+	                      .level_after = after};
+	if ((st = pw_bstore_put_shift(b->pg, &sh, errbuf, errlen)) != PW_OK)
+		return st;
+	if (v == PW_ACCEPT_FIXED) {
+		m_inc(b->m ? b->m->accepted_shifts : NULL, "fixed");
+		return pw_bstore_end_shift(b->pg, e->series_id, "waiver", accept_id, "fixed", errbuf,
+		                           errlen);
+	}
+	st = accept_shift(b, e, "waiver", accept_id, shift_us, before, after, nightlies, now, errbuf,
+	                  errlen);
+	if (st != PW_OK)
+		return st;
+	/* the changepoint of the same shift needs no acceptance of its own */
+	if (e->has_shift && strcmp(e->shift_accept_id, accept_id) == 0) {
+		st = pw_bstore_end_shift(b->pg, e->series_id, "changepoint_held", accept_id,
+		                         "superseded", errbuf, errlen);
+		e->has_shift = false;
+	}
+	return st;
+}
+
+static pw_status handle_verdict(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
+                                char *errbuf, size_t errlen)
+{
+	char why[512];
+	Perfwatch__V1__GateVerdict *v = NULL;
+	Perfwatch__V1__DlqReason refused =
+		pw_baseliner_verdict_decode(msg->payload, msg->len, &v, why, sizeof why);
+	if (refused != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return dead_letter(b, msg, refused, "perfwatch.v1.GateVerdict", why, errbuf, errlen);
+	pw_status st = PW_OK;
+	for (size_t i = 0; i < v->n_series && st == PW_OK; i++) {
+		const Perfwatch__V1__GateSeriesResult *x = v->series[i];
+		if (x->verdict != PERFWATCH__V1__VERDICT__VERDICT_WAIVED)
+			continue;
+		pw_series_entry *e = NULL;
+		st = entry_ready(b, x->series_key, x->series_id, &e, errbuf, errlen);
+		if (st == PW_ERR_INSUFFICIENT) {
+			char detail[512];
+			snprintf(detail, sizeof detail, "%s", errbuf);
+			st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
+			                 "perfwatch.v1.GateVerdict", detail, errbuf, errlen);
+			break;
+		}
+		if (st == PW_OK)
+			st = accept_waived(b, e, x->waiver_id, x->baseline_median, x->candidate_median, now,
+			                   errbuf, errlen);
+	}
+	perfwatch__v1__gate_verdict__free_unpacked(v, NULL);
 	return st;
 }
 
@@ -835,10 +993,19 @@ static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, in
 	}
 	if (skipped) {
 		m_inc(m ? m->points : NULL, "skipped_seen");
-		goto out;
+		/* a point the load re-filled the window with: the window may be
+		 * complete without any new point to say so */
+		if (e->bs.state != PW_BASELINE_FROZEN)
+			goto out;
+		st = pw_baseline_series_settle(&e->bs, ev, &nev);
+		if (st != PW_OK || nev == 0)
+			goto out;
+		e->touched = true;
+		e->cache_dirty = true;
+	} else {
+		m_inc(m ? m->points : NULL, "used");
+		b->points++;
 	}
-	m_inc(m ? m->points : NULL, "used");
-	b->points++;
 
 	for (size_t k = 0; k < nev; k++) {
 		switch (ev[k].kind) {
@@ -1307,6 +1474,8 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 			st = handle_fleet(b, msg, now, errbuf, errlen);
 		else if (strcmp(topic, PW_TOPIC_CHANGEPOINTS) == 0)
 			st = handle_changepoint(b, msg, now, errbuf, errlen);
+		else if (strcmp(topic, PW_TOPIC_GATE_VERDICTS) == 0)
+			st = handle_verdict(b, msg, now, errbuf, errlen);
 		else
 			st = handle_point(b, msg, now, errbuf, errlen);
 		if (st != PW_OK)

@@ -30,6 +30,7 @@
 #include "perfwatch/v1/changepoint.pb-c.h"
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "perfwatch/v1/fleet.pb-c.h"
+#include "perfwatch/v1/gate.pb-c.h"
 #include "perfwatch/v1/series.pb-c.h"
 #include "pw_kafka.h"
 #include "pw_log.h"
@@ -167,6 +168,18 @@ Perfwatch__V1__DlqReason pw_baseliner_fleet_decode(const void *payload, size_t l
 Perfwatch__V1__DlqReason pw_baseliner_changepoint_decode(const void *payload, size_t len,
                                                          Perfwatch__V1__Changepoint **out,
                                                          char *detail, size_t detail_len);
+
+/*
+ * The door of perf.gate.verdicts.v1 (waived regressions, accept.h): the wire
+ * form and the decode; every series result with verdict WAIVED needs a
+ * series key shorter than PW_ST_KEY_MAX, a series id, a waiver_id of 1 to
+ * 127 bytes and finite, distinct baseline and candidate medians (the rest of
+ * the verdict is not the baseliner's). *out is freed by the caller with
+ * perfwatch__v1__gate_verdict__free_unpacked.
+ */
+Perfwatch__V1__DlqReason pw_baseliner_verdict_decode(const void *payload, size_t len,
+                                                     Perfwatch__V1__GateVerdict **out,
+                                                     char *detail, size_t detail_len);
 
 /* The pw_batch_fn: ctx is a pw_baseliner. See the file comment. */
 pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,

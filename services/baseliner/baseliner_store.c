@@ -1330,17 +1330,20 @@ pw_status pw_bstore_put_shift(pw_pg *pg, const pw_bstore_shift *sh, char *errbuf
 	                         &p, 0, NULL, errbuf, errlen);
 }
 
-pw_status pw_bstore_end_shift(pw_pg *pg, int64_t series_id, const char *accept_id,
-                              const char *status, char *errbuf, size_t errlen)
+pw_status pw_bstore_end_shift(pw_pg *pg, int64_t series_id, const char *reason,
+                              const char *accept_id, const char *status, char *errbuf,
+                              size_t errlen)
 {
 	pw_pg_params p;
 	pw_pg_params_init(&p);
 	pw_pg_params_int(&p, series_id);
 	pw_pg_params_text(&p, accept_id);
 	pw_pg_params_text(&p, status);
+	pw_pg_params_text(&p, reason);
 	return pw_pg_exec_params(pg,
 	                         "UPDATE perfwatch.shift_acceptances SET status = $3, done_at = now() "
-	                         "WHERE series_id = $1 AND accept_id = $2 AND status = 'pending'",
+	                         "WHERE series_id = $1 AND accept_id = $2 AND reason = $4 "
+	                         "AND status = 'pending'",
 	                         &p, 0, NULL, errbuf, errlen);
 }
 
@@ -1379,9 +1382,10 @@ pw_status pw_bstore_shift_evidence(pw_pg *pg, int64_t series_id, int64_t since_u
 	return PW_OK;
 }
 
-pw_status pw_bstore_accept_shift(pw_pg *pg, const pw_bstore_acceptance *a, char *errbuf,
-                                 size_t errlen)
+pw_status pw_bstore_accept_shift(pw_pg *pg, const pw_bstore_acceptance *a, bool *accepted,
+                                 char *errbuf, size_t errlen)
 {
+	*accepted = false;
 	pw_pg_params p;
 	pw_pg_params_init(&p);
 	pw_pg_params_int(&p, a->series_id);
@@ -1390,13 +1394,19 @@ pw_status pw_bstore_accept_shift(pw_pg *pg, const pw_bstore_acceptance *a, char 
 	pw_pg_params_int(&p, a->nightlies);
 	pw_pg_params_opt_int(&p, a->old_version != 0, a->old_version);
 	pw_pg_params_opt_double(&p, a->old_version != 0, a->old_level);
-	return pw_pg_exec_params(pg,
+	pw_pg_params_text(&p, a->reason);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec_params(pg,
 	                         "UPDATE perfwatch.shift_acceptances SET status = 'accepted', "
 	                         "accepted_at = now(), accepted_upto = " TS_SQL("$3") ", "
 	                         "nightlies_held = $4::integer, old_version = $5::integer, "
 	                         "old_level = $6 WHERE series_id = $1 AND accept_id = $2 "
-	                         "AND status = 'pending'",
-	                         &p, 0, NULL, errbuf, errlen);
+	                         "AND reason = $7 AND status = 'pending' RETURNING 1",
+	                         &p, 0, &res, errbuf, errlen);
+	if (st == PW_OK)
+		*accepted = PQntuples(res) > 0;
+	PQclear(res);
+	return st;
 }
 
 pw_status pw_bstore_load_shift(pw_pg *pg, pw_series_entry *e, char *errbuf, size_t errlen)
@@ -1408,7 +1418,8 @@ pw_status pw_bstore_load_shift(pw_pg *pg, pw_series_entry *e, char *errbuf, size
 	pw_status st = pw_pg_exec(pg,
 	                          "SELECT accept_id, " US_SQL("shift_at") ", level_before, level_after "
 	                          "FROM perfwatch.shift_acceptances WHERE series_id = $1 "
-	                          "AND status = 'pending' ORDER BY shift_at DESC LIMIT 1",
+	                          "AND status = 'pending' AND reason = 'changepoint_held' "
+	                          "ORDER BY shift_at DESC LIMIT 1",
 	                          1, p1, &res, errbuf, errlen);
 	if (st != PW_OK)
 		return st;

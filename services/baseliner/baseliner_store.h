@@ -316,8 +316,8 @@ pw_status pw_bstore_alert_pack(const pw_bstore_alert *a, uint8_t **buf, size_t *
 /* A shift to track until it holds (accept.h). */
 typedef struct pw_bstore_shift {
 	int64_t series_id;
-	const char *reason;      /* "changepoint_held" */
-	const char *source_id;   /* the changepoint_id */
+	const char *reason;      /* "changepoint_held" or "waiver" */
+	const char *source_id;   /* the changepoint_id or the waiver_id */
 	const char *accept_id;   /* pw_accept_id */
 	int64_t shift_us;        /* measured time of the first shifted point */
 	double level_before, level_after;
@@ -327,12 +327,15 @@ typedef struct pw_bstore_shift {
  * nothing; a pending row takes the message's levels). */
 pw_status pw_bstore_put_shift(pw_pg *pg, const pw_bstore_shift *sh, char *errbuf, size_t errlen);
 
-/* Sets e's tracked shift (has_shift, shift_*) from its newest pending row. */
+/* Sets e's tracked shift (has_shift, shift_*) from its newest pending
+ * changepoint_held row (waivers are decided when they arrive). */
 pw_status pw_bstore_load_shift(pw_pg *pg, pw_series_entry *e, char *errbuf, size_t errlen);
 
-/* Ends the series' pending shift accept_id with status "fixed" or "withdrawn". */
-pw_status pw_bstore_end_shift(pw_pg *pg, int64_t series_id, const char *accept_id,
-                              const char *status, char *errbuf, size_t errlen);
+/* Ends the series' pending (reason, accept_id) row with status "fixed",
+ * "withdrawn" or "superseded". */
+pw_status pw_bstore_end_shift(pw_pg *pg, int64_t series_id, const char *reason,
+                              const char *accept_id, const char *status, char *errbuf,
+                              size_t errlen);
 
 /*
  * What the samples say of a shift: the nightly builds measured in
@@ -346,6 +349,7 @@ pw_status pw_bstore_shift_evidence(pw_pg *pg, int64_t series_id, int64_t since_u
 /* A pending shift accepted (its freeze is pw_bstore_put_freeze's). */
 typedef struct pw_bstore_acceptance {
 	int64_t series_id;
+	const char *reason;       /* the pending row's */
 	const char *accept_id;
 	int64_t upto_us;          /* newest measurement folded in */
 	uint32_t nightlies;       /* held this many */
@@ -353,7 +357,8 @@ typedef struct pw_bstore_acceptance {
 	double old_level;         /* its median */
 } pw_bstore_acceptance;
 
-pw_status pw_bstore_accept_shift(pw_pg *pg, const pw_bstore_acceptance *a, char *errbuf,
-                                 size_t errlen);
+/* *accepted: the row was pending (false: accepted before, or not there). */
+pw_status pw_bstore_accept_shift(pw_pg *pg, const pw_bstore_acceptance *a, bool *accepted,
+                                 char *errbuf, size_t errlen);
 
 #endif

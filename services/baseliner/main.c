@@ -11,9 +11,9 @@
 #include "baseliner_service.h"
 #include "pw_topics.h"
 
-/* changepoints: shifts accepted once they hold (accept.h) */
+/* changepoints and waived gate verdicts: shifts accepted (accept.h) */
 static const char *const bl_topics[] = {PW_TOPIC_POINTS, PW_TOPIC_FLEET_CHANGES,
-                                        PW_TOPIC_CHANGEPOINTS, NULL};
+                                        PW_TOPIC_CHANGEPOINTS, PW_TOPIC_GATE_VERDICTS, NULL};
 
 /* One worker: the series table is its own; the batch flushes its own outputs. */
 static const pw_service_input bl_inputs[] = {

@@ -10,11 +10,15 @@
 # pw-baseliner / pw-watcher → pw-gate, §4.2's window rules and the default
 # baseliner.accept_after_nightlies = 7. `pw-sim answer` answers the
 # re-baseline jobs. Checks:
-#   - undecodable and malformed changepoints go to perf.dlq.v1 once each,
-#     with their reason (decode_failed, invalid_value, missing_field);
+#   - undecodable and malformed changepoints, and a waived series result
+#     without its waiver_id, go to perf.dlq.v1 once each, with their reason
+#     (decode_failed, invalid_value, missing_field);
 #   - the watcher's changepoint reaches the baseliner, which tracks the shift
 #     (pending) while 6 shifted nightlies exist: no acceptance, the series
 #     active at its old level, xla-rc-2026-06-17 BLOCKING;
+#   - a gate verdict that waived B8 TPOT p50 (delivered twice) accepts that
+#     series at once (6 shifted nightlies), once, and supersedes its
+#     changepoint;
 #   - pw-baseliner is killed -9 and restarted (the pending shift is reloaded),
 #     and the 7th shifted nightly makes it accept: one row 'accepted' per
 #     shifted series with nightlies_held 7 and the old level, its freeze
@@ -49,7 +53,8 @@ q "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
    ('chat-8b.$ns', 0.078, 'top', 'it'), ('rank-moe-110b.$ns', 0.05, 'top', 'it')
    ON CONFLICT (model) DO NOTHING" >/dev/null
 "$pw" group to-end "$ns-ingester" perf.runs.v1 >/dev/null &&
-  "$pw" group to-end "$ns-baseliner" perf.points.v1 perf.fleet-changes.v1 perf.changepoints.v1 >/dev/null &&
+  "$pw" group to-end "$ns-baseliner" perf.points.v1 perf.fleet-changes.v1 perf.changepoints.v1 \
+    perf.gate.verdicts.v1 >/dev/null &&
   "$pw" group to-end "$ns-watcher" perf.points.v1 perf.fleet-changes.v1 perf.baselines.v1 >/dev/null &&
   "$pw" group to-end "$ns-gate" perf.gate.requests.v1 >/dev/null &&
   "$pw" group to-end "$ns-answer" perf.bisect.jobs.v1 >/dev/null ||
@@ -63,7 +68,7 @@ caught_up() {
   "$pw" group lag "$ns-ingester" --wait 120 perf.runs.v1 >/dev/null || fail "pw-ingester did not catch up"
   "$pw" group lag "$ns-watcher" --wait 120 perf.points.v1 >/dev/null || fail "pw-watcher did not catch up"
   "$pw" group lag "$ns-baseliner" --wait 120 perf.points.v1 perf.fleet-changes.v1 perf.changepoints.v1 \
-    >/dev/null || fail "pw-baseliner did not catch up"
+    perf.gate.verdicts.v1 >/dev/null || fail "pw-baseliner did not catch up"
 }
 wait_for() { # SECONDS SQL WANT
   local deadline=$((SECONDS + $1))
@@ -82,30 +87,36 @@ cp_enc <<<"changepoint_id: \"x@b\" series_key: \"m.$ns/h/p/c/x\" series_id: 1 fi
   >"$work/cp_flat.bin" || fail "encoding a changepoint"
 cp_enc <<<"series_key: \"m.$ns/h/p/c/x\" series_id: 1 level_before: 3.9 level_after: 4.2" >"$work/cp_noid.bin" ||
   fail "encoding a changepoint"
-for f in junk flat noid; do
-  kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.changepoints.v1 -k "$ns-cp-$f" "$work/cp_$f.bin" ||
+gv_enc() { protoc --encode=perfwatch.v1.GateVerdict -I proto proto/perfwatch/v1/gate.proto; }
+gv_enc <<<"release_id: \"r.$ns\" series { series_id: 1 series_key: \"m.$ns/h/p/c/x\" verdict: VERDICT_WAIVED
+  baseline_median: 3.9 candidate_median: 4.2 }" >"$work/cp_gv.bin" || fail "encoding a gate verdict"
+for f in junk flat noid gv; do
+  topic=perf.changepoints.v1
+  [ $f != gv ] || topic=perf.gate.verdicts.v1
+  kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t $topic -k "$ns-cp-$f" "$work/cp_$f.bin" ||
     fail "producing cp_$f"
 done
 deadline=$((SECONDS + 30))
 until n=$(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.dlq.v1 -o beginning -e -q -f '%k\n' 2>/dev/null |
-          grep -c "^$ns-cp-" || true) && [ "$n" -ge 3 ]; do
-  [ $SECONDS -lt $deadline ] || fail "$n of 3 bad changepoints on perf.dlq.v1"
+          grep -c "^$ns-cp-" || true) && [ "$n" -ge 4 ]; do
+  [ $SECONDS -lt $deadline ] || fail "$n of 4 bad messages on perf.dlq.v1"
   sleep 0.5
 done
 kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.dlq.v1 -o beginning -e -q -f '%k %p %o\n' 2>/dev/null |
   grep "^$ns-cp-" >"$work/dlq.txt"
-[ "$(wc -l <"$work/dlq.txt")" = 3 ] || fail "bad changepoints dead-lettered more than once: $(cat "$work/dlq.txt")"
+[ "$(wc -l <"$work/dlq.txt")" = 4 ] || fail "bad messages dead-lettered more than once: $(cat "$work/dlq.txt")"
 while read -r k p o; do
   kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.dlq.v1 -p "$p" -o "$o" -c 1 -e -q -f '%s' |
     protoc --decode=perfwatch.v1.DeadLetter -I proto proto/perfwatch/v1/dlq.proto >"$work/dlq_${k##*-}.txt"
 done <"$work/dlq.txt"
-for want in "junk DLQ_REASON_DECODE_FAILED" "flat DLQ_REASON_INVALID_VALUE" "noid DLQ_REASON_MISSING_FIELD"; do
+for want in "junk DLQ_REASON_DECODE_FAILED" "flat DLQ_REASON_INVALID_VALUE" "noid DLQ_REASON_MISSING_FIELD" \
+            "gv DLQ_REASON_MISSING_FIELD"; do
   read -r f reason <<<"$want"
   grep -q "^reason: $reason" "$work/dlq_$f.txt" && grep -q 'service: "baseliner"' "$work/dlq_$f.txt" ||
     fail "cp_$f dead-lettered as $(grep -E '^(reason|detail)' "$work/dlq_$f.txt" | tr '\n' ' '), want $reason"
   echo "test_baseliner_accept: cp_$f -> $reason: $(grep '^detail' "$work/dlq_$f.txt")"
 done
-pass "bad changepoints dead-lettered once each with their reason"
+pass "bad changepoints and a waived result without its waiver dead-lettered once each with their reason"
 acc() { # SQL over the shift rows of this test's series
   q "SELECT $1 FROM perfwatch.shift_acceptances a JOIN perfwatch.series s USING (series_id)
       WHERE s.model LIKE '%.$ns' ${2:+AND $2}"
@@ -131,6 +142,31 @@ gate_verdict "$rel1" "${pid[gate]}" "$work/verdict1.txt" 90
 grep -q '^verdict: VERDICT_BLOCKING' "$work/verdict1.txt" || fail "$rel1 is not BLOCKING: $(grep '^summary' "$work/verdict1.txt")"
 pass "$rel1 BLOCKING on the shift (before acceptance)"
 
+# --- a release shipped with B8 TPOT waived: accepted at once ----------------------------------
+b8="chat-8b.$ns/hlo:9f31c2ab.$ns/v6e-4/decode.B8.s2048.int8/tpot_p50_ms"
+read -r b8_id b8_base b8_after <<<"$(q "SELECT s.series_id, b.median, a.level_after FROM perfwatch.series s
+  JOIN LATERAL (SELECT median FROM perfwatch.baselines x WHERE x.series_id = s.series_id ORDER BY version DESC LIMIT 1) b ON true
+  JOIN perfwatch.shift_acceptances a ON a.series_id = s.series_id AND a.reason = 'changepoint_held'
+  WHERE s.series_key = '$b8'" | tr '|' ' ')"
+[ -n "$b8_after" ] || fail "B8 TPOT has no tracked shift to waive"
+gv_enc <<<"release_id: \"$rel1\" verdict: VERDICT_WAIVED series { series_id: $b8_id series_key: \"$b8\"
+  verdict: VERDICT_WAIVED waiver_id: \"wv-$ns\" baseline_median: $b8_base candidate_median: $b8_after }" \
+  >"$work/waived.bin" || fail "encoding the waived verdict"
+for _ in 1 2; do # the second is a redelivery
+  kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.gate.verdicts.v1 -k "$rel1" "$work/waived.bin" ||
+    fail "producing the waived verdict"
+done
+caught_up
+wv=$(acc "a.reason || ' ' || a.status || ' ' || coalesce(a.nightlies_held, -1)" "s.series_key = '$b8' ORDER BY a.reason" | tr '\n' ' ')
+[ "$wv" = "changepoint_held superseded -1 waiver accepted 6 " ] ||
+  fail "B8 TPOT after its waiver: \"$wv\", want the changepoint superseded and the waiver accepted with 6 nightlies"
+b8f=$(q "SELECT count(*) FROM perfwatch.freezes f JOIN perfwatch.series s USING (series_id)
+          WHERE s.series_key = '$b8' AND f.cause = 'accepted_shift' AND f.unfrozen_at IS NULL")
+[ "$b8f" = 1 ] && [ "$(q "SELECT state FROM perfwatch.baseliner_series WHERE series_key = '$b8'")" = frozen ] ||
+  fail "B8 TPOT not frozen once by its waiver ($b8f open freezes)"
+[ "$(acc "count(*)" "a.status = 'accepted'")" = 1 ] || fail "a waiver of one series accepted others"
+pass "waiver wv-$ns (delivered twice): B8 TPOT accepted at once with 6 shifted nightlies, one freeze; its changepoint superseded"
+
 # --- kill -9, then the seventh nightly ---------------------------------------------------------
 kill -9 "${pid[baseliner]}"
 wait "${pid[baseliner]}" 2>/dev/null || true
@@ -146,8 +182,9 @@ kill -9 "${pid[baseliner]}"
 wait "${pid[baseliner]}" 2>/dev/null || true
 service_start baseliner
 n_acc=$(acc "count(*)" "a.status = 'accepted'")
-ok_acc=$(acc "count(*)" "a.status = 'accepted' AND a.nightlies_held = 7 AND a.old_version > 0
-               AND a.accepted_upto >= a.shift_at AND a.reason = 'changepoint_held'")
+ok_acc=$(acc "count(*)" "a.status = 'accepted' AND a.old_version > 0 AND a.accepted_upto >= a.shift_at
+               AND ((a.reason = 'changepoint_held' AND a.nightlies_held = 7)
+                    OR (a.reason = 'waiver' AND a.nightlies_held = 6))")
 [ "$n_acc" -ge 1 ] && [ "$ok_acc" = "$n_acc" ] ||
   fail "accepted rows (all, held 7 with an old version): $n_acc $ok_acc"
 fr=$(q "SELECT count(*) || ' ' || count(DISTINCT (f.series_id, f.event_id)) FROM perfwatch.freezes f

@@ -173,3 +173,66 @@ Test(accept_door, good_and_bad_changepoints)
 	             R_DECODE);
 	cr_expect_null(out);
 }
+
+/* ------------------------------------------------- the gate verdicts' door */
+
+static Perfwatch__V1__DlqReason verdict_door(Perfwatch__V1__GateSeriesResult *x, char *why,
+                                             size_t n)
+{
+	static uint8_t buf[8192];
+	Perfwatch__V1__GateSeriesResult pass = PERFWATCH__V1__GATE_SERIES_RESULT__INIT;
+	pass.verdict = PERFWATCH__V1__VERDICT__VERDICT_PASS; /* not the baseliner's: never checked */
+	Perfwatch__V1__GateSeriesResult *rows[2] = {&pass, x};
+	Perfwatch__V1__GateVerdict v = PERFWATCH__V1__GATE_VERDICT__INIT;
+	v.release_id = "xla-rc-2026-06-17";
+	v.verdict = PERFWATCH__V1__VERDICT__VERDICT_PASS;
+	v.n_series = 2;
+	v.series = rows;
+	size_t len = perfwatch__v1__gate_verdict__pack(&v, buf);
+	Perfwatch__V1__GateVerdict *out = NULL;
+	Perfwatch__V1__DlqReason r = pw_baseliner_verdict_decode(buf, len, &out, why, n);
+	cr_expect_eq(out != NULL, r == R_OK_);
+	if (out) {
+		cr_expect_eq(out->n_series, 2);
+		perfwatch__v1__gate_verdict__free_unpacked(out, NULL);
+	}
+	return r;
+}
+
+static Perfwatch__V1__GateSeriesResult waived_row(void)
+{
+	Perfwatch__V1__GateSeriesResult x = PERFWATCH__V1__GATE_SERIES_RESULT__INIT;
+	x.series_id = 412;
+	x.series_key = "chat-8b/hlo:9f31c2ab/v6e-4/decode.B8.s2048.int8/tpot_p50_ms";
+	x.verdict = PERFWATCH__V1__VERDICT__VERDICT_WAIVED;
+	x.waiver_id = "wv-2026-06-18-01";
+	x.baseline_median = 2.15;
+	x.candidate_median = 2.32;
+	return x;
+}
+
+Test(accept_door, waived_series_results)
+{
+	char why[512];
+	Perfwatch__V1__GateSeriesResult x = waived_row();
+	cr_expect_eq(verdict_door(&x, why, sizeof why), R_OK_);
+	x = waived_row();
+	x.waiver_id = "";
+	cr_expect_eq(verdict_door(&x, why, sizeof why), R_MISSING);
+	cr_expect(strstr(why, "waived series 1") != NULL, "%s", why);
+	x = waived_row();
+	x.series_id = -3;
+	cr_expect_eq(verdict_door(&x, why, sizeof why), R_MISSING);
+	x = waived_row();
+	x.candidate_median = INFINITY;
+	cr_expect_eq(verdict_door(&x, why, sizeof why), R_INVALID);
+	x = waived_row();
+	x.candidate_median = x.baseline_median;
+	cr_expect_eq(verdict_door(&x, why, sizeof why), R_INVALID);
+	/* the same gaps in a result that is not waived are not the baseliner's business */
+	x = waived_row();
+	x.verdict = PERFWATCH__V1__VERDICT__VERDICT_BLOCKING;
+	x.waiver_id = "";
+	x.candidate_median = NAN;
+	cr_expect_eq(verdict_door(&x, why, sizeof why), R_OK_);
+}
