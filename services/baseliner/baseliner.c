@@ -803,19 +803,21 @@ Perfwatch__V1__DlqReason pw_baseliner_verdict_decode(const void *payload, size_t
 }
 
 /*
- * A release shipped with a waived regression of e: the shift is accepted at
- * once when the nightlies sit at the candidate's level. It starts at the
- * series' tracked changepoint, else at the first point of the excursion on
- * the regression's side; with neither, the nightlies never shifted (the
- * regression is the release's alone) and nothing is accepted.
+ * A regression of e someone accepted — a release shipped with it waived
+ * (reason "waiver", source the waiver id) or the on-call triaged its page as
+ * a true regression ("triaged_true", source the page id): the shift is
+ * accepted at once when the nightlies sit at the regressed level (`after`).
+ * It starts at the series' tracked changepoint, else at the first point of
+ * the excursion on the regression's side; with neither, the nightlies never
+ * shifted (the regression is the release's alone) and nothing is accepted.
  */
-static pw_status accept_waived(pw_baseliner *b, pw_series_entry *e, const char *waiver_id,
-                               double before, double after, int64_t now, char *errbuf,
-                               size_t errlen)
+static pw_status accept_now(pw_baseliner *b, pw_series_entry *e, const char *reason,
+                            const char *source_id, double before, double after, int64_t now,
+                            char *errbuf, size_t errlen)
 {
 	if (e->bs.state == PW_BASELINE_FROZEN) {
-		pw_log_info(b->lg, "series \"%s\": waiver %s not applied: frozen, re-baselining already",
-		            e->key, waiver_id);
+		pw_log_info(b->lg, "series \"%s\": %s %s not applied: frozen, re-baselining already",
+		            e->key, reason, source_id);
 		return PW_OK;
 	}
 	char accept_id[sizeof e->shift_accept_id];
@@ -826,13 +828,13 @@ static pw_status accept_waived(pw_baseliner *b, pw_series_entry *e, const char *
 		memcpy(accept_id, e->shift_accept_id, sizeof accept_id);
 		shift_us = e->shift_us;
 	} else if (e->bs.excursion == side) {
-		if ((st = pw_accept_id(e->key, waiver_id, accept_id, sizeof accept_id)) != PW_OK)
-			return pw_fail(st, errbuf, errlen, "accept id of waiver \"%s\"", waiver_id);
+		if ((st = pw_accept_id(e->key, source_id, accept_id, sizeof accept_id)) != PW_OK)
+			return pw_fail(st, errbuf, errlen, "accept id of %s \"%s\"", reason, source_id);
 		shift_us = e->bs.excursion_first_us;
 	} else {
 		m_inc(b->m ? b->m->accepted_shifts : NULL, "not_shifted");
-		pw_log_info(b->lg, "series \"%s\": waiver %s: the nightlies show no shift; nothing to "
-		            "accept", e->key, waiver_id);
+		pw_log_info(b->lg, "series \"%s\": %s %s: the nightlies show no shift; nothing to "
+		            "accept", e->key, reason, source_id);
 		return PW_OK;
 	}
 	size_t nightlies = 0, nnewest = 0;
@@ -841,13 +843,13 @@ static pw_status accept_waived(pw_baseliner *b, pw_series_entry *e, const char *
 	                              newest, &nnewest, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	/* the waiver is the acceptance: one shifted nightly is enough */
+	/* the waiver or verdict is the acceptance: one shifted nightly is enough */
 	pw_accept_verdict v = pw_accept_decide(before, after, nightlies, newest, nnewest, 1);
 	if (v == PW_ACCEPT_WAIT)
 		return PW_OK;
 	pw_bstore_shift sh = {.series_id = e->series_id,
-	                      .reason = "waiver",
-	                      .source_id = waiver_id,
+	                      .reason = reason,
+	                      .source_id = source_id,
 	                      .accept_id = accept_id,
 	                      .shift_us = shift_us,
 	                      .level_before = before,
@@ -856,10 +858,10 @@ static pw_status accept_waived(pw_baseliner *b, pw_series_entry *e, const char *
 		return st;
 	if (v == PW_ACCEPT_FIXED) {
 		m_inc(b->m ? b->m->accepted_shifts : NULL, "fixed");
-		return pw_bstore_end_shift(b->pg, e->series_id, "waiver", accept_id, "fixed", errbuf,
+		return pw_bstore_end_shift(b->pg, e->series_id, reason, accept_id, "fixed", errbuf,
 		                           errlen);
 	}
-	st = accept_shift(b, e, "waiver", accept_id, shift_us, before, after, nightlies, now, errbuf,
+	st = accept_shift(b, e, reason, accept_id, shift_us, before, after, nightlies, now, errbuf,
 	                  errlen);
 	if (st != PW_OK)
 		return st;
@@ -896,10 +898,99 @@ static pw_status handle_verdict(pw_baseliner *b, const rd_kafka_message_t *msg, 
 			break;
 		}
 		if (st == PW_OK)
-			st = accept_waived(b, e, x->waiver_id, x->baseline_median, x->candidate_median, now,
-			                   errbuf, errlen);
+			st = accept_now(b, e, "waiver", x->waiver_id, x->baseline_median,
+			                x->candidate_median, now, errbuf, errlen);
 	}
 	perfwatch__v1__gate_verdict__free_unpacked(v, NULL);
+	return st;
+}
+
+Perfwatch__V1__DlqReason pw_baseliner_triage_decode(const void *payload, size_t len,
+                                                    Perfwatch__V1__TriageVerdict **out,
+                                                    char *detail, size_t detail_len)
+{
+	*out = NULL;
+	ProtobufCMessage *m;
+	Perfwatch__V1__DlqReason r = pw_input_decode(&perfwatch__v1__triage_verdict__descriptor,
+	                                             payload, len, &m, detail, detail_len);
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return r;
+	Perfwatch__V1__TriageVerdict *t = (Perfwatch__V1__TriageVerdict *)m;
+	if (!t->page_id || !*t->page_id || strlen(t->page_id) > 127) {
+		snprintf(detail, detail_len, "triage verdict needs a page_id of 1 to 127 bytes");
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	} else if (t->outcome != PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_TRUE_REGRESSION &&
+	           t->outcome != PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_FALSE_REGRESSION) {
+		snprintf(detail, detail_len, "triage verdict of page \"%s\" has no outcome (%d)",
+		         t->page_id, (int)t->outcome);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	}
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+		perfwatch__v1__triage_verdict__free_unpacked(t, NULL);
+		return r;
+	}
+	*out = t;
+	return r;
+}
+
+/* A page triaged true: every regression alert of its incident with a series
+ * and both medians is accepted as a waiver is (accept_now). */
+static pw_status handle_triage(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
+                               char *errbuf, size_t errlen)
+{
+	char why[512];
+	Perfwatch__V1__TriageVerdict *t = NULL;
+	Perfwatch__V1__DlqReason refused =
+		pw_baseliner_triage_decode(msg->payload, msg->len, &t, why, sizeof why);
+	if (refused != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return dead_letter(b, msg, refused, "perfwatch.v1.TriageVerdict", why, errbuf, errlen);
+	pw_status st = PW_OK;
+	PGresult *res = NULL;
+	if (t->outcome != PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_TRUE_REGRESSION)
+		goto out; /* a false page leaves the baseline as it is */
+	const char *p1[1] = {t->page_id};
+	st = pw_pg_exec(b->pg,
+	                "SELECT EXISTS (SELECT 1 FROM perfwatch.pages WHERE page_id = $1), "
+	                "a.series_id, a.series_key, a.baseline_median, a.observed_median "
+	                "FROM (SELECT 1) one LEFT JOIN (perfwatch.pages p "
+	                "JOIN perfwatch.pager_incident_alerts ia ON ia.incident_id = p.incident_id "
+	                "JOIN perfwatch.alerts a ON a.alert_id = ia.alert_id AND a.kind = 'regression' "
+	                "AND a.series_id IS NOT NULL AND a.baseline_median IS NOT NULL "
+	                "AND a.observed_median IS NOT NULL AND a.baseline_median <> a.observed_median) "
+	                "ON p.page_id = $1 ORDER BY a.series_id",
+	                1, p1, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto out;
+	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0) {
+		snprintf(why, sizeof why, "triage verdict names page \"%s\", which perfwatch.pages does "
+		         "not hold", t->page_id);
+		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE,
+		                 "perfwatch.v1.TriageVerdict", why, errbuf, errlen);
+		goto out;
+	}
+	for (int i = 0; i < PQntuples(res) && st == PW_OK; i++) {
+		if (PQgetisnull(res, i, 1))
+			continue;
+		const char *key = PQgetvalue(res, i, 2);
+		if (strlen(key) >= PW_ST_KEY_MAX)
+			continue;
+		pw_series_entry *e = NULL;
+		st = entry_ready(b, key, strtoll(PQgetvalue(res, i, 1), NULL, 10), &e, errbuf, errlen);
+		if (st == PW_ERR_INSUFFICIENT) {
+			char detail[512];
+			snprintf(detail, sizeof detail, "%s", errbuf);
+			st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
+			                 "perfwatch.v1.TriageVerdict", detail, errbuf, errlen);
+			break;
+		}
+		if (st == PW_OK)
+			st = accept_now(b, e, "triaged_true", t->page_id,
+			                strtod(PQgetvalue(res, i, 3), NULL),
+			                strtod(PQgetvalue(res, i, 4), NULL), now, errbuf, errlen);
+	}
+out:
+	PQclear(res);
+	perfwatch__v1__triage_verdict__free_unpacked(t, NULL);
 	return st;
 }
 
@@ -1476,6 +1567,8 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 			st = handle_changepoint(b, msg, now, errbuf, errlen);
 		else if (strcmp(topic, PW_TOPIC_GATE_VERDICTS) == 0)
 			st = handle_verdict(b, msg, now, errbuf, errlen);
+		else if (strcmp(topic, PW_TOPIC_TRIAGE) == 0)
+			st = handle_triage(b, msg, now, errbuf, errlen);
 		else
 			st = handle_point(b, msg, now, errbuf, errlen);
 		if (st != PW_OK)

@@ -31,6 +31,7 @@
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "perfwatch/v1/fleet.pb-c.h"
 #include "perfwatch/v1/gate.pb-c.h"
+#include "perfwatch/v1/page.pb-c.h"
 #include "perfwatch/v1/series.pb-c.h"
 #include "pw_kafka.h"
 #include "pw_log.h"
@@ -180,6 +181,16 @@ Perfwatch__V1__DlqReason pw_baseliner_changepoint_decode(const void *payload, si
 Perfwatch__V1__DlqReason pw_baseliner_verdict_decode(const void *payload, size_t len,
                                                      Perfwatch__V1__GateVerdict **out,
                                                      char *detail, size_t detail_len);
+
+/*
+ * The door of perf.triage.v1 (true regressions accepted, accept.h): the wire
+ * form, the decode, a page_id of 1 to 127 bytes and an outcome. *out is freed
+ * by the caller with perfwatch__v1__triage_verdict__free_unpacked. (A page
+ * perfwatch.pages does not hold is dead-lettered by the batch, which looks.)
+ */
+Perfwatch__V1__DlqReason pw_baseliner_triage_decode(const void *payload, size_t len,
+                                                    Perfwatch__V1__TriageVerdict **out,
+                                                    char *detail, size_t detail_len);
 
 /* The pw_batch_fn: ctx is a pw_baseliner. See the file comment. */
 pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,

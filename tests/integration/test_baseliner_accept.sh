@@ -19,6 +19,9 @@
 #   - a gate verdict that waived B8 TPOT p50 (delivered twice) accepts that
 #     series at once (6 shifted nightlies), once, and supersedes its
 #     changepoint;
+#   - a page of B64 TPOT p99's regression triaged true (perf.triage.v1,
+#     delivered twice) accepts that series at once, once; a verdict of a page
+#     perfwatch.pages does not hold is dead-lettered;
 #   - pw-baseliner is killed -9 and restarted (the pending shift is reloaded),
 #     and the 7th shifted nightly makes it accept: one row 'accepted' per
 #     shifted series with nightlies_held 7 and the old level, its freeze
@@ -54,7 +57,7 @@ q "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
    ON CONFLICT (model) DO NOTHING" >/dev/null
 "$pw" group to-end "$ns-ingester" perf.runs.v1 >/dev/null &&
   "$pw" group to-end "$ns-baseliner" perf.points.v1 perf.fleet-changes.v1 perf.changepoints.v1 \
-    perf.gate.verdicts.v1 >/dev/null &&
+    perf.gate.verdicts.v1 perf.triage.v1 >/dev/null &&
   "$pw" group to-end "$ns-watcher" perf.points.v1 perf.fleet-changes.v1 perf.baselines.v1 >/dev/null &&
   "$pw" group to-end "$ns-gate" perf.gate.requests.v1 >/dev/null &&
   "$pw" group to-end "$ns-answer" perf.bisect.jobs.v1 >/dev/null ||
@@ -68,7 +71,7 @@ caught_up() {
   "$pw" group lag "$ns-ingester" --wait 120 perf.runs.v1 >/dev/null || fail "pw-ingester did not catch up"
   "$pw" group lag "$ns-watcher" --wait 120 perf.points.v1 >/dev/null || fail "pw-watcher did not catch up"
   "$pw" group lag "$ns-baseliner" --wait 120 perf.points.v1 perf.fleet-changes.v1 perf.changepoints.v1 \
-    perf.gate.verdicts.v1 >/dev/null || fail "pw-baseliner did not catch up"
+    perf.gate.verdicts.v1 perf.triage.v1 >/dev/null || fail "pw-baseliner did not catch up"
 }
 wait_for() { # SECONDS SQL WANT
   local deadline=$((SECONDS + $1))
@@ -167,6 +170,51 @@ b8f=$(q "SELECT count(*) FROM perfwatch.freezes f JOIN perfwatch.series s USING 
 [ "$(acc "count(*)" "a.status = 'accepted'")" = 1 ] || fail "a waiver of one series accepted others"
 pass "waiver wv-$ns (delivered twice): B8 TPOT accepted at once with 6 shifted nightlies, one freeze; its changepoint superseded"
 
+# --- a page triaged true: B64 TPOT p99 accepted at once ---------------------------------------
+# the pager's rows for one page of one regression alert (no pager runs here)
+p99="chat-8b.$ns/hlo:9f31c2ab.$ns/v6e-4/decode.B64.s2048.int8/tpot_p99_ms"
+read -r p99_id p99_base p99_after <<<"$(q "SELECT s.series_id, b.median, a.level_after FROM perfwatch.series s
+  JOIN LATERAL (SELECT median FROM perfwatch.baselines x WHERE x.series_id = s.series_id ORDER BY version DESC LIMIT 1) b ON true
+  JOIN perfwatch.shift_acceptances a ON a.series_id = s.series_id AND a.reason = 'changepoint_held'
+  WHERE s.series_key = '$p99'" | tr '|' ' ')"
+[ -n "$p99_after" ] || fail "B64 TPOT p99 has no tracked shift to triage"
+q "INSERT INTO perfwatch.alerts (alert_id, kind, source, created_at, series_id, series_key, verdict, routing,
+                                baseline_median, observed_median)
+   VALUES ('al-$ns', 'regression', 'watcher', now(), $p99_id, '$p99', 'blocking', 'page', $p99_base, $p99_after);
+   INSERT INTO perfwatch.pager_incidents (incident_id, dedup_key, action, payload, opened_at, updated_at)
+   VALUES ('in-$ns', 'd-$ns', 'page', '{}', now(), now());
+   INSERT INTO perfwatch.pager_incident_alerts (incident_id, alert_id) VALUES ('in-$ns', 'al-$ns');
+   INSERT INTO perfwatch.pages (page_id, dedup_key, route, severity, verdict, summary, created_at, incident_id)
+   VALUES ('pg-$ns', 'd-$ns', 'ml-perf-triage', 'critical', 'blocking', 'B64 TPOT p99', now(), 'in-$ns')" >/dev/null
+tv_enc() { protoc --encode=perfwatch.v1.TriageVerdict -I proto proto/perfwatch/v1/page.proto; }
+tv_enc <<<"page_id: \"pg-$ns\" outcome: TRIAGE_OUTCOME_TRUE_REGRESSION triager: \"it\"" >"$work/tv.bin" ||
+  fail "encoding the triage verdict"
+tv_enc <<<"page_id: \"pg-none-$ns\" outcome: TRIAGE_OUTCOME_TRUE_REGRESSION" >"$work/tv_unknown.bin" ||
+  fail "encoding the triage verdict"
+for f in tv tv; do # the second is a redelivery
+  kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.triage.v1 -k "pg-$ns" "$work/$f.bin" || fail "producing $f"
+done
+kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.triage.v1 -k "$ns-tv-unknown" "$work/tv_unknown.bin" ||
+  fail "producing the unknown page's verdict"
+caught_up
+tv=$(acc "a.reason || ' ' || a.status || ' ' || coalesce(a.nightlies_held, -1) || ' ' || a.source_id" \
+         "s.series_key = '$p99' ORDER BY a.reason" | tr '\n' ' ')
+[ "$tv" = "changepoint_held superseded -1 ${p99}@xla-nightly-2026-06-17 triaged_true accepted 6 pg-$ns " ] ||
+  fail "B64 TPOT p99 after its page was triaged true: \"$tv\""
+[ "$(acc "count(*)" "a.status = 'accepted'")" = 2 ] || fail "the triage verdict accepted other series"
+deadline=$((SECONDS + 30))
+until line=$(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.dlq.v1 -o beginning -e -q -f '%k %p %o\n' 2>/dev/null |
+             grep "^$ns-tv-unknown ") && [ -n "$line" ]; do
+  [ $SECONDS -lt $deadline ] || fail "the verdict of an unknown page was not dead-lettered"
+  sleep 0.5
+done
+read -r _ p o <<<"$line"
+kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.dlq.v1 -p "$p" -o "$o" -c 1 -e -q -f '%s' |
+  protoc --decode=perfwatch.v1.DeadLetter -I proto proto/perfwatch/v1/dlq.proto >"$work/dlq_tv.txt"
+grep -q '^reason: DLQ_REASON_UNKNOWN_REFERENCE' "$work/dlq_tv.txt" ||
+  fail "the unknown page's verdict dead-lettered as $(grep -E '^(reason|detail)' "$work/dlq_tv.txt" | tr '\n' ' ')"
+pass "page pg-$ns triaged true (delivered twice): B64 TPOT p99 accepted at once with 6 shifted nightlies; an unknown page's verdict dead-lettered"
+
 # --- kill -9, then the seventh nightly ---------------------------------------------------------
 kill -9 "${pid[baseliner]}"
 wait "${pid[baseliner]}" 2>/dev/null || true
@@ -184,7 +232,7 @@ service_start baseliner
 n_acc=$(acc "count(*)" "a.status = 'accepted'")
 ok_acc=$(acc "count(*)" "a.status = 'accepted' AND a.old_version > 0 AND a.accepted_upto >= a.shift_at
                AND ((a.reason = 'changepoint_held' AND a.nightlies_held = 7)
-                    OR (a.reason = 'waiver' AND a.nightlies_held = 6))")
+                    OR (a.reason IN ('waiver', 'triaged_true') AND a.nightlies_held = 6))")
 [ "$n_acc" -ge 1 ] && [ "$ok_acc" = "$n_acc" ] ||
   fail "accepted rows (all, held 7 with an old version): $n_acc $ok_acc"
 fr=$(q "SELECT count(*) || ' ' || count(DISTINCT (f.series_id, f.event_id)) FROM perfwatch.freezes f

@@ -236,3 +236,37 @@ Test(accept_door, waived_series_results)
 	x.candidate_median = NAN;
 	cr_expect_eq(verdict_door(&x, why, sizeof why), R_OK_);
 }
+
+/* ------------------------------------------------- the triage verdicts' door */
+
+static Perfwatch__V1__DlqReason triage_door(const Perfwatch__V1__TriageVerdict *t, char *why,
+                                            size_t n)
+{
+	static uint8_t buf[1024];
+	size_t len = perfwatch__v1__triage_verdict__pack(t, buf);
+	Perfwatch__V1__TriageVerdict *out = NULL;
+	Perfwatch__V1__DlqReason r = pw_baseliner_triage_decode(buf, len, &out, why, n);
+	cr_expect_eq(out != NULL, r == R_OK_);
+	if (out) {
+		cr_expect_str_eq(out->page_id, t->page_id);
+		perfwatch__v1__triage_verdict__free_unpacked(out, NULL);
+	}
+	return r;
+}
+
+Test(accept_door, triage_verdicts)
+{
+	char why[512];
+	Perfwatch__V1__TriageVerdict t = PERFWATCH__V1__TRIAGE_VERDICT__INIT;
+	t.page_id = "pg-2026-06-18-0031";
+	t.outcome = PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_TRUE_REGRESSION;
+	cr_expect_eq(triage_door(&t, why, sizeof why), R_OK_);
+	t.outcome = PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_FALSE_REGRESSION;
+	cr_expect_eq(triage_door(&t, why, sizeof why), R_OK_, "a false page passes and changes nothing");
+	t.outcome = PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_UNSPECIFIED;
+	cr_expect_eq(triage_door(&t, why, sizeof why), R_MISSING);
+	cr_expect(strstr(why, "no outcome") != NULL, "%s", why);
+	t.outcome = PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_TRUE_REGRESSION;
+	t.page_id = "";
+	cr_expect_eq(triage_door(&t, why, sizeof why), R_MISSING);
+}
