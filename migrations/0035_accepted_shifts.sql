@@ -1,7 +1,8 @@
 -- 0035_accepted_shifts.sql: accepted shifts (issue 17).
 --
 -- A level shift that has held (the watcher's changepoint, still shifted
--- `baseliner.accept_after_nightlies` nightlies on) is accepted: the
+-- `baseliner.accept_after_nightlies` nightlies on), that a shipped release
+-- waived, or whose page was triaged a true regression is accepted: the
 -- baseliner freezes the series as it does for a fleet change and restarts
 -- its window from the changepoint's first shifted point, so that the gate
 -- compares later releases against the shifted level instead of blocking
@@ -34,8 +35,8 @@ CREATE TABLE perfwatch.shift_acceptances (
 CREATE INDEX shift_acceptances_pending ON perfwatch.shift_acceptances (series_id) WHERE status = 'pending';
 CREATE INDEX shift_acceptances_by_accept ON perfwatch.shift_acceptances (series_id, accept_id);
 COMMENT ON TABLE perfwatch.shift_acceptances IS 'level shifts the baseliner tracks until they are accepted (a new baseline from the shifted level), fixed or withdrawn; one row per (series, reason, source)';
-COMMENT ON COLUMN perfwatch.shift_acceptances.reason IS 'changepoint_held (a watcher changepoint still shifted accept_after_nightlies nightlies on); waiver and triaged_true are reserved for the gate''s waivers and the pager''s true verdicts';
-COMMENT ON COLUMN perfwatch.shift_acceptances.source_id IS 'the changepoint_id (or waiver / verdict id) that asked for it';
+COMMENT ON COLUMN perfwatch.shift_acceptances.reason IS 'changepoint_held (a watcher changepoint still shifted accept_after_nightlies nightlies on), waiver (a gate verdict''s WAIVED series result), triaged_true (a page triaged a true regression)';
+COMMENT ON COLUMN perfwatch.shift_acceptances.source_id IS 'the changepoint_id, waiver_id or page_id that asked for it';
 COMMENT ON COLUMN perfwatch.shift_acceptances.accept_id IS 'the event_id of the freeze it makes (acc-<16 hex>: one per run configuration and first shifted build, shared by its metrics and its re-baseline job)';
 COMMENT ON COLUMN perfwatch.shift_acceptances.status IS 'pending until enough nightlies follow the shift; then accepted (still shifted) or fixed (back at level_before); withdrawn when the watcher withdrew the changepoint; superseded when a re-baseline (a fleet change''s) already started after the shift';
 COMMENT ON COLUMN perfwatch.shift_acceptances.shift_at IS 'measured time of the first shifted point: the new window starts here';

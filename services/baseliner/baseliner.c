@@ -90,8 +90,9 @@ pw_status pw_baseliner_metrics_register(pw_metrics *reg, pw_baseliner_metrics *m
 	                       "changepoints consumed, by what the baseliner did with them (track, "
 	                       "withdraw, ignore, invalid)", action, &m->changepoints, errbuf, errlen));
 	REG(pw_metrics_counter(reg, "perfwatch_baseliner_accepted_shifts_total",
-	                       "tracked shifts that held (accepted: re-baselined from the shift) or "
-	                       "were fixed", outcome, &m->accepted_shifts, errbuf, errlen));
+	                       "shifts accepted (re-baselined from the shift), found fixed, or "
+	                       "waived / triaged true with no shift in the nightlies (not_shifted)",
+	                       outcome, &m->accepted_shifts, errbuf, errlen));
 #undef REG
 	return PW_OK;
 }
