@@ -4,14 +4,16 @@
  * The first byte picks the message type a service would expect (the
  * consumed topics' payloads: RunResult, SeriesPoint, FleetChangeEvent,
  * GateRequest, Baseline, Alert, Bisection, CompilerCl, BisectJob, Page,
- * TriageVerdict, DeadLetter); the rest is the payload. Each goes
+ * TriageVerdict, DeadLetter, Changepoint, GateVerdict); the rest is the
+ * payload. Each goes
  * through what every service does first: pw_input_check_wire (no NUL, valid
  * UTF-8 in any string field at any depth), then the protobuf-c unpack; a
  * message that unpacks is packed again and must come back to the same
  * size, then is freed. Then each service's own door for that type, at a
  * fixed clock: the ingester's decode + validate (pw_ingest_decode), the
  * baseliner's and the watcher's point and fleet-change doors, the gate's
- * request door, the baseliner's pw_baseline_record_unpack; what a door
+ * request door, the baseliner's changepoint, gate-verdict and triage doors
+ * (accepted shifts), the baseliner's pw_baseline_record_unpack; what a door
  * accepts must have passed the wire check.
  */
 #include <stdbool.h>
@@ -25,6 +27,7 @@
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/baseline.pb-c.h"
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "perfwatch/v1/changepoint.pb-c.h"
 #include "perfwatch/v1/compiler.pb-c.h"
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "perfwatch/v1/fleet.pb-c.h"
@@ -49,6 +52,8 @@ static const ProtobufCMessageDescriptor *const types[] = {
 	&perfwatch__v1__page__descriptor,
 	&perfwatch__v1__triage_verdict__descriptor,
 	&perfwatch__v1__dead_letter__descriptor,
+	&perfwatch__v1__changepoint__descriptor,
+	&perfwatch__v1__gate_verdict__descriptor,
 };
 #define NTYPES (sizeof types / sizeof types[0])
 
@@ -168,6 +173,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (req)
 			perfwatch__v1__gate_request__free_unpacked(req, NULL);
+	} else if (desc == &perfwatch__v1__changepoint__descriptor) {
+		char detail[512];
+		Perfwatch__V1__Changepoint *cp = NULL;
+		if (pw_baseliner_changepoint_decode(buf, len, &cp, detail, sizeof detail) ==
+		        PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED && wire != PW_OK)
+			abort();
+		if (cp)
+			perfwatch__v1__changepoint__free_unpacked(cp, NULL);
+	} else if (desc == &perfwatch__v1__gate_verdict__descriptor) {
+		char detail[512];
+		Perfwatch__V1__GateVerdict *v = NULL;
+		if (pw_baseliner_verdict_decode(buf, len, &v, detail, sizeof detail) ==
+		        PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED && wire != PW_OK)
+			abort();
+		if (v)
+			perfwatch__v1__gate_verdict__free_unpacked(v, NULL);
+	} else if (desc == &perfwatch__v1__triage_verdict__descriptor) {
+		char detail[512];
+		Perfwatch__V1__TriageVerdict *t = NULL;
+		if (pw_baseliner_triage_decode(buf, len, &t, detail, sizeof detail) ==
+		        PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED && wire != PW_OK)
+			abort();
+		if (t)
+			perfwatch__v1__triage_verdict__free_unpacked(t, NULL);
 	} else if (desc == &perfwatch__v1__baseline__descriptor) {
 		pw_baseline_record rec;
 		memset(&rec, 0, sizeof rec);

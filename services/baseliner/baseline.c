@@ -285,6 +285,8 @@ static bool excursion_continues(const pw_baseline_series *s, int64_t ts_us)
 	return !before || ts_us >= oldest;
 }
 
+static pw_status decide(pw_baseline_series *s, pw_baseline_event *ev, size_t *nev);
+
 pw_status pw_baseline_series_add(pw_baseline_series *s, const pw_baseline_point *pt,
                                  pw_baseline_event *ev, size_t *nev)
 {
@@ -314,7 +316,20 @@ pw_status pw_baseline_series_add(pw_baseline_series *s, const pw_baseline_point 
 		}
 	}
 	ring_push(s, pt);
+	return decide(s, ev, nev);
+}
 
+pw_status pw_baseline_series_settle(pw_baseline_series *s, pw_baseline_event *ev, size_t *nev)
+{
+	*nev = 0;
+	if (s->state != PW_BASELINE_FROZEN)
+		return PW_OK;
+	return decide(s, ev, nev);
+}
+
+/* After the window changed: a new version when it is complete (see add). */
+static pw_status decide(pw_baseline_series *s, pw_baseline_event *ev, size_t *nev)
+{
 	size_t nchip;
 	if (!window_complete(s, &nchip))
 		return PW_OK;

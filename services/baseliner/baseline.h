@@ -138,6 +138,15 @@ pw_status pw_baseline_series_add(pw_baseline_series *s, const pw_baseline_point 
  */
 bool pw_baseline_series_freeze(pw_baseline_series *s, const char *event_id, const char *reason);
 
+/*
+ * A FROZEN series whose window, re-filled from stored samples, is already
+ * complete (the runs its re-baseline asked for were all stored before it was
+ * loaded, so none of them arrives as a new point): decides as pw_baseline_series_add
+ * does after a point — UNFROZEN and UPDATED (or QUARANTINED) into ev (room
+ * for 2). Nothing for a series not frozen or a window still short.
+ */
+pw_status pw_baseline_series_settle(pw_baseline_series *s, pw_baseline_event *ev, size_t *nev);
+
 /* Empties the window and ends an excursion (the state and current baseline
  * are untouched). */
 void pw_baseline_series_clear_window(pw_baseline_series *s);

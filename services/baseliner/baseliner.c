@@ -85,6 +85,14 @@ pw_status pw_baseliner_metrics_register(pw_metrics *reg, pw_baseliner_metrics *m
 	REG(pw_metrics_counter(reg, "perfwatch_baseliner_rebaseline_jobs_total",
 	                       "re-baseline jobs (BisectJob purpose REBASELINE) a freeze asked the "
 	                       "executor for", NULL, &m->rebaseline_jobs, errbuf, errlen));
+	static const char *const action[] = {"action", NULL};
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_changepoints_total",
+	                       "changepoints consumed, by what the baseliner did with them (track, "
+	                       "withdraw, ignore, invalid)", action, &m->changepoints, errbuf, errlen));
+	REG(pw_metrics_counter(reg, "perfwatch_baseliner_accepted_shifts_total",
+	                       "shifts accepted (re-baselined from the shift), found fixed, or "
+	                       "waived / triaged true with no shift in the nightlies (not_shifted)",
+	                       outcome, &m->accepted_shifts, errbuf, errlen));
 #undef REG
 	return PW_OK;
 }
@@ -101,6 +109,7 @@ void pw_baseliner_init(pw_baseliner *b)
 	b->outliers_unconfirmed = b->outliers_reclassified = 0;
 	b->outlier_seq = 0;
 	b->rebaseline_request = true;
+	b->accept_after_nightlies = 7;
 	b->rebaseline_jobs = 0;
 	b->recent = NULL;
 	b->fw = NULL;
@@ -449,8 +458,9 @@ static void remember_outliers(pw_baseliner *b)
  * it was a new freeze (false: already frozen by this event).
  */
 static pw_status freeze_entry(pw_baseliner *b, pw_series_entry *e, const char *event_id,
-                              const char *reason, int64_t since_us, int64_t now, bool *did,
-                              char *errbuf, size_t errlen)
+                              const char *reason, int64_t since_us, int64_t requested_us,
+                              bool accepted_shift, int64_t now, bool *did, char *errbuf,
+                              size_t errlen)
 {
 	*did = pw_series_entry_freeze(e, event_id, reason, since_us);
 	if (!*did)
@@ -465,6 +475,7 @@ static pw_status freeze_entry(pw_baseliner *b, pw_series_entry *e, const char *e
 	                                              : e->bs.params.min_days};
 	snprintf(fr.event_id, sizeof fr.event_id, "%s", event_id);
 	snprintf(fr.reason, sizeof fr.reason, "%s", reason);
+	fr.accepted_shift = accepted_shift;
 	/* the runs the re-baseline needs, asked of the executor (issue 17): one
 	 * job per run configuration, published with this transaction */
 	if (b->rebaseline_request &&
@@ -481,7 +492,7 @@ static pw_status freeze_entry(pw_baseliner *b, pw_series_entry *e, const char *e
 		                              .event_id = fr.event_id,
 		                              .series_id = e->series_id,
 		                              .series_key = e->key,
-		                              .requested_us = since_us,
+		                              .requested_us = requested_us,
 		                              .runs = fr.job_runs,
 		                              .min_chip_sets = fr.chip_sets_needed};
 		bool queued = false;
@@ -537,6 +548,451 @@ Perfwatch__V1__DlqReason pw_baseliner_point_decode(const void *payload, size_t l
 	}
 	*out = sp;
 	return r;
+}
+
+/*
+ * Accepts the shift of e named by (reason, accept_id), whose row is pending:
+ * the row turns accepted, the series is frozen by the acceptance (its freeze
+ * event is the accept id) and its window restarts from shift_us, re-read
+ * from the samples with the shifted points the old baseline kept out; the
+ * re-baseline runs are asked for as after a fleet change.
+ */
+static pw_status accept_shift(pw_baseliner *b, pw_series_entry *e, const char *reason,
+                              const char *accept_id, int64_t shift_us, double before,
+                              double after, size_t nightlies, int64_t now, char *errbuf,
+                              size_t errlen)
+{
+	pw_bstore_acceptance acc = {.series_id = e->series_id,
+	                            .reason = reason,
+	                            .accept_id = accept_id,
+	                            .upto_us = e->mark.ts_us,
+	                            .nightlies = (uint32_t)nightlies,
+	                            .old_version = e->bs.has_baseline ? (uint32_t)e->bs.current.version : 0,
+	                            .old_level = e->bs.current.median};
+	bool pending = false;
+	pw_status st = pw_bstore_accept_shift(b->pg, &acc, &pending, errbuf, errlen);
+	if (st != PW_OK || !pending)
+		return st; /* accepted before (a redelivery): its freeze stands or ended */
+	char why[128];
+	snprintf(why, sizeof why, "accepted shift (%s, %zu nightlies): %.6g -> %.6g", reason,
+	         nightlies, before, after);
+	bool did = false;
+	/* the executor's runs are stamped after the newest nightly: the level now */
+	st = freeze_entry(b, e, accept_id, why, shift_us, e->mark.ts_us, true, now, &did, errbuf,
+	                  errlen);
+	if (st != PW_OK)
+		return st;
+	b->shifts_accepted++;
+	m_inc(b->m ? b->m->accepted_shifts : NULL, "accepted");
+	pw_log_info(b->lg, "series \"%s\": shift %s (%s) held for %zu nightlies (%.6g -> %.6g): "
+	            "accepted, re-baselining from the shift", e->key, accept_id, reason, nightlies,
+	            before, after);
+	if (!did)
+		return PW_OK;
+	/* the window restarts from the shifted points, those kept out included */
+	pw_point_mark upto = e->mark;
+	st = pw_bstore_load_series(b->pg, e, &upto, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	e->touched = true;
+	e->cache_dirty = true;
+	return PW_OK;
+}
+
+/*
+ * Accepted shifts (accept.h): whether e's tracked shift has held (then
+ * accept_shift) or was fixed (tracking ends).
+ */
+static pw_status shift_check(pw_baseliner *b, pw_series_entry *e, int64_t now, char *errbuf,
+                             size_t errlen)
+{
+	/* a series frozen by a fleet change re-baselines anyway; it is checked
+	 * again at its next nightly after the freeze */
+	if (e->bs.state == PW_BASELINE_FROZEN || e->mark.ts_us < e->shift_us)
+		return PW_OK;
+	/* a re-baseline since (a fleet change's) drew its window from after the
+	 * shift: the baseline is at the shifted level already */
+	if (e->bs.has_baseline && e->bs.current.window_start_us >= e->shift_us) {
+		pw_status st = pw_bstore_end_shift(b->pg, e->series_id, "changepoint_held",
+		                                   e->shift_accept_id, "superseded", errbuf, errlen);
+		if (st == PW_OK)
+			e->has_shift = false;
+		return st;
+	}
+	size_t nightlies = 0, nnewest = 0;
+	double newest[PW_ACCEPT_NEWEST];
+	pw_status st = pw_bstore_shift_evidence(b->pg, e->series_id, e->shift_us, e->mark.ts_us,
+	                                        &nightlies, newest, &nnewest, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	pw_accept_verdict v = pw_accept_decide(e->shift_before, e->shift_after, nightlies, newest,
+	                                       nnewest, b->accept_after_nightlies);
+	if (v == PW_ACCEPT_WAIT)
+		return PW_OK;
+	if (v == PW_ACCEPT_FIXED) {
+		st = pw_bstore_end_shift(b->pg, e->series_id, "changepoint_held", e->shift_accept_id,
+		                         "fixed", errbuf, errlen);
+		if (st != PW_OK)
+			return st;
+		e->has_shift = false;
+		b->shifts_fixed++;
+		m_inc(b->m ? b->m->accepted_shifts : NULL, "fixed");
+		pw_log_info(b->lg, "series \"%s\": the shift %s is back at %.6g after %zu nightlies: "
+		            "fixed, not accepted", e->key, e->shift_accept_id, e->shift_before, nightlies);
+		return PW_OK;
+	}
+	char accept_id[sizeof e->shift_accept_id];
+	memcpy(accept_id, e->shift_accept_id, sizeof accept_id);
+	e->has_shift = false;
+	return accept_shift(b, e, "changepoint_held", accept_id, e->shift_us, e->shift_before,
+	                    e->shift_after, nightlies, now, errbuf, errlen);
+}
+
+Perfwatch__V1__DlqReason pw_baseliner_changepoint_decode(const void *payload, size_t len,
+                                                         Perfwatch__V1__Changepoint **out,
+                                                         char *detail, size_t detail_len)
+{
+	*out = NULL;
+	ProtobufCMessage *m;
+	Perfwatch__V1__DlqReason r = pw_input_decode(&perfwatch__v1__changepoint__descriptor, payload,
+	                                             len, &m, detail, detail_len);
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return r;
+	Perfwatch__V1__Changepoint *cp = (Perfwatch__V1__Changepoint *)m;
+	bool track = pw_accept_cp_action_of(cp->stage, cp->annotation) == PW_ACCEPT_CP_TRACK;
+	if (cp->series_key && strlen(cp->series_key) >= PW_ST_KEY_MAX) {
+		snprintf(detail, detail_len, "series_key of %zu bytes is too long (the cap is %d)",
+		         strlen(cp->series_key), PW_ST_KEY_MAX - 1);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE;
+	} else if (!cp->changepoint_id || !*cp->changepoint_id || !cp->series_key ||
+	           !*cp->series_key || cp->series_id <= 0) {
+		snprintf(detail, detail_len, "changepoint needs a changepoint_id, a series_key and a series_id");
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	} else if (strlen(cp->changepoint_id) > 1024) {
+		snprintf(detail, detail_len, "changepoint_id of %zu bytes is too long (the cap is 1024)",
+		         strlen(cp->changepoint_id));
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE;
+	} else if ((track || cp->stage == PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_WITHDRAWN) &&
+	           (!cp->first_shifted_build_id || !*cp->first_shifted_build_id)) {
+		snprintf(detail, detail_len, "changepoint needs its first_shifted_build_id");
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	} else if (track && (cp->shift_unix_us <= 0 || !isfinite(cp->level_before) ||
+	                     !isfinite(cp->level_after) || cp->level_before == cp->level_after)) {
+		snprintf(detail, detail_len,
+		         "shift needs a measured time (shift_unix_us > 0) and two finite, distinct "
+		         "levels (level_before %g, level_after %g)", cp->level_before, cp->level_after);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	}
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+		perfwatch__v1__changepoint__free_unpacked(cp, NULL);
+		return r;
+	}
+	*out = cp;
+	return r;
+}
+
+static pw_status handle_changepoint(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
+                                    char *errbuf, size_t errlen)
+{
+	char why[512];
+	Perfwatch__V1__Changepoint *cp = NULL;
+	Perfwatch__V1__DlqReason refused =
+		pw_baseliner_changepoint_decode(msg->payload, msg->len, &cp, why, sizeof why);
+	if (refused != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+		m_inc(b->m ? b->m->changepoints : NULL, "invalid");
+		return dead_letter(b, msg, refused, "perfwatch.v1.Changepoint", why, errbuf, errlen);
+	}
+	pw_status st = PW_OK;
+	pw_accept_cp_action act = pw_accept_cp_action_of(cp->stage, cp->annotation);
+	if (act == PW_ACCEPT_CP_IGNORE) {
+		m_inc(b->m ? b->m->changepoints : NULL, "ignore");
+		goto out;
+	}
+	char accept_id[24];
+	if ((st = pw_accept_id(cp->series_key, cp->first_shifted_build_id, accept_id,
+	                       sizeof accept_id)) != PW_OK) {
+		st = pw_fail(st, errbuf, errlen, "accept id of \"%s\"", cp->changepoint_id);
+		goto out;
+	}
+	pw_series_entry *e = NULL;
+	st = entry_ready(b, cp->series_key, cp->series_id, &e, errbuf, errlen);
+	if (st == PW_ERR_INSUFFICIENT) {
+		char detail[512];
+		snprintf(detail, sizeof detail, "%s", errbuf);
+		m_inc(b->m ? b->m->changepoints : NULL, "invalid");
+		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
+		                 "perfwatch.v1.Changepoint", detail, errbuf, errlen);
+		goto out;
+	}
+	if (st != PW_OK)
+		goto out;
+	if (act == PW_ACCEPT_CP_WITHDRAW) {
+		m_inc(b->m ? b->m->changepoints : NULL, "withdraw");
+		st = pw_bstore_end_shift(b->pg, e->series_id, "changepoint_held", accept_id, "withdrawn",
+		                         errbuf, errlen);
+		if (st == PW_OK && e->has_shift && strcmp(e->shift_accept_id, accept_id) == 0)
+			e->has_shift = false;
+		goto out;
+	}
+	m_inc(b->m ? b->m->changepoints : NULL, "track");
+	pw_bstore_shift sh = {.series_id = e->series_id,
+	                      .reason = "changepoint_held",
+	                      .source_id = cp->changepoint_id,
+	                      .accept_id = accept_id,
+	                      .shift_us = cp->shift_unix_us,
+	                      .level_before = cp->level_before,
+	                      .level_after = cp->level_after};
+	if ((st = pw_bstore_put_shift(b->pg, &sh, errbuf, errlen)) != PW_OK)
+		goto out;
+	/* the newest pending shift is the one tracked (the row says whether this
+	 * one is still pending: an accepted or fixed one is not taken up again) */
+	bool had_shift = e->has_shift;
+	char prev_id[sizeof e->shift_accept_id];
+	memcpy(prev_id, e->shift_accept_id, sizeof prev_id);
+	if ((st = pw_bstore_load_shift(b->pg, e, errbuf, errlen)) != PW_OK)
+		goto out;
+	if (e->has_shift && (!had_shift || strcmp(prev_id, e->shift_accept_id) != 0))
+		pw_log_info(b->lg, "series \"%s\": tracking shift %s (%s, %.6g -> %.6g) until it holds "
+		            "%u nightlies", e->key, e->shift_accept_id, cp->changepoint_id,
+		            e->shift_before, e->shift_after, b->accept_after_nightlies);
+	/* the nightlies may be in already (a late or replayed changepoint) */
+	if (e->has_shift)
+		st = shift_check(b, e, now, errbuf, errlen);
+out:
+	perfwatch__v1__changepoint__free_unpacked(cp, NULL);
+	return st;
+}
+
+Perfwatch__V1__DlqReason pw_baseliner_verdict_decode(const void *payload, size_t len,
+                                                     Perfwatch__V1__GateVerdict **out,
+                                                     char *detail, size_t detail_len)
+{
+	*out = NULL;
+	ProtobufCMessage *m;
+	Perfwatch__V1__DlqReason r = pw_input_decode(&perfwatch__v1__gate_verdict__descriptor, payload,
+	                                             len, &m, detail, detail_len);
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return r;
+	Perfwatch__V1__GateVerdict *v = (Perfwatch__V1__GateVerdict *)m;
+	for (size_t i = 0; i < v->n_series && r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
+	     i++) {
+		const Perfwatch__V1__GateSeriesResult *x = v->series[i];
+		if (x->verdict != PERFWATCH__V1__VERDICT__VERDICT_WAIVED)
+			continue;
+		if (x->series_key && strlen(x->series_key) >= PW_ST_KEY_MAX) {
+			snprintf(detail, detail_len, "waived series %zu: series_key of %zu bytes is too long "
+			         "(the cap is %d)", i, strlen(x->series_key), PW_ST_KEY_MAX - 1);
+			r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE;
+		} else if (!x->series_key || !*x->series_key || x->series_id <= 0 || !x->waiver_id ||
+		           !*x->waiver_id || strlen(x->waiver_id) > 127) {
+			snprintf(detail, detail_len, "waived series %zu needs a series_key, a series_id and a "
+			         "waiver_id of 1 to 127 bytes", i);
+			r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+		} else if (!isfinite(x->baseline_median) || !isfinite(x->candidate_median) ||
+		           x->baseline_median == x->candidate_median) {
+			snprintf(detail, detail_len, "waived series %zu needs finite, distinct baseline and "
+			         "candidate medians (%g, %g)", i, x->baseline_median, x->candidate_median);
+			r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+		}
+	}
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+		perfwatch__v1__gate_verdict__free_unpacked(v, NULL);
+		return r;
+	}
+	*out = v;
+	return r;
+}
+
+/*
+ * A regression of e someone accepted — a release shipped with it waived
+ * (reason "waiver", source the waiver id) or the on-call triaged its page as
+ * a true regression ("triaged_true", source the page id): the shift is
+ * accepted at once when the nightlies sit at the regressed level (`after`).
+ * It starts at the series' tracked changepoint, else at the first point of
+ * the excursion on the regression's side; with neither, the nightlies never
+ * shifted (the regression is the release's alone) and nothing is accepted.
+ */
+static pw_status accept_now(pw_baseliner *b, pw_series_entry *e, const char *reason,
+                            const char *source_id, double before, double after, int64_t now,
+                            char *errbuf, size_t errlen)
+{
+	if (e->bs.state == PW_BASELINE_FROZEN) {
+		pw_log_info(b->lg, "series \"%s\": %s %s not applied: frozen, re-baselining already",
+		            e->key, reason, source_id);
+		return PW_OK;
+	}
+	char accept_id[sizeof e->shift_accept_id];
+	int64_t shift_us;
+	int side = after > before ? 1 : -1;
+	pw_status st;
+	if (e->has_shift) {
+		memcpy(accept_id, e->shift_accept_id, sizeof accept_id);
+		shift_us = e->shift_us;
+	} else if (e->bs.excursion == side) {
+		if ((st = pw_accept_id(e->key, source_id, accept_id, sizeof accept_id)) != PW_OK)
+			return pw_fail(st, errbuf, errlen, "accept id of %s \"%s\"", reason, source_id);
+		shift_us = e->bs.excursion_first_us;
+	} else {
+		m_inc(b->m ? b->m->accepted_shifts : NULL, "not_shifted");
+		pw_log_info(b->lg, "series \"%s\": %s %s: the nightlies show no shift; nothing to "
+		            "accept", e->key, reason, source_id);
+		return PW_OK;
+	}
+	size_t nightlies = 0, nnewest = 0;
+	double newest[PW_ACCEPT_NEWEST];
+	st = pw_bstore_shift_evidence(b->pg, e->series_id, shift_us, e->mark.ts_us, &nightlies,
+	                              newest, &nnewest, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	/* the waiver or verdict is the acceptance: one shifted nightly is enough */
+	pw_accept_verdict v = pw_accept_decide(before, after, nightlies, newest, nnewest, 1);
+	if (v == PW_ACCEPT_WAIT)
+		return PW_OK;
+	pw_bstore_shift sh = {.series_id = e->series_id,
+	                      .reason = reason,
+	                      .source_id = source_id,
+	                      .accept_id = accept_id,
+	                      .shift_us = shift_us,
+	                      .level_before = before,
+	                      .level_after = after};
+	if ((st = pw_bstore_put_shift(b->pg, &sh, errbuf, errlen)) != PW_OK)
+		return st;
+	if (v == PW_ACCEPT_FIXED) {
+		m_inc(b->m ? b->m->accepted_shifts : NULL, "fixed");
+		return pw_bstore_end_shift(b->pg, e->series_id, reason, accept_id, "fixed", errbuf,
+		                           errlen);
+	}
+	st = accept_shift(b, e, reason, accept_id, shift_us, before, after, nightlies, now, errbuf,
+	                  errlen);
+	if (st != PW_OK)
+		return st;
+	/* the changepoint of the same shift needs no acceptance of its own */
+	if (e->has_shift && strcmp(e->shift_accept_id, accept_id) == 0) {
+		st = pw_bstore_end_shift(b->pg, e->series_id, "changepoint_held", accept_id,
+		                         "superseded", errbuf, errlen);
+		e->has_shift = false;
+	}
+	return st;
+}
+
+static pw_status handle_verdict(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
+                                char *errbuf, size_t errlen)
+{
+	char why[512];
+	Perfwatch__V1__GateVerdict *v = NULL;
+	Perfwatch__V1__DlqReason refused =
+		pw_baseliner_verdict_decode(msg->payload, msg->len, &v, why, sizeof why);
+	if (refused != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return dead_letter(b, msg, refused, "perfwatch.v1.GateVerdict", why, errbuf, errlen);
+	pw_status st = PW_OK;
+	for (size_t i = 0; i < v->n_series && st == PW_OK; i++) {
+		const Perfwatch__V1__GateSeriesResult *x = v->series[i];
+		if (x->verdict != PERFWATCH__V1__VERDICT__VERDICT_WAIVED)
+			continue;
+		pw_series_entry *e = NULL;
+		st = entry_ready(b, x->series_key, x->series_id, &e, errbuf, errlen);
+		if (st == PW_ERR_INSUFFICIENT) {
+			char detail[512];
+			snprintf(detail, sizeof detail, "%s", errbuf);
+			st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
+			                 "perfwatch.v1.GateVerdict", detail, errbuf, errlen);
+			break;
+		}
+		if (st == PW_OK)
+			st = accept_now(b, e, "waiver", x->waiver_id, x->baseline_median,
+			                x->candidate_median, now, errbuf, errlen);
+	}
+	perfwatch__v1__gate_verdict__free_unpacked(v, NULL);
+	return st;
+}
+
+Perfwatch__V1__DlqReason pw_baseliner_triage_decode(const void *payload, size_t len,
+                                                    Perfwatch__V1__TriageVerdict **out,
+                                                    char *detail, size_t detail_len)
+{
+	*out = NULL;
+	ProtobufCMessage *m;
+	Perfwatch__V1__DlqReason r = pw_input_decode(&perfwatch__v1__triage_verdict__descriptor,
+	                                             payload, len, &m, detail, detail_len);
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return r;
+	Perfwatch__V1__TriageVerdict *t = (Perfwatch__V1__TriageVerdict *)m;
+	if (!t->page_id || !*t->page_id || strlen(t->page_id) > 127) {
+		snprintf(detail, detail_len, "triage verdict needs a page_id of 1 to 127 bytes");
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	} else if (t->outcome != PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_TRUE_REGRESSION &&
+	           t->outcome != PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_FALSE_REGRESSION) {
+		snprintf(detail, detail_len, "triage verdict of page \"%s\" has no outcome (%d)",
+		         t->page_id, (int)t->outcome);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	}
+	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+		perfwatch__v1__triage_verdict__free_unpacked(t, NULL);
+		return r;
+	}
+	*out = t;
+	return r;
+}
+
+/* A page triaged true: every regression alert of its incident with a series
+ * and both medians is accepted as a waiver is (accept_now). */
+static pw_status handle_triage(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
+                               char *errbuf, size_t errlen)
+{
+	char why[512];
+	Perfwatch__V1__TriageVerdict *t = NULL;
+	Perfwatch__V1__DlqReason refused =
+		pw_baseliner_triage_decode(msg->payload, msg->len, &t, why, sizeof why);
+	if (refused != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+		return dead_letter(b, msg, refused, "perfwatch.v1.TriageVerdict", why, errbuf, errlen);
+	pw_status st = PW_OK;
+	PGresult *res = NULL;
+	if (t->outcome != PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_TRUE_REGRESSION)
+		goto out; /* a false page leaves the baseline as it is */
+	const char *p1[1] = {t->page_id};
+	st = pw_pg_exec(b->pg,
+	                "SELECT EXISTS (SELECT 1 FROM perfwatch.pages WHERE page_id = $1), "
+	                "a.series_id, a.series_key, a.baseline_median, a.observed_median "
+	                "FROM (SELECT 1) one LEFT JOIN (perfwatch.pages p "
+	                "JOIN perfwatch.pager_incident_alerts ia ON ia.incident_id = p.incident_id "
+	                "JOIN perfwatch.alerts a ON a.alert_id = ia.alert_id AND a.kind = 'regression' "
+	                "AND a.series_id IS NOT NULL AND a.baseline_median IS NOT NULL "
+	                "AND a.observed_median IS NOT NULL AND a.baseline_median <> a.observed_median) "
+	                "ON p.page_id = $1 ORDER BY a.series_id",
+	                1, p1, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto out;
+	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0) {
+		snprintf(why, sizeof why, "triage verdict names page \"%s\", which perfwatch.pages does "
+		         "not hold", t->page_id);
+		st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE,
+		                 "perfwatch.v1.TriageVerdict", why, errbuf, errlen);
+		goto out;
+	}
+	for (int i = 0; i < PQntuples(res) && st == PW_OK; i++) {
+		if (PQgetisnull(res, i, 1))
+			continue;
+		const char *key = PQgetvalue(res, i, 2);
+		if (strlen(key) >= PW_ST_KEY_MAX)
+			continue;
+		pw_series_entry *e = NULL;
+		st = entry_ready(b, key, strtoll(PQgetvalue(res, i, 1), NULL, 10), &e, errbuf, errlen);
+		if (st == PW_ERR_INSUFFICIENT) {
+			char detail[512];
+			snprintf(detail, sizeof detail, "%s", errbuf);
+			st = dead_letter(b, msg, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
+			                 "perfwatch.v1.TriageVerdict", detail, errbuf, errlen);
+			break;
+		}
+		if (st == PW_OK)
+			st = accept_now(b, e, "triaged_true", t->page_id,
+			                strtod(PQgetvalue(res, i, 3), NULL),
+			                strtod(PQgetvalue(res, i, 4), NULL), now, errbuf, errlen);
+	}
+out:
+	PQclear(res);
+	perfwatch__v1__triage_verdict__free_unpacked(t, NULL);
+	return st;
 }
 
 static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, int64_t now,
@@ -603,7 +1059,8 @@ static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, in
 			if (strcmp(e->bs.freeze_event, fe->id) == 0)
 				continue;
 			bool did = false;
-			st = freeze_entry(b, e, fe->id, fe->reason, fe->occurred_us, now, &did, errbuf, errlen);
+			st = freeze_entry(b, e, fe->id, fe->reason, fe->occurred_us, fe->occurred_us, false,
+			                  now, &did, errbuf, errlen);
 			if (st != PW_OK)
 				goto out;
 			if (did)
@@ -628,10 +1085,19 @@ static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, in
 	}
 	if (skipped) {
 		m_inc(m ? m->points : NULL, "skipped_seen");
-		goto out;
+		/* a point the load re-filled the window with: the window may be
+		 * complete without any new point to say so */
+		if (e->bs.state != PW_BASELINE_FROZEN)
+			goto out;
+		st = pw_baseline_series_settle(&e->bs, ev, &nev);
+		if (st != PW_OK || nev == 0)
+			goto out;
+		e->touched = true;
+		e->cache_dirty = true;
+	} else {
+		m_inc(m ? m->points : NULL, "used");
+		b->points++;
 	}
-	m_inc(m ? m->points : NULL, "used");
-	b->points++;
 
 	for (size_t k = 0; k < nev; k++) {
 		switch (ev[k].kind) {
@@ -719,11 +1185,16 @@ static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, in
 		if (ev[k].kind != PW_BASELINE_EV_UNFROZEN)
 			continue;
 		pw_bstore_unfreeze u = {.series_id = e->series_id,
-		                        .unfrozen_version = (uint32_t)e->bs.current.version};
+		                        .unfrozen_version = (uint32_t)e->bs.current.version,
+		                        .new_level = e->bs.current.median};
 		st = pw_bstore_put_unfreeze(b->pg, &u, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
 	}
+	/* a nightly at or after a tracked shift may be the one that makes it hold */
+	if (e->has_shift && kind == PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY &&
+	    pt.ts_us >= e->shift_us && !(sp->rebaseline_job_id && *sp->rebaseline_job_id))
+		st = shift_check(b, e, now, errbuf, errlen);
 	goto out;
 nomem:
 	st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
@@ -866,8 +1337,8 @@ static pw_status handle_fleet(pw_baseliner *b, const rd_kafka_message_t *msg, in
 				goto out;
 		}
 		bool did = false;
-		st = freeze_entry(b, e, fc->event_id, reason, fc->occurred_unix_us, now, &did, errbuf,
-		                  errlen);
+		st = freeze_entry(b, e, fc->event_id, reason, fc->occurred_unix_us, fc->occurred_unix_us,
+		                  false, now, &did, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
 		if (!did)
@@ -1093,6 +1564,12 @@ pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t 
 		const char *topic = rd_kafka_topic_name(msg->rkt);
 		if (strcmp(topic, PW_TOPIC_FLEET_CHANGES) == 0)
 			st = handle_fleet(b, msg, now, errbuf, errlen);
+		else if (strcmp(topic, PW_TOPIC_CHANGEPOINTS) == 0)
+			st = handle_changepoint(b, msg, now, errbuf, errlen);
+		else if (strcmp(topic, PW_TOPIC_GATE_VERDICTS) == 0)
+			st = handle_verdict(b, msg, now, errbuf, errlen);
+		else if (strcmp(topic, PW_TOPIC_TRIAGE) == 0)
+			st = handle_triage(b, msg, now, errbuf, errlen);
 		else
 			st = handle_point(b, msg, now, errbuf, errlen);
 		if (st != PW_OK)

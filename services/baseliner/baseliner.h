@@ -27,8 +27,11 @@
 #include <librdkafka/rdkafka.h>
 
 #include "baseliner_store.h"
+#include "perfwatch/v1/changepoint.pb-c.h"
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "perfwatch/v1/fleet.pb-c.h"
+#include "perfwatch/v1/gate.pb-c.h"
+#include "perfwatch/v1/page.pb-c.h"
 #include "perfwatch/v1/series.pb-c.h"
 #include "pw_kafka.h"
 #include "pw_log.h"
@@ -53,6 +56,8 @@ typedef struct pw_baseliner_metrics {
 	pw_metric *batch_seconds; /* histogram */
 	pw_metric *series;        /* gauge: series in memory */
 	pw_metric *rebaseline_jobs; /* counter: REBASELINE jobs put into the outbox (issue 17) */
+	pw_metric *changepoints;  /* counter {action}: track, withdraw, ignore, invalid */
+	pw_metric *accepted_shifts; /* counter {outcome}: accepted, fixed */
 } pw_baseliner_metrics;
 
 /* Registers the families above in reg. PW_ERR_INVALID / PW_ERR_NOMEM. */
@@ -92,6 +97,7 @@ typedef struct pw_baseliner {
 	int flush_timeout_ms;      /* wait for delivery reports before commit */
 	bool need_known;           /* load perfwatch.baseliner_series before the next batch */
 	bool rebaseline_request;   /* a freeze asks the executor for its runs (issue 17); default true */
+	uint32_t accept_after_nightlies; /* a tracked shift is accepted after this many (accept.h); 0 never */
 	size_t dirty;              /* entries whose cache is stale (Redis failed) */
 	bool redis_lost;           /* Redis was unreachable: resync every series when it answers */
 	pw_baseliner_scratch sc;
@@ -103,6 +109,7 @@ typedef struct pw_baseliner {
 	uint64_t batches, points, updates, freezes, unfreezes, quarantines, outliers, excursion_points;
 	uint64_t outliers_unconfirmed, outliers_reclassified;
 	uint64_t rebaseline_jobs;  /* REBASELINE jobs put into the outbox */
+	uint64_t shifts_accepted, shifts_fixed;
 } pw_baseliner;
 
 /*
@@ -150,6 +157,40 @@ Perfwatch__V1__DlqReason pw_baseliner_fleet_decode(const void *payload, size_t l
                                                    Perfwatch__V1__FleetChangeEvent **out,
                                                    bool *identified, char *detail,
                                                    size_t detail_len);
+
+/*
+ * The door of perf.changepoints.v1 (accepted shifts, accept.h), as
+ * pw_baseliner_point_decode: the wire form, the decode, a changepoint_id, a
+ * series key shorter than PW_ST_KEY_MAX and a series id; for a shift to
+ * track (pw_accept_cp_action_of) also a first_shifted_build_id, a measured
+ * time and finite, distinct levels. *out is freed by the caller with
+ * perfwatch__v1__changepoint__free_unpacked.
+ */
+Perfwatch__V1__DlqReason pw_baseliner_changepoint_decode(const void *payload, size_t len,
+                                                         Perfwatch__V1__Changepoint **out,
+                                                         char *detail, size_t detail_len);
+
+/*
+ * The door of perf.gate.verdicts.v1 (waived regressions, accept.h): the wire
+ * form and the decode; every series result with verdict WAIVED needs a
+ * series key shorter than PW_ST_KEY_MAX, a series id, a waiver_id of 1 to
+ * 127 bytes and finite, distinct baseline and candidate medians (the rest of
+ * the verdict is not the baseliner's). *out is freed by the caller with
+ * perfwatch__v1__gate_verdict__free_unpacked.
+ */
+Perfwatch__V1__DlqReason pw_baseliner_verdict_decode(const void *payload, size_t len,
+                                                     Perfwatch__V1__GateVerdict **out,
+                                                     char *detail, size_t detail_len);
+
+/*
+ * The door of perf.triage.v1 (true regressions accepted, accept.h): the wire
+ * form, the decode, a page_id of 1 to 127 bytes and an outcome. *out is freed
+ * by the caller with perfwatch__v1__triage_verdict__free_unpacked. (A page
+ * perfwatch.pages does not hold is dead-lettered by the batch, which looks.)
+ */
+Perfwatch__V1__DlqReason pw_baseliner_triage_decode(const void *payload, size_t len,
+                                                    Perfwatch__V1__TriageVerdict **out,
+                                                    char *detail, size_t detail_len);
 
 /* The pw_batch_fn: ctx is a pw_baseliner. See the file comment. */
 pw_status pw_baseliner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,

@@ -40,6 +40,7 @@ typedef struct bl_app {
 	const char *gpu_prefixes;
 	int flush_timeout_ms;
 	bool rebaseline_request;
+	uint32_t accept_after_nightlies;
 	pw_baseliner b;            /* the one consumer worker's */
 	bool b_made;
 	bl_api api;
@@ -127,6 +128,8 @@ pw_status pw_bl_init(pw_service *svc, void **out, char *err, size_t errlen)
 	app->gpu_prefixes = pw_config_get_str(cfg, "baseliner.gpu_platforms");
 	app->flush_timeout_ms = (int)pw_config_get_duration_ms(cfg, "baseliner.flush_timeout");
 	app->rebaseline_request = pw_config_get_bool(cfg, "baseliner.rebaseline_request");
+	app->accept_after_nightlies =
+		(uint32_t)pw_config_get_int(cfg, "baseliner.accept_after_nightlies");
 	pw_fleet_wide_params fwp;
 	pw_fleet_wide_params_default(&fwp);
 	fwp.min_models = (size_t)pw_config_get_int(cfg, "baseliner.fleet_wide_models");
@@ -163,10 +166,14 @@ pw_status pw_bl_worker_init(void *ctx, pw_service_worker *w, char *err, size_t e
 {
 	(void)err, (void)errlen;
 	bl_app *app = ctx;
-	/* the main thread (input -1, there for the outbox) publishes only: it must
-	 * not take the baseliner, whose connection is the consumer worker's */
-	if (w->input < 0)
+	/* the main thread (input -1, there for the outbox) publishes on its own
+	 * connection: handing it the batch state would have the consumer's
+	 * batches run on the main thread's PostgreSQL connection, concurrently
+	 * with its outbox rounds */
+	if (w->input < 0) {
+		w->ctx = app;
 		return PW_OK;
+	}
 	/* one consumer worker (the input declares no workers_key): the table is its own */
 	pw_baseliner *b = &app->b;
 	b->lg = app->lg;
@@ -182,6 +189,7 @@ pw_status pw_bl_worker_init(void *ctx, pw_service_worker *w, char *err, size_t e
 	b->fw = app->fw;
 	b->signal_overlap_us = app->signal_overlap_us;
 	b->rebaseline_request = app->rebaseline_request;
+	b->accept_after_nightlies = app->accept_after_nightlies;
 	app->b_made = true;
 	w->ctx = b;
 	pw_log_info(app->lg, "baseliner running: window %zu runs / %.3g days / %zu chip-sets, max %zu",

@@ -438,12 +438,22 @@ pw_status pw_bstore_load_series(pw_pg *pg, pw_series_entry *e, const pw_point_ma
 	PQclear(res);
 	res = NULL;
 
-	/* 2. the latest freeze and its event's time */
+	/* 2. the latest freeze and its time: the fleet change's, or an accepted
+	 * shift's first shifted point (0035) with the newest point folded in when
+	 * it was accepted */
 	st = pw_pg_exec(pg,
-	                "SELECT f.event_id, f.reason, f.unfrozen_at IS NULL, " US_SQL("c.occurred_at")
-	                ", coalesce(f.frozen_version, 0) FROM perfwatch.freezes f "
-	                "JOIN perfwatch.fleet_changes c USING (event_id) WHERE f.series_id = $1 "
-	                "ORDER BY f.frozen_at DESC, c.occurred_at DESC LIMIT 1",
+	                "SELECT f.event_id, f.reason, f.unfrozen_at IS NULL, "
+	                "coalesce(" US_SQL("coalesce(c.occurred_at, a.shift_at)") ", 0), "
+	                "coalesce(f.frozen_version, 0), coalesce(" US_SQL("a.accepted_upto") ", 0) "
+	                "FROM perfwatch.freezes f "
+	                "LEFT JOIN perfwatch.fleet_changes c ON f.cause = 'fleet_change' "
+	                "AND c.event_id = f.event_id "
+	                "LEFT JOIN LATERAL (SELECT min(x.shift_at) AS shift_at, "
+	                "max(x.accepted_upto) AS accepted_upto FROM perfwatch.shift_acceptances x "
+	                "WHERE f.cause = 'accepted_shift' AND x.series_id = f.series_id "
+	                "AND x.accept_id = f.event_id AND x.status = 'accepted') a ON true "
+	                "WHERE f.series_id = $1 "
+	                "ORDER BY f.frozen_at DESC, coalesce(c.occurred_at, a.shift_at) DESC LIMIT 1",
 	                1, p1, &res, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
@@ -451,11 +461,12 @@ pw_status pw_bstore_load_series(pw_pg *pg, pw_series_entry *e, const pw_point_ma
 	bool open_freeze = has_freeze && strcmp(PQgetvalue(res, 0, 2), "t") == 0;
 	int64_t since_us = has_freeze ? strtoll(PQgetvalue(res, 0, 3), NULL, 10) : 0;
 	char fev[64] = "", freason[128] = "";
-	int64_t fver = 0;
+	int64_t fver = 0, accepted_upto_us = 0;
 	if (has_freeze) {
 		copy_str(fev, sizeof fev, PQgetvalue(res, 0, 0));
 		copy_str(freason, sizeof freason, PQgetvalue(res, 0, 1));
 		fver = strtoll(PQgetvalue(res, 0, 4), NULL, 10);
+		accepted_upto_us = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
 	}
 	PQclear(res);
 	res = NULL;
@@ -495,11 +506,14 @@ refill:
 	pw_baseline_series_clear_window(bs);
 	(void)pw_series_entry_set_refilled(e, NULL, 0);
 	if (e->mark.ts_us != 0) {
-		char since[32], mark_ts[32], lim[16];
+		char since[32], mark_ts[32], lim[16], upto_acc[32];
 		snprintf(since, sizeof since, "%" PRId64, since_us);
 		snprintf(mark_ts, sizeof mark_ts, "%" PRId64, e->mark.ts_us);
 		snprintf(lim, sizeof lim, "%zu", bs->params.max_window);
-		const char *p4[4] = {idbuf, since, mark_ts, lim};
+		snprintf(upto_acc, sizeof upto_acc, "%" PRId64, accepted_upto_us);
+		const char *p4[5] = {idbuf, since, mark_ts, lim, upto_acc};
+		/* an accepted shift's points were kept out against the old baseline:
+		 * those folded in before the acceptance are the new window's */
 		st = pw_pg_exec(
 			pg,
 			"SELECT ts, value, chip_set, run_id, repeat_index FROM ("
@@ -508,10 +522,10 @@ refill:
 			" AND s.build_kind IN ('nightly', 'release')"
 			" AND s.measured_at >= " TS_SQL("$2")
 			" AND s.measured_at <= " TS_SQL("$3")
-			" AND NOT " KEPT_OUT_SQL
+			" AND (s.measured_at <= " TS_SQL("$5") " OR NOT " KEPT_OUT_SQL ")"
 			" ORDER BY s.measured_at DESC, s.run_id DESC, s.repeat_index DESC LIMIT $4::integer"
 			") w ORDER BY ts, run_id, repeat_index",
-			4, p4, &res, errbuf, errlen);
+			5, p4, &res, errbuf, errlen);
 		if (st != PW_OK)
 			return st;
 		int nrows = PQntuples(res);
@@ -588,6 +602,10 @@ refill:
 		PQclear(res);
 		res = NULL;
 	}
+	/* 7. the shift being tracked until it holds (accept.h) */
+	st = pw_bstore_load_shift(pg, e, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
 	e->loaded = true;
 	return PW_OK;
 }
@@ -920,9 +938,10 @@ pw_status pw_bstore_put_freeze(pw_pg *pg, const pw_bstore_freeze *f, bool *job_n
 	pw_pg_params_text(&p, f->event_id);
 	pw_pg_params_opt_int(&p, f->frozen_version != 0, f->frozen_version);
 	pw_pg_params_text(&p, f->reason);
+	pw_pg_params_text(&p, f->accepted_shift ? "accepted_shift" : "fleet_change");
 	pw_status st = pw_pg_exec_params(pg,
 	                         "INSERT INTO perfwatch.freezes (series_id, event_id, frozen_version, "
-	                         "reason) VALUES ($1, $2, $3::integer, $4) "
+	                         "reason, cause) VALUES ($1, $2, $3::integer, $4, $5) "
 	                         "ON CONFLICT (series_id, event_id) DO NOTHING",
 	                         &p, 0, NULL, errbuf, errlen);
 	if (st != PW_OK || f->runs_needed == 0)
@@ -1051,7 +1070,22 @@ pw_status pw_bstore_put_unfreeze(pw_pg *pg, const pw_bstore_unfreeze *u, char *e
 	pw_pg_params_init(&p);
 	pw_pg_params_int(&p, u->series_id);
 	pw_pg_params_int(&p, u->unfrozen_version);
+	pw_pg_params_double(&p, u->new_level);
+	/* an accepted shift records the level it ended at, before its freeze closes */
 	pw_status st = pw_pg_exec_params(pg,
+	                         "UPDATE perfwatch.shift_acceptances a SET new_version = $2::integer, "
+	                         "new_level = $3, done_at = now() FROM perfwatch.freezes f "
+	                         "WHERE f.series_id = $1 AND f.unfrozen_at IS NULL "
+	                         "AND f.cause = 'accepted_shift' AND a.series_id = f.series_id "
+	                         "AND a.accept_id = f.event_id AND a.status = 'accepted' "
+	                         "AND a.new_version IS NULL",
+	                         &p, 0, NULL, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, u->series_id);
+	pw_pg_params_int(&p, u->unfrozen_version);
+	st = pw_pg_exec_params(pg,
 	                         "UPDATE perfwatch.rebaseline_requests SET status = 'done', "
 	                         "done_at = now(), done_version = $2::integer WHERE series_id = $1 "
 	                         "AND status = 'open'",
@@ -1264,5 +1298,138 @@ pw_status pw_bstore_alert_pack(const pw_bstore_alert *a, uint8_t **buf, size_t *
 	perfwatch__v1__alert__pack(&al, out);
 	*buf = out;
 	*len = n;
+	return PW_OK;
+}
+
+/* ------------------------------------------------------- accepted shifts */
+
+pw_status pw_bstore_put_shift(pw_pg *pg, const pw_bstore_shift *sh, char *errbuf, size_t errlen)
+{
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, sh->series_id);
+	pw_pg_params_text(&p, sh->reason);
+	pw_pg_params_text(&p, sh->source_id);
+	pw_pg_params_text(&p, sh->accept_id);
+	pw_pg_params_int(&p, sh->shift_us);
+	pw_pg_params_double(&p, sh->level_before);
+	pw_pg_params_double(&p, sh->level_after);
+	/* a confirmation of a provisional shift refines its levels while pending;
+	 * a shift at or before the last accepted one's newest point is that one
+	 * again (relocalised) or older: the new baseline has it already */
+	return pw_pg_exec_params(pg,
+	                         "INSERT INTO perfwatch.shift_acceptances (series_id, reason, source_id, "
+	                         "accept_id, shift_at, level_before, level_after) SELECT $1, $2, $3, $4, "
+	                         TS_SQL("$5") ", $6, $7 WHERE NOT EXISTS (SELECT 1 FROM "
+	                         "perfwatch.shift_acceptances a WHERE a.series_id = $1 "
+	                         "AND a.status = 'accepted' AND a.accepted_upto >= " TS_SQL("$5") ") "
+	                         "ON CONFLICT (series_id, reason, source_id) "
+	                         "DO UPDATE SET level_before = EXCLUDED.level_before, "
+	                         "level_after = EXCLUDED.level_after, shift_at = EXCLUDED.shift_at "
+	                         "WHERE shift_acceptances.status = 'pending'",
+	                         &p, 0, NULL, errbuf, errlen);
+}
+
+pw_status pw_bstore_end_shift(pw_pg *pg, int64_t series_id, const char *reason,
+                              const char *accept_id, const char *status, char *errbuf,
+                              size_t errlen)
+{
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, series_id);
+	pw_pg_params_text(&p, accept_id);
+	pw_pg_params_text(&p, status);
+	pw_pg_params_text(&p, reason);
+	return pw_pg_exec_params(pg,
+	                         "UPDATE perfwatch.shift_acceptances SET status = $3, done_at = now() "
+	                         "WHERE series_id = $1 AND accept_id = $2 AND reason = $4 "
+	                         "AND status = 'pending'",
+	                         &p, 0, NULL, errbuf, errlen);
+}
+
+pw_status pw_bstore_shift_evidence(pw_pg *pg, int64_t series_id, int64_t since_us,
+                                   int64_t upto_us, size_t *nightlies, double *newest,
+                                   size_t *nnewest, char *errbuf, size_t errlen)
+{
+	*nightlies = 0;
+	*nnewest = 0;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, series_id);
+	pw_pg_params_int(&p, since_us);
+	pw_pg_params_int(&p, upto_us);
+	pw_pg_params_int(&p, PW_ACCEPT_NEWEST);
+	PGresult *res = NULL;
+	/* nightlies are builds (a nightly may run repeats); requested runs
+	 * (re-baseline, confirmation, bisection) are not nightlies */
+	pw_status st = pw_pg_exec_params(
+		pg,
+		"WITH n AS (SELECT s.build_id, s.value, s.measured_at, s.run_id, s.repeat_index "
+		"FROM perfwatch.samples s WHERE s.series_id = $1 AND s.build_kind = 'nightly' "
+		"AND s.rebaseline_job_id = '' AND s.bisect_job_id = '' "
+		"AND s.measured_at >= " TS_SQL("$2") " AND s.measured_at <= " TS_SQL("$3") ") "
+		"SELECT (SELECT count(DISTINCT build_id) FROM n), x.value FROM (SELECT value FROM n "
+		"ORDER BY measured_at DESC, run_id DESC, repeat_index DESC LIMIT $4::integer) x",
+		&p, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	int rows = PQntuples(res);
+	for (int i = 0; i < rows && i < PW_ACCEPT_NEWEST; i++) {
+		*nightlies = (size_t)strtoull(PQgetvalue(res, i, 0), NULL, 10);
+		newest[(*nnewest)++] = strtod(PQgetvalue(res, i, 1), NULL);
+	}
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status pw_bstore_accept_shift(pw_pg *pg, const pw_bstore_acceptance *a, bool *accepted,
+                                 char *errbuf, size_t errlen)
+{
+	*accepted = false;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, a->series_id);
+	pw_pg_params_text(&p, a->accept_id);
+	pw_pg_params_int(&p, a->upto_us);
+	pw_pg_params_int(&p, a->nightlies);
+	pw_pg_params_opt_int(&p, a->old_version != 0, a->old_version);
+	pw_pg_params_opt_double(&p, a->old_version != 0, a->old_level);
+	pw_pg_params_text(&p, a->reason);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec_params(pg,
+	                         "UPDATE perfwatch.shift_acceptances SET status = 'accepted', "
+	                         "accepted_at = now(), accepted_upto = " TS_SQL("$3") ", "
+	                         "nightlies_held = $4::integer, old_version = $5::integer, "
+	                         "old_level = $6 WHERE series_id = $1 AND accept_id = $2 "
+	                         "AND reason = $7 AND status = 'pending' RETURNING 1",
+	                         &p, 0, &res, errbuf, errlen);
+	if (st == PW_OK)
+		*accepted = PQntuples(res) > 0;
+	PQclear(res);
+	return st;
+}
+
+pw_status pw_bstore_load_shift(pw_pg *pg, pw_series_entry *e, char *errbuf, size_t errlen)
+{
+	char idbuf[32];
+	snprintf(idbuf, sizeof idbuf, "%" PRId64, e->series_id);
+	const char *p1[1] = {idbuf};
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(pg,
+	                          "SELECT accept_id, " US_SQL("shift_at") ", level_before, level_after "
+	                          "FROM perfwatch.shift_acceptances WHERE series_id = $1 "
+	                          "AND status = 'pending' AND reason = 'changepoint_held' "
+	                          "ORDER BY shift_at DESC LIMIT 1",
+	                          1, p1, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	e->has_shift = PQntuples(res) == 1;
+	if (e->has_shift) {
+		copy_str(e->shift_accept_id, sizeof e->shift_accept_id, PQgetvalue(res, 0, 0));
+		e->shift_us = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+		e->shift_before = strtod(PQgetvalue(res, 0, 2), NULL);
+		e->shift_after = strtod(PQgetvalue(res, 0, 3), NULL);
+	}
+	PQclear(res);
 	return PW_OK;
 }

@@ -24,6 +24,7 @@
 #include "pw_redis.h"
 #include "pw_status.h"
 #include "first_signal.h"
+#include "accept.h"
 #include "series_table.h"
 
 /* Redis key prefix of a cached baseline. */
@@ -160,6 +161,7 @@ typedef struct pw_bstore_freeze {
 	/* the executor job that asks for the runs (issue 17); "" when none is asked */
 	char job_id[160];        /* pw_bstore_rebaseline_job_id */
 	uint32_t job_runs;       /* repeats it asks for */
+	bool accepted_shift;     /* event_id is an accepted shift's accept_id, not a fleet change */
 } pw_bstore_freeze;
 
 /*
@@ -197,6 +199,7 @@ pw_status pw_bstore_queue_rebaseline_job(pw_pg *pg, const pw_bstore_rebaseline_j
 typedef struct pw_bstore_unfreeze {
 	int64_t series_id;
 	uint32_t unfrozen_version;
+	double new_level;         /* its median: an accepted shift's new level */
 } pw_bstore_unfreeze;
 
 /* An infra-health alert (alert.proto): quarantine or outlier. */
@@ -307,5 +310,55 @@ pw_status pw_bstore_put_progress(pw_pg *pg, pw_series_table *t, char *errbuf, si
  * Packs a (perfwatch.v1.Alert) into *buf / *len, malloc'd; the caller frees.
  */
 pw_status pw_bstore_alert_pack(const pw_bstore_alert *a, uint8_t **buf, size_t *len);
+
+/* ------------------------------------------------ accepted shifts (0035) */
+
+/* A shift to track until it holds (accept.h). */
+typedef struct pw_bstore_shift {
+	int64_t series_id;
+	const char *reason;      /* "changepoint_held" or "waiver" */
+	const char *source_id;   /* the changepoint_id or the waiver_id */
+	const char *accept_id;   /* pw_accept_id */
+	int64_t shift_us;        /* measured time of the first shifted point */
+	double level_before, level_after;
+} pw_bstore_shift;
+
+/* Inside the caller's transaction: the row, pending (a redelivery inserts
+ * nothing; a pending row takes the message's levels). */
+pw_status pw_bstore_put_shift(pw_pg *pg, const pw_bstore_shift *sh, char *errbuf, size_t errlen);
+
+/* Sets e's tracked shift (has_shift, shift_*) from its newest pending
+ * changepoint_held row (waivers are decided when they arrive). */
+pw_status pw_bstore_load_shift(pw_pg *pg, pw_series_entry *e, char *errbuf, size_t errlen);
+
+/* Ends the series' pending (reason, accept_id) row with status "fixed",
+ * "withdrawn" or "superseded". */
+pw_status pw_bstore_end_shift(pw_pg *pg, int64_t series_id, const char *reason,
+                              const char *accept_id, const char *status, char *errbuf,
+                              size_t errlen);
+
+/*
+ * What the samples say of a shift: the nightly builds measured in
+ * [since_us, upto_us] (requested runs left out) into *nightlies, and the
+ * values of their newest PW_ACCEPT_NEWEST points into newest / *nnewest.
+ */
+pw_status pw_bstore_shift_evidence(pw_pg *pg, int64_t series_id, int64_t since_us,
+                                   int64_t upto_us, size_t *nightlies, double *newest,
+                                   size_t *nnewest, char *errbuf, size_t errlen);
+
+/* A pending shift accepted (its freeze is pw_bstore_put_freeze's). */
+typedef struct pw_bstore_acceptance {
+	int64_t series_id;
+	const char *reason;       /* the pending row's */
+	const char *accept_id;
+	int64_t upto_us;          /* newest measurement folded in */
+	uint32_t nightlies;       /* held this many */
+	uint32_t old_version;     /* 0: the series had no baseline */
+	double old_level;         /* its median */
+} pw_bstore_acceptance;
+
+/* *accepted: the row was pending (false: accepted before, or not there). */
+pw_status pw_bstore_accept_shift(pw_pg *pg, const pw_bstore_acceptance *a, bool *accepted,
+                                 char *errbuf, size_t errlen);
 
 #endif

@@ -11,7 +11,10 @@
 #include "baseliner_service.h"
 #include "pw_topics.h"
 
-static const char *const bl_topics[] = {PW_TOPIC_POINTS, PW_TOPIC_FLEET_CHANGES, NULL};
+/* changepoints, waived gate verdicts and true triage verdicts: shifts accepted (accept.h) */
+static const char *const bl_topics[] = {PW_TOPIC_POINTS, PW_TOPIC_FLEET_CHANGES,
+                                        PW_TOPIC_CHANGEPOINTS, PW_TOPIC_GATE_VERDICTS,
+                                        PW_TOPIC_TRIAGE, NULL};
 
 /* One worker: the series table is its own; the batch flushes its own outputs. */
 static const pw_service_input bl_inputs[] = {

@@ -128,6 +128,12 @@ typedef struct pw_series_entry {
 	int64_t freeze_since_us;   /* while frozen: points measured before this are of the old fleet */
 	int64_t frozen_version;    /* baseline version active when frozen; 0 when none */
 	char unit[32];
+	/* the newest shift tracked until it holds (accept.h; its row in
+	 * perfwatch.shift_acceptances, 0035): has_shift false when none is pending */
+	bool has_shift;
+	char shift_accept_id[24];  /* pw_accept_id: names the row and, once accepted, the freeze */
+	int64_t shift_us;          /* measured time of the first shifted point */
+	double shift_before, shift_after;
 	bool touched;              /* changed in the current batch (baseliner_store.c writes its progress) */
 	bool cache_dirty;          /* Redis does not hold what PostgreSQL holds: resync */
 	uint64_t cache_stamp;      /* batch whose cache update already wrote this series */

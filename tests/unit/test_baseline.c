@@ -433,3 +433,43 @@ Test(baseline, push_quiet_refills_without_deciding)
 	cr_assert_eq(s.current.n, 40);
 	pw_baseline_series_release(&s);
 }
+
+/* An accepted shift's (or a fleet change's) freeze whose re-filled window is
+ * already complete: settle ends the freeze without waiting for a new point. */
+Test(baseline, settle_ends_a_freeze_whose_refilled_window_is_complete)
+{
+	pw_baseline_params p;
+	pw_baseline_params_default(&p, false);
+	p.rebaseline_min_days = 0.0;
+	feed f;
+	feed_init(&f, &p);
+	for (int i = 0; i < 40; i++)
+		feed_point(&f, 3.90, 0.004, 3);
+	pw_baseline_event ev[2];
+	size_t nev = 9;
+	cr_assert_eq(pw_baseline_series_settle(&f.s, ev, &nev), PW_OK);
+	cr_assert_eq(nev, 0, "an active series has nothing to settle");
+	cr_assert(pw_baseline_series_freeze(&f.s, "acc-0123456789abcdef", "accepted shift"));
+	uint64_t rng = 11;
+	for (int i = 0; i < 30; i++) {
+		pw_baseline_point pt = {.value = 4.22 * (1.0 + 0.004 * noise(&rng)),
+		                        .ts_us = f.t + (int64_t)i * 15 * 60 * 1000000LL,
+		                        .chipset = 3000 + (uint64_t)(i % 3)};
+		pw_baseline_series_push_quiet(&f.s, &pt);
+		if (i == 28) {
+			cr_assert_eq(pw_baseline_series_settle(&f.s, ev, &nev), PW_OK);
+			cr_assert_eq(nev, 0, "29 runs are one short");
+			cr_assert_eq(f.s.state, PW_BASELINE_FROZEN);
+		}
+	}
+	cr_assert_eq(pw_baseline_series_settle(&f.s, ev, &nev), PW_OK);
+	cr_assert_eq(nev, 2);
+	cr_assert_eq(ev[0].kind, PW_BASELINE_EV_UNFROZEN);
+	cr_assert_eq(ev[1].kind, PW_BASELINE_EV_UPDATED);
+	cr_assert_eq(f.s.state, PW_BASELINE_ACTIVE);
+	cr_assert_float_eq(f.s.current.median, 4.22, 0.02);
+	cr_assert_eq(f.s.current.n, 30);
+	cr_assert_eq(pw_baseline_series_settle(&f.s, ev, &nev), PW_OK);
+	cr_assert_eq(nev, 0, "settled once");
+	pw_baseline_series_release(&f.s);
+}

@@ -66,8 +66,20 @@ typedef struct series_view {
 	long long rb_done_version;
 	double rb_days, rb_age_s, rb_data_age_s;
 	bool rb_has_data_age;
+	/* the latest accepted shift, pending or done (0035) */
+	bool has_acc;
+	char acc[15][192];       /* ACC_COLS, as text; "" for SQL null */
+	bool acc_null[15];
 	char why[768];
 } series_view;
+
+/* the columns of the accepted_shift object, in the order of the query; the
+ * first seven are strings */
+static const char *const ACC_COLS[15] = {
+	"reason", "status", "source_id", "accept_id", "shift_at", "accepted_at", "done_at",
+	"level_before", "level_after", "nightlies_held", "old_version", "old_level", "new_version",
+	"new_level", "delta_pct"};
+#define ACC_NSTR 7
 
 static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t errlen)
 {
@@ -162,6 +174,26 @@ static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t 
 	}
 	PQclear(res);
 
+#define ISO(c) "to_char(" c " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+	if (pw_pg_exec(pg,
+	               "SELECT reason, status, source_id, accept_id, " ISO("shift_at") ", "
+	               ISO("accepted_at") ", " ISO("done_at") ", level_before, level_after, "
+	               "nightlies_held, old_version, old_level, new_version, new_level, "
+	               "round((100 * (new_level / nullif(old_level, 0) - 1))::numeric, 3) "
+	               "FROM perfwatch.shift_acceptances WHERE series_id = $1::bigint "
+	               "ORDER BY shift_at DESC, recorded_at DESC LIMIT 1",
+	               1, (const char *[]){idbuf}, &res, err, errlen) != PW_OK)
+		return PW_CLI_EXIT_FAIL;
+#undef ISO
+	if (PQntuples(res) == 1) {
+		v->has_acc = true;
+		for (int c = 0; c < 15; c++) {
+			v->acc_null[c] = PQgetisnull(res, 0, c);
+			snprintf(v->acc[c], sizeof v->acc[c], "%s", PQgetvalue(res, 0, c));
+		}
+	}
+	PQclear(res);
+
 	if (!v->seen)
 		snprintf(v->state, sizeof v->state, "%s",
 		         v->has_baseline ? pw_baseline_state_name(v->b.state) : "baselining");
@@ -169,7 +201,12 @@ static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t 
 		snprintf(v->state, sizeof v->state, "frozen");
 
 	/* why */
-	if (strcmp(v->state, "frozen") == 0) {
+	if (strcmp(v->state, "frozen") == 0 && v->frozen && strcmp(v->fkind, "accepted_shift") == 0) {
+		snprintf(v->why, sizeof v->why,
+		         "frozen by accepted shift %s (%s) at %s; not gated; re-baselining from the "
+		         "first shifted point: %s", v->fev, v->freason, v->frozen_at,
+		         v->need[0] ? v->need : "window empty");
+	} else if (strcmp(v->state, "frozen") == 0) {
 		snprintf(v->why, sizeof v->why,
 		         "frozen by fleet change %s (%s: %s) at %s; not gated; re-baselining from the "
 		         "points after the change: %s",
@@ -282,6 +319,23 @@ static void print_json(FILE *f, const series_view *v)
 			fputs("null", f);
 		fprintf(f, ",\"done_version\":%lld}", v->rb_done_version);
 	}
+	fputs(",\"accepted_shift\":", f);
+	if (!v->has_acc) {
+		fputs("null", f);
+	} else {
+		for (int c = 0; c < 15; c++) {
+			fputs(c ? ",\"" : "{\"", f);
+			fputs(ACC_COLS[c], f);
+			fputs("\":", f);
+			if (v->acc_null[c])
+				fputs("null", f);
+			else if (c < ACC_NSTR)
+				jstr(f, v->acc[c]);
+			else
+				pw_cli_json_number(f, strtod(v->acc[c], NULL));
+		}
+		fputc('}', f);
+	}
 	fprintf(f, ",\"redis_failed\":%s}\n", v->redis_failed ? "true" : "false");
 }
 
@@ -308,6 +362,13 @@ static void print_text(FILE *f, const series_view *v)
 		        v->rb_status, v->rb_event, v->rb_job[0] ? v->rb_job : "none", v->rb_runs_have,
 		        v->rb_runs_needed, v->rb_runs_missing, v->rb_age_s / 3600.0,
 		        v->rb_has_data_age ? v->rb_data_age_s / 3600.0 : 0.0);
+	if (v->has_acc)
+		fprintf(f, "shift    %s %s (%s) from %s: %s -> %s; held %s nightlies; baseline v%s %s -> "
+		           "v%s %s (%s%%)\n",
+		        v->acc[1], v->acc[3], v->acc[0], v->acc[4], v->acc[7], v->acc[8],
+		        v->acc_null[9] ? "-" : v->acc[9], v->acc_null[10] ? "-" : v->acc[10],
+		        v->acc_null[11] ? "-" : v->acc[11], v->acc_null[12] ? "-" : v->acc[12],
+		        v->acc_null[13] ? "-" : v->acc[13], v->acc_null[14] ? "-" : v->acc[14]);
 }
 
 int pw_cmd_series(int argc, char **argv)
