@@ -1333,15 +1333,9 @@ static pw_status reader_at_end(pw_reader *r, bool *at_end, int64_t *behind, char
 	*at_end = true;
 	*behind = 0;
 	for (int32_t p = 0; p < r->npart; p++) {
-		int64_t lo = 0, hi = -1;
-		/* the end as the reader's last fetch response reported it: no broker
-		 * round trip (the fetcher runs in the background, so it is fresh within
-		 * a fetch wait); asked of the broker only before the first response.
-		 * A round trip per call cost the watcher one per batch of points: it
-		 * fell 33,000 points behind in quiet-week's 176,640. */
-		rd_kafka_resp_err_t err = rd_kafka_get_watermark_offsets(r->rk, r->topic, p, &lo, &hi);
-		if (err != RD_KAFKA_RESP_ERR_NO_ERROR || hi < 0)
-			err = rd_kafka_query_watermark_offsets(r->rk, r->topic, p, &lo, &hi, 5000);
+		int64_t lo = 0, hi = 0;
+		rd_kafka_resp_err_t err =
+			rd_kafka_query_watermark_offsets(r->rk, r->topic, p, &lo, &hi, 5000);
 		if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
 			return pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
 			               "could not read the end of %s [%d]: %s", r->topic, (int)p,
