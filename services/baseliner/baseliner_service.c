@@ -163,6 +163,13 @@ pw_status pw_bl_worker_init(void *ctx, pw_service_worker *w, char *err, size_t e
 {
 	(void)err, (void)errlen;
 	bl_app *app = ctx;
+	/*
+	 * The main thread (the outbox, issue 17) publishes on its own connection
+	 * at any time: bound to it, the batch's transaction was that connection's
+	 * too, and a publish found it open or rolled it back under the batch.
+	 */
+	if (w->input < 0)
+		return PW_OK;
 	/* one consumer worker (the input declares no workers_key): the table is its own */
 	pw_baseliner *b = &app->b;
 	b->lg = app->lg;
@@ -189,7 +196,8 @@ pw_status pw_bl_worker_init(void *ctx, pw_service_worker *w, char *err, size_t e
 void pw_bl_worker_release(void *ctx, pw_service_worker *w)
 {
 	bl_app *app = ctx;
-	(void)w;
+	if (w->input < 0)
+		return;
 	if (app->b_made)
 		pw_baseliner_release(&app->b);
 	app->b_made = false;
