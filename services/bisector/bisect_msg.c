@@ -81,6 +81,16 @@ pw_status pw_bisect_job_pack(const char *bisection_id, const pw_bisect_target *t
 	return PW_OK;
 }
 
+/* N of "cl/N" or of a roll's "cl/N@K"; 0 otherwise. */
+static int64_t built_cl_number(const char *cl)
+{
+	if (strncmp(cl, "cl/", 3) != 0 || cl[3] < '1' || cl[3] > '9')
+		return 0;
+	char *end;
+	long long v = strtoll(cl + 3, &end, 10);
+	return (*end == 0 || *end == '@') && v > 0 && v < INT64_MAX ? v : 0;
+}
+
 pw_status pw_bisect_pack(const pw_bisect_log_head *h, const char *alert_id,
                          const char *changepoint_id, const pw_bisect_target *t,
                          const pw_bisect *b, const pw_bisect_log_step *steps, size_t nsteps,
@@ -135,6 +145,8 @@ pw_status pw_bisect_pack(const pw_bisect_log_head *h, const char *alert_id,
 		x->job_id = ids[i];
 		x->purpose = (Perfwatch__V1__BisectPurpose)steps[i].purpose;
 		x->cl = (char *)(steps[i].npicks ? steps[i].picks[0] : steps[i].cl);
+		/* the attributor finds the culprit's two sides by it (pw_attr_culprit_steps) */
+		x->cl_number = built_cl_number(x->cl);
 		x->median = steps[i].median;
 		x->spread = steps[i].spread;
 		x->n = steps[i].n;
