@@ -106,7 +106,7 @@ die() {
 }
 say() { echo "faults: [$(printf '%4d' $((SECONDS - t_start))) s] $*"; }
 
-# on-call's webhook: every POST is a line "path page_id version" in $work/hook.txt
+# on-call's webhook: every POST is a line "path page_id|notice_id version model" in $work/hook.txt
 hook_port=$((http_base + 20))
 python3 - "$hook_port" "$work/hook.txt" >"$work/hook.log" 2>&1 <<'PY' &
 import http.server, json, sys
@@ -117,7 +117,9 @@ class H(http.server.BaseHTTPRequestHandler):
         try:
             d = json.loads(body)
             model = ((d.get("payload") or {}).get("series") or {}).get("model", "-")
-            line = "%s %s %s %s\n" % (self.path, d.get("page_id", "-"), d.get("version", "-"), model)
+            # an info notice has no page nor version: its notice_id names it
+            line = "%s %s %s %s\n" % (self.path, d.get("page_id") or d.get("notice_id", "-"),
+                                       d.get("version", "-"), model)
         except Exception:
             line = "%s - -\n" % self.path
         with open(out, "a") as f:
