@@ -3,9 +3,11 @@
  * fuzz_wire): for each message type fuzz_wire knows, a well-formed message
  * with its selector byte in front. RunResults, FleetChangeEvents, a
  * GateRequest and CompilerCls come from the simulator (the worked example);
- * the other types are filled field by field from their descriptors (every
- * string, number, enum, sub-message and two elements of every list), so the
- * fuzzer starts from messages that reach every field's decoder.
+ * alerts and a bisection that the bisector's and the attributor's doors take
+ * are built field by field; the other types are filled from their
+ * descriptors (every string, number, enum, sub-message and two elements of
+ * every list), so the fuzzer starts from messages that reach every field's
+ * decoder.
  *
  *   fuzz_seeds SCENARIO.scn OUTDIR
  */
@@ -163,6 +165,138 @@ static void put_filled(int sel, const char *name, const ProtobufCMessageDescript
 	protobuf_c_message_free_unpacked(m, NULL);
 }
 
+static void put_msg(int sel, const char *name, const ProtobufCMessage *m)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = xcalloc(n, 1);
+	protobuf_c_message_pack(m, buf);
+	put(sel, name, buf, n);
+	free(buf);
+}
+
+#define SEED_NOW_US 1781740800000000LL
+#define SEED_DAY_US 86400000000LL
+
+/*
+ * Alerts the bisector and the attributor take (the filled one has a
+ * series_key that does not match its parts, so both doors refuse it early):
+ * the gate's B64 TPOT regression of the worked example with all three
+ * before sides, the watcher's with its changepoint range only, and the
+ * baseliner's unconfirmed outlier (the bisector's confirm path).
+ */
+static void put_alerts(void)
+{
+	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
+	Perfwatch__V1__AlertDelta delta = PERFWATCH__V1__ALERT_DELTA__INIT;
+	Perfwatch__V1__AlertBaseline base = PERFWATCH__V1__ALERT_BASELINE__INIT;
+	Perfwatch__V1__AlertObserved obs = PERFWATCH__V1__ALERT_OBSERVED__INIT;
+	Perfwatch__V1__AlertChangepoint cp = PERFWATCH__V1__ALERT_CHANGEPOINT__INIT;
+	Perfwatch__V1__Alert al = PERFWATCH__V1__ALERT__INIT;
+	key.model = "chat-8b";
+	key.hlo_fingerprint = "hlo:9f31c2";
+	key.platform = "v6e-4";
+	key.config = "decode.B64.s2048.int8";
+	key.metric = "tpot_p50_ms";
+	delta.abs = 0.32;
+	delta.pct = 8.2;
+	delta.z_robust = 18.8;
+	base.mad = 0.017;
+	base.median = 3.90;
+	base.window_start_unix_us = SEED_NOW_US - 37 * SEED_DAY_US;
+	base.window_end_unix_us = SEED_NOW_US - 2 * SEED_DAY_US;
+	base.window = "xla-2026-06-10";
+	obs.release = "xla-rc-2026-06-17";
+	obs.median = 4.22;
+	obs.n = 5;
+	cp.cl_range_lo = "cl/7841885";
+	cp.cl_range_hi = "cl/7841923";
+	al.alert_id = "perfreg-2026-06-18-00412";
+	al.revision = 1;
+	al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION;
+	al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE;
+	al.created_unix_us = SEED_NOW_US;
+	al.series_id = 412;
+	al.series = &key;
+	al.series_key = "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms";
+	al.delta = &delta;
+	al.baseline = &base;
+	al.observed = &obs;
+	al.changepoint = &cp;
+	al.summary = "chat-8b decode B64 TPOT +8.2%";
+	put_msg(S_ALERT, "alert-gate", &al.base);
+
+	al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_WATCHER;
+	al.alert_id = "cp-chat-8b-7841923";
+	base.window_start_unix_us = base.window_end_unix_us = 0;
+	put_msg(S_ALERT, "alert-watcher", &al.base);
+
+	al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_BASELINER;
+	al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_UNCONFIRMED;
+	al.alert_id = "outlier-chat-8b-00412";
+	al.changepoint = NULL;
+	al.point_run_id = "run-2026-06-17-00412";
+	al.point_unix_us = SEED_NOW_US - SEED_DAY_US;
+	put_msg(S_ALERT, "alert-unconfirmed", &al.base);
+}
+
+/* A done bisection of the worked example: culprit cl/7841917, verified on both sides. */
+static void put_bisection(void)
+{
+	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
+	key.model = "chat-8b";
+	key.hlo_fingerprint = "hlo:9f31c2";
+	key.platform = "v6e-4";
+	key.config = "decode.B64.s2048.int8";
+	key.metric = "tpot_p50_ms";
+	static const struct {
+		const char *job, *cl;
+		int64_t n;
+		Perfwatch__V1__BisectPurpose p;
+	} steps[] = {
+		{"bs-chat-8b-7841923-00", "cl/7841904", 7841904, PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_STEP},
+		{"bs-chat-8b-7841923-04", "cl/7841917", 7841917, PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_STEP},
+		{"bs-chat-8b-7841923-05", "cl/7841916", 7841916,
+		 PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_VERIFY_ADJACENT},
+		{"bs-chat-8b-7841923-06", "cl/7841917", 7841917,
+		 PERFWATCH__V1__BISECT_PURPOSE__BISECT_PURPOSE_VERIFY_CHERRY_PICK},
+	};
+	enum { NSTEPS = sizeof steps / sizeof steps[0] };
+	Perfwatch__V1__BisectStep st[NSTEPS], *stp[NSTEPS];
+	for (size_t i = 0; i < NSTEPS; i++) {
+		perfwatch__v1__bisect_step__init(&st[i]);
+		st[i].index = (uint32_t)i;
+		st[i].job_id = (char *)steps[i].job;
+		st[i].cl = (char *)steps[i].cl;
+		st[i].cl_number = steps[i].n;
+		st[i].purpose = steps[i].p;
+		st[i].median = 3.9;
+		st[i].n = 3;
+		stp[i] = &st[i];
+	}
+	Perfwatch__V1__Bisection bs = PERFWATCH__V1__BISECTION__INIT;
+	bs.bisection_id = "bs-chat-8b-7841923";
+	bs.alert_id = "perfreg-2026-06-18-00412";
+	bs.series = &key;
+	bs.series_key = "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms";
+	bs.range_lo = "cl/7841885";
+	bs.range_lo_number = 7841885;
+	bs.range_hi = "cl/7841923";
+	bs.range_hi_number = 7841923;
+	bs.n_cls = 38;
+	bs.steps = stp;
+	bs.n_steps = NSTEPS;
+	bs.culprit = "cl/7841917";
+	bs.culprit_title = "fusion: cap producer-consumer fusion VMEM footprint at 1.5MB";
+	bs.culprit_owner = "xla-fusion";
+	bs.confidence = PERFWATCH__V1__BISECTION_CONFIDENCE__BISECTION_CONFIDENCE_VERIFIED_BOTH_SIDES;
+	bs.status = PERFWATCH__V1__BISECTION_STATUS__BISECTION_STATUS_DONE;
+	bs.started_unix_us = SEED_NOW_US;
+	bs.updated_unix_us = SEED_NOW_US + 3600000000LL;
+	bs.metric = "tpot_p50_ms";
+	bs.reason = "verified on both sides";
+	put_msg(S_BISECTION, "bisection-done", &bs.base);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -225,6 +359,8 @@ int main(int argc, char **argv)
 	}
 	pw_sim_free(w);
 
+	put_alerts();
+	put_bisection();
 	put_filled(S_RUN, "run-filled", &perfwatch__v1__run_result__descriptor);
 	put_filled(S_POINT, "point-filled", &perfwatch__v1__series_point__descriptor);
 	put_filled(S_FLEET, "fleet-filled", &perfwatch__v1__fleet_change_event__descriptor);

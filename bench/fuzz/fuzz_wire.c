@@ -13,15 +13,20 @@
  * fixed clock: the ingester's decode + validate (pw_ingest_decode), the
  * baseliner's and the watcher's point and fleet-change doors, the gate's
  * request door, the baseliner's changepoint, gate-verdict and triage doors
- * (accepted shifts), the baseliner's pw_baseline_record_unpack; what a door
- * accepts must have passed the wire check.
+ * (accepted shifts), the baseliner's pw_baseline_record_unpack, the
+ * bisector's alert and CL doors, the attributor's alert and bisection doors;
+ * what a door accepts must have passed the wire check. The pager's door is
+ * static in pager_service.c (tests/unit/test_pager_door.c) and not reached
+ * here.
  */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr_door.h"
 #include "baseliner.h"
 #include "baseliner_store.h"
+#include "bisect_msg.h"
 #include "gate_request.h"
 #include "fuzz.h"
 #include "perfwatch/v1/alert.pb-c.h"
@@ -197,6 +202,68 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (t)
 			perfwatch__v1__triage_verdict__free_unpacked(t, NULL);
+	} else if (desc == &perfwatch__v1__alert__descriptor) {
+		char detail[512];
+		Perfwatch__V1__DlqReason why_b = 0, why_a = 0;
+		Perfwatch__V1__Alert *a = NULL, *b = NULL;
+		pw_attr_before before;
+		pw_bisect_input in_b = pw_bisect_alert_decode(buf, len, &b, &why_b, detail, sizeof detail);
+		pw_attr_input in_a = pw_attr_alert_decode(buf, len, &a, &before, &why_a, detail, sizeof detail);
+		/* a message handed back exactly when not dead-lettered, and only past the wire check */
+		if ((in_b == PW_BISECT_INPUT_DEAD) != (b == NULL) || (b && wire != PW_OK))
+			abort();
+		if ((in_a == PW_ATTR_INPUT_DEAD) != (a == NULL) || (a && wire != PW_OK))
+			abort();
+		if ((in_b == PW_BISECT_INPUT_DEAD && why_b == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) ||
+		    (in_a == PW_ATTR_INPUT_DEAD && why_a == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED))
+			abort(); /* a dead letter without a reason */
+		if (in_a == PW_ATTR_INPUT_ACCEPT && !(before.window_start_us > 0 && before.window_end_us > 0) &&
+		    before.max_cl <= 0 && !(before.build_id && before.build_id[0]))
+			abort(); /* accepted without a before side */
+		if (a)
+			perfwatch__v1__alert__free_unpacked(a, NULL);
+		if (b)
+			perfwatch__v1__alert__free_unpacked(b, NULL);
+	} else if (desc == &perfwatch__v1__bisection__descriptor) {
+		char detail[512];
+		Perfwatch__V1__DlqReason why_a = 0;
+		Perfwatch__V1__Bisection *bs = NULL;
+		pw_attr_input in = pw_attr_bisection_decode(buf, len, &bs, &why_a, detail, sizeof detail);
+		if ((in == PW_ATTR_INPUT_DEAD) != (bs == NULL) || (bs && wire != PW_OK))
+			abort();
+		if (in == PW_ATTR_INPUT_DEAD && why_a == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+			abort();
+		if (in == PW_ATTR_INPUT_ACCEPT) {
+			/* what the attributor then does with an accepted bisection: both sides' job ids */
+			size_t nb = 0, na = 0;
+			const char **sb = malloc((bs->n_steps ? bs->n_steps : 1) * sizeof *sb);
+			const char **sa = malloc((bs->n_steps ? bs->n_steps : 1) * sizeof *sa);
+			if (sb && sa) {
+				pw_attr_culprit_steps(bs, sb, &nb, sa, &na);
+				if (nb == 0 || na == 0 || nb > bs->n_steps || na > bs->n_steps)
+					abort(); /* the door promises a job on each side */
+				/* attr_store.c writes each side into a buffer of this size: the door checked it fits */
+				char lit[PW_ATTR_JOB_IDS_MAX];
+				if (pw_attr_text_array(sb, nb, lit, sizeof lit) != PW_OK ||
+				    pw_attr_text_array(sa, na, lit, sizeof lit) != PW_OK)
+					abort();
+			}
+			free(sb);
+			free(sa);
+		}
+		if (bs)
+			perfwatch__v1__bisection__free_unpacked(bs, NULL);
+	} else if (desc == &perfwatch__v1__compiler_cl__descriptor) {
+		char detail[512];
+		Perfwatch__V1__DlqReason why_b = 0;
+		Perfwatch__V1__CompilerCl *cl = NULL;
+		pw_bisect_input in = pw_bisect_cl_decode(buf, len, &cl, &why_b, detail, sizeof detail);
+		if ((in == PW_BISECT_INPUT_DEAD) != (cl == NULL) || (cl && wire != PW_OK))
+			abort();
+		if (in == PW_BISECT_INPUT_DEAD && why_b == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
+			abort();
+		if (cl)
+			perfwatch__v1__compiler_cl__free_unpacked(cl, NULL);
 	} else if (desc == &perfwatch__v1__baseline__descriptor) {
 		pw_baseline_record rec;
 		memset(&rec, 0, sizeof rec);

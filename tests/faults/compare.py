@@ -7,12 +7,9 @@ Each table is compared twice:
           replay: a difference fails the harness;
   full    every column; differences here that are not in the exact projection
           are reported (as "order-dependent") but do not fail, because two
-          uninterrupted runs of the same replay already differ there: the
-          baseliner's versions and values depend on the order in which the
-          points of a series arrive from different runs-topic partitions, and
-          what is computed from a baseline (a gate alert's delta, a
-          changepoint's levels, an outlier alert) inherits that
-          (docs/operations.md, "Fault injection").
+          uninterrupted runs of the same replay already differ there (the
+          gate's per-series numbers, the watcher's changepoints and what
+          follows from them: docs/operations.md, "Fault injection").
 Prints one line per table: rows in each run, rows compared, exact differences,
 full differences; then the first exact differences; exits 1 if any."""
 import os
@@ -36,15 +33,6 @@ def keep(*idx):
     return lambda r: [r[i] for i in idx if i < len(r)]
 
 
-def latest_state(rs):
-    # the baseline of each series after the last point: the series and its state
-    last = {}
-    for r in rs:
-        if r[0] not in last or int(r[1]) > int(last[r[0]][1]):
-            last[r[0]] = r
-    return [[k] for k in last]
-
-
 ident = lambda r: r
 not_bisect = lambda r: r if not r[0].startswith("bx-") else None
 # table -> projection of a row for the exact comparison (None: the row is not
@@ -60,8 +48,10 @@ exact = {
     # a series whose baseline is quarantined when the gate decides is not
     # tested, and the baseline's state is order-dependent
     "gate_evaluations": keep(0, 1, 2, 3, 4),
-    # each family's tier, verdict and regressed series (not its gated series, as above)
-    "gate_family_results": keep(0, 1, 2, 3, 4, 6),
+    # each family's tier, verdict, gated and regressed series: equal in full
+    # since one series' runs share a runs partition (pw_runs_key) and the
+    # baselines the gate reads no longer depend on arrival order
+    "gate_family_results": ident,
     # each series tested once per evaluation, in its tier; its numbers and
     # verdict read the baseline of the moment (order-dependent)
     "gate_series_results": keep(0, 1, 2, 3),
@@ -70,8 +60,9 @@ exact = {
     # alert, and the percentage its baseline: both order-dependent)
     "pages": lambda r: [re.sub(r"[+-][0-9.]+%", "%", x) for x in r[2:]],
     "webhook": None,
-    # every series of the replay got a baseline (its versions: order-dependent)
-    "baselines": None,
+    # every baseline version of every series with its values (pw_runs_key: a
+    # series' points reach the baseliner in measurement order)
+    "baselines": ident,
     # order-dependent as a whole (compared in full, reported, not failing):
     # where the watcher pins a shift and what follows from it, the
     # changepoint, its alerts, the bisection and the attribution, depends on
@@ -86,8 +77,6 @@ exact = {
 def project(t, rs):
     if exact[t] is False:
         return []
-    if t == "baselines":
-        return latest_state(rs)
     if t == "webhook":
         # that pages reached on-call, on which path; how many versions a page
         # went through, and the model its first versions named (the first

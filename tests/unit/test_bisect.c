@@ -7,11 +7,13 @@
  * PW_TEST_DATA = tests/data).
  */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr_door.h"
 #include "bisect.h"
 #include "bisect_log.h"
 #include "bisect_msg.h"
@@ -753,8 +755,33 @@ static void jobs_read_back(const char *scenario, int64_t lo, int64_t hi)
 	cr_assert_eq(m->culprit_upstream_index, b.culprit_upstream);
 	if (b.culprit_upstream >= 0)
 		cr_assert_str_eq(m->culprit_upstream, "cl/7841917@6137");
+	/* each step names the number of the CL it built (cl/N, cl/N@K: N) */
+	for (size_t i = 0; i < m->n_steps; i++) {
+		int64_t want = strtoll(m->steps[i]->cl + 3, NULL, 10);
+		cr_assert_gt(want, 0, "step %zu: cl \"%s\"", i, m->steps[i]->cl);
+		cr_assert_eq(m->steps[i]->cl_number, want, "step %zu: cl \"%s\", cl_number %" PRId64, i,
+		             m->steps[i]->cl, m->steps[i]->cl_number);
+	}
 	perfwatch__v1__bisection__free_unpacked(m, NULL);
 	free(buf);
+	/*
+	 * A done bisection with a plain culprit is the attributor's: its door
+	 * takes it (a job on each side of the culprit, found by cl_number), with
+	 * the canonical series_key the bisector writes.
+	 */
+	if (b.status == PW_BISECT_DONE && culprit[0] && b.culprit_upstream < 0) {
+		char key[512];
+		snprintf(key, sizeof key, "%s/%s/%s/%s/%s", t.model, t.hlo_fingerprint, t.platform, t.config, t.metric);
+		t.series_key = key;
+		cr_assert_eq(pw_bisect_pack(&h, "alert-1", "", &t, &b, steps, tr.n, corr, 2, 99, &buf, &len), PW_OK);
+		Perfwatch__V1__Bisection *a = NULL;
+		Perfwatch__V1__DlqReason why = 0;
+		char detail[512];
+		cr_assert_eq(pw_attr_bisection_decode(buf, len, &a, &why, detail, sizeof detail), PW_ATTR_INPUT_ACCEPT,
+		             "the attributor refuses the bisection: %s", detail);
+		perfwatch__v1__bisection__free_unpacked(a, NULL);
+		free(buf);
+	}
 	pw_bisect_release(&b);
 	free(cls);
 	pw_sim_free(w);
