@@ -81,16 +81,6 @@ pw_status pw_bisect_job_pack(const char *bisection_id, const pw_bisect_target *t
 	return PW_OK;
 }
 
-/* N of "cl/N" or of a roll's "cl/N@K"; 0 otherwise. */
-static int64_t built_cl_number(const char *cl)
-{
-	if (strncmp(cl, "cl/", 3) != 0 || cl[3] < '1' || cl[3] > '9')
-		return 0;
-	char *end;
-	long long v = strtoll(cl + 3, &end, 10);
-	return (*end == 0 || *end == '@') && v > 0 && v < INT64_MAX ? v : 0;
-}
-
 pw_status pw_bisect_pack(const pw_bisect_log_head *h, const char *alert_id,
                          const char *changepoint_id, const pw_bisect_target *t,
                          const pw_bisect *b, const pw_bisect_log_step *steps, size_t nsteps,
