@@ -885,9 +885,14 @@ pw_status pw_bstore_put_baselines(pw_pg *pg, const pw_baseline_record *rec, cons
 		/* one (series_id, version): the last record counts; fresh if any is */
 		size_t end = g;
 		bool any_fresh = false;
+		/* end moves outside the || : short-circuited, a fresh first record
+		 * stopped it and the loop spun (seen when an accepted shift put two
+		 * records of one version in a batch) */
 		while (end < nrec && idx[end].series_id == idx[g].series_id &&
-		       idx[end].version == idx[g].version)
-			any_fresh = any_fresh || fresh[idx[end++].i];
+		       idx[end].version == idx[g].version) {
+			any_fresh = any_fresh || fresh[idx[end].i];
+			end++;
+		}
 		const pw_baseline_record *last = &rec[idx[end - 1].i];
 		if (any_fresh) {
 			baseline_row_bin(&b, last);
