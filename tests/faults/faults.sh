@@ -484,7 +484,15 @@ snapshot() {
   done
   # what the pager's webhook got: one line per POST (page, version, model)
   { grep -F ".$ns" "$work/hook.txt" 2>/dev/null || true; } | sed "s/$ns/NS/g" | LC_ALL=C sort >"$work/$run/snap/webhook.txt"
-  echo "$(q "SELECT count(*) FROM perfwatch.outbox WHERE published_at IS NULL")" >"$work/$run/outbox_pending"
+  # rows written meanwhile (a re-issued confirmation job, a page's next
+  # version) go out at their service's next round: a row still there after
+  # 60 s is one left behind, named with its service and topic
+  local until_s=$((SECONDS + 60)) pending
+  while pending=$(q "SELECT count(*) FROM perfwatch.outbox WHERE published_at IS NULL");
+        [ "$pending" != 0 ] && [ $SECONDS -lt $until_s ]; do sleep 1; done
+  echo "$pending" >"$work/$run/outbox_pending"
+  [ "$pending" = 0 ] || say "$run: unpublished outbox rows after 60 s: $(q "SELECT string_agg(service || ' ' || topic || ' ' || n, ', ')
+      FROM (SELECT service, topic, count(*) n FROM perfwatch.outbox WHERE published_at IS NULL GROUP BY 1, 2) x")"
 }
 
 # --- the broker restart -------------------------------------------------------
