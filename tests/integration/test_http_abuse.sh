@@ -59,7 +59,9 @@ pid[sim]=$!
 printf 0 >"$work/fed"
 (
   i=0
-  while :; do
+  # stopped by a file, not a signal: killed between kcat's send and the count,
+  # it left one more alert sent than counted (CI: 319 dead-lettered of "318")
+  while [ ! -e "$work/feed.stop" ]; do
     i=$((i + 1))
     printf 'not an alert %s %d' "$ns" "$i" | kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -k "$ns-$i" ||
       exit 1
@@ -134,7 +136,7 @@ abuse pager /triage
 
 # the replay ends; every run is stored once, and every bad alert fed was dead-lettered
 wait "${pid[sim]}" || fail "pw-sim replay failed"
-kill -TERM "${pid[feed]}" 2>/dev/null || true
+touch "$work/feed.stop"
 wait "${pid[feed]}" 2>/dev/null || true
 fed=$(cat "$work/fed")
 deadline=$((SECONDS + 60))
