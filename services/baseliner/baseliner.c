@@ -20,6 +20,8 @@
 #include "pw_time.h"
 #include "pw_topics.h"
 
+static void cache_mark(pw_baseliner *b, pw_series_entry *e, bool dirty);
+
 static void m_inc(pw_metric *m, const char *label)
 {
 	if (!m)
@@ -595,7 +597,7 @@ static pw_status accept_shift(pw_baseliner *b, pw_series_entry *e, const char *r
 	if (st != PW_OK)
 		return st;
 	e->touched = true;
-	e->cache_dirty = true;
+	cache_mark(b, e, true);
 	return PW_OK;
 }
 
@@ -1093,7 +1095,7 @@ static pw_status handle_point(pw_baseliner *b, const rd_kafka_message_t *msg, in
 		if (st != PW_OK || nev == 0)
 			goto out;
 		e->touched = true;
-		e->cache_dirty = true;
+		cache_mark(b, e, true);
 	} else {
 		m_inc(m ? m->points : NULL, "used");
 		b->points++;
@@ -1352,7 +1354,7 @@ static pw_status handle_fleet(pw_baseliner *b, const rd_kafka_message_t *msg, in
 			if (st != PW_OK)
 				goto out;
 			e->touched = true;
-			e->cache_dirty = true;
+			cache_mark(b, e, true);
 		}
 	}
 	pw_log_info(b->lg, "fleet change \"%s\" (%s) selected %zu series, froze %zu", fc->event_id,
