@@ -1407,7 +1407,7 @@ static void cache_mark(pw_baseliner *b, pw_series_entry *e, bool dirty)
 	e->cache_dirty = dirty;
 	if (dirty)
 		b->dirty++;
-	else
+	else if (b->dirty > 0)
 		b->dirty--;
 }
 
@@ -1480,7 +1480,15 @@ static void update_cache(pw_baseliner *b)
 		}
 	}
 	/* entries whose cache went stale while Redis was away: resynced first,
-	 * waiting for the replies, so that this batch's writes land after them */
+	 * waiting for the replies, so that this batch's writes land after them.
+	 * The count is taken from the entries: a reload (drop_state) or a late
+	 * reply of an earlier batch's writes can leave the running count off,
+	 * and an undercount wrapped to a malloc of 2^64 bytes */
+	if (!b->redis_lost && b->dirty > 0) {
+		b->dirty = 0;
+		for (size_t i = 0; i < pw_series_table_count(b->table); i++)
+			b->dirty += pw_series_table_at(b->table, i)->cache_dirty;
+	}
 	if (!b->redis_lost && b->dirty > 0) {
 		pw_baseline_record *rs = malloc(b->dirty * sizeof *rs);
 		const pw_baseline_record **rp = malloc(b->dirty * sizeof *rp);
