@@ -48,6 +48,11 @@
 #include "triage.h"
 
 #define PART_KEY_MAX 400
+/* what a part key keeps of each id: longer ids are refused at the door
+ * (ids_fit), so that two ids never share a key */
+#define PART_ID_KEPT 300        /* alert and changepoint ids */
+#define PART_BISECTION_KEPT 200 /* bisection ids */
+#define PART_CULPRIT_KEPT 60    /* a bisection's culprit */
 
 typedef struct app {
 	pw_service *svc;
@@ -293,7 +298,7 @@ static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Pe
 		else if ((st = pw_finding_from_alert(m, &p->f)) == PW_OK) {
 			correlated_trim(&p->f);
 			p->opens = true;
-			snprintf(p->key, sizeof p->key, "alert:%.300s:r%" PRIu32, m->alert_id, p->f.revision);
+			snprintf(p->key, sizeof p->key, "alert:%.*s:r%" PRIu32, PART_ID_KEPT, m->alert_id, p->f.revision);
 		}
 		perfwatch__v1__alert__free_unpacked(m, NULL);
 		return st;
@@ -309,10 +314,10 @@ static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Pe
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "bisection \"%.100s\" names neither an alert nor a series",
 			             m->bisection_id);
 		else if ((st = ids_fit("bisection",
-		                       (const id_field[]){ID_FIELD("bisection_id", m->bisection_id, 201),
+		                       (const id_field[]){ID_FIELD("bisection_id", m->bisection_id, PART_BISECTION_KEPT + 1),
 		                                          ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
 		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR),
-		                                          ID_FIELD("culprit", m->culprit, 61)},
+		                                          ID_FIELD("culprit", m->culprit, PART_CULPRIT_KEPT + 1)},
 		                       4, m->series, reason, why, whylen)) != PW_OK)
 			;
 		else {
@@ -325,8 +330,9 @@ static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Pe
 				p->f.alert_id[0] = 0;
 			}
 			p->f.created_us = m->updated_unix_us ? m->updated_unix_us : m->started_unix_us;
-			snprintf(p->key, sizeof p->key, "bisection:%.200s:%s:%.60s:%" PRId64, m->bisection_id,
-			         pw_bisection_status_name(m->status), m->culprit ? m->culprit : "", m->updated_unix_us);
+			snprintf(p->key, sizeof p->key, "bisection:%.*s:%s:%.*s:%" PRId64, PART_BISECTION_KEPT,
+			         m->bisection_id, pw_bisection_status_name(m->status), PART_CULPRIT_KEPT,
+			         m->culprit ? m->culprit : "", m->updated_unix_us);
 		}
 		perfwatch__v1__bisection__free_unpacked(m, NULL);
 		return st;
@@ -344,7 +350,7 @@ static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Pe
 		                       2, m->series, reason, why, whylen)) != PW_OK)
 			;
 		else if ((st = pw_finding_from_attribution(m, &p->f)) == PW_OK)
-			snprintf(p->key, sizeof p->key, "attribution:%.300s:%" PRId64, m->alert_id, m->created_unix_us);
+			snprintf(p->key, sizeof p->key, "attribution:%.*s:%" PRId64, PART_ID_KEPT, m->alert_id, m->created_unix_us);
 		perfwatch__v1__attribution__free_unpacked(m, NULL);
 		return st;
 	}
@@ -358,7 +364,7 @@ static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Pe
 		else if (!m->series_key || !m->series_key[0])
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "changepoint \"%.100s\" has no series_key", m->changepoint_id);
 		else if ((st = ids_fit("changepoint",
-		                       (const id_field[]){ID_FIELD("changepoint_id", m->changepoint_id, 301),
+		                       (const id_field[]){ID_FIELD("changepoint_id", m->changepoint_id, PART_ID_KEPT + 1),
 		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
 		                       2, m->key, reason, why, whylen)) != PW_OK)
 			;
@@ -379,7 +385,7 @@ static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Pe
 			f->delta_pct = m->delta_pct;
 			copy(f->fleet_event_id, sizeof f->fleet_event_id, m->fleet_event_id);
 			f->created_us = m->detected_unix_us ? m->detected_unix_us : m->shift_unix_us;
-			snprintf(p->key, sizeof p->key, "changepoint:%.300s", m->changepoint_id);
+			snprintf(p->key, sizeof p->key, "changepoint:%.*s", PART_ID_KEPT, m->changepoint_id);
 		}
 		perfwatch__v1__changepoint__free_unpacked(m, NULL);
 		return st;
