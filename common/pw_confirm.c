@@ -52,6 +52,14 @@ pw_status pw_confirm_decide(const pw_confirm_band *b, const double *x, size_t n,
 	return PW_OK;
 }
 
+bool pw_confirm_joins_finding(const pw_confirm_band *b, double point, double finding_level)
+{
+	if (!b || (b->side != 1 && b->side != -1) || !(b->hi > b->lo) || !isfinite(point) || !isfinite(finding_level))
+		return false;
+	bool level_beyond = b->side > 0 ? finding_level > b->hi : finding_level < b->lo;
+	return level_beyond && fabs(point - finding_level) <= b->k * b->sigma;
+}
+
 size_t pw_confirm_shift_start(const double *x, size_t n)
 {
 	if (n < 2)

@@ -304,6 +304,109 @@ out:
 	return st;
 }
 
+/*
+ * An outlier at the level of a finding already confirmed on its series
+ * (pw_confirm_joins_finding) joins it: its revision carries the finding's
+ * outcome, rerun and CL range, no rerun is asked for, and its bisection
+ * start joins the finding's event (model, head CL). Without this, every
+ * nightly after a shift stays an outlier until the shift is accepted, each
+ * was rerun again, and once the shift was older than the range look-back
+ * the split fell inside the shifted level and a second bisection started
+ * on a range holding no change. In the open transaction; *joined says
+ * whether it did.
+ */
+static pw_status join_finding(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__Alert *al, const char *key,
+                              const void *payload, size_t len, int64_t series_id, const pw_confirm_band *band,
+                              const job_row *j, bool *joined, char *errbuf, size_t errlen)
+{
+	*joined = false;
+	PGresult *r = NULL;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, series_id);
+	pw_pg_params_int(&p, j->point_us);
+	pw_pg_params_int(&p, band->side);
+	/* the series' reproduced findings before this point, on the outlier's side, newest first */
+	pw_status st = pw_pg_exec_params(
+	        pg,
+	        "SELECT a.alert_id, a.job_id, a.rerun_median, a.range_lo_number, a.range_hi_number, "
+	        "coalesce((extract(epoch FROM a.confirmed_data_at) * 1e6)::bigint, 0), "
+	        "(extract(epoch FROM cj.point_at) * 1e6)::bigint, al.kind = 'regression' "
+	        "FROM perfwatch.confirm_alerts a JOIN perfwatch.confirm_jobs cj USING (job_id) "
+	        "JOIN perfwatch.alerts al ON al.alert_id = a.alert_id "
+	        "WHERE a.series_id = $1 AND a.outcome = 'reproduced' AND a.rerun_median IS NOT NULL "
+	        "AND a.range_lo_number > 0 AND a.range_hi_number > a.range_lo_number "
+	        "AND cj.point_at < to_timestamp($2::bigint / 1e6) AND sign(a.point_value - a.baseline_median) = $3 "
+	        "ORDER BY cj.point_at DESC, a.alert_id LIMIT 1",
+	        &p, 0, &r, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (PQntuples(r) != 1 || !pw_confirm_joins_finding(band, al->observed->median, strtod(PQgetvalue(r, 0, 2), NULL))) {
+		PQclear(r);
+		return PW_OK;
+	}
+	char finding[224], job[160], nightly[16], summary[1024], reason[400], lo[32], hi[32];
+	snprintf(finding, sizeof finding, "%s", PQgetvalue(r, 0, 0));
+	snprintf(job, sizeof job, "%s", PQgetvalue(r, 0, 1));
+	double level = strtod(PQgetvalue(r, 0, 2), NULL);
+	int64_t range_lo = ival(r, 0, 3), range_hi = ival(r, 0, 4), confirmed_us = ival(r, 0, 5);
+	day_of(ival(r, 0, 6), nightly, sizeof nightly);
+	bool regression = strcmp(PQgetvalue(r, 0, 7), "t") == 0;
+	PQclear(r);
+	cl_name(range_lo, lo, sizeof lo);
+	cl_name(range_hi, hi, sizeof hi);
+	snprintf(reason, sizeof reason, "at the level of alert \"%.100s\", confirmed by rerun %.100s (median %.6g, "
+	         "beyond the band %.6g..%.6g): the same shift, not rerun", finding, job, level, band->lo, band->hi);
+	double pct = band->median != 0 ? (al->observed->median - band->median) / band->median * 100.0 : 0;
+	snprintf(summary, sizeof summary, "confirmed %s %+.2f%% on %.300s nightly %s (%s..%s, %" PRId64 " CLs): %s",
+	         regression ? "regression" : "improvement", pct, al->series_key, nightly, lo, hi, range_hi - range_lo,
+	         reason);
+	uint32_t revision = (al->revision ? al->revision : 1) + 1;
+	pw_confirm_revision rev = {.revision = revision, .job_id = job, .rerun_median = level, .band_lo = band->lo,
+	                           .band_hi = band->hi, .cl = j->cl, .prev_cl = range_lo, .range_hi = range_hi,
+	                           .point_us = j->point_us, .confirmed_us = confirmed_us, .nightly = nightly,
+	                           .summary = summary, .reason = reason, .regression = regression,
+	                           .outcome = PERFWATCH__V1__CONFIRM_OUTCOME__CONFIRM_OUTCOME_REPRODUCED};
+	const char *topic_key = key && key[0] ? key : al->series_key;
+	char bid[200] = "";
+	if ((st = publish_revision(c, pg, al->alert_id, topic_key, payload, len, &rev, bid, sizeof bid, errbuf,
+	                           errlen)) != PW_OK)
+		return st;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, al->alert_id);
+	pw_pg_params_text(&p, job);
+	pw_pg_params_text(&p, j->run_id);
+	pw_pg_params_int(&p, series_id);
+	pw_pg_params_text(&p, topic_key);
+	pw_pg_params_int(&p, al->revision ? al->revision : 1);
+	pw_pg_params_bin(&p, payload, len);
+	pw_pg_params_double(&p, band->median);
+	pw_pg_params_double(&p, al->observed->median);
+	pw_pg_params_double(&p, band->lo);
+	pw_pg_params_double(&p, band->hi);
+	pw_pg_params_double(&p, level);
+	pw_pg_params_int(&p, confirmed_us);
+	pw_pg_params_int(&p, revision);
+	pw_pg_params_text(&p, bid);
+	pw_pg_params_int(&p, range_lo);
+	pw_pg_params_int(&p, range_hi);
+	pw_pg_params_text(&p, finding);
+	if ((st = pw_pg_exec_params(pg,
+	                            "INSERT INTO perfwatch.confirm_alerts (alert_id, job_id, run_id, series_id, topic_key, "
+	                            "revision, payload, baseline_median, point_value, band_lo, band_hi, outcome, "
+	                            "rerun_median, rerun_n, confirmed_data_at, published_revision, bisection_id, "
+	                            "decided_at, range_lo_number, range_hi_number, joined_alert_id) VALUES ($1, $2, $3, $4, "
+	                            "$5, $6, $7, $8, $9, $10, $11, 'reproduced', $12, 0, "
+	                            "CASE WHEN $13::bigint > 0 THEN to_timestamp($13::bigint / 1e6) END, $14, $15, now(), "
+	                            "$16, $17, $18)",
+	                            &p, 0, NULL, errbuf, errlen)) != PW_OK)
+		return st;
+	*joined = true;
+	pw_log_info(c->lg, "alert \"%s\" joins the finding of alert \"%s\" (%s..%s)%s%s", al->alert_id, finding, lo, hi,
+	            bid[0] ? "; bisection " : "", bid);
+	return PW_OK;
+}
+
 pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__Alert *al,
                           const char *key, const void *payload, size_t len,
                           pw_confirm_take_result *res, const char **outcome, char *detail,
@@ -429,6 +532,13 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 	r = NULL;
 	if (seen)
 		goto commit;
+	bool joined;
+	if ((st = join_finding(c, pg, al, key, payload, len, series_id, &band, &j, &joined, errbuf, errlen)) != PW_OK)
+		goto out;
+	if (joined) {
+		*outcome = "joined_finding";
+		goto commit;
+	}
 	/*
 	 * The alerts of one run's metrics share its job but lie on different
 	 * partitions, so two instances can take them at once: both would find

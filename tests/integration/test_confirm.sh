@@ -15,7 +15,9 @@
 #    decides it: a regression, owner compiler (not infra), with the one-day
 #    range cl/7841885..cl/7841923, within 4 h of simulated time after the
 #    point; its bisection starts at once on that range, and the watcher's
-#    later changepoint on the same shift joins that bisection (one per event).
+#    later changepoint on the same shift joins that bisection (one per event);
+#    a later outlier at the confirmed level joins the finding (its outcome
+#    and range, no rerun); one a step beyond the level asks for its rerun.
 # 3. bad CONFIRM inputs (no point, an unknown run, a NaN z) are dead-lettered.
 # 4. over the day's rerun budget the alert stays unconfirmed and its revision
 #    says so; no job is written.
@@ -166,6 +168,48 @@ q "SELECT reason || ': ' || detail FROM perfwatch.dead_letters WHERE service = '
 [ "$(q "SELECT count(*) FROM perfwatch.confirm_alerts WHERE alert_id LIKE '$ns-no%' OR alert_id = '$ns-nanz'")" = 0 ] ||
   fail "a bad CONFIRM input was taken"
 kill -0 "${pid[bisector]}" 2>/dev/null || fail "pw-bisector exited"
+
+# --- 3b. a later outlier at the confirmed level joins the finding; a step beyond it does not ------
+# The baseliner raises one alert per excursion; a shift not yet accepted whose nightlies fall back
+# inside the band now and then raises a new one each time (the fault harness's rank-moe-110b, weeks
+# after its shift). Such an outlier is published here for the 2026-06-19 nightly, at the shifted
+# level (4.22 ms against the band of 3.9 at 20.5 sigma): it takes the finding's outcome and range
+# with no rerun; one 0.7 ms above the level, on 2026-06-20, is a new step and asks for its rerun.
+later_run() { # DAY
+  q "SELECT run_id || ' ' || (extract(epoch FROM finished_at) * 1e6)::bigint FROM perfwatch.runs
+     WHERE run_id LIKE '$ns-%' AND build_id = 'xla-nightly-$1' AND bisect_job_id = '' AND model = '$s_model'
+     AND platform = '$s_platform' AND config = '$s_config' ORDER BY run_id LIMIT 1"
+}
+read -r run19 us19 <<<"$(later_run 2026-06-19)"
+read -r run20 us20 <<<"$(later_run 2026-06-20)"
+[ -n "$run19" ] && [ -n "$run20" ] || fail "no 2026-06-19/20 nightly runs of $sk"
+bad "$ns-later-level" "point_run_id: \"$run19\" point_unix_us: $us19" >"$work/l1.bin"
+bad "$ns-later-step" "point_run_id: \"$run20\" point_unix_us: $us20" >"$work/l2.bin"
+python3 - "$work/l2.bin" <<'PY'
+import sys, struct
+p = sys.argv[1]; d = open(p, 'rb').read()
+for old, new in ((4.22, 4.92), (0.32, 1.02), (20.5, 65.34375)):
+    o = struct.pack('<d', old); assert o in d
+    d = d.replace(o, struct.pack('<d', new), 1)
+open(p, 'wb').write(d)
+PY
+for f in l1 l2; do kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -k "$sk" "$work/$f.bin" || fail "publishing $f"; done
+wait_q 60 "SELECT count(*) FROM perfwatch.confirm_alerts WHERE alert_id IN ('$ns-later-level', '$ns-later-step')" 2 \
+  "the two later outliers were not taken"
+# (published by hand, these alerts have no perfwatch.alerts row: what the bisector did is in its own tables)
+res=$(q "SELECT outcome || ' ' || joined_alert_id || ' ' || job_id || ' cl/' || range_lo_number || ' cl/' ||
+                range_hi_number || ' ' || published_revision FROM perfwatch.confirm_alerts WHERE alert_id = '$ns-later-level'")
+echo "test_confirm: outlier at the confirmed level, 2026-06-19: $res"
+[ "$res" = "reproduced $bal $job cl/7841885 cl/7841923 2" ] ||
+  fail "a later outlier at the level: [$res], want reproduced $bal $job cl/7841885 cl/7841923 2"
+[ "$(q "SELECT count(*) FROM perfwatch.bisector_events WHERE $bis AND '$ns-later-level' = ANY (alert_ids)")" = 1 ] ||
+  fail "the outlier at the confirmed level did not join the finding's bisection event"
+# (its job is the finding's: no rerun of its own; the run may have a job through another metric's outlier)
+res=$(q "SELECT c.joined_alert_id || '|' || c.job_id FROM perfwatch.confirm_alerts c WHERE c.alert_id = '$ns-later-step'")
+[ "$res" = "|cf-$run20" ] || fail "a step beyond the confirmed level: [$res], want its own rerun cf-$run20"
+[ "$(q "SELECT count(*) FROM perfwatch.bisections WHERE bisection_id LIKE 'bs-chat-8b.$ns-%'")" = 1 ] ||
+  fail "the joined outlier started a bisection of its own"
+echo "test_confirm: a step 0.7 ms beyond the level, 2026-06-20: its own rerun (cf-$run20), not joined"
 
 # --- 4. over budget: the alert stays unconfirmed and says so ---------------------------------------
 kill -TERM "${pid[bisector]}"

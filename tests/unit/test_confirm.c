@@ -152,3 +152,59 @@ Test(confirm, shift_start_from_the_best_single_split)
 	const double flat[] = {5.0, 5.0, 5.0, 5.0};
 	cr_assert_eq(pw_confirm_shift_start(flat, 4), 3);
 }
+
+/* The worked example's band [3.8219512195121951, 3.9780487804878049], σ 0.0156097560975610, k 5:
+ * k·σ = 0.0780487804878049. A finding confirmed at 4.22 ms. */
+Test(confirm, a_later_outlier_at_the_confirmed_level_joins_the_finding)
+{
+	pw_confirm_band b = worked();
+	/* the next nightlies at the shifted level, either side of it */
+	cr_assert(pw_confirm_joins_finding(&b, 4.22, 4.22));
+	cr_assert(pw_confirm_joins_finding(&b, 4.25, 4.22));
+	cr_assert(pw_confirm_joins_finding(&b, 4.19, 4.22));
+	/* the edges: 4.22 ∓ 0.0780487804878049 */
+	cr_assert(pw_confirm_joins_finding(&b, 4.29804878, 4.22));
+	cr_assert_not(pw_confirm_joins_finding(&b, 4.2981, 4.22));
+	cr_assert(pw_confirm_joins_finding(&b, 4.14195122, 4.22));
+	cr_assert_not(pw_confirm_joins_finding(&b, 4.1419, 4.22));
+}
+
+Test(confirm, a_second_step_beyond_the_level_is_a_new_change)
+{
+	pw_confirm_band b = worked();
+	/* a staircase: 3.90 -> 4.22 confirmed, then 4.55: 0.33 ms beyond the level (21 σ) */
+	cr_assert_not(pw_confirm_joins_finding(&b, 4.55, 4.22));
+}
+
+Test(confirm, a_finding_the_baseline_has_moved_to_is_closed)
+{
+	/* the shift accepted: the baseline is 4.22 now (band 4.22 ∓ 0.078), a new outlier at 4.40
+	 * above it; the finding's level 4.22 is inside the new band, so nothing is joined */
+	pw_confirm_band b;
+	cr_assert_eq(pw_confirm_band_of(4.22, 4.40, 0.18 / 0.0156097560975610, 0.02, 5.0, &b), PW_OK);
+	cr_assert_not(pw_confirm_joins_finding(&b, 4.40, 4.22));
+	cr_assert_not(pw_confirm_joins_finding(&b, 4.24, 4.22));
+}
+
+Test(confirm, a_finding_on_the_other_side_is_not_joined)
+{
+	/* an improvement to 3.60 was confirmed; the outlier at 4.22 is above the band */
+	pw_confirm_band b = worked();
+	cr_assert_not(pw_confirm_joins_finding(&b, 4.22, 3.60));
+	/* and below: an outlier at 3.62 joins the 3.60 finding */
+	pw_confirm_band lo;
+	cr_assert_eq(pw_confirm_band_of(3.90, 3.62, -0.28 / 0.0156097560975610, 0.02, 5.0, &lo), PW_OK);
+	cr_assert(pw_confirm_joins_finding(&lo, 3.62, 3.60));
+	cr_assert_not(pw_confirm_joins_finding(&lo, 3.62, 4.22));
+}
+
+Test(confirm, joins_nothing_on_bad_values)
+{
+	pw_confirm_band b = worked();
+	cr_assert_not(pw_confirm_joins_finding(&b, NAN, 4.22));
+	cr_assert_not(pw_confirm_joins_finding(&b, 4.22, NAN));
+	cr_assert_not(pw_confirm_joins_finding(&b, 4.22, INFINITY));
+	cr_assert_not(pw_confirm_joins_finding(NULL, 4.22, 4.22));
+	pw_confirm_band none = {0};
+	cr_assert_not(pw_confirm_joins_finding(&none, 4.22, 4.22));
+}
