@@ -305,9 +305,10 @@ out:
 }
 
 /*
- * An outlier at the level of a finding already confirmed on its series
- * (pw_confirm_joins_finding) joins it: its revision carries the finding's
- * outcome, rerun and CL range, no rerun is asked for, and its bisection
+ * An outlier at the level of a finding already made on its series — an
+ * outlier reproduced by its rerun, or the watcher's shift — joins it
+ * (pw_confirm_joins_finding): its revision carries the finding's outcome,
+ * rerun (if any) and CL range, no rerun is asked for, and its bisection
  * start joins the finding's event (model, head CL). Without this, every
  * nightly after a shift stays an outlier until the shift is accepted, each
  * was rerun again, and once the shift was older than the range look-back
@@ -326,37 +327,62 @@ static pw_status join_finding(const pw_confirm *c, pw_pg *pg, const Perfwatch__V
 	pw_pg_params_int(&p, series_id);
 	pw_pg_params_int(&p, j->point_us);
 	pw_pg_params_int(&p, band->side);
-	/* the series' reproduced findings before this point, on the outlier's side, newest first */
+	/*
+	 * The series' findings before this point, on the outlier's side, newest
+	 * first: outliers reproduced by a rerun (their level: the rerun median),
+	 * and the watcher's shifts not annotated infra (their level after) — a
+	 * small shift's first nightlies can stay inside the band, so the watcher
+	 * may have found it before any outlier was rerun.
+	 */
 	pw_status st = pw_pg_exec_params(
 	        pg,
-	        "SELECT a.alert_id, a.job_id, a.rerun_median, a.range_lo_number, a.range_hi_number, "
-	        "coalesce((extract(epoch FROM a.confirmed_data_at) * 1e6)::bigint, 0), "
-	        "(extract(epoch FROM cj.point_at) * 1e6)::bigint, al.kind = 'regression' "
+	        "SELECT * FROM ("
+	        "SELECT a.alert_id AS id, coalesce(a.job_id, '') AS job, a.rerun_median AS level, "
+	        "a.range_lo_number AS lo, a.range_hi_number AS hi, "
+	        "coalesce((extract(epoch FROM a.confirmed_data_at) * 1e6)::bigint, 0) AS confirmed_us, "
+	        "(extract(epoch FROM cj.point_at) * 1e6)::bigint AS at_us, al.kind = 'regression' AS regression "
 	        "FROM perfwatch.confirm_alerts a JOIN perfwatch.confirm_jobs cj USING (job_id) "
 	        "JOIN perfwatch.alerts al ON al.alert_id = a.alert_id "
 	        "WHERE a.series_id = $1 AND a.outcome = 'reproduced' AND a.rerun_median IS NOT NULL "
 	        "AND a.range_lo_number > 0 AND a.range_hi_number > a.range_lo_number "
 	        "AND cj.point_at < to_timestamp($2::bigint / 1e6) AND sign(a.point_value - a.baseline_median) = $3 "
-	        "ORDER BY cj.point_at DESC, a.alert_id LIMIT 1",
+	        "UNION ALL "
+	        "SELECT coalesce((SELECT w.alert_id FROM perfwatch.alerts w WHERE w.changepoint_id = c.changepoint_id "
+	        "AND w.source = 'watcher' ORDER BY w.alert_id LIMIT 1), c.changepoint_id), '', c.level_after, "
+	        "c.last_clean_cl_number, c.first_shifted_cl_number, 0, (extract(epoch FROM c.shift_at) * 1e6)::bigint, "
+	        "c.direction = 'regression' "
+	        "FROM perfwatch.changepoints c WHERE c.series_id = $1 AND c.stage IN ('provisional', 'confirmed') "
+	        "AND c.annotation = 'none' AND c.last_clean_cl_number > 0 "
+	        "AND c.first_shifted_cl_number > c.last_clean_cl_number "
+	        "AND c.shift_at < to_timestamp($2::bigint / 1e6) AND sign(c.level_after - c.level_before) = $3"
+	        ") f ORDER BY at_us DESC, id LIMIT 8",
 	        &p, 0, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	if (PQntuples(r) != 1 || !pw_confirm_joins_finding(band, al->observed->median, strtod(PQgetvalue(r, 0, 2), NULL))) {
+	int row = -1;
+	for (int i = 0; i < PQntuples(r) && row < 0; i++)
+		if (pw_confirm_joins_finding(band, al->observed->median, strtod(PQgetvalue(r, i, 2), NULL)))
+			row = i;
+	if (row < 0) {
 		PQclear(r);
 		return PW_OK;
 	}
 	char finding[224], job[160], nightly[16], summary[1024], reason[400], lo[32], hi[32];
-	snprintf(finding, sizeof finding, "%s", PQgetvalue(r, 0, 0));
-	snprintf(job, sizeof job, "%s", PQgetvalue(r, 0, 1));
-	double level = strtod(PQgetvalue(r, 0, 2), NULL);
-	int64_t range_lo = ival(r, 0, 3), range_hi = ival(r, 0, 4), confirmed_us = ival(r, 0, 5);
-	day_of(ival(r, 0, 6), nightly, sizeof nightly);
-	bool regression = strcmp(PQgetvalue(r, 0, 7), "t") == 0;
+	snprintf(finding, sizeof finding, "%s", PQgetvalue(r, row, 0));
+	snprintf(job, sizeof job, "%s", PQgetvalue(r, row, 1));
+	double level = strtod(PQgetvalue(r, row, 2), NULL);
+	int64_t range_lo = ival(r, row, 3), range_hi = ival(r, row, 4), confirmed_us = ival(r, row, 5);
+	day_of(ival(r, row, 6), nightly, sizeof nightly);
+	bool regression = strcmp(PQgetvalue(r, row, 7), "t") == 0;
 	PQclear(r);
 	cl_name(range_lo, lo, sizeof lo);
 	cl_name(range_hi, hi, sizeof hi);
-	snprintf(reason, sizeof reason, "at the level of alert \"%.100s\", confirmed by rerun %.100s (median %.6g, "
-	         "beyond the band %.6g..%.6g): the same shift, not rerun", finding, job, level, band->lo, band->hi);
+	if (job[0])
+		snprintf(reason, sizeof reason, "at the level of alert \"%.100s\", confirmed by rerun %.100s (median %.6g, "
+		         "beyond the band %.6g..%.6g): the same shift, not rerun", finding, job, level, band->lo, band->hi);
+	else
+		snprintf(reason, sizeof reason, "at the level of the watcher's shift of alert \"%.100s\" (level %.6g, "
+		         "beyond the band %.6g..%.6g): the same shift, not rerun", finding, level, band->lo, band->hi);
 	double pct = band->median != 0 ? (al->observed->median - band->median) / band->median * 100.0 : 0;
 	snprintf(summary, sizeof summary, "confirmed %s %+.2f%% on %.300s nightly %s (%s..%s, %" PRId64 " CLs): %s",
 	         regression ? "regression" : "improvement", pct, al->series_key, nightly, lo, hi, range_hi - range_lo,
@@ -374,7 +400,7 @@ static pw_status join_finding(const pw_confirm *c, pw_pg *pg, const Perfwatch__V
 		return st;
 	pw_pg_params_init(&p);
 	pw_pg_params_text(&p, al->alert_id);
-	pw_pg_params_text(&p, job);
+	pw_pg_params_text(&p, job[0] ? job : NULL);
 	pw_pg_params_text(&p, j->run_id);
 	pw_pg_params_int(&p, series_id);
 	pw_pg_params_text(&p, topic_key);

@@ -17,7 +17,9 @@
 #    point; its bisection starts at once on that range, and the watcher's
 #    later changepoint on the same shift joins that bisection (one per event);
 #    a later outlier at the confirmed level joins the finding (its outcome
-#    and range, no rerun); one a step beyond the level asks for its rerun.
+#    and range, no rerun); one a step beyond the level asks for its rerun;
+#    one at the watcher's level of the shift, not the rerun's, joins the
+#    watcher's finding.
 # 3. bad CONFIRM inputs (no point, an unknown run, a NaN z) are dead-lettered.
 # 4. over the day's rerun budget the alert stays unconfirmed and its revision
 #    says so; no job is written.
@@ -210,6 +212,46 @@ res=$(q "SELECT c.joined_alert_id || '|' || c.job_id FROM perfwatch.confirm_aler
 [ "$(q "SELECT count(*) FROM perfwatch.bisections WHERE bisection_id LIKE 'bs-chat-8b.$ns-%'")" = 1 ] ||
   fail "the joined outlier started a bisection of its own"
 echo "test_confirm: a step 0.7 ms beyond the level, 2026-06-20: its own rerun (cf-$run20), not joined"
+# the watcher's shift as a finding: on chat-8b v6e-4 decode B8 TPOT p50 the watcher's level after
+# the 2026-06-17 shift (L) and its reproduced rerun's median (R) differ a little; an outlier at L
+# whose band is narrow (k sigma = |R - L| / 4) is at the watcher's level and not at the rerun's,
+# so it can only join the watcher's finding: its range, no job
+wsk=$(q "SELECT series_key FROM perfwatch.series WHERE model = 'chat-8b.$ns' AND platform = 'v6e-4'
+         AND config = 'decode.B8.s2048.int8' AND metric = 'tpot_p50_ms'")
+IFS='|' read -r wbefore wafter wcp wlo whi <<<"$(q "SELECT c.level_before, c.level_after, c.changepoint_id,
+    c.last_clean_cl_number, c.first_shifted_cl_number FROM perfwatch.changepoints c JOIN perfwatch.series s USING (series_id)
+    WHERE s.series_key = '$wsk' AND c.day = '2026-06-17' AND c.stage IN ('provisional', 'confirmed') AND c.annotation = 'none'")"
+wrerun=$(q "SELECT a.rerun_median FROM perfwatch.confirm_alerts a JOIN perfwatch.series s USING (series_id)
+            WHERE s.series_key = '$wsk' AND a.outcome = 'reproduced' AND a.joined_alert_id = '' ORDER BY a.alert_id LIMIT 1")
+[ -n "$wafter" ] && [ -n "$wrerun" ] || fail "$wsk: no watcher shift on 2026-06-17 [$wafter] or no reproduced rerun [$wrerun]"
+walert=$(q "SELECT coalesce((SELECT alert_id FROM perfwatch.alerts WHERE changepoint_id = '$wcp' AND source = 'watcher'
+            ORDER BY alert_id LIMIT 1), '$wcp')")
+IFS=/ read -r w_model w_hlo w_platform w_config w_metric <<<"$wsk"
+read -r wrun wus <<<"$(q "SELECT run_id || ' ' || (extract(epoch FROM finished_at) * 1e6)::bigint FROM perfwatch.runs
+     WHERE run_id LIKE '$ns-%' AND build_id = 'xla-nightly-2026-06-21' AND bisect_job_id = '' AND model = '$w_model'
+     AND platform = '$w_platform' AND config = '$w_config' ORDER BY run_id LIMIT 1")"
+[ -n "$wrun" ] || fail "no 2026-06-21 nightly run of $wsk"
+# sigma = |R - L| / 20 (k 5): z = (L - level before) / sigma
+read -r wabs wz < <(python3 -c '
+import sys
+b, a, r = map(float, sys.argv[1:])
+assert abs(r - a) > 1e-9 * abs(a), "the levels are equal"
+print(repr(a - b), repr((a - b) / (abs(r - a) / 20.0)))' "$wbefore" "$wafter" "$wrerun") ||
+  fail "$wsk: the watcher's level $wafter and the rerun's $wrerun are equal: no band tells them apart"
+printf 'alert_id: "%s" revision: 1 kind: ALERT_KIND_UNCONFIRMED source: ALERT_SOURCE_BASELINER series_key: "%s"
+        series { model: "%s" hlo_fingerprint: "%s" platform: "%s" config: "%s" metric: "%s" }
+        baseline { median: %s mad: 0.0001 n: 30 } observed { median: %s n: 1 } delta { abs: %s z_robust: %s }
+        point_run_id: "%s" point_unix_us: %s' "$ns-later-watched" "$wsk" "$w_model" "$w_hlo" "$w_platform" "$w_config" \
+  "$w_metric" "$wbefore" "$wafter" "$wabs" "$wz" "$wrun" "$wus" | enc Alert alert.proto >"$work/l3.bin" ||
+  fail "encoding the watched series' outlier"
+kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -k "$wsk" "$work/l3.bin" || fail "publishing l3"
+wait_q 60 "SELECT count(*) FROM perfwatch.confirm_alerts WHERE alert_id = '$ns-later-watched'" 1 \
+  "the watched series' outlier was not taken"
+res=$(q "SELECT outcome || ' ' || joined_alert_id || ' ' || coalesce(job_id, '-') || ' ' || range_lo_number || ' ' ||
+                range_hi_number FROM perfwatch.confirm_alerts WHERE alert_id = '$ns-later-watched'")
+echo "test_confirm: outlier at the watcher's level $wafter (rerun's $wrerun) on $w_config/$w_metric, 2026-06-21: $res"
+[ "$res" = "reproduced $walert - $wlo $whi" ] ||
+  fail "an outlier at a watched shift's level: [$res], want reproduced $walert - $wlo $whi"
 
 # --- 4. over budget: the alert stays unconfirmed and says so ---------------------------------------
 kill -TERM "${pid[bisector]}"
