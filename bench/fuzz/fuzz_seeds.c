@@ -180,6 +180,20 @@ static void put_msg(int sel, const char *name, const ProtobufCMessage *m)
 #define SEED_NOW_US 1781740800000000LL
 #define SEED_DAY_US 86400000000LL
 
+/* the worked example's series (B64 TPOT): its key, and structured */
+#define SEED_SERIES "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms"
+
+static Perfwatch__V1__SeriesKey seed_key(void)
+{
+	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
+	key.model = "chat-8b";
+	key.hlo_fingerprint = "hlo:9f31c2";
+	key.platform = "v6e-4";
+	key.config = "decode.B64.s2048.int8";
+	key.metric = "tpot_p50_ms";
+	return key;
+}
+
 /*
  * Alerts the bisector and the attributor take (the filled one has a
  * series_key that does not match its parts, so both doors refuse it early):
@@ -189,17 +203,12 @@ static void put_msg(int sel, const char *name, const ProtobufCMessage *m)
  */
 static void put_alerts(void)
 {
-	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
+	Perfwatch__V1__SeriesKey key = seed_key();
 	Perfwatch__V1__AlertDelta delta = PERFWATCH__V1__ALERT_DELTA__INIT;
 	Perfwatch__V1__AlertBaseline base = PERFWATCH__V1__ALERT_BASELINE__INIT;
 	Perfwatch__V1__AlertObserved obs = PERFWATCH__V1__ALERT_OBSERVED__INIT;
 	Perfwatch__V1__AlertChangepoint cp = PERFWATCH__V1__ALERT_CHANGEPOINT__INIT;
 	Perfwatch__V1__Alert al = PERFWATCH__V1__ALERT__INIT;
-	key.model = "chat-8b";
-	key.hlo_fingerprint = "hlo:9f31c2";
-	key.platform = "v6e-4";
-	key.config = "decode.B64.s2048.int8";
-	key.metric = "tpot_p50_ms";
 	delta.abs = 0.32;
 	delta.pct = 8.2;
 	delta.z_robust = 18.8;
@@ -220,7 +229,7 @@ static void put_alerts(void)
 	al.created_unix_us = SEED_NOW_US;
 	al.series_id = 412;
 	al.series = &key;
-	al.series_key = "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms";
+	al.series_key = SEED_SERIES;
 	al.delta = &delta;
 	al.baseline = &base;
 	al.observed = &obs;
@@ -245,12 +254,7 @@ static void put_alerts(void)
 /* A done bisection of the worked example: culprit cl/7841917, verified on both sides. */
 static void put_bisection(void)
 {
-	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
-	key.model = "chat-8b";
-	key.hlo_fingerprint = "hlo:9f31c2";
-	key.platform = "v6e-4";
-	key.config = "decode.B64.s2048.int8";
-	key.metric = "tpot_p50_ms";
+	Perfwatch__V1__SeriesKey key = seed_key();
 	static const struct {
 		const char *job, *cl;
 		int64_t n;
@@ -280,7 +284,7 @@ static void put_bisection(void)
 	bs.bisection_id = "bs-chat-8b-7841923";
 	bs.alert_id = "perfreg-2026-06-18-00412";
 	bs.series = &key;
-	bs.series_key = "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms";
+	bs.series_key = SEED_SERIES;
 	bs.range_lo = "cl/7841885";
 	bs.range_lo_number = 7841885;
 	bs.range_hi = "cl/7841923";
@@ -307,18 +311,12 @@ static void put_bisection(void)
  */
 static void put_accepted_shift(void)
 {
-	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
-	key.model = "chat-8b";
-	key.hlo_fingerprint = "hlo:9f31c2";
-	key.platform = "v6e-4";
-	key.config = "decode.B64.s2048.int8";
-	key.metric = "tpot_p50_ms";
-	const char *series = "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms";
+	Perfwatch__V1__SeriesKey key = seed_key();
 
 	Perfwatch__V1__Changepoint cp = PERFWATCH__V1__CHANGEPOINT__INIT;
 	cp.changepoint_id = "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms@xla-nightly-2026-06-17";
 	cp.series_id = 412;
-	cp.series_key = (char *)series;
+	cp.series_key = SEED_SERIES;
 	cp.key = &key;
 	cp.day = "2026-06-17";
 	cp.shift_unix_us = SEED_NOW_US - SEED_DAY_US;
@@ -341,7 +339,7 @@ static void put_accepted_shift(void)
 
 	Perfwatch__V1__GateSeriesResult waived = PERFWATCH__V1__GATE_SERIES_RESULT__INIT;
 	waived.series_id = 412;
-	waived.series_key = (char *)series;
+	waived.series_key = SEED_SERIES;
 	waived.family = "chat-8b";
 	waived.verdict = PERFWATCH__V1__VERDICT__VERDICT_WAIVED;
 	waived.waiver_id = "wv-2026-06-18-01";
@@ -369,7 +367,7 @@ static void put_accepted_shift(void)
 
 	Perfwatch__V1__Attribution at = PERFWATCH__V1__ATTRIBUTION__INIT;
 	at.alert_id = "perfreg-2026-06-18-00412";
-	at.series_key = (char *)series;
+	at.series_key = SEED_SERIES;
 	at.series = &key;
 	at.before_build_id = "xla-2026-06-10";
 	at.after_build_id = "xla-rc-2026-06-17";

@@ -217,15 +217,7 @@ static const door_case ccases[] = {
 	{"changepoint_id twice: the last counts", NULL, c_second_id, NULL, 0, 0, R_OK_, "cp-second"},
 };
 
-static Perfwatch__V1__DlqReason cp_door(const uint8_t *buf, size_t len, ProtobufCMessage **out,
-                                        bool *skip, char *detail, size_t detail_len)
-{
-	(void)skip;
-	Perfwatch__V1__Changepoint *cp = (Perfwatch__V1__Changepoint *)*out;
-	Perfwatch__V1__DlqReason r = pw_baseliner_changepoint_decode(buf, len, &cp, detail, detail_len);
-	*out = (ProtobufCMessage *)cp;
-	return r;
-}
+DOOR_FN(cp_door, Perfwatch__V1__Changepoint, pw_baseliner_changepoint_decode)
 
 static const char *cp_id(const ProtobufCMessage *m)
 {
@@ -398,15 +390,7 @@ static const door_case gcases[] = {
 	 "wv'); UPDATE perfwatch.shift_acceptances SET status='accepted';--"},
 };
 
-static Perfwatch__V1__DlqReason gate_door(const uint8_t *buf, size_t len, ProtobufCMessage **out,
-                                          bool *skip, char *detail, size_t detail_len)
-{
-	(void)skip;
-	Perfwatch__V1__GateVerdict *v = (Perfwatch__V1__GateVerdict *)*out;
-	Perfwatch__V1__DlqReason r = pw_baseliner_verdict_decode(buf, len, &v, detail, detail_len);
-	*out = (ProtobufCMessage *)v;
-	return r;
-}
+DOOR_FN(gate_door, Perfwatch__V1__GateVerdict, pw_baseliner_verdict_decode)
 
 /* the waiver of the first waived series result ("" when none is waived) */
 static const char *gate_waiver(const ProtobufCMessage *m)
@@ -515,15 +499,7 @@ static const door_case tcases[] = {
 	{"page_id twice: the last counts", NULL, t_second_page, NULL, 0, 0, R_OK_, "pg-2026-06-18-0032"},
 };
 
-static Perfwatch__V1__DlqReason triage_door(const uint8_t *buf, size_t len, ProtobufCMessage **out,
-                                            bool *skip, char *detail, size_t detail_len)
-{
-	(void)skip;
-	Perfwatch__V1__TriageVerdict *t = (Perfwatch__V1__TriageVerdict *)*out;
-	Perfwatch__V1__DlqReason r = pw_baseliner_triage_decode(buf, len, &t, detail, detail_len);
-	*out = (ProtobufCMessage *)t;
-	return r;
-}
+DOOR_FN(triage_door, Perfwatch__V1__TriageVerdict, pw_baseliner_triage_decode)
 
 static const char *triage_page(const ProtobufCMessage *m)
 {

@@ -166,6 +166,22 @@ static inline void door_run(const char *topic, size_t n, door_case_fn build, doo
 	cr_expect_geq(n, 30);
 }
 
+/*
+ * Defines fn, a door_fn over a door of the shape
+ * decode(payload, len, T **out, detail, detail_len) (the baseliner's): what
+ * door_run hands it in *out goes in, so that the door must reset it.
+ */
+#define DOOR_FN(fn, T, decode)                                                                     \
+	static Perfwatch__V1__DlqReason fn(const uint8_t *buf, size_t len, ProtobufCMessage **out, \
+	                                   bool *skip, char *detail, size_t detail_len)             \
+	{                                                                                          \
+		(void)skip;                                                                        \
+		T *m = (T *)*out;                                                                  \
+		Perfwatch__V1__DlqReason r = decode(buf, len, &m, detail, detail_len);             \
+		*out = (ProtobufCMessage *)m;                                                      \
+		return r;                                                                          \
+	}
+
 /* ---- one case shape for the tables of a door with several topics ---- */
 
 /* An edit of a topic's good message before it is packed (parts: the topic's struct of parts). */
