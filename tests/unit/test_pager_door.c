@@ -19,6 +19,7 @@
 
 #include "pager_msg.h"
 #include "perfwatch/v1/changepoint.pb-c.h"
+#include "pw_topics.h"
 #include "wire_build.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
@@ -671,5 +672,29 @@ Test(pager_door, ids_longer_than_kept_are_refused)
 	cr_expect(strlen(last_key) == strlen("alert:") + 127 + strlen(":r1"), "part key %s", last_key);
 	if (m)
 		protobuf_c_message_free_unpacked(m, NULL);
+	free(b.p);
+}
+
+/* The door knows the pager's five topics and refuses a message of any other. */
+Test(pager_door, its_five_topics_and_no_other)
+{
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_ALERTS), PW_PAGER_IN_ALERT);
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_GATE_VERDICTS), PW_PAGER_IN_GATE);
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_CHANGEPOINTS), PW_PAGER_IN_CHANGEPOINT);
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_BISECTIONS), PW_PAGER_IN_BISECTION);
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_ATTRIBUTIONS), PW_PAGER_IN_ATTRIBUTION);
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_POINTS), PW_PAGER_IN_UNKNOWN);
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_TRIAGE), PW_PAGER_IN_UNKNOWN);
+	cr_expect_eq(pw_pager_in_of(NULL), PW_PAGER_IN_UNKNOWN);
+	cr_expect_null(pw_pager_in_desc(PW_PAGER_IN_UNKNOWN));
+
+	wire_buf b = pack_alert(NULL);
+	pw_pager_part pt;
+	Perfwatch__V1__GateVerdict *gv = NULL;
+	char detail[512] = "";
+	cr_expect_eq(pw_pager_door(PW_PAGER_IN_UNKNOWN, b.p, b.n, &pt, &gv, detail, sizeof detail), R_INVALID);
+	cr_expect_str_eq(detail, "topic not consumed by the pager");
+	cr_expect_null(gv);
+	cr_expect_eq(pt.key[0], 0);
 	free(b.p);
 }
