@@ -13,6 +13,7 @@
 #include "perfwatch/v1/changepoint.pb-c.h"
 #include "pw_input.h"
 #include "pw_log.h"
+#include "pw_time.h"
 #include "pw_topics.h"
 
 static void copy(char *dst, size_t len, const char *src)
@@ -168,16 +169,14 @@ pw_status pw_finding_from_attribution(const Perfwatch__V1__Attribution *a, pw_fi
 	return PW_OK;
 }
 
-/* 9999-12-31T23:59:59.999999Z: RFC 3339 has four-digit years */
-#define RFC3339_MAX_US 253402300799999999LL
 
 void pw_rfc3339(int64_t unix_us, char *buf, size_t len)
 {
 	/* a hostile creation time (an incident opens at it) must still make a date Alertmanager parses */
 	if (unix_us < 0)
 		unix_us = 0;
-	if (unix_us > RFC3339_MAX_US)
-		unix_us = RFC3339_MAX_US;
+	if (unix_us > PW_TIME_MAX_US)
+		unix_us = PW_TIME_MAX_US;
 	time_t s = (time_t)(unix_us / 1000000);
 	struct tm tm;
 	gmtime_r(&s, &tm);
