@@ -690,11 +690,15 @@ Perfwatch__V1__DlqReason pw_baseliner_changepoint_decode(const void *payload, si
 	           (!cp->first_shifted_build_id || !*cp->first_shifted_build_id)) {
 		snprintf(detail, detail_len, "changepoint needs its first_shifted_build_id");
 		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
-	} else if (track && (cp->shift_unix_us <= 0 || !isfinite(cp->level_before) ||
-	                     !isfinite(cp->level_after) || cp->level_before == cp->level_after)) {
+	} else if (track && (cp->shift_unix_us <= 0 || cp->shift_unix_us > PW_TIME_MAX_US ||
+	                     !isfinite(cp->level_before) || !isfinite(cp->level_after) ||
+	                     cp->level_before == cp->level_after)) {
+		/* the shift's time is stored (shift_acceptances.shift_at): one PostgreSQL
+		 * cannot hold would fail the batch on every retry */
 		snprintf(detail, detail_len,
-		         "shift needs a measured time (shift_unix_us > 0) and two finite, distinct "
-		         "levels (level_before %g, level_after %g)", cp->level_before, cp->level_after);
+		         "shift needs a measured time (shift_unix_us %" PRId64 ": after 1970, before the "
+		         "year 10000) and two finite, distinct levels (level_before %g, level_after %g)",
+		         cp->shift_unix_us, cp->level_before, cp->level_after);
 		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
 	}
 	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {

@@ -164,7 +164,7 @@ Perfwatch__V1__DlqReason pw_baseliner_fleet_decode(const void *payload, size_t l
  * annotation this build knows (INVALID_VALUE otherwise), a changepoint_id, a
  * series key shorter than PW_ST_KEY_MAX and a series id; for a shift to
  * track (pw_accept_cp_action_of) also a first_shifted_build_id, a measured
- * time and finite, distinct levels. *out is freed by the caller with
+ * time after 1970 and up to PW_TIME_MAX_US, and finite, distinct levels. *out is freed by the caller with
  * perfwatch__v1__changepoint__free_unpacked.
  */
 Perfwatch__V1__DlqReason pw_baseliner_changepoint_decode(const void *payload, size_t len,

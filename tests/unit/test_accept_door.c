@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "baseliner.h"
+#include "pw_time.h"
 #include "series_table.h"
 #include "wire_build.h"
 
@@ -111,6 +112,9 @@ CEDIT(c_withdrawn_no_levels, (q->c.stage = STAGE(WITHDRAWN), q->c.shift_unix_us 
 CEDIT(c_shift_zero, q->c.shift_unix_us = 0)
 CEDIT(c_shift_min, q->c.shift_unix_us = INT64_MIN)
 CEDIT(c_shift_future, q->c.shift_unix_us = INT64_MAX)
+CEDIT(c_shift_last, q->c.shift_unix_us = PW_TIME_MAX_US)
+CEDIT(c_shift_after_last, q->c.shift_unix_us = PW_TIME_MAX_US + 1)
+CEDIT(c_withdrawn_future, (q->c.stage = STAGE(WITHDRAWN), q->c.shift_unix_us = INT64_MAX))
 CEDIT(c_after_nan, q->c.level_after = NAN)
 CEDIT(c_before_inf, q->c.level_before = INFINITY)
 CEDIT(c_after_ninf, q->c.level_after = -INFINITY)
@@ -168,9 +172,15 @@ static const door_case ccases[] = {
 	 "changepoint needs its first_shifted_build_id"},
 	{"no structured key (series_key carries it)", c_no_structured_key, NULL, NULL, 0, 0, R_OK_, NULL},
 	/* times */
-	{"shifted at 0", c_shift_zero, NULL, NULL, 0, 0, R_INVALID, "measured time (shift_unix_us > 0)"},
-	{"shifted at INT64_MIN", c_shift_min, NULL, NULL, 0, 0, R_INVALID, "measured time (shift_unix_us > 0)"},
-	{"shifted in the year 292277 (no nightly ever follows it)", c_shift_future, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"shifted at 0", c_shift_zero, NULL, NULL, 0, 0, R_INVALID, "measured time (shift_unix_us 0: after 1970"},
+	{"shifted at INT64_MIN", c_shift_min, NULL, NULL, 0, 0, R_INVALID,
+	 "measured time (shift_unix_us -9223372036854775808:"},
+	{"shifted in the year 292277 (INT64_MAX: PostgreSQL cannot hold it)", c_shift_future, NULL, NULL, 0, 0,
+	 R_INVALID, "measured time (shift_unix_us 9223372036854775807: after 1970, before the year 10000)"},
+	{"shifted at 9999-12-31T23:59:59.999999Z (the last time stored)", c_shift_last, NULL, NULL, 0, 0, R_OK_,
+	 NULL},
+	{"shifted a microsecond later", c_shift_after_last, NULL, NULL, 0, 0, R_INVALID, "before the year 10000"},
+	{"withdrawn in the year 292277 (the time is not read)", c_withdrawn_future, NULL, NULL, 0, 0, R_OK_, NULL},
 	/* numbers */
 	{"level_after NaN", c_after_nan, NULL, NULL, 0, 0, R_INVALID, "level_after nan"},
 	{"level_before +inf", c_before_inf, NULL, NULL, 0, 0, R_INVALID, "level_before inf"},
