@@ -9,6 +9,13 @@
 
 #include <stdint.h>
 
+/*
+ * 9999-12-31T23:59:59.999999Z in unix microseconds: the latest time a
+ * service stores or shows. PostgreSQL holds it (INT64_MAX microseconds it
+ * refuses: "interval out of range"), and RFC 3339 has four-digit years.
+ */
+#define PW_TIME_MAX_US INT64_C(253402300799999999)
+
 /* Wall-clock time now, unix microseconds. */
 int64_t pw_now_us(void);
 

@@ -3,8 +3,9 @@
  * fuzz_wire): for each message type fuzz_wire knows, a well-formed message
  * with its selector byte in front. RunResults, FleetChangeEvents, a
  * GateRequest and CompilerCls come from the simulator (the worked example);
- * alerts and a bisection that the bisector's and the attributor's doors take
- * are built field by field; the other types are filled from their
+ * alerts and a bisection that the bisector's and the attributor's doors take,
+ * and a changepoint, a gate verdict with a waived series and an attribution
+ * that the baseliner's and the pager's doors take, are built field by field; the other types are filled from their
  * descriptors (every string, number, enum, sub-message and two elements of
  * every list), so the fuzzer starts from messages that reach every field's
  * decoder.
@@ -16,8 +17,10 @@
 #include <string.h>
 
 #include "perfwatch/v1/alert.pb-c.h"
+#include "perfwatch/v1/attribution.pb-c.h"
 #include "perfwatch/v1/baseline.pb-c.h"
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "perfwatch/v1/changepoint.pb-c.h"
 #include "perfwatch/v1/compiler.pb-c.h"
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "perfwatch/v1/fleet.pb-c.h"
@@ -30,7 +33,7 @@
 
 /* The selectors of fuzz_wire.c's types[], in its order. */
 enum { S_RUN, S_POINT, S_FLEET, S_GATE, S_BASELINE, S_ALERT, S_BISECTION, S_CL, S_JOB, S_PAGE,
-       S_TRIAGE, S_DLQ };
+       S_TRIAGE, S_DLQ, S_CHANGEPOINT, S_GATE_VERDICT, S_ATTRIBUTION };
 
 static const char *outdir;
 static int nwritten;
@@ -177,6 +180,20 @@ static void put_msg(int sel, const char *name, const ProtobufCMessage *m)
 #define SEED_NOW_US 1781740800000000LL
 #define SEED_DAY_US 86400000000LL
 
+/* the worked example's series (B64 TPOT): its key, and structured */
+#define SEED_SERIES "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms"
+
+static Perfwatch__V1__SeriesKey seed_key(void)
+{
+	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
+	key.model = "chat-8b";
+	key.hlo_fingerprint = "hlo:9f31c2";
+	key.platform = "v6e-4";
+	key.config = "decode.B64.s2048.int8";
+	key.metric = "tpot_p50_ms";
+	return key;
+}
+
 /*
  * Alerts the bisector and the attributor take (the filled one has a
  * series_key that does not match its parts, so both doors refuse it early):
@@ -186,17 +203,12 @@ static void put_msg(int sel, const char *name, const ProtobufCMessage *m)
  */
 static void put_alerts(void)
 {
-	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
+	Perfwatch__V1__SeriesKey key = seed_key();
 	Perfwatch__V1__AlertDelta delta = PERFWATCH__V1__ALERT_DELTA__INIT;
 	Perfwatch__V1__AlertBaseline base = PERFWATCH__V1__ALERT_BASELINE__INIT;
 	Perfwatch__V1__AlertObserved obs = PERFWATCH__V1__ALERT_OBSERVED__INIT;
 	Perfwatch__V1__AlertChangepoint cp = PERFWATCH__V1__ALERT_CHANGEPOINT__INIT;
 	Perfwatch__V1__Alert al = PERFWATCH__V1__ALERT__INIT;
-	key.model = "chat-8b";
-	key.hlo_fingerprint = "hlo:9f31c2";
-	key.platform = "v6e-4";
-	key.config = "decode.B64.s2048.int8";
-	key.metric = "tpot_p50_ms";
 	delta.abs = 0.32;
 	delta.pct = 8.2;
 	delta.z_robust = 18.8;
@@ -217,7 +229,7 @@ static void put_alerts(void)
 	al.created_unix_us = SEED_NOW_US;
 	al.series_id = 412;
 	al.series = &key;
-	al.series_key = "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms";
+	al.series_key = SEED_SERIES;
 	al.delta = &delta;
 	al.baseline = &base;
 	al.observed = &obs;
@@ -242,12 +254,7 @@ static void put_alerts(void)
 /* A done bisection of the worked example: culprit cl/7841917, verified on both sides. */
 static void put_bisection(void)
 {
-	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
-	key.model = "chat-8b";
-	key.hlo_fingerprint = "hlo:9f31c2";
-	key.platform = "v6e-4";
-	key.config = "decode.B64.s2048.int8";
-	key.metric = "tpot_p50_ms";
+	Perfwatch__V1__SeriesKey key = seed_key();
 	static const struct {
 		const char *job, *cl;
 		int64_t n;
@@ -277,7 +284,7 @@ static void put_bisection(void)
 	bs.bisection_id = "bs-chat-8b-7841923";
 	bs.alert_id = "perfreg-2026-06-18-00412";
 	bs.series = &key;
-	bs.series_key = "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms";
+	bs.series_key = SEED_SERIES;
 	bs.range_lo = "cl/7841885";
 	bs.range_lo_number = 7841885;
 	bs.range_hi = "cl/7841923";
@@ -295,6 +302,82 @@ static void put_bisection(void)
 	bs.metric = "tpot_p50_ms";
 	bs.reason = "verified on both sides";
 	put_msg(S_BISECTION, "bisection-done", &bs.base);
+}
+
+/*
+ * The worked example's shift as the watcher reports it (provisional), the
+ * release's verdict with that series waived, and the attributor's finding:
+ * what the baseliner's accepted-shift doors and the pager's door take.
+ */
+static void put_accepted_shift(void)
+{
+	Perfwatch__V1__SeriesKey key = seed_key();
+
+	Perfwatch__V1__Changepoint cp = PERFWATCH__V1__CHANGEPOINT__INIT;
+	cp.changepoint_id = "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms@xla-nightly-2026-06-17";
+	cp.series_id = 412;
+	cp.series_key = SEED_SERIES;
+	cp.key = &key;
+	cp.day = "2026-06-17";
+	cp.shift_unix_us = SEED_NOW_US - SEED_DAY_US;
+	cp.last_clean_build_id = "xla-nightly-2026-06-16";
+	cp.last_clean_cl = "cl/7841885";
+	cp.last_clean_cl_number = 7841885;
+	cp.first_shifted_build_id = "xla-nightly-2026-06-17";
+	cp.first_shifted_cl = "cl/7841923";
+	cp.first_shifted_cl_number = 7841923;
+	cp.n_cls = 38;
+	cp.level_before = 3.90;
+	cp.level_after = 4.22;
+	cp.unit = "ms";
+	cp.delta_pct = 8.2;
+	cp.annotation = PERFWATCH__V1__CHANGEPOINT_ANNOTATION__CHANGEPOINT_ANNOTATION_NONE;
+	cp.detected_unix_us = SEED_NOW_US;
+	cp.stage = PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_PROVISIONAL;
+	cp.points_after = 3;
+	put_msg(S_CHANGEPOINT, "changepoint-provisional", &cp.base);
+
+	Perfwatch__V1__GateSeriesResult waived = PERFWATCH__V1__GATE_SERIES_RESULT__INIT;
+	waived.series_id = 412;
+	waived.series_key = SEED_SERIES;
+	waived.family = "chat-8b";
+	waived.verdict = PERFWATCH__V1__VERDICT__VERDICT_WAIVED;
+	waived.waiver_id = "wv-2026-06-18-01";
+	waived.baseline_median = 3.90;
+	waived.candidate_median = 4.22;
+	waived.unit = "ms";
+	Perfwatch__V1__GateSeriesResult *rows[1] = {&waived};
+	Perfwatch__V1__FamilyVerdict fam = PERFWATCH__V1__FAMILY_VERDICT__INIT;
+	fam.family = "chat-8b";
+	fam.verdict = PERFWATCH__V1__VERDICT__VERDICT_WAIVED;
+	Perfwatch__V1__FamilyVerdict *fams[1] = {&fam};
+	Perfwatch__V1__GateVerdict v = PERFWATCH__V1__GATE_VERDICT__INIT;
+	v.release_id = "xla-rc-2026-06-17";
+	v.evaluation = 2;
+	v.verdict = PERFWATCH__V1__VERDICT__VERDICT_PASS;
+	v.candidate_build_id = "xla-rc-2026-06-17";
+	v.baseline_release = "xla-2026-06-10";
+	v.families = fams;
+	v.n_families = 1;
+	v.series = rows;
+	v.n_series = 1;
+	v.evaluated_unix_us = SEED_NOW_US;
+	v.summary = "PASS: chat-8b (1 series waived)";
+	put_msg(S_GATE_VERDICT, "gate-verdict-waived", &v.base);
+
+	Perfwatch__V1__Attribution at = PERFWATCH__V1__ATTRIBUTION__INIT;
+	at.alert_id = "perfreg-2026-06-18-00412";
+	at.series_key = SEED_SERIES;
+	at.series = &key;
+	at.before_build_id = "xla-2026-06-10";
+	at.after_build_id = "xla-rc-2026-06-17";
+	at.top_op_family = "fusion.1423";
+	at.top_op_family_share = 0.83;
+	at.created_unix_us = SEED_NOW_US + 3600000000LL;
+	at.status = "ok";
+	at.owner_hint = "compiler";
+	at.source = "alert";
+	put_msg(S_ATTRIBUTION, "attribution-ok", &at.base);
 }
 
 int main(int argc, char **argv)
@@ -361,6 +444,7 @@ int main(int argc, char **argv)
 
 	put_alerts();
 	put_bisection();
+	put_accepted_shift();
 	put_filled(S_RUN, "run-filled", &perfwatch__v1__run_result__descriptor);
 	put_filled(S_POINT, "point-filled", &perfwatch__v1__series_point__descriptor);
 	put_filled(S_FLEET, "fleet-filled", &perfwatch__v1__fleet_change_event__descriptor);
@@ -373,6 +457,9 @@ int main(int argc, char **argv)
 	put_filled(S_PAGE, "page-filled", &perfwatch__v1__page__descriptor);
 	put_filled(S_TRIAGE, "triage-filled", &perfwatch__v1__triage_verdict__descriptor);
 	put_filled(S_DLQ, "dlq-filled", &perfwatch__v1__dead_letter__descriptor);
+	put_filled(S_CHANGEPOINT, "changepoint-filled", &perfwatch__v1__changepoint__descriptor);
+	put_filled(S_GATE_VERDICT, "gate-verdict-filled", &perfwatch__v1__gate_verdict__descriptor);
+	put_filled(S_ATTRIBUTION, "attribution-filled", &perfwatch__v1__attribution__descriptor);
 	printf("fuzz_seeds: %d seeds in %s\n", nwritten, outdir);
 	return 0;
 }

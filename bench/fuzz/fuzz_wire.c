@@ -4,8 +4,8 @@
  * The first byte picks the message type a service would expect (the
  * consumed topics' payloads: RunResult, SeriesPoint, FleetChangeEvent,
  * GateRequest, Baseline, Alert, Bisection, CompilerCl, BisectJob, Page,
- * TriageVerdict, DeadLetter, Changepoint, GateVerdict); the rest is the
- * payload. Each goes
+ * TriageVerdict, DeadLetter, Changepoint, GateVerdict, Attribution); the
+ * rest is the payload. Each goes
  * through what every service does first: pw_input_check_wire (no NUL, valid
  * UTF-8 in any string field at any depth), then the protobuf-c unpack; a
  * message that unpacks is packed again and must come back to the same
@@ -14,10 +14,10 @@
  * baseliner's and the watcher's point and fleet-change doors, the gate's
  * request door, the baseliner's changepoint, gate-verdict and triage doors
  * (accepted shifts), the baseliner's pw_baseline_record_unpack, the
- * bisector's alert and CL doors, the attributor's alert and bisection doors;
- * what a door accepts must have passed the wire check. The pager's door is
- * static in pager_service.c (tests/unit/test_pager_door.c) and not reached
- * here.
+ * bisector's alert and CL doors, the attributor's alert and bisection doors,
+ * and the pager's door (pw_pager_door) on the five types it consumes (Alert,
+ * GateVerdict, Changepoint, Bisection, Attribution); what a door accepts must
+ * have passed the wire check.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -29,7 +29,9 @@
 #include "bisect_msg.h"
 #include "gate_request.h"
 #include "fuzz.h"
+#include "pager_msg.h"
 #include "perfwatch/v1/alert.pb-c.h"
+#include "perfwatch/v1/attribution.pb-c.h"
 #include "perfwatch/v1/baseline.pb-c.h"
 #include "perfwatch/v1/bisect.pb-c.h"
 #include "perfwatch/v1/changepoint.pb-c.h"
@@ -59,6 +61,7 @@ static const ProtobufCMessageDescriptor *const types[] = {
 	&perfwatch__v1__dead_letter__descriptor,
 	&perfwatch__v1__changepoint__descriptor,
 	&perfwatch__v1__gate_verdict__descriptor,
+	&perfwatch__v1__attribution__descriptor,
 };
 #define NTYPES (sizeof types / sizeof types[0])
 
@@ -86,6 +89,36 @@ static bool has_unknown_fields(const ProtobufCMessage *m)
 		}
 	}
 	return false;
+}
+
+/*
+ * The pager's door on a payload of one of its five types: a message handed
+ * back exactly when accepted, only past the wire check — the verdict for a
+ * gate verdict, else a part with a key that was not cut — and a reason and a
+ * detail when refused.
+ */
+static void pager_door(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, size_t len,
+                       pw_status wire)
+{
+	pw_pager_in k = PW_PAGER_IN_ALERT;
+	while (k < PW_PAGER_IN_UNKNOWN && pw_pager_in_desc(k) != desc)
+		k++;
+	if (k == PW_PAGER_IN_UNKNOWN)
+		return;
+	pw_pager_part pt;
+	Perfwatch__V1__GateVerdict *gv = NULL;
+	char detail[512];
+	Perfwatch__V1__DlqReason r = pw_pager_door(k, buf, len, &pt, &gv, detail, sizeof detail);
+	if (r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
+		if (wire != PW_OK || (k == PW_PAGER_IN_GATE) != (gv != NULL))
+			abort();
+		if (k != PW_PAGER_IN_GATE && (!pt.key[0] || strlen(pt.key) >= sizeof pt.key - 1))
+			abort(); /* no part key, or one cut at its buffer (two ids would share it) */
+	} else if (gv || pt.key[0] || !detail[0]) {
+		abort();
+	}
+	if (gv)
+		perfwatch__v1__gate_verdict__free_unpacked(gv, NULL);
 }
 
 /* A fixed clock (2026-06-17), so that a crash replays the same way. */
@@ -269,5 +302,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(&rec, 0, sizeof rec);
 		(void)pw_baseline_record_unpack(buf, len, &rec);
 	}
+	pager_door(desc, buf, len, wire);
 	return 0;
 }

@@ -662,7 +662,19 @@ Perfwatch__V1__DlqReason pw_baseliner_changepoint_decode(const void *payload, si
 		return r;
 	Perfwatch__V1__Changepoint *cp = (Perfwatch__V1__Changepoint *)m;
 	bool track = pw_accept_cp_action_of(cp->stage, cp->annotation) == PW_ACCEPT_CP_TRACK;
-	if (cp->series_key && strlen(cp->series_key) >= PW_ST_KEY_MAX) {
+	/* a stage or annotation this build does not know would read as a shift
+	 * to track (pw_accept_cp_action_of): no better a guess than any other */
+	if (!protobuf_c_enum_descriptor_get_value(&perfwatch__v1__changepoint_stage__descriptor,
+	                                          (int)cp->stage)) {
+		snprintf(detail, detail_len, "changepoint stage %d is not a ChangepointStage this build "
+		         "knows", (int)cp->stage);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	} else if (!protobuf_c_enum_descriptor_get_value(
+	                   &perfwatch__v1__changepoint_annotation__descriptor, (int)cp->annotation)) {
+		snprintf(detail, detail_len, "changepoint annotation %d is not a ChangepointAnnotation "
+		         "this build knows", (int)cp->annotation);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	} else if (cp->series_key && strlen(cp->series_key) >= PW_ST_KEY_MAX) {
 		snprintf(detail, detail_len, "series_key of %zu bytes is too long (the cap is %d)",
 		         strlen(cp->series_key), PW_ST_KEY_MAX - 1);
 		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE;
@@ -678,11 +690,15 @@ Perfwatch__V1__DlqReason pw_baseliner_changepoint_decode(const void *payload, si
 	           (!cp->first_shifted_build_id || !*cp->first_shifted_build_id)) {
 		snprintf(detail, detail_len, "changepoint needs its first_shifted_build_id");
 		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
-	} else if (track && (cp->shift_unix_us <= 0 || !isfinite(cp->level_before) ||
-	                     !isfinite(cp->level_after) || cp->level_before == cp->level_after)) {
+	} else if (track && (cp->shift_unix_us <= 0 || cp->shift_unix_us > PW_TIME_MAX_US ||
+	                     !isfinite(cp->level_before) || !isfinite(cp->level_after) ||
+	                     cp->level_before == cp->level_after)) {
+		/* the shift's time is stored (shift_acceptances.shift_at): one PostgreSQL
+		 * cannot hold would fail the batch on every retry */
 		snprintf(detail, detail_len,
-		         "shift needs a measured time (shift_unix_us > 0) and two finite, distinct "
-		         "levels (level_before %g, level_after %g)", cp->level_before, cp->level_after);
+		         "shift needs a measured time (shift_unix_us %" PRId64 ": after 1970, before the "
+		         "year 10000) and two finite, distinct levels (level_before %g, level_after %g)",
+		         cp->shift_unix_us, cp->level_before, cp->level_after);
 		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
 	}
 	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
@@ -922,11 +938,14 @@ Perfwatch__V1__DlqReason pw_baseliner_triage_decode(const void *payload, size_t 
 	if (!t->page_id || !*t->page_id || strlen(t->page_id) > 127) {
 		snprintf(detail, detail_len, "triage verdict needs a page_id of 1 to 127 bytes");
 		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+	} else if (t->outcome == PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_UNSPECIFIED) {
+		snprintf(detail, detail_len, "triage verdict of page \"%s\" has no outcome", t->page_id);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
 	} else if (t->outcome != PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_TRUE_REGRESSION &&
 	           t->outcome != PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_FALSE_REGRESSION) {
-		snprintf(detail, detail_len, "triage verdict of page \"%s\" has no outcome (%d)",
-		         t->page_id, (int)t->outcome);
-		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+		snprintf(detail, detail_len, "triage outcome %d of page \"%s\" is not a TriageOutcome "
+		         "this build knows", (int)t->outcome, t->page_id);
+		r = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
 	}
 	if (r != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) {
 		perfwatch__v1__triage_verdict__free_unpacked(t, NULL);

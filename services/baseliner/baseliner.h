@@ -160,10 +160,11 @@ Perfwatch__V1__DlqReason pw_baseliner_fleet_decode(const void *payload, size_t l
 
 /*
  * The door of perf.changepoints.v1 (accepted shifts, accept.h), as
- * pw_baseliner_point_decode: the wire form, the decode, a changepoint_id, a
+ * pw_baseliner_point_decode: the wire form, the decode, a stage and an
+ * annotation this build knows (INVALID_VALUE otherwise), a changepoint_id, a
  * series key shorter than PW_ST_KEY_MAX and a series id; for a shift to
  * track (pw_accept_cp_action_of) also a first_shifted_build_id, a measured
- * time and finite, distinct levels. *out is freed by the caller with
+ * time after 1970 and up to PW_TIME_MAX_US, and finite, distinct levels. *out is freed by the caller with
  * perfwatch__v1__changepoint__free_unpacked.
  */
 Perfwatch__V1__DlqReason pw_baseliner_changepoint_decode(const void *payload, size_t len,
@@ -184,7 +185,8 @@ Perfwatch__V1__DlqReason pw_baseliner_verdict_decode(const void *payload, size_t
 
 /*
  * The door of perf.triage.v1 (true regressions accepted, accept.h): the wire
- * form, the decode, a page_id of 1 to 127 bytes and an outcome. *out is freed
+ * form, the decode, a page_id of 1 to 127 bytes and an outcome (none:
+ * MISSING_FIELD; one this build does not know: INVALID_VALUE). *out is freed
  * by the caller with perfwatch__v1__triage_verdict__free_unpacked. (A page
  * perfwatch.pages does not hold is dead-lettered by the batch, which looks.)
  */

@@ -1,14 +1,20 @@
 /*
  * pager_msg.c: Alert and Bisection into findings, incidents into
- * Alertmanager's v2 alerts. See pager_msg.h.
+ * Alertmanager's v2 alerts, and the door of the pager's input topics. See
+ * pager_msg.h.
  */
 #include "pager_msg.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "perfwatch/v1/changepoint.pb-c.h"
+#include "pw_input.h"
 #include "pw_log.h"
+#include "pw_time.h"
+#include "pw_topics.h"
 
 static void copy(char *dst, size_t len, const char *src)
 {
@@ -163,16 +169,14 @@ pw_status pw_finding_from_attribution(const Perfwatch__V1__Attribution *a, pw_fi
 	return PW_OK;
 }
 
-/* 9999-12-31T23:59:59.999999Z: RFC 3339 has four-digit years */
-#define RFC3339_MAX_US 253402300799999999LL
 
 void pw_rfc3339(int64_t unix_us, char *buf, size_t len)
 {
 	/* a hostile creation time (an incident opens at it) must still make a date Alertmanager parses */
 	if (unix_us < 0)
 		unix_us = 0;
-	if (unix_us > RFC3339_MAX_US)
-		unix_us = RFC3339_MAX_US;
+	if (unix_us > PW_TIME_MAX_US)
+		unix_us = PW_TIME_MAX_US;
 	time_t s = (time_t)(unix_us / 1000000);
 	struct tm tm;
 	gmtime_r(&s, &tm);
@@ -265,4 +269,271 @@ pw_status pw_notice_webhook_write(FILE *out, const pw_notice *n)
 	kv(out, "summary", n->summary, true);
 	fprintf(out, ",\"payload\":%s}", n->payload && n->payload[0] ? n->payload : "null");
 	return ferror(out) ? PW_ERR_IO : PW_OK;
+}
+
+/* ---- the door: the pager's input messages -------------------------------------------------- */
+
+/* what a part key keeps of each id: longer ids are refused at the door
+ * (ids_fit), so that two ids never share a key */
+#define PART_ID_KEPT 300        /* alert and changepoint ids */
+#define PART_BISECTION_KEPT 200 /* bisection ids */
+#define PART_CULPRIT_KEPT 60    /* a bisection's culprit */
+
+pw_pager_in pw_pager_in_of(const char *topic)
+{
+	if (!topic)
+		return PW_PAGER_IN_UNKNOWN;
+	if (strcmp(topic, PW_TOPIC_ALERTS) == 0)
+		return PW_PAGER_IN_ALERT;
+	if (strcmp(topic, PW_TOPIC_GATE_VERDICTS) == 0)
+		return PW_PAGER_IN_GATE;
+	if (strcmp(topic, PW_TOPIC_CHANGEPOINTS) == 0)
+		return PW_PAGER_IN_CHANGEPOINT;
+	if (strcmp(topic, PW_TOPIC_BISECTIONS) == 0)
+		return PW_PAGER_IN_BISECTION;
+	if (strcmp(topic, PW_TOPIC_ATTRIBUTIONS) == 0)
+		return PW_PAGER_IN_ATTRIBUTION;
+	return PW_PAGER_IN_UNKNOWN;
+}
+
+const ProtobufCMessageDescriptor *pw_pager_in_desc(pw_pager_in k)
+{
+	switch (k) {
+	case PW_PAGER_IN_ALERT: return &perfwatch__v1__alert__descriptor;
+	case PW_PAGER_IN_GATE: return &perfwatch__v1__gate_verdict__descriptor;
+	case PW_PAGER_IN_CHANGEPOINT: return &perfwatch__v1__changepoint__descriptor;
+	case PW_PAGER_IN_BISECTION: return &perfwatch__v1__bisection__descriptor;
+	case PW_PAGER_IN_ATTRIBUTION: return &perfwatch__v1__attribution__descriptor;
+	case PW_PAGER_IN_UNKNOWN: break;
+	}
+	return NULL;
+}
+
+/*
+ * The detector's correlated series, as the page lists them: the gate names
+ * every metric of every moved config ("chat-8b/v6e-4/decode.B8/cost_per_mtok_usd:
+ * +7.7%"); the page keeps the other configs' lines of the alert's own metric,
+ * without the metric (artifact 3: "chat-8b/v6e-4/decode.B8: +7.4%"), so they
+ * meet the incident's own scope lines once each.
+ */
+static void correlated_trim(pw_finding *f)
+{
+	size_t n = 0;
+	char own[3 * PW_PAGER_STR + 4], suffix[PW_PAGER_STR + 4];
+	snprintf(own, sizeof own, "%s/%s/%s", f->model, f->platform, f->config);
+	snprintf(suffix, sizeof suffix, "/%s", f->metric);
+	for (size_t i = 0; i < f->n_correlated; i++) {
+		char *line = f->correlated[i], *colon = strstr(line, ": ");
+		if (!colon)
+			continue;
+		size_t kl = (size_t)(colon - line), sl = strlen(suffix);
+		if (kl > sl && strncmp(colon - sl, suffix, sl) == 0) {
+			if (kl - sl == strlen(own) && strncmp(line, own, kl - sl) == 0)
+				continue; /* the alert's own series */
+			memmove(colon - sl, colon, strlen(colon) + 1);
+		} else {
+			size_t slashes = 0;
+			for (const char *c = line; c < colon; c++)
+				slashes += *c == '/';
+			if (slashes >= 3)
+				continue; /* another metric */
+		}
+		if (n != i)
+			memmove(f->correlated[n], line, PW_PAGER_STR);
+		n++;
+	}
+	f->n_correlated = n;
+}
+
+/*
+ * An identity the pager keys on (incidents, part dedup, grouping) longer than
+ * what it keeps would be cut, and two ids differing past the cut would be one:
+ * refused whole instead (INVALID_VALUE), as the bisector and attributor do.
+ * The series key's parts are checked with it: the family and config group.
+ */
+#define ID_FIELD(what, s, cap) {(what), (s), (cap)}
+typedef struct id_field {
+	const char *what;
+	const char *s;
+	size_t cap; /* bytes kept, with the NUL */
+} id_field;
+
+static pw_status ids_fit(const char *msg, const id_field *ids, size_t n, const Perfwatch__V1__SeriesKey *k,
+                         Perfwatch__V1__DlqReason *reason, char *why, size_t whylen)
+{
+	const id_field parts[] = {
+		ID_FIELD("series.model", k ? k->model : NULL, PW_PAGER_STR),
+		ID_FIELD("series.hlo_fingerprint", k ? k->hlo_fingerprint : NULL, PW_PAGER_STR),
+		ID_FIELD("series.platform", k ? k->platform : NULL, PW_PAGER_STR),
+		ID_FIELD("series.config", k ? k->config : NULL, PW_PAGER_STR),
+		ID_FIELD("series.metric", k ? k->metric : NULL, PW_PAGER_STR),
+	};
+	for (size_t i = 0; i < n + sizeof parts / sizeof parts[0]; i++) {
+		const id_field *f = i < n ? &ids[i] : &parts[i - n];
+		size_t l = f->s ? strlen(f->s) : 0;
+		if (l >= f->cap) {
+			*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+			return pw_fail(PW_ERR_INVALID, why, whylen, "%s: %s is %zu bytes, over the pager's %zu", msg, f->what,
+			               l, f->cap - 1);
+		}
+	}
+	return PW_OK;
+}
+
+pw_status pw_pager_part_decode(pw_pager_in k, const void *buf, size_t len, pw_pager_part *p,
+                               Perfwatch__V1__DlqReason *reason, char *why, size_t whylen)
+{
+	memset(p, 0, sizeof *p);
+	*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
+	pw_status st = PW_OK;
+	if (k == PW_PAGER_IN_ALERT) {
+		Perfwatch__V1__Alert *m = perfwatch__v1__alert__unpack(NULL, len, buf);
+		if (!m)
+			return pw_fail(PW_ERR_INVALID, why, whylen, "payload is not a perfwatch.v1.Alert");
+		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+		if (!m->alert_id || !m->alert_id[0])
+			st = pw_fail(PW_ERR_INVALID, why, whylen, "alert has no alert_id");
+		else if (!m->series_key || !m->series_key[0] || !m->series || !m->series->model || !m->series->model[0])
+			st = pw_fail(PW_ERR_INVALID, why, whylen, "alert \"%.100s\" has no series key", m->alert_id);
+		else if ((st = ids_fit("alert",
+		                       (const id_field[]){ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
+		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
+		                       2, m->series, reason, why, whylen)) != PW_OK)
+			;
+		else if ((st = pw_finding_from_alert(m, &p->f)) == PW_OK) {
+			correlated_trim(&p->f);
+			p->opens = true;
+			snprintf(p->key, sizeof p->key, "alert:%.*s:r%" PRIu32, PART_ID_KEPT, m->alert_id, p->f.revision);
+		}
+		perfwatch__v1__alert__free_unpacked(m, NULL);
+		return st;
+	}
+	if (k == PW_PAGER_IN_BISECTION) {
+		Perfwatch__V1__Bisection *m = perfwatch__v1__bisection__unpack(NULL, len, buf);
+		if (!m)
+			return pw_fail(PW_ERR_INVALID, why, whylen, "payload is not a perfwatch.v1.Bisection");
+		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+		if (!m->bisection_id || !m->bisection_id[0])
+			st = pw_fail(PW_ERR_INVALID, why, whylen, "bisection has no bisection_id");
+		else if ((!m->alert_id || !m->alert_id[0]) && (!m->series_key || !m->series_key[0]))
+			st = pw_fail(PW_ERR_INVALID, why, whylen, "bisection \"%.100s\" names neither an alert nor a series",
+			             m->bisection_id);
+		else if ((st = ids_fit("bisection",
+		                       (const id_field[]){ID_FIELD("bisection_id", m->bisection_id, PART_BISECTION_KEPT + 1),
+		                                          ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
+		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR),
+		                                          ID_FIELD("culprit", m->culprit, PART_CULPRIT_KEPT + 1)},
+		                       4, m->series, reason, why, whylen)) != PW_OK)
+			;
+		else {
+			if (m->alert_id && m->alert_id[0])
+				st = pw_finding_from_bisection(m, &p->f);
+			else { /* a changepoint's bisection: joins through its range and culprit */
+				Perfwatch__V1__Bisection tmp = *m;
+				tmp.alert_id = (char *)"-";
+				st = pw_finding_from_bisection(&tmp, &p->f);
+				p->f.alert_id[0] = 0;
+			}
+			p->f.created_us = m->updated_unix_us ? m->updated_unix_us : m->started_unix_us;
+			snprintf(p->key, sizeof p->key, "bisection:%.*s:%s:%.*s:%" PRId64, PART_BISECTION_KEPT,
+			         m->bisection_id, pw_bisection_status_name(m->status), PART_CULPRIT_KEPT,
+			         m->culprit ? m->culprit : "", m->updated_unix_us);
+		}
+		perfwatch__v1__bisection__free_unpacked(m, NULL);
+		return st;
+	}
+	if (k == PW_PAGER_IN_ATTRIBUTION) {
+		Perfwatch__V1__Attribution *m = perfwatch__v1__attribution__unpack(NULL, len, buf);
+		if (!m)
+			return pw_fail(PW_ERR_INVALID, why, whylen, "payload is not a perfwatch.v1.Attribution");
+		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+		if (!m->alert_id || !m->alert_id[0])
+			st = pw_fail(PW_ERR_INVALID, why, whylen, "attribution has no alert_id");
+		else if ((st = ids_fit("attribution",
+		                       (const id_field[]){ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
+		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
+		                       2, m->series, reason, why, whylen)) != PW_OK)
+			;
+		else if ((st = pw_finding_from_attribution(m, &p->f)) == PW_OK)
+			snprintf(p->key, sizeof p->key, "attribution:%.*s:%" PRId64, PART_ID_KEPT, m->alert_id, m->created_unix_us);
+		perfwatch__v1__attribution__free_unpacked(m, NULL);
+		return st;
+	}
+	if (k == PW_PAGER_IN_CHANGEPOINT) {
+		Perfwatch__V1__Changepoint *m = perfwatch__v1__changepoint__unpack(NULL, len, buf);
+		if (!m)
+			return pw_fail(PW_ERR_INVALID, why, whylen, "payload is not a perfwatch.v1.Changepoint");
+		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+		if (!m->changepoint_id || !m->changepoint_id[0])
+			st = pw_fail(PW_ERR_INVALID, why, whylen, "changepoint has no changepoint_id");
+		else if (!m->series_key || !m->series_key[0])
+			st = pw_fail(PW_ERR_INVALID, why, whylen, "changepoint \"%.100s\" has no series_key", m->changepoint_id);
+		else if ((st = ids_fit("changepoint",
+		                       (const id_field[]){ID_FIELD("changepoint_id", m->changepoint_id, PART_ID_KEPT + 1),
+		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
+		                       2, m->key, reason, why, whylen)) != PW_OK)
+			;
+		else {
+			pw_finding *f = &p->f;
+			copy(f->series_key, sizeof f->series_key, m->series_key);
+			if (m->key) {
+				copy(f->model, sizeof f->model, m->key->model);
+				copy(f->hlo_fingerprint, sizeof f->hlo_fingerprint, m->key->hlo_fingerprint);
+				copy(f->platform, sizeof f->platform, m->key->platform);
+				copy(f->config, sizeof f->config, m->key->config);
+				copy(f->metric, sizeof f->metric, m->key->metric);
+			}
+			copy(f->nightly, sizeof f->nightly, m->day);
+			copy(f->cl_lo, sizeof f->cl_lo, m->last_clean_cl);
+			copy(f->cl_hi, sizeof f->cl_hi, m->first_shifted_cl);
+			f->n_cls = m->n_cls;
+			f->delta_pct = m->delta_pct;
+			copy(f->fleet_event_id, sizeof f->fleet_event_id, m->fleet_event_id);
+			f->created_us = m->detected_unix_us ? m->detected_unix_us : m->shift_unix_us;
+			snprintf(p->key, sizeof p->key, "changepoint:%.*s", PART_ID_KEPT, m->changepoint_id);
+		}
+		perfwatch__v1__changepoint__free_unpacked(m, NULL);
+		return st;
+	}
+	return pw_fail(PW_ERR_INVALID, why, whylen, "no decoder for this topic");
+}
+
+Perfwatch__V1__DlqReason pw_pager_door(pw_pager_in k, const void *payload, size_t len, pw_pager_part *pt,
+                                       Perfwatch__V1__GateVerdict **gv, char *detail, size_t detail_len)
+{
+	memset(pt, 0, sizeof *pt);
+	*gv = NULL;
+	if (detail_len)
+		detail[0] = 0;
+	const ProtobufCMessageDescriptor *desc = pw_pager_in_desc(k);
+	if (!desc) {
+		snprintf(detail, detail_len, "topic not consumed by the pager");
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	}
+	if (!payload || len == 0) {
+		snprintf(detail, detail_len, "empty payload");
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
+	}
+	if (pw_input_check_wire(desc, payload, len, detail, detail_len) != PW_OK)
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+	if (k == PW_PAGER_IN_GATE) {
+		Perfwatch__V1__GateVerdict *v = perfwatch__v1__gate_verdict__unpack(NULL, len, payload);
+		if (!v) {
+			snprintf(detail, detail_len, "payload is not a perfwatch.v1.GateVerdict");
+			return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
+		}
+		if (!v->release_id || !v->release_id[0]) {
+			perfwatch__v1__gate_verdict__free_unpacked(v, NULL);
+			snprintf(detail, detail_len, "gate verdict has no release_id");
+			return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+		}
+		*gv = v;
+		return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
+	}
+	Perfwatch__V1__DlqReason reason;
+	if (pw_pager_part_decode(k, payload, len, pt, &reason, detail, detail_len) != PW_OK) {
+		memset(pt, 0, sizeof *pt);
+		return reason;
+	}
+	return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
 }

@@ -6,6 +6,10 @@
  * as Alertmanager's v2 postable alerts (POST /api/v2/alerts), one alert per
  * incident with labels that group and inhibit by incident and severity, and
  * endsAt set when the incident is resolved. main.c does the I/O.
+ *
+ * The door (pw_pager_door): what every consumed message goes through before
+ * pager_service.c acts on it, as a pure function (the unit tests and the
+ * fuzz target call it).
  */
 #ifndef PW_PAGER_MSG_H
 #define PW_PAGER_MSG_H
@@ -18,6 +22,8 @@
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/attribution.pb-c.h"
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "perfwatch/v1/dlq.pb-c.h"
+#include "perfwatch/v1/gate.pb-c.h"
 
 /*
  * Fills *f from a (borrowed); strings are copied (cut at the field's size).
@@ -85,5 +91,63 @@ pw_status pw_notice_webhook_write(FILE *out, const pw_notice *n);
 
 /* RFC 3339 UTC with milliseconds into buf (at least 32 bytes); times outside 1970..9999 are clamped. */
 void pw_rfc3339(int64_t unix_us, char *buf, size_t len);
+
+/* ---- the door ---------------------------------------------------------------------------- */
+
+/* The topics the pager consumes. */
+typedef enum pw_pager_in {
+	PW_PAGER_IN_ALERT,       /* perf.alerts.v1: Alert */
+	PW_PAGER_IN_GATE,        /* perf.gate.verdicts.v1: GateVerdict */
+	PW_PAGER_IN_CHANGEPOINT, /* perf.changepoints.v1: Changepoint */
+	PW_PAGER_IN_BISECTION,   /* perf.bisections.v1: Bisection */
+	PW_PAGER_IN_ATTRIBUTION, /* perf.attributions.v1: Attribution */
+	PW_PAGER_IN_UNKNOWN,     /* any other topic */
+} pw_pager_in;
+
+/* The kind of the messages of topic (PW_PAGER_IN_UNKNOWN for a topic the pager does not consume). */
+pw_pager_in pw_pager_in_of(const char *topic);
+
+/* The message type of k; NULL for PW_PAGER_IN_UNKNOWN. */
+const ProtobufCMessageDescriptor *pw_pager_in_desc(pw_pager_in k);
+
+/* Bytes of a part key, its NUL included. */
+#define PW_PAGER_PART_KEY_MAX 400
+
+/*
+ * One decoded part: the finding, whether it may open an incident (an alert
+ * does; a bisection, attribution or changepoint only joins one), and its part
+ * key ("alert:<id>:r<revision>", "bisection:...", "attribution:...",
+ * "changepoint:<id>"), on which a redelivery is found.
+ */
+typedef struct pw_pager_part {
+	pw_finding f;
+	bool opens;
+	char key[PW_PAGER_PART_KEY_MAX];
+} pw_pager_part;
+
+/*
+ * Decodes buf[0..len), a message of kind k other than the gate's, into *p
+ * (the unpack and the fields the pager needs: an id, a series, ids no longer
+ * than the pager keeps). PW_OK; PW_ERR_INVALID with the dead letter's reason
+ * in *reason and the detail in why. No wire check: pw_pager_door makes it;
+ * the pager also replays parts it stored (which passed the door) through
+ * this.
+ */
+pw_status pw_pager_part_decode(pw_pager_in k, const void *buf, size_t len, pw_pager_part *p,
+                               Perfwatch__V1__DlqReason *reason, char *why, size_t whylen);
+
+/*
+ * The pager's door on one payload of kind k: a topic it consumes, a
+ * non-empty payload (DECODE_FAILED "empty payload"), the wire form
+ * (pw_input_check_wire: INVALID_VALUE naming the field), then for a gate
+ * verdict the unpack and a release_id, for the others
+ * pw_pager_part_decode. Returns
+ * PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED with *gv the verdict
+ * (PW_PAGER_IN_GATE; the caller frees it with
+ * perfwatch__v1__gate_verdict__free_unpacked) or *pt the part; otherwise the
+ * dead letter's reason with the detail in detail, *gv NULL and *pt zeroed.
+ */
+Perfwatch__V1__DlqReason pw_pager_door(pw_pager_in k, const void *payload, size_t len, pw_pager_part *pt,
+                                       Perfwatch__V1__GateVerdict **gv, char *detail, size_t detail_len);
 
 #endif

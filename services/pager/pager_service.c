@@ -36,23 +36,14 @@
 #include "http_post.h"
 #include "pager.h"
 #include "pager_msg.h"
-#include "perfwatch/v1/changepoint.pb-c.h"
 #include "perfwatch/v1/gate.pb-c.h"
 #include "perfwatch/v1/page.pb-c.h"
 #include "pw_backoff.h"
-#include "pw_input.h"
 #include "pw_service.h"
 #include "pw_time.h"
 #include "pw_topics.h"
 #include "pager_service.h"
 #include "triage.h"
-
-#define PART_KEY_MAX 400
-/* what a part key keeps of each id: longer ids are refused at the door
- * (ids_fit), so that two ids never share a key */
-#define PART_ID_KEPT 300        /* alert and changepoint ids */
-#define PART_BISECTION_KEPT 200 /* bisection ids */
-#define PART_CULPRIT_KEPT 60    /* a bisection's culprit */
 
 typedef struct app {
 	pw_service *svc;
@@ -152,245 +143,15 @@ static char *mem_text(void (*fn)(FILE *, void *), void *arg)
 
 /* ---- messages into findings -------------------------------------------------------------- */
 
-typedef enum { IN_ALERT, IN_GATE, IN_CHANGEPOINT, IN_BISECTION, IN_ATTRIBUTION, IN_UNKNOWN } in_kind;
-
-static in_kind kind_of(const char *topic)
+static const char *type_of(pw_pager_in k)
 {
-	if (strcmp(topic, PW_TOPIC_ALERTS) == 0)
-		return IN_ALERT;
-	if (strcmp(topic, PW_TOPIC_GATE_VERDICTS) == 0)
-		return IN_GATE;
-	if (strcmp(topic, PW_TOPIC_CHANGEPOINTS) == 0)
-		return IN_CHANGEPOINT;
-	if (strcmp(topic, PW_TOPIC_BISECTIONS) == 0)
-		return IN_BISECTION;
-	if (strcmp(topic, PW_TOPIC_ATTRIBUTIONS) == 0)
-		return IN_ATTRIBUTION;
-	return IN_UNKNOWN;
-}
-
-static const ProtobufCMessageDescriptor *desc_of(in_kind k)
-{
-	switch (k) {
-	case IN_ALERT: return &perfwatch__v1__alert__descriptor;
-	case IN_GATE: return &perfwatch__v1__gate_verdict__descriptor;
-	case IN_CHANGEPOINT: return &perfwatch__v1__changepoint__descriptor;
-	case IN_BISECTION: return &perfwatch__v1__bisection__descriptor;
-	case IN_ATTRIBUTION: return &perfwatch__v1__attribution__descriptor;
-	case IN_UNKNOWN: break;
-	}
-	return NULL;
-}
-
-static const char *type_of(in_kind k)
-{
-	const ProtobufCMessageDescriptor *d = desc_of(k);
+	const ProtobufCMessageDescriptor *d = pw_pager_in_desc(k);
 	return d ? d->name : "unknown";
 }
 
 static void copy(char *dst, size_t len, const char *src)
 {
 	snprintf(dst, len, "%s", src ? src : "");
-}
-
-/*
- * The detector's correlated series, as the page lists them: the gate names
- * every metric of every moved config ("chat-8b/v6e-4/decode.B8/cost_per_mtok_usd:
- * +7.7%"); the page keeps the other configs' lines of the alert's own metric,
- * without the metric (artifact 3: "chat-8b/v6e-4/decode.B8: +7.4%"), so they
- * meet the incident's own scope lines once each.
- */
-static void correlated_trim(pw_finding *f)
-{
-	size_t n = 0;
-	char own[3 * PW_PAGER_STR + 4], suffix[PW_PAGER_STR + 4];
-	snprintf(own, sizeof own, "%s/%s/%s", f->model, f->platform, f->config);
-	snprintf(suffix, sizeof suffix, "/%s", f->metric);
-	for (size_t i = 0; i < f->n_correlated; i++) {
-		char *line = f->correlated[i], *colon = strstr(line, ": ");
-		if (!colon)
-			continue;
-		size_t kl = (size_t)(colon - line), sl = strlen(suffix);
-		if (kl > sl && strncmp(colon - sl, suffix, sl) == 0) {
-			if (kl - sl == strlen(own) && strncmp(line, own, kl - sl) == 0)
-				continue; /* the alert's own series */
-			memmove(colon - sl, colon, strlen(colon) + 1);
-		} else {
-			size_t slashes = 0;
-			for (const char *c = line; c < colon; c++)
-				slashes += *c == '/';
-			if (slashes >= 3)
-				continue; /* another metric */
-		}
-		if (n != i)
-			memmove(f->correlated[n], line, PW_PAGER_STR);
-		n++;
-	}
-	f->n_correlated = n;
-}
-
-/*
- * One decoded part: the finding, whether it may open an incident (an alert
- * does; a bisection, attribution or changepoint only joins one), its part key.
- * PW_OK; PW_ERR_INVALID with the reason in why (and *reason) for bad input.
- */
-typedef struct part {
-	pw_finding f;
-	bool opens;
-	char key[PART_KEY_MAX];
-} part;
-
-/*
- * An identity the pager keys on (incidents, part dedup, grouping) longer than
- * what it keeps would be cut, and two ids differing past the cut would be one:
- * refused whole instead (INVALID_VALUE), as the bisector and attributor do.
- * The series key's parts are checked with it: the family and config group.
- */
-#define ID_FIELD(what, s, cap) {(what), (s), (cap)}
-typedef struct id_field {
-	const char *what;
-	const char *s;
-	size_t cap; /* bytes kept, with the NUL */
-} id_field;
-
-static pw_status ids_fit(const char *msg, const id_field *ids, size_t n, const Perfwatch__V1__SeriesKey *k,
-                         Perfwatch__V1__DlqReason *reason, char *why, size_t whylen)
-{
-	const id_field parts[] = {
-		ID_FIELD("series.model", k ? k->model : NULL, PW_PAGER_STR),
-		ID_FIELD("series.hlo_fingerprint", k ? k->hlo_fingerprint : NULL, PW_PAGER_STR),
-		ID_FIELD("series.platform", k ? k->platform : NULL, PW_PAGER_STR),
-		ID_FIELD("series.config", k ? k->config : NULL, PW_PAGER_STR),
-		ID_FIELD("series.metric", k ? k->metric : NULL, PW_PAGER_STR),
-	};
-	for (size_t i = 0; i < n + sizeof parts / sizeof parts[0]; i++) {
-		const id_field *f = i < n ? &ids[i] : &parts[i - n];
-		size_t l = f->s ? strlen(f->s) : 0;
-		if (l >= f->cap) {
-			*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
-			return pw_fail(PW_ERR_INVALID, why, whylen, "%s: %s is %zu bytes, over the pager's %zu", msg, f->what,
-			               l, f->cap - 1);
-		}
-	}
-	return PW_OK;
-}
-
-static pw_status part_decode(in_kind k, const void *buf, size_t len, part *p, Perfwatch__V1__DlqReason *reason,
-                             char *why, size_t whylen)
-{
-	memset(p, 0, sizeof *p);
-	*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED;
-	pw_status st = PW_OK;
-	if (k == IN_ALERT) {
-		Perfwatch__V1__Alert *m = perfwatch__v1__alert__unpack(NULL, len, buf);
-		if (!m)
-			return pw_fail(PW_ERR_INVALID, why, whylen, "payload is not a perfwatch.v1.Alert");
-		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
-		if (!m->alert_id || !m->alert_id[0])
-			st = pw_fail(PW_ERR_INVALID, why, whylen, "alert has no alert_id");
-		else if (!m->series_key || !m->series_key[0] || !m->series || !m->series->model || !m->series->model[0])
-			st = pw_fail(PW_ERR_INVALID, why, whylen, "alert \"%.100s\" has no series key", m->alert_id);
-		else if ((st = ids_fit("alert",
-		                       (const id_field[]){ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
-		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
-		                       2, m->series, reason, why, whylen)) != PW_OK)
-			;
-		else if ((st = pw_finding_from_alert(m, &p->f)) == PW_OK) {
-			correlated_trim(&p->f);
-			p->opens = true;
-			snprintf(p->key, sizeof p->key, "alert:%.*s:r%" PRIu32, PART_ID_KEPT, m->alert_id, p->f.revision);
-		}
-		perfwatch__v1__alert__free_unpacked(m, NULL);
-		return st;
-	}
-	if (k == IN_BISECTION) {
-		Perfwatch__V1__Bisection *m = perfwatch__v1__bisection__unpack(NULL, len, buf);
-		if (!m)
-			return pw_fail(PW_ERR_INVALID, why, whylen, "payload is not a perfwatch.v1.Bisection");
-		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
-		if (!m->bisection_id || !m->bisection_id[0])
-			st = pw_fail(PW_ERR_INVALID, why, whylen, "bisection has no bisection_id");
-		else if ((!m->alert_id || !m->alert_id[0]) && (!m->series_key || !m->series_key[0]))
-			st = pw_fail(PW_ERR_INVALID, why, whylen, "bisection \"%.100s\" names neither an alert nor a series",
-			             m->bisection_id);
-		else if ((st = ids_fit("bisection",
-		                       (const id_field[]){ID_FIELD("bisection_id", m->bisection_id, PART_BISECTION_KEPT + 1),
-		                                          ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
-		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR),
-		                                          ID_FIELD("culprit", m->culprit, PART_CULPRIT_KEPT + 1)},
-		                       4, m->series, reason, why, whylen)) != PW_OK)
-			;
-		else {
-			if (m->alert_id && m->alert_id[0])
-				st = pw_finding_from_bisection(m, &p->f);
-			else { /* a changepoint's bisection: joins through its range and culprit */
-				Perfwatch__V1__Bisection tmp = *m;
-				tmp.alert_id = (char *)"-";
-				st = pw_finding_from_bisection(&tmp, &p->f);
-				p->f.alert_id[0] = 0;
-			}
-			p->f.created_us = m->updated_unix_us ? m->updated_unix_us : m->started_unix_us;
-			snprintf(p->key, sizeof p->key, "bisection:%.*s:%s:%.*s:%" PRId64, PART_BISECTION_KEPT,
-			         m->bisection_id, pw_bisection_status_name(m->status), PART_CULPRIT_KEPT,
-			         m->culprit ? m->culprit : "", m->updated_unix_us);
-		}
-		perfwatch__v1__bisection__free_unpacked(m, NULL);
-		return st;
-	}
-	if (k == IN_ATTRIBUTION) {
-		Perfwatch__V1__Attribution *m = perfwatch__v1__attribution__unpack(NULL, len, buf);
-		if (!m)
-			return pw_fail(PW_ERR_INVALID, why, whylen, "payload is not a perfwatch.v1.Attribution");
-		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
-		if (!m->alert_id || !m->alert_id[0])
-			st = pw_fail(PW_ERR_INVALID, why, whylen, "attribution has no alert_id");
-		else if ((st = ids_fit("attribution",
-		                       (const id_field[]){ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
-		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
-		                       2, m->series, reason, why, whylen)) != PW_OK)
-			;
-		else if ((st = pw_finding_from_attribution(m, &p->f)) == PW_OK)
-			snprintf(p->key, sizeof p->key, "attribution:%.*s:%" PRId64, PART_ID_KEPT, m->alert_id, m->created_unix_us);
-		perfwatch__v1__attribution__free_unpacked(m, NULL);
-		return st;
-	}
-	if (k == IN_CHANGEPOINT) {
-		Perfwatch__V1__Changepoint *m = perfwatch__v1__changepoint__unpack(NULL, len, buf);
-		if (!m)
-			return pw_fail(PW_ERR_INVALID, why, whylen, "payload is not a perfwatch.v1.Changepoint");
-		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
-		if (!m->changepoint_id || !m->changepoint_id[0])
-			st = pw_fail(PW_ERR_INVALID, why, whylen, "changepoint has no changepoint_id");
-		else if (!m->series_key || !m->series_key[0])
-			st = pw_fail(PW_ERR_INVALID, why, whylen, "changepoint \"%.100s\" has no series_key", m->changepoint_id);
-		else if ((st = ids_fit("changepoint",
-		                       (const id_field[]){ID_FIELD("changepoint_id", m->changepoint_id, PART_ID_KEPT + 1),
-		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
-		                       2, m->key, reason, why, whylen)) != PW_OK)
-			;
-		else {
-			pw_finding *f = &p->f;
-			copy(f->series_key, sizeof f->series_key, m->series_key);
-			if (m->key) {
-				copy(f->model, sizeof f->model, m->key->model);
-				copy(f->hlo_fingerprint, sizeof f->hlo_fingerprint, m->key->hlo_fingerprint);
-				copy(f->platform, sizeof f->platform, m->key->platform);
-				copy(f->config, sizeof f->config, m->key->config);
-				copy(f->metric, sizeof f->metric, m->key->metric);
-			}
-			copy(f->nightly, sizeof f->nightly, m->day);
-			copy(f->cl_lo, sizeof f->cl_lo, m->last_clean_cl);
-			copy(f->cl_hi, sizeof f->cl_hi, m->first_shifted_cl);
-			f->n_cls = m->n_cls;
-			f->delta_pct = m->delta_pct;
-			copy(f->fleet_event_id, sizeof f->fleet_event_id, m->fleet_event_id);
-			f->created_us = m->detected_unix_us ? m->detected_unix_us : m->shift_unix_us;
-			snprintf(p->key, sizeof p->key, "changepoint:%.*s", PART_ID_KEPT, m->changepoint_id);
-		}
-		perfwatch__v1__changepoint__free_unpacked(m, NULL);
-		return st;
-	}
-	return pw_fail(PW_ERR_INVALID, why, whylen, "no decoder for this topic");
 }
 
 /* ---- the store -------------------------------------------------------------------------- */
@@ -497,11 +258,11 @@ static pw_status incidents_load(worker *k, char *errbuf, size_t errlen)
 		pw_incident *inc = &k->incs[k->n];
 		bool opened = false;
 		for (int j = 0; j < PQntuples(rp); j++) {
-			part pt;
+			pw_pager_part pt;
 			Perfwatch__V1__DlqReason why;
 			char whybuf[256];
-			in_kind kind = kind_of(PQgetvalue(rp, j, 0));
-			if (part_decode(kind, PQgetvalue(rp, j, 1), (size_t)PQgetlength(rp, j, 1), &pt, &why, whybuf,
+			pw_pager_in kind = pw_pager_in_of(PQgetvalue(rp, j, 0));
+			if (pw_pager_part_decode(kind, PQgetvalue(rp, j, 1), (size_t)PQgetlength(rp, j, 1), &pt, &why, whybuf,
 			                sizeof whybuf) != PW_OK) {
 				pw_log_warn(k->a->lg, "incident \"%s\": stored part %d does not decode: %s", id, j, whybuf);
 				continue;
@@ -802,7 +563,7 @@ out:
 }
 
 /* Upserts the incident row, its members and the part that changed it. */
-static pw_status incident_store(worker *k, const pw_incident *inc, const pw_route *route, const part *pt,
+static pw_status incident_store(worker *k, const pw_incident *inc, const pw_route *route, const pw_pager_part *pt,
                                 int64_t now, char *errbuf, size_t errlen)
 {
 	char dedup[2 * PW_PAGER_STR + 16];
@@ -858,7 +619,7 @@ static pw_status incident_store(worker *k, const pw_incident *inc, const pw_rout
 	return st;
 }
 
-static pw_status part_store(worker *k, const char *incident_id, const part *pt, const char *topic,
+static pw_status part_store(worker *k, const char *incident_id, const pw_pager_part *pt, const char *topic,
                             const void *raw, size_t rawlen, char *errbuf, size_t errlen)
 {
 	pw_pg_params q;
@@ -1001,7 +762,7 @@ static pw_status notice_store(worker *k, const pw_incident *inc, const pw_route 
  * files its ticket, stores the incident and records the decision. Inside the
  * caller's transaction.
  */
-static pw_status settle(worker *k, pw_incident *inc, const part *pt, const char *topic, const void *raw,
+static pw_status settle(worker *k, pw_incident *inc, const pw_pager_part *pt, const char *topic, const void *raw,
                         size_t rawlen, bool changed, int64_t now, char *errbuf, size_t errlen)
 {
 	app *a = k->a;
@@ -1046,7 +807,7 @@ static pw_status settle(worker *k, pw_incident *inc, const part *pt, const char 
 	}
 	if (st != PW_OK)
 		return st;
-	char who[PART_KEY_MAX];
+	char who[PW_PAGER_PART_KEY_MAX];
 	snprintf(who, sizeof who, "%s", pt && pt->f.alert_id[0] && pt->f.revision ? pt->f.alert_id : pt ? pt->key : "-");
 	st = decision_store(k, inc->incident_id, who, pt ? pt->f.revision : 0, action, budget, reason, errbuf,
 	                    errlen);
@@ -1135,7 +896,7 @@ static pw_status incidents_expire(worker *k, char *errbuf, size_t errlen)
 }
 
 /* One finding (alert, bisection, attribution, changepoint) inside the open transaction. */
-static pw_status on_part(worker *k, part *pt, const char *topic, const void *raw, size_t rawlen, int64_t now,
+static pw_status on_part(worker *k, pw_pager_part *pt, const char *topic, const void *raw, size_t rawlen, int64_t now,
                          const char **outcome, char *errbuf, size_t errlen)
 {
 	pw_status st;
@@ -1348,37 +1109,20 @@ static pw_status dead(worker *k, const rd_kafka_message_t *m, const char *type, 
 static pw_status on_message(worker *k, const rd_kafka_message_t *m, int64_t now, char *errbuf, size_t errlen)
 {
 	const char *topic = rd_kafka_topic_name(m->rkt);
-	in_kind kind = kind_of(topic);
+	pw_pager_in kind = pw_pager_in_of(topic);
 	const char *type = type_of(kind);
 	char why[512];
-	Perfwatch__V1__DlqReason reason;
 	const char *outcome = "ignored";
-	if (kind == IN_UNKNOWN)
-		return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "topic not consumed by the pager",
-		            errbuf, errlen);
-	if (!m->payload || m->len == 0)
-		return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED, "empty payload", errbuf, errlen);
-	if (pw_input_check_wire(desc_of(kind), m->payload, m->len, why, sizeof why) != PW_OK)
-		return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, why, errbuf, errlen);
-	part pt;
+	pw_pager_part pt;
 	Perfwatch__V1__GateVerdict *gv = NULL;
-	if (kind == IN_GATE) {
-		gv = perfwatch__v1__gate_verdict__unpack(NULL, m->len, m->payload);
-		if (!gv)
-			return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED,
-			            "payload is not a perfwatch.v1.GateVerdict", errbuf, errlen);
-		if (!gv->release_id || !gv->release_id[0]) {
-			perfwatch__v1__gate_verdict__free_unpacked(gv, NULL);
-			return dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD,
-			            "gate verdict has no release_id", errbuf, errlen);
-		}
-	} else if (part_decode(kind, m->payload, m->len, &pt, &reason, why, sizeof why) != PW_OK)
+	Perfwatch__V1__DlqReason reason = pw_pager_door(kind, m->payload, m->len, &pt, &gv, why, sizeof why);
+	if (reason != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
 		return dead(k, m, type, reason, why, errbuf, errlen);
 
 	pw_status st = pw_pg_begin(k->w->pg, errbuf, errlen);
 	if (st != PW_OK)
 		goto out;
-	if (kind == IN_GATE)
+	if (kind == PW_PAGER_IN_GATE)
 		st = on_gate(k, gv, now, &outcome, errbuf, errlen);
 	else {
 		bool seen = false;

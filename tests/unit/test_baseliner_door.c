@@ -64,12 +64,7 @@ static wire_buf pack_point(edit_fn edit)
 	sp.harness_version = "perfbench-2.31";
 	if (edit)
 		edit(&sp, scratch);
-	wire_buf b = {0};
-	b.n = perfwatch__v1__series_point__get_packed_size(&sp);
-	b.p = malloc(b.n + 1);
-	cr_assert_not_null(b.p);
-	perfwatch__v1__series_point__pack(&sp, b.p);
-	return b;
+	return wire_pack(&sp.base);
 }
 
 /* ---- struct edits ---- */
@@ -248,15 +243,7 @@ static wire_buf point_case(size_t i, door_expect *e)
 	return b;
 }
 
-static Perfwatch__V1__DlqReason point_door(const uint8_t *buf, size_t len, ProtobufCMessage **out,
-                                           bool *skip, char *detail, size_t detail_len)
-{
-	(void)skip;
-	Perfwatch__V1__SeriesPoint *p = (Perfwatch__V1__SeriesPoint *)*out;
-	Perfwatch__V1__DlqReason r = pw_baseliner_point_decode(buf, len, &p, detail, detail_len);
-	*out = (ProtobufCMessage *)p;
-	return r;
-}
+DOOR_FN(point_door, Perfwatch__V1__SeriesPoint, pw_baseliner_point_decode)
 
 static const char *point_key(const ProtobufCMessage *m)
 {
@@ -291,12 +278,7 @@ static wire_buf pack_fleet(fedit_fn edit)
 	fc.n_cells = 1;
 	if (edit)
 		edit(&fc, scratch);
-	wire_buf b = {0};
-	b.n = perfwatch__v1__fleet_change_event__get_packed_size(&fc);
-	b.p = malloc(b.n + 1);
-	cr_assert_not_null(b.p);
-	perfwatch__v1__fleet_change_event__pack(&fc, b.p);
-	return b;
+	return wire_pack(&fc.base);
 }
 
 static void f_no_id(Perfwatch__V1__FleetChangeEvent *f, char *x) { (void)x; f->event_id = ""; }

@@ -5,21 +5,21 @@
  * payloads (issue 19) with the DlqReason and a detail substring every refused
  * one must get and, for what must pass, the part key the pager dedups on.
  *
- * The pager's door is not a library function yet: it is on_message's first
- * steps and part_decode, static in services/pager/pager_service.c. This file
- * compiles pager_service.c in and runs those steps in on_message's order
- * (pager_door below: empty, wire form, then the gate verdict's release_id
- * or part_decode). When the door moves into pager_msg.c, pager_door becomes
- * a call to it.
+ * The door is pw_pager_door (services/pager/pager_msg.h): empty, wire form,
+ * then the gate verdict's release_id or the part's decode, in the order
+ * pager_service.c's on_message dead-letters them.
  *
  * Ids longer than the pager keeps are refused whole:
  * ids_longer_than_kept_are_refused.
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
-#include "../../services/pager/pager_service.c"
-
+#include "pager_msg.h"
+#include "perfwatch/v1/changepoint.pb-c.h"
+#include "pw_topics.h"
 #include "wire_build.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
@@ -37,22 +37,11 @@
 #define KEY_BIS "bisection:bs-chat-8b-7841923:done:cl/7841917:1781744400000000"
 #define KEY_ATTR "attribution:" GOOD_ALERT ":1781744400000000"
 
-static const char *letters(char c, size_t n)
-{
-	static char bufs[8][70001];
-	static size_t used;
-	cr_assert(n <= 70000 && used < 8);
-	char *b = bufs[used++];
-	memset(b, c, n);
-	b[n] = 0;
-	return b;
-}
+/* ---- the door, and the part key of what it takes ---- */
 
-/* ---- the door, in on_message's order ---- */
-
-static in_kind cur_kind;
-static char last_key[PART_KEY_MAX + 64];
-static part last_part;
+static pw_pager_in cur_kind;
+static char last_key[PW_PAGER_PART_KEY_MAX + 64];
+static pw_pager_part last_part;
 
 static Perfwatch__V1__DlqReason pager_door(const uint8_t *buf, size_t len, ProtobufCMessage **out, bool *skip,
                                            char *detail, size_t dlen)
@@ -60,37 +49,22 @@ static Perfwatch__V1__DlqReason pager_door(const uint8_t *buf, size_t len, Proto
 	*out = NULL;
 	*skip = false;
 	last_key[0] = 0;
-	if (!buf || len == 0) {
-		snprintf(detail, dlen, "empty payload");
-		return R_DECODE;
+	Perfwatch__V1__GateVerdict *gv = NULL;
+	Perfwatch__V1__DlqReason r = pw_pager_door(cur_kind, buf, len, &last_part, &gv, detail, dlen);
+	if (r != R_OK_) {
+		cr_expect(gv == NULL && last_part.key[0] == 0, "refused, but a verdict or a part key was made");
+		return r;
 	}
-	if (pw_input_check_wire(desc_of(cur_kind), buf, len, detail, dlen) != PW_OK)
-		return R_INVALID;
-	if (cur_kind == IN_GATE) {
-		Perfwatch__V1__GateVerdict *gv = perfwatch__v1__gate_verdict__unpack(NULL, len, buf);
-		if (!gv) {
-			snprintf(detail, dlen, "payload is not a perfwatch.v1.GateVerdict");
-			return R_DECODE;
-		}
-		if (!gv->release_id || !gv->release_id[0]) {
-			perfwatch__v1__gate_verdict__free_unpacked(gv, NULL);
-			snprintf(detail, dlen, "gate verdict has no release_id");
-			return R_MISSING;
-		}
+	if (gv) {
+		cr_expect(cur_kind == PW_PAGER_IN_GATE);
 		snprintf(last_key, sizeof last_key, "%s", gv->release_id);
 		*out = &gv->base;
-		return R_OK_;
-	}
-	Perfwatch__V1__DlqReason reason;
-	detail[0] = 0;
-	if (part_decode(cur_kind, buf, len, &last_part, &reason, detail, dlen) != PW_OK) {
-		cr_expect(last_part.key[0] == 0, "refused, but a part key was made");
-		return reason;
+		return r;
 	}
 	snprintf(last_key, sizeof last_key, "%s", last_part.key);
-	*out = protobuf_c_message_unpack(desc_of(cur_kind), NULL, len, buf);
+	*out = protobuf_c_message_unpack(pw_pager_in_desc(cur_kind), NULL, len, buf);
 	cr_assert_not_null(*out);
-	return R_OK_;
+	return r;
 }
 
 static const char *part_key(const ProtobufCMessage *m)
@@ -99,88 +73,14 @@ static const char *part_key(const ProtobufCMessage *m)
 	return last_key;
 }
 
-/* ---- one case shape for every topic ---- */
-
-typedef void (*edit_fn)(void *parts);
-typedef wire_buf (*pack_fn)(edit_fn edit);
-
-typedef struct kase {
-	const char *name;
-	edit_fn edit;
-	void (*append)(wire_buf *b);
-	const uint8_t *raw;
-	size_t raw_len;
-	long cut; /* > 0: keep the first cut bytes; < 0: drop -cut bytes at the end */
-	Perfwatch__V1__DlqReason reason;
-	const char *want; /* refused: in the detail; accepted: the part key (NULL: the topic's good key) */
-} kase;
-
-static const kase *cur_cases;
-static pack_fn cur_pack;
-static const char *cur_good_key;
-
-static wire_buf build(size_t i, door_expect *e)
-{
-	const kase *c = &cur_cases[i];
-	bool ok = c->reason == R_OK_;
-	*e = (door_expect){c->name, c->reason, false, ok && c->want ? c->want : cur_good_key, 0};
-	door_want_detail = ok ? NULL : c->want;
-	wire_buf b = {0};
-	if (c->raw) {
-		wire_bytes(&b, c->raw, c->raw_len);
-		return b;
-	}
-	b = cur_pack(c->edit);
-	if (c->append)
-		c->append(&b);
-	if (c->cut > 0 && (size_t)c->cut < b.n)
-		b.n = (size_t)c->cut;
-	else if (c->cut < 0 && (size_t)-c->cut < b.n)
-		b.n -= (size_t)-c->cut;
-	return b;
-}
-
-static void run_topic(const char *topic, in_kind kind, const kase *cases, size_t n, pack_fn pack,
+static void run_topic(const char *topic, pw_pager_in kind, const door_case *cases, size_t n, door_pack_fn pack,
                       const char *good_key)
 {
 	cur_kind = kind;
-	cur_cases = cases;
-	cur_pack = pack;
-	cur_good_key = good_key;
-	door_run(topic, n, build, pager_door, part_key);
+	door_cases_run(topic, cases, n, pack, good_key, pager_door, part_key);
 }
 
-/* kinds every topic gets: raw bytes, the wire types, unknown fields */
-static void w_past_end_1(wire_buf *b) { wire_past_end(b, 1); }
-static void w_group(wire_buf *b) { wire_varint(b, 60u << 3 | 3); }
-static void w_id_varint(wire_buf *b) { wire_int(b, 1, 412); }
-static void w_unknown(wire_buf *b)
-{
-	wire_int(b, 99, 12345);
-	wire_ld(b, 100, "a field of a later version", 26);
-}
-WIRE_APPEND_STR(w_nul_1, 1, "id-00412\0evil")
-WIRE_APPEND_STR(w_ff_1, 1, "id-\377")
-WIRE_APPEND_STR(w_overlong_1, 1, "id\xc0\xaf")
-WIRE_APPEND_STR(w_surrogate_1, 1, "id\xed\xa0\x80")
-WIRE_APPEND_STR(w_cut_1, 1, "id\xe2\x82")
-WIRE_APPEND_STR(w_above_1, 1, "id\xf4\x90\x80\x80")
-
-#define COMMON_CASES(NOT)                                                                          \
-	{"empty payload", NULL, NULL, (const uint8_t *)"", 0, 0, R_DECODE, "empty payload"},          \
-	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, R_DECODE, NOT},                 \
-	{"truncated after 3 bytes", NULL, NULL, NULL, 0, 3, R_DECODE, NOT},                           \
-	{"truncated by its last byte", NULL, NULL, NULL, 0, -1, R_DECODE, NOT},                       \
-	{"field 1 as a varint", NULL, w_id_varint, NULL, 0, 0, R_DECODE, NOT},                        \
-	{"a length prefix past the end", NULL, w_past_end_1, NULL, 0, 0, R_DECODE, NOT},              \
-	{"a group that never ends", NULL, w_group, NULL, 0, 0, R_DECODE, NOT},                        \
-	{"unknown fields (a later version)", NULL, w_unknown, NULL, 0, 0, R_OK_, NULL},               \
-	{"NUL inside the id", NULL, w_nul_1, NULL, 0, 0, R_INVALID, "contains a NUL byte"},           \
-	{"0xff in the id", NULL, w_ff_1, NULL, 0, 0, R_INVALID, "is not valid UTF-8"},                \
-	{"an overlong '/' in the id", NULL, w_overlong_1, NULL, 0, 0, R_INVALID, "is not valid UTF-8"}, \
-	{"a surrogate in the id", NULL, w_surrogate_1, NULL, 0, 0, R_INVALID, "is not valid UTF-8"},  \
-	{"a cut sequence in the id", NULL, w_cut_1, NULL, 0, 0, R_INVALID, "is not valid UTF-8"},     \
-	{"above U+10FFFF in the id", NULL, w_above_1, NULL, 0, 0, R_INVALID, "is not valid UTF-8"}
+#define COMMON_CASES(NOT) DOOR_COMMON_CASES(R_DECODE, "empty payload", NOT)
 
 /* ====================================================== perf.alerts.v1 */
 
@@ -194,7 +94,7 @@ typedef struct alert_parts {
 	Perfwatch__V1__AlertChangepoint cp;
 } alert_parts;
 
-static wire_buf pack_alert(edit_fn edit)
+static wire_buf pack_alert(door_edit_fn edit)
 {
 	static alert_parts q;
 	memset(&q, 0, sizeof q);
@@ -234,12 +134,7 @@ static wire_buf pack_alert(edit_fn edit)
 	q.al.summary = "chat-8b decode B64 TPOT +8.2%";
 	if (edit)
 		edit(&q);
-	wire_buf b = {0};
-	b.n = perfwatch__v1__alert__get_packed_size(&q.al);
-	b.p = malloc(b.n + 1);
-	cr_assert_not_null(b.p);
-	perfwatch__v1__alert__pack(&q.al, b.p);
-	return b;
+	return wire_pack(&q.al.base);
 }
 
 #define AEDIT(fn, stmt)                                                                            \
@@ -263,8 +158,8 @@ AEDIT(a_past, q->al.created_unix_us = INT64_MIN)
 AEDIT(a_kind_unknown, q->al.kind = (Perfwatch__V1__AlertKind)99)
 AEDIT(a_verdict_unknown, q->al.verdict = (Perfwatch__V1__Verdict)-7)
 AEDIT(a_infra, q->al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_INFRA_HEALTH)
-AEDIT(a_long_summary, q->al.summary = (char *)letters('s', 60000))
-AEDIT(a_long_owner, q->al.owner_hint = (char *)letters('o', 5000))
+AEDIT(a_long_summary, q->al.summary = (char *)wire_letters('s', 60000))
+AEDIT(a_long_owner, q->al.owner_hint = (char *)wire_letters('o', 5000))
 static void a_many_scope(void *p)
 {
 	alert_parts *q = p;
@@ -283,7 +178,7 @@ WIRE_APPEND_STR(a_second_id, 1, "perfreg-2026-06-18-00413")
 WIRE_APPEND_STR(a_cont_owner, 19, "xla-\x80")
 
 #define NOT_ALERT "payload is not a perfwatch.v1.Alert"
-static const kase acases[] = {
+static const door_case acases[] = {
 	{"the good alert", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
 	COMMON_CASES(NOT_ALERT),
 	{"truncated at byte 40", NULL, NULL, NULL, 0, 40, R_DECODE, NOT_ALERT},
@@ -316,7 +211,7 @@ static const kase acases[] = {
 
 Test(pager_door, every_hostile_alert_gets_its_reason)
 {
-	run_topic("pager perf.alerts.v1", IN_ALERT, acases, sizeof acases / sizeof acases[0], pack_alert,
+	run_topic("pager perf.alerts.v1", PW_PAGER_IN_ALERT, acases, sizeof acases / sizeof acases[0], pack_alert,
 	          KEY_ALERT);
 }
 
@@ -326,7 +221,7 @@ typedef struct gate_parts {
 	Perfwatch__V1__GateVerdict v;
 } gate_parts;
 
-static wire_buf pack_gate(edit_fn edit)
+static wire_buf pack_gate(door_edit_fn edit)
 {
 	static gate_parts q;
 	memset(&q, 0, sizeof q);
@@ -343,12 +238,7 @@ static wire_buf pack_gate(edit_fn edit)
 	q.v.summary = "BLOCKING: chat-8b (2 series, 0.6% fleet)";
 	if (edit)
 		edit(&q);
-	wire_buf b = {0};
-	b.n = perfwatch__v1__gate_verdict__get_packed_size(&q.v);
-	b.p = malloc(b.n + 1);
-	cr_assert_not_null(b.p);
-	perfwatch__v1__gate_verdict__pack(&q.v, b.p);
-	return b;
+	return wire_pack(&q.v.base);
 }
 
 #define GEDIT(fn, stmt)                                                                            \
@@ -365,7 +255,7 @@ GEDIT(g_future, q->v.evaluated_unix_us = INT64_MAX)
 GEDIT(g_past, q->v.evaluated_unix_us = INT64_MIN)
 GEDIT(g_no_candidate, q->v.candidate_build_id = "")
 GEDIT(g_sql, q->v.release_id = "rc'); UPDATE perfwatch.incidents SET state = 'resolved';--")
-GEDIT(g_long_summary, q->v.summary = (char *)letters('s', 60000))
+GEDIT(g_long_summary, q->v.summary = (char *)wire_letters('s', 60000))
 GEDIT(g_tests_0, q->v.tests = 0)
 WIRE_APPEND_STR(g_nul_baseline, 5, "xla\0-2026")
 WIRE_APPEND_STR(g_ff_summary, 12, "BLOCKING \377")
@@ -374,7 +264,7 @@ static void g_ff_family(wire_buf *b) { wire_nested(b, 6, 1, "chat-\377", 6); }
 static void g_verdict_ld(wire_buf *b) { wire_ld(b, 3, "BLOCKING", 8); }
 
 #define NOT_GATE "payload is not a perfwatch.v1.GateVerdict"
-static const kase gcases[] = {
+static const door_case gcases[] = {
 	{"the good verdict", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
 	COMMON_CASES(NOT_GATE),
 	{"truncated at byte 30", NULL, NULL, NULL, 0, 30, R_DECODE, NOT_GATE},
@@ -399,7 +289,7 @@ static const kase gcases[] = {
 
 Test(pager_door, every_hostile_gate_verdict_gets_its_reason)
 {
-	run_topic("pager perf.gate.verdicts.v1", IN_GATE, gcases, sizeof gcases / sizeof gcases[0], pack_gate,
+	run_topic("pager perf.gate.verdicts.v1", PW_PAGER_IN_GATE, gcases, sizeof gcases / sizeof gcases[0], pack_gate,
 	          KEY_GATE);
 }
 
@@ -410,7 +300,7 @@ typedef struct cp_parts {
 	Perfwatch__V1__SeriesKey key;
 } cp_parts;
 
-static wire_buf pack_cp(edit_fn edit)
+static wire_buf pack_cp(door_edit_fn edit)
 {
 	static cp_parts q;
 	memset(&q, 0, sizeof q);
@@ -438,12 +328,7 @@ static wire_buf pack_cp(edit_fn edit)
 	q.c.detected_unix_us = NOW_US;
 	if (edit)
 		edit(&q);
-	wire_buf b = {0};
-	b.n = perfwatch__v1__changepoint__get_packed_size(&q.c);
-	b.p = malloc(b.n + 1);
-	cr_assert_not_null(b.p);
-	perfwatch__v1__changepoint__pack(&q.c, b.p);
-	return b;
+	return wire_pack(&q.c.base);
 }
 
 #define CEDIT(fn, stmt)                                                                            \
@@ -462,7 +347,7 @@ CEDIT(c_reversed, (q->c.last_clean_cl = "cl/7841923", q->c.first_shifted_cl = "c
 CEDIT(c_enums, (q->c.direction = (Perfwatch__V1__ShiftDirection)99, q->c.annotation =
                         (Perfwatch__V1__ChangepointAnnotation)99, q->c.stage = (Perfwatch__V1__ChangepointStage)99))
 CEDIT(c_sql, q->c.changepoint_id = "cp'); DROP TABLE perfwatch.incidents;--")
-CEDIT(c_long_day, q->c.day = (char *)letters('d', 5000))
+CEDIT(c_long_day, q->c.day = (char *)wire_letters('d', 5000))
 CEDIT(c_cls_max, q->c.n_cls = UINT32_MAX)
 WIRE_APPEND_STR(c_nul_key, 3, "chat-8b\0/x")
 WIRE_APPEND_STR(c_ff_fleet, 23, "fc-\377")
@@ -471,7 +356,7 @@ static void c_surrogate_metric(wire_buf *b) { wire_nested(b, 4, 5, "tpot\xed\xbf
 static void c_shift_ld(wire_buf *b) { wire_ld(b, 7, "yesterday", 9); }
 
 #define NOT_CP "payload is not a perfwatch.v1.Changepoint"
-static const kase ccases[] = {
+static const door_case ccases[] = {
 	{"the good changepoint", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
 	COMMON_CASES(NOT_CP),
 	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_CP},
@@ -497,7 +382,7 @@ static const kase ccases[] = {
 
 Test(pager_door, every_hostile_changepoint_gets_its_reason)
 {
-	run_topic("pager perf.changepoints.v1", IN_CHANGEPOINT, ccases, sizeof ccases / sizeof ccases[0], pack_cp,
+	run_topic("pager perf.changepoints.v1", PW_PAGER_IN_CHANGEPOINT, ccases, sizeof ccases / sizeof ccases[0], pack_cp,
 	          KEY_CP);
 }
 
@@ -510,7 +395,7 @@ typedef struct bis_parts {
 	Perfwatch__V1__BisectStep *stp[1];
 } bis_parts;
 
-static wire_buf pack_bis(edit_fn edit)
+static wire_buf pack_bis(door_edit_fn edit)
 {
 	static bis_parts q;
 	memset(&q, 0, sizeof q);
@@ -543,12 +428,7 @@ static wire_buf pack_bis(edit_fn edit)
 	q.b.updated_unix_us = NOW_US + 3600000000LL;
 	if (edit)
 		edit(&q);
-	wire_buf b = {0};
-	b.n = perfwatch__v1__bisection__get_packed_size(&q.b);
-	b.p = malloc(b.n + 1);
-	cr_assert_not_null(b.p);
-	perfwatch__v1__bisection__pack(&q.b, b.p);
-	return b;
+	return wire_pack(&q.b.base);
 }
 
 #define BEDIT(fn, stmt)                                                                            \
@@ -567,7 +447,7 @@ BEDIT(b_future, q->b.updated_unix_us = INT64_MAX)
 BEDIT(b_no_updated, (q->b.updated_unix_us = 0, q->b.started_unix_us = INT64_MIN))
 BEDIT(b_sql, q->b.bisection_id = "bs'); DELETE FROM perfwatch.incidents;--")
 BEDIT(b_culprit_text, q->b.culprit = "not a CL at all")
-BEDIT(b_long_title, q->b.culprit_title = (char *)letters('t', 60000))
+BEDIT(b_long_title, q->b.culprit_title = (char *)wire_letters('t', 60000))
 WIRE_APPEND_STR(b_nul_alert, 2, "perfreg\0-x")
 WIRE_APPEND_STR(b_ff_culprit, 17, "cl/\377")
 WIRE_APPEND_STR(b_second, 1, "bs-second")
@@ -575,7 +455,7 @@ static void b_overlong_job(wire_buf *b) { wire_nested(b, 16, 2, "bs\xc0\xaf" "04
 static void b_status_ld(wire_buf *b) { wire_ld(b, 24, "done", 4); }
 
 #define NOT_BIS "payload is not a perfwatch.v1.Bisection"
-static const kase bcases[] = {
+static const door_case bcases[] = {
 	{"the good bisection", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
 	COMMON_CASES(NOT_BIS),
 	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_BIS},
@@ -608,7 +488,7 @@ static const kase bcases[] = {
 
 Test(pager_door, every_hostile_bisection_gets_its_reason)
 {
-	run_topic("pager perf.bisections.v1", IN_BISECTION, bcases, sizeof bcases / sizeof bcases[0], pack_bis,
+	run_topic("pager perf.bisections.v1", PW_PAGER_IN_BISECTION, bcases, sizeof bcases / sizeof bcases[0], pack_bis,
 	          KEY_BIS);
 }
 
@@ -619,7 +499,7 @@ typedef struct attr_parts {
 	Perfwatch__V1__SeriesKey key;
 } attr_parts;
 
-static wire_buf pack_attr(edit_fn edit)
+static wire_buf pack_attr(door_edit_fn edit)
 {
 	static attr_parts q;
 	memset(&q, 0, sizeof q);
@@ -643,12 +523,7 @@ static wire_buf pack_attr(edit_fn edit)
 	q.a.source = "alert";
 	if (edit)
 		edit(&q);
-	wire_buf b = {0};
-	b.n = perfwatch__v1__attribution__get_packed_size(&q.a);
-	b.p = malloc(b.n + 1);
-	cr_assert_not_null(b.p);
-	perfwatch__v1__attribution__pack(&q.a, b.p);
-	return b;
+	return wire_pack(&q.a.base);
 }
 
 #define TEDIT(fn, stmt)                                                                            \
@@ -665,7 +540,7 @@ TEDIT(t_past, q->a.created_unix_us = INT64_MIN)
 TEDIT(t_owner_other, q->a.owner_hint = "somebody-else")
 TEDIT(t_status_other, q->a.status = "exploded")
 TEDIT(t_sql, q->a.alert_id = "perfreg'); DELETE FROM perfwatch.incidents;--")
-TEDIT(t_long_hlo, q->a.hlo_diff = (char *)letters('h', 60000))
+TEDIT(t_long_hlo, q->a.hlo_diff = (char *)wire_letters('h', 60000))
 TEDIT(t_share_absurd, q->a.top_op_family_share = 1e300)
 WIRE_APPEND_STR(t_nul_owner, 22, "compiler\0")
 WIRE_APPEND_STR(t_ff_report, 32, "| op \377 |")
@@ -674,7 +549,7 @@ static void t_surrogate_op(wire_buf *b) { wire_nested(b, 10, 1, "fusion\xed\xa0\
 static void t_created_ld(wire_buf *b) { wire_ld(b, 19, "now", 3); }
 
 #define NOT_ATTR "payload is not a perfwatch.v1.Attribution"
-static const kase tcases[] = {
+static const door_case tcases[] = {
 	{"the good attribution", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
 	COMMON_CASES(NOT_ATTR),
 	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_ATTR},
@@ -700,7 +575,7 @@ static const kase tcases[] = {
 
 Test(pager_door, every_hostile_attribution_gets_its_reason)
 {
-	run_topic("pager perf.attributions.v1", IN_ATTRIBUTION, tcases, sizeof tcases / sizeof tcases[0], pack_attr,
+	run_topic("pager perf.attributions.v1", PW_PAGER_IN_ATTRIBUTION, tcases, sizeof tcases / sizeof tcases[0], pack_attr,
 	          KEY_ATTR);
 }
 
@@ -733,12 +608,12 @@ Test(pager_door, a_hostile_creation_time_still_makes_an_rfc3339_start)
  * refused whole with INVALID_VALUE and a detail naming the field, as the
  * bisector and attributor refuse theirs.
  */
-AEDIT(a_id_128, q->al.alert_id = (char *)letters('a', 128))
-AEDIT(a_id_127, q->al.alert_id = (char *)letters('a', 127))
-AEDIT(a_id_60k, q->al.alert_id = (char *)letters('a', 60000))
-AEDIT(a_key_256, q->al.series_key = (char *)letters('k', 256))
-AEDIT(a_model_128, q->key.model = (char *)letters('m', 128))
-static const kase long_id_cases[] = {
+AEDIT(a_id_128, q->al.alert_id = (char *)wire_letters('a', 128))
+AEDIT(a_id_127, q->al.alert_id = (char *)wire_letters('a', 127))
+AEDIT(a_id_60k, q->al.alert_id = (char *)wire_letters('a', 60000))
+AEDIT(a_key_256, q->al.series_key = (char *)wire_letters('k', 256))
+AEDIT(a_model_128, q->key.model = (char *)wire_letters('m', 128))
+static const door_case long_id_cases[] = {
 	{"a 128-byte alert_id", a_id_128, NULL, NULL, 0, 0, R_INVALID, "alert_id is 128 bytes"},
 	{"a 60 kB alert_id", a_id_60k, NULL, NULL, 0, 0, R_INVALID, "alert_id"},
 	{"a 256-byte series_key", a_key_256, NULL, NULL, 0, 0, R_INVALID, "series_key"},
@@ -749,14 +624,14 @@ Test(pager_door, random_mutations_on_every_topic)
 {
 	static const struct {
 		const char *topic;
-		in_kind kind;
-		pack_fn pack;
+		pw_pager_in kind;
+		door_pack_fn pack;
 	} t[] = {
-		{"pager perf.alerts.v1", IN_ALERT, pack_alert},
-		{"pager perf.gate.verdicts.v1", IN_GATE, pack_gate},
-		{"pager perf.changepoints.v1", IN_CHANGEPOINT, pack_cp},
-		{"pager perf.bisections.v1", IN_BISECTION, pack_bis},
-		{"pager perf.attributions.v1", IN_ATTRIBUTION, pack_attr},
+		{"pager perf.alerts.v1", PW_PAGER_IN_ALERT, pack_alert},
+		{"pager perf.gate.verdicts.v1", PW_PAGER_IN_GATE, pack_gate},
+		{"pager perf.changepoints.v1", PW_PAGER_IN_CHANGEPOINT, pack_cp},
+		{"pager perf.bisections.v1", PW_PAGER_IN_BISECTION, pack_bis},
+		{"pager perf.attributions.v1", PW_PAGER_IN_ATTRIBUTION, pack_attr},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		cur_kind = t[i].kind;
@@ -768,13 +643,13 @@ Test(pager_door, random_mutations_on_every_topic)
 
 Test(pager_door, ids_longer_than_kept_are_refused)
 {
-	cur_kind = IN_ALERT;
-	cur_pack = pack_alert;
-	cur_good_key = KEY_ALERT;
-	cur_cases = long_id_cases;
+	cur_kind = PW_PAGER_IN_ALERT;
+	door_cur_pack = pack_alert;
+	door_cur_good = KEY_ALERT;
+	door_cur_cases = long_id_cases;
 	for (size_t i = 0; i < sizeof long_id_cases / sizeof long_id_cases[0]; i++) {
 		door_expect e;
-		wire_buf b = build(i, &e);
+		wire_buf b = door_case_build(i, &e);
 		ProtobufCMessage *m = NULL;
 		bool skip;
 		char detail[512] = "";
@@ -787,9 +662,9 @@ Test(pager_door, ids_longer_than_kept_are_refused)
 		free(b.p);
 	}
 	/* 127 bytes is kept whole: it passes */
-	cur_cases = (const kase[]){{"a 127-byte alert_id", a_id_127, NULL, NULL, 0, 0, R_OK_, ""}};
+	door_cur_cases = (const door_case[]){{"a 127-byte alert_id", a_id_127, NULL, NULL, 0, 0, R_OK_, ""}};
 	door_expect e;
-	wire_buf b = build(0, &e);
+	wire_buf b = door_case_build(0, &e);
 	ProtobufCMessage *m = NULL;
 	bool skip;
 	char detail[512] = "";
@@ -797,5 +672,29 @@ Test(pager_door, ids_longer_than_kept_are_refused)
 	cr_expect(strlen(last_key) == strlen("alert:") + 127 + strlen(":r1"), "part key %s", last_key);
 	if (m)
 		protobuf_c_message_free_unpacked(m, NULL);
+	free(b.p);
+}
+
+/* The door knows the pager's five topics and refuses a message of any other. */
+Test(pager_door, its_five_topics_and_no_other)
+{
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_ALERTS), PW_PAGER_IN_ALERT);
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_GATE_VERDICTS), PW_PAGER_IN_GATE);
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_CHANGEPOINTS), PW_PAGER_IN_CHANGEPOINT);
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_BISECTIONS), PW_PAGER_IN_BISECTION);
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_ATTRIBUTIONS), PW_PAGER_IN_ATTRIBUTION);
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_POINTS), PW_PAGER_IN_UNKNOWN);
+	cr_expect_eq(pw_pager_in_of(PW_TOPIC_TRIAGE), PW_PAGER_IN_UNKNOWN);
+	cr_expect_eq(pw_pager_in_of(NULL), PW_PAGER_IN_UNKNOWN);
+	cr_expect_null(pw_pager_in_desc(PW_PAGER_IN_UNKNOWN));
+
+	wire_buf b = pack_alert(NULL);
+	pw_pager_part pt;
+	Perfwatch__V1__GateVerdict *gv = NULL;
+	char detail[512] = "";
+	cr_expect_eq(pw_pager_door(PW_PAGER_IN_UNKNOWN, b.p, b.n, &pt, &gv, detail, sizeof detail), R_INVALID);
+	cr_expect_str_eq(detail, "topic not consumed by the pager");
+	cr_expect_null(gv);
+	cr_expect_eq(pt.key[0], 0);
 	free(b.p);
 }

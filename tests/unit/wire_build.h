@@ -1,7 +1,7 @@
 /*
  * wire_build.h: building protobuf wire bytes by hand, for the door tests
  * (test_baseliner_door.c, test_gate_door.c, test_watch_door.c, test_bisect_door.c,
- * test_attr_door.c, test_pager_door.c).
+ * test_attr_door.c, test_pager_door.c, test_accept_door.c).
  *
  * A case packs a good message with protobuf-c, then appends raw fields: the
  * last occurrence of a singular field wins and sub-messages merge, so an
@@ -165,6 +165,151 @@ static inline void door_run(const char *topic, size_t n, door_case_fn build, doo
 	            skipped, n - refused - skipped);
 	cr_expect_geq(n, 30);
 }
+
+/*
+ * Defines fn, a door_fn over a door of the shape
+ * decode(payload, len, T **out, detail, detail_len) (the baseliner's): what
+ * door_run hands it in *out goes in, so that the door must reset it.
+ */
+#define DOOR_FN(fn, T, decode)                                                                     \
+	static Perfwatch__V1__DlqReason fn(const uint8_t *buf, size_t len, ProtobufCMessage **out, \
+	                                   bool *skip, char *detail, size_t detail_len)             \
+	{                                                                                          \
+		(void)skip;                                                                        \
+		T *m = (T *)*out;                                                                  \
+		Perfwatch__V1__DlqReason r = decode(buf, len, &m, detail, detail_len);             \
+		*out = (ProtobufCMessage *)m;                                                      \
+		return r;                                                                          \
+	}
+
+/* ---- one case shape for the tables of a door with several topics ---- */
+
+/* An edit of a topic's good message before it is packed (parts: the topic's struct of parts). */
+typedef void (*door_edit_fn)(void *parts);
+/* The topic's good message with edit applied (NULL: none), packed. */
+typedef wire_buf (*door_pack_fn)(door_edit_fn edit);
+
+/* One case of a topic's table (test_pager_door.c, test_accept_door.c). */
+typedef struct door_case {
+	const char *name;
+	door_edit_fn edit;           /* NULL: the good message */
+	void (*append)(wire_buf *b); /* raw fields after the packed message; NULL: none */
+	const uint8_t *raw;          /* instead of the message: these bytes */
+	size_t raw_len;
+	long cut; /* > 0: keep the first cut bytes; < 0: drop -cut bytes at the end */
+	Perfwatch__V1__DlqReason reason;
+	const char *want; /* refused: in the detail; accepted: the identifying text (NULL: the good one) */
+} door_case;
+
+/* the table door_case_build reads: door_cases_run sets it */
+static const door_case *door_cur_cases;
+static door_pack_fn door_cur_pack;
+static const char *door_cur_good;
+
+/* A door_case_fn over door_cur_cases. */
+static inline wire_buf door_case_build(size_t i, door_expect *e)
+{
+	const door_case *c = &door_cur_cases[i];
+	bool ok = c->reason == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
+	*e = (door_expect){c->name, c->reason, false, ok && c->want ? c->want : door_cur_good, 0};
+	door_want_detail = ok ? NULL : c->want;
+	wire_buf b = {0};
+	if (c->raw) {
+		wire_bytes(&b, c->raw, c->raw_len);
+		return b;
+	}
+	b = door_cur_pack(c->edit);
+	if (c->append)
+		c->append(&b);
+	if (c->cut > 0 && (size_t)c->cut < b.n)
+		b.n = (size_t)c->cut;
+	else if (c->cut < 0 && (size_t)-c->cut < b.n)
+		b.n -= (size_t)-c->cut;
+	return b;
+}
+
+/* door_run on a table of n door_cases; good: the good message's identifying text. */
+static inline void door_cases_run(const char *topic, const door_case *cases, size_t n,
+                                  door_pack_fn pack, const char *good, door_fn door,
+                                  door_text_fn text)
+{
+	door_cur_cases = cases;
+	door_cur_pack = pack;
+	door_cur_good = good;
+	door_run(topic, n, door_case_build, door, text);
+}
+
+/* n copies of c (n <= 70000), in one of 8 buffers used in turn */
+static inline const char *wire_letters(char c, size_t n)
+{
+	static char bufs[8][70001];
+	static size_t used;
+	cr_assert(n <= 70000);
+	char *b = bufs[used++ % 8];
+	memset(b, c, n);
+	b[n] = 0;
+	return b;
+}
+
+/* the packed bytes of the protobuf-c message m */
+static inline wire_buf wire_pack(const ProtobufCMessage *m)
+{
+	wire_buf b = {0};
+	b.n = protobuf_c_message_get_packed_size(m);
+	b.p = malloc(b.n + 1);
+	cr_assert_not_null(b.p);
+	protobuf_c_message_pack(m, b.p);
+	return b;
+}
+
+/* kinds every topic whose field 1 is a string id gets: raw bytes, the wire types, unknown fields */
+static inline void wire_w_past_end_1(wire_buf *b) { wire_past_end(b, 1); }
+static inline void wire_w_group(wire_buf *b) { wire_varint(b, 60u << 3 | 3); }
+static inline void wire_w_id_varint(wire_buf *b) { wire_int(b, 1, 412); }
+static inline void wire_w_unknown(wire_buf *b)
+{
+	wire_int(b, 99, 12345);
+	wire_ld(b, 100, "a field of a later version", 26);
+}
+static inline void wire_w_nul_1(wire_buf *b) { wire_ld(b, 1, "id-00412\0evil", 13); }
+static inline void wire_w_ff_1(wire_buf *b) { wire_ld(b, 1, "id-\377", 4); }
+static inline void wire_w_overlong_1(wire_buf *b) { wire_ld(b, 1, "id\xc0\xaf", 4); }
+static inline void wire_w_surrogate_1(wire_buf *b) { wire_ld(b, 1, "id\xed\xa0\x80", 5); }
+static inline void wire_w_cut_1(wire_buf *b) { wire_ld(b, 1, "id\xe2\x82", 4); }
+static inline void wire_w_above_1(wire_buf *b) { wire_ld(b, 1, "id\xf4\x90\x80\x80", 6); }
+
+/*
+ * Those kinds as door_cases: EMPTY and EMPTY_WANT what an empty payload
+ * gets, NOT the detail of bytes that are not the topic's message.
+ */
+#define DOOR_COMMON_CASES(EMPTY, EMPTY_WANT, NOT)                                                  \
+	{"empty payload", NULL, NULL, (const uint8_t *)"", 0, 0, EMPTY, EMPTY_WANT},                  \
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0,                                  \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED, NOT},                                   \
+	{"truncated after 3 bytes", NULL, NULL, NULL, 0, 3,                                           \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED, NOT},                                   \
+	{"truncated by its last byte", NULL, NULL, NULL, 0, -1,                                       \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED, NOT},                                   \
+	{"field 1 as a varint", NULL, wire_w_id_varint, NULL, 0, 0,                                   \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED, NOT},                                   \
+	{"a length prefix past the end", NULL, wire_w_past_end_1, NULL, 0, 0,                         \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED, NOT},                                   \
+	{"a group that never ends", NULL, wire_w_group, NULL, 0, 0,                                   \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED, NOT},                                   \
+	{"unknown fields (a later version)", NULL, wire_w_unknown, NULL, 0, 0,                        \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED, NULL},                                    \
+	{"NUL inside the id", NULL, wire_w_nul_1, NULL, 0, 0,                                         \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "contains a NUL byte"},                 \
+	{"0xff in the id", NULL, wire_w_ff_1, NULL, 0, 0,                                             \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "is not valid UTF-8"},                  \
+	{"an overlong '/' in the id", NULL, wire_w_overlong_1, NULL, 0, 0,                            \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "is not valid UTF-8"},                  \
+	{"a surrogate in the id", NULL, wire_w_surrogate_1, NULL, 0, 0,                               \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "is not valid UTF-8"},                  \
+	{"a cut sequence in the id", NULL, wire_w_cut_1, NULL, 0, 0,                                  \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "is not valid UTF-8"},                  \
+	{"above U+10FFFF in the id", NULL, wire_w_above_1, NULL, 0, 0,                                \
+	 PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "is not valid UTF-8"}
 
 /* ---- random mutations of a good message ---- */
 
