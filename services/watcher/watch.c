@@ -324,18 +324,24 @@ void pw_watch_series_mark_provisional(pw_watch_series *s, const char *build_id, 
 	pw_watch_series_mark_emitted(s, build_id);
 }
 
-/* The early rule over the newest early.k points (pw_cp_early_shift). */
-static pw_status early_scan(pw_watch_series *s, pw_watch_event *out, size_t cap, size_t *nout)
+/*
+ * The early rule over the early.k points before absolute point end
+ * (pw_cp_early_shift): end is s->total for the newest points; a smaller end
+ * applies the rule as it stood when point end - 1 was the newest (a loaded
+ * history, pw_watch_series_scan_loaded).
+ */
+static pw_status early_scan_at(pw_watch_series *s, size_t end, pw_watch_event *out, size_t cap,
+                               size_t *nout)
 {
 	const pw_cp_early_params *ep = &s->params.early;
 	size_t k = ep->k;
-	if (k == 0 || s->total < k + ep->min_ref + 1 || *nout == cap)
+	if (k == 0 || end > s->total || end < k + ep->min_ref + 1 || *nout == cap)
 		return PW_OK;
-	size_t first = s->total - k;
+	size_t first = end - k;
 	if (!in_ring(s, first - 1))
 		return PW_OK;
 	/* k nightlies, not repeats of one: every point its own build */
-	for (size_t i = first; i < s->total; i++)
+	for (size_t i = first; i < end; i++)
 		if (strcmp(build_at(s, i - 1)->build_id, build_at(s, i)->build_id) == 0)
 			return PW_OK;
 	if (same_as_emitted(s, first) || provisional_near(s, first) >= 0)
@@ -391,9 +397,15 @@ static pw_status early_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
 	pw_watch_event *ev = &out[(*nout)++];
 	describe(s, &cp, ev);
 	ev->stage = PW_WATCH_STAGE_PROVISIONAL;
-	ev->reported_after = s->total - start;
+	ev->reported_after = end - start;
 	provisional_add(s, &cp);
 	return PW_OK;
+}
+
+/* The early rule over the newest early.k points. */
+static pw_status early_scan(pw_watch_series *s, pw_watch_event *out, size_t cap, size_t *nout)
+{
+	return early_scan_at(s, s->total, out, cap, nout);
 }
 
 void pw_watch_series_mark_drift(pw_watch_series *s, const char *build_id, bool rising)
@@ -615,6 +627,30 @@ pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t c
 	if (st != PW_OK)
 		return pw_fail(st, errbuf, errlen, "drift detection: %s", pw_strerror(st));
 	return early_scan(s, out, cap, nout);
+}
+
+pw_status pw_watch_series_scan_loaded(pw_watch_series *s, size_t loaded, pw_watch_event *out,
+                                     size_t cap, size_t *nout, char *errbuf, size_t errlen)
+{
+	pw_status st = pw_watch_series_scan(s, out, cap, nout, errbuf, errlen);
+	if (st != PW_OK || s->params.early.k == 0)
+		return st;
+	/* the early rule judges the newest k points against the level before
+	 * them, so the scan above (at the newest point) misses a shift more than
+	 * k points old: its older shifted points are then in the reference. A
+	 * stream applied it at every point; here it is applied at each loaded
+	 * point a provisional report could still stand on (early_confirm_within
+	 * + k), oldest first, after PELT: a shift PELT placed is emitted already
+	 * and not reported again. */
+	size_t back = s->params.early_confirm_within + s->params.early.k;
+	if (loaded > back)
+		loaded = back;
+	if (loaded > s->total)
+		loaded = s->total;
+	for (size_t end = s->total - loaded + 1; end < s->total && *nout < cap; end++)
+		if ((st = early_scan_at(s, end, out, cap, nout)) != PW_OK)
+			return st;
+	return PW_OK;
 }
 
 void pw_watch_event_set_infra(pw_watch_event *ev, const char *event_id)

@@ -175,6 +175,18 @@ pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t c
                                size_t *nout, char *errbuf, size_t errlen);
 
 /*
+ * pw_watch_series_scan after the newest `loaded` points were loaded
+ * (pw_watch_series_load): the early rule is also applied as it stood when
+ * each of them was the newest (at most early_confirm_within + early.k
+ * back), as a stream that appended them would have, so that a shift whose
+ * early report was due among them is reported provisionally — unless PELT
+ * places it in the window. Call it after the stored emitted and provisional
+ * shifts are marked.
+ */
+pw_status pw_watch_series_scan_loaded(pw_watch_series *s, size_t loaded, pw_watch_event *out,
+                                      size_t cap, size_t *nout, char *errbuf, size_t errlen);
+
+/*
  * Records a drift reported from build_id on (reloaded after restart, after
  * the points): it is not reported again, and PELT's steps in its direction
  * are its stairs.

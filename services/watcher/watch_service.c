@@ -307,8 +307,9 @@ static pw_status load_series(watcher_app *app, const char *key, pw_watch_entry *
 				pw_watch_series_mark_provisional(s, prov[i].build_id, prov[i].before,
 				                                 prov[i].after, prov[i].p);
 	}
+	/* one scan over the window, the early rule as a stream of the loaded points had it */
 	size_t nev = 0;
-	st = pw_watch_series_scan(s, app->ev, app->evcap, &nev, errbuf, errlen);
+	st = pw_watch_series_scan_loaded(s, npts, app->ev, app->evcap, &nev, errbuf, errlen);
 	if (st != PW_OK)
 		goto fail;
 	for (size_t i = 0; i < nev; i++)

@@ -15,6 +15,10 @@
  * meet each other.
  *
  *   it_watcher feed NONCE FILLER DAY_MS   publish 2026-05-01..06-25, one day every DAY_MS
+ *   it_watcher feed-days NONCE FILLER DAY_MS FROM TO
+ *                                        publish days FROM..TO (0 = 2026-05-01) of the same
+ *                                        feed (the values are those a whole feed has), plus
+ *                                        the fault run's series (below)
  *   it_watcher wait GROUP TIMEOUT_S [TOPIC]  until GROUP committed the end of TOPIC
  *                                        (default perf.points.v1)
  *   it_watcher count NONCE                 print the Changepoints and Alerts published for NONCE
@@ -47,6 +51,31 @@
 #define IT_IMPROVE_DAY 24      /* 2026-05-25 */
 #define IT_MAX_SERIES 2048
 
+/*
+ * One series of the fault harness's --models 56 run (docs/operations.md,
+ * issue 19) as it stored it: chat-8b v6e-4 decode.B64 cost_per_mtok_usd,
+ * the nightlies 2026-05-12..07-02, +7.7% from 2026-06-17. Streamed, the
+ * early rule reports the shift at 06-19 and PELT places it at 06-25 only; a
+ * watcher that loads it from PostgreSQL holding 06-17..06-23 has seven
+ * shifted points, too few for PELT and too many for the early rule over the
+ * newest three.
+ */
+static const double it_fault_run_cost[] = {
+	0.19863855202427677, 0.19783377446905942, 0.1983326791465036,  0.19939727392299456,
+	0.19917296092564976, 0.19807396323425625, 0.19893033555990774, 0.19925166679106165,
+	0.2005390826823912,  0.19846841410175045, 0.19898810824104776, 0.1996795208399039,
+	0.19778996397225646, 0.1987525750176815,  0.20528036178699913, 0.1979018892482238,
+	0.19866536999102619, 0.19759285091588508, 0.1990760374882468,  0.19871673304617987,
+	0.1987681634763469,  0.19797681509926376, 0.19831012042936272, 0.19860893798115664,
+	0.1985041507351132,  0.19900397709513856, 0.19895440443257265, 0.19770648221707926,
+	0.19925999295460026, 0.19912645032583814, 0.1997887522716582,  0.19852427036003673,
+	0.19961726071047137, 0.19750788728178667, 0.19853844746857144, 0.19900082033002453,
+	0.21411317317245307, 0.21294806411716508, 0.2163595843389308,  0.21576018543298536,
+	0.21517520971274018, 0.21392927252643582, 0.21564660568572472, 0.21515511623469782,
+	0.21563207872571033,
+};
+#define IT_FAULT_RUN_DAY0 11 /* 2026-05-12 */
+
 typedef struct it_series {
 	char model[64], hlo[64], platform[32], config[64], metric[32], unit[16];
 	bool lower_is_better;
@@ -54,6 +83,8 @@ typedef struct it_series {
 	double level, sigma;  /* before any shift */
 	int shift_day;        /* -1: none */
 	double shift_factor;
+	const double *fixed;  /* else: these values, from day fixed_day0 on (none before) */
+	int fixed_day0, fixed_n;
 	char key[320];
 	int64_t id;
 } it_series;
@@ -214,6 +245,11 @@ static int it_day(it_app *a, int day)
 		if (s->shift_day >= 0 && day >= s->shift_day)
 			v *= s->shift_factor;
 		values[i] = v;
+		if (s->fixed) {
+			if (day < s->fixed_day0 || day >= s->fixed_day0 + s->fixed_n)
+				continue; /* not measured that day */
+			values[i] = v = s->fixed[day - s->fixed_day0];
+		}
 		char run_id[96];
 		snprintf(run_id, sizeof run_id, "it-%s-%zu-%d", a->nonce, i, day);
 		rl += (size_t)snprintf(runs + rl, cap - rl,
@@ -244,6 +280,8 @@ static int it_day(it_app *a, int day)
 	}
 	for (size_t i = 0; i < a->n; i++) {
 		it_series *s = &a->s[i];
+		if (s->fixed && (day < s->fixed_day0 || day >= s->fixed_day0 + s->fixed_n))
+			continue;
 		char run_id[96];
 		snprintf(run_id, sizeof run_id, "it-%s-%zu-%d", a->nonce, i, day);
 		Perfwatch__V1__SeriesKey k = PERFWATCH__V1__SERIES_KEY__INIT;
@@ -323,7 +361,7 @@ static int it_fleet_change(it_app *a)
 	return 0;
 }
 
-static int it_feed(it_app *a, int filler, int day_ms)
+static int it_feed(it_app *a, int filler, int day_ms, int from, int to, bool fault_series)
 {
 	char err[1024];
 	const char *dsn = getenv("PW_PG_DSN"), *brokers = getenv("PW_KAFKA_BOOTSTRAP_SERVERS");
@@ -340,7 +378,38 @@ static int it_feed(it_app *a, int filler, int day_ms)
 	}
 	if (it_setup(a, filler) != 0)
 		return 1;
-	for (int day = 0; day < IT_DAYS; day++) {
+	if (fault_series) {
+		it_series *s = it_add(a, "chat-8b", "v6e-4", "decode.B64.s2048.int8", "cost_per_mtok_usd",
+		                      "usd", true, "cell-mtv5-c11", 0.0, 0.0, -1, 1.0);
+		if (!s)
+			return 1;
+		s->fixed = it_fault_run_cost;
+		s->fixed_day0 = IT_FAULT_RUN_DAY0;
+		s->fixed_n = (int)(sizeof it_fault_run_cost / sizeof it_fault_run_cost[0]);
+		/* its row as it_setup writes the others' */
+		char err[1024];
+		PGresult *res = NULL;
+		const char *p[] = {s->model, s->hlo, s->platform, s->config, s->metric, s->unit,
+		                   "lower_is_better", s->key};
+		if (pw_pg_exec(a->pg,
+		               "WITH ins AS (INSERT INTO perfwatch.series (model, hlo_fingerprint, platform,"
+		               "   config, metric, unit, direction) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+		               "   ON CONFLICT (model, hlo_fingerprint, platform, config, metric) DO NOTHING"
+		               "   RETURNING series_id)"
+		               " SELECT series_id FROM ins UNION ALL"
+		               " SELECT series_id FROM perfwatch.series WHERE series_key = $8",
+		               8, p, &res, err, sizeof err) != PW_OK) {
+			fprintf(stderr, "FAIL: series %s: %s\n", s->key, err);
+			return 1;
+		}
+		s->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		PQclear(res);
+	}
+	/* the days before FROM: their values drawn (the same values as a whole feed), not sent */
+	for (int day = 0; day < from; day++)
+		for (size_t i = 0; i < a->n; i++)
+			(void)it_gauss(&a->rng);
+	for (int day = from; day <= to && day < IT_DAYS; day++) {
 		if (day == IT_RECABLE_DAY && it_fleet_change(a) != 0)
 			return 1;
 		if (it_day(a, day) != 0)
@@ -348,7 +417,7 @@ static int it_feed(it_app *a, int filler, int day_ms)
 		struct timespec ts = {.tv_sec = day_ms / 1000, .tv_nsec = (long)(day_ms % 1000) * 1000000};
 		nanosleep(&ts, NULL);
 	}
-	printf("fed %zu series x %d nightlies\n", a->n, IT_DAYS);
+	printf("fed %zu series x nightlies %d..%d\n", a->n, from, to < IT_DAYS ? to : IT_DAYS - 1);
 	for (size_t i = 0; i < 4; i++)
 		printf("series %zu %s\n", i, a->s[i].key);
 	return 0;
@@ -543,7 +612,11 @@ int main(int argc, char **argv)
 	if (argc == 5 && strcmp(argv[1], "feed") == 0) {
 		snprintf(a.nonce, sizeof a.nonce, "%s", argv[2]);
 		a.rng = 412;
-		rc = it_feed(&a, atoi(argv[3]), atoi(argv[4]));
+		rc = it_feed(&a, atoi(argv[3]), atoi(argv[4]), 0, IT_DAYS - 1, false);
+	} else if (argc == 7 && strcmp(argv[1], "feed-days") == 0) {
+		snprintf(a.nonce, sizeof a.nonce, "%s", argv[2]);
+		a.rng = 412;
+		rc = it_feed(&a, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), true);
 	} else if (argc >= 3 && strcmp(argv[1], "start-at-end") == 0) {
 		static const char *const watched[] = {PW_TOPIC_POINTS, PW_TOPIC_FLEET_CHANGES,
 		                                      PW_TOPIC_BASELINES};
@@ -559,7 +632,8 @@ int main(int argc, char **argv)
 		snprintf(a.nonce, sizeof a.nonce, "%s", argv[2]);
 		rc = it_baselines(&a);
 	} else {
-		fprintf(stderr, "usage: it_watcher feed NONCE FILLER DAY_MS | wait GROUP TIMEOUT_S [TOPIC] |"
+		fprintf(stderr, "usage: it_watcher feed NONCE FILLER DAY_MS |"
+		                " feed-days NONCE FILLER DAY_MS FROM TO | wait GROUP TIMEOUT_S [TOPIC] |"
 		                " count NONCE | baselines NONCE | start-at-end GROUP [TOPIC...]\n");
 	}
 	pw_producer_free(a.prod);
