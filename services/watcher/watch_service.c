@@ -82,6 +82,7 @@ typedef struct watcher_app {
 	pw_reader *feed;        /* this instance's reader of the whole fleet-change feed */
 	bool feed_started;      /* positioned where the group had committed */
 	double feed_at_end_s;   /* pw_mono_s() when the reader was last seen at the feed's end */
+	uint64_t revocations;   /* the consumer's partition revocations when the last batch began */
 } watcher_app;
 
 
@@ -596,6 +597,24 @@ pw_status pw_watcher_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,
                            size_t errlen)
 {
 	watcher_app *app = ctx;
+	/*
+	 * Partitions revoked since the last batch: a series whose partition went
+	 * to another member may come back after that member took points of it,
+	 * and the entry held here would miss them (appending onto a gapped
+	 * history). Every entry is dropped and loaded again from PostgreSQL at
+	 * its next point, as after a restart; rebalances are rare.
+	 */
+	pw_consumer *consumer = pw_service_worker_consumer(app->w);
+	if (consumer) {
+		pw_consumer_counts cc;
+		pw_consumer_counts_get(consumer, &cc);
+		if (cc.revocations != app->revocations) {
+			pw_log_info(app->lg, "partitions were revoked since the last batch: every series is loaded "
+			            "again from PostgreSQL at its next point");
+			forget_series(app);
+			app->revocations = cc.revocations;
+		}
+	}
 	pw_status st = fleet_feed_read(app, msgs, n, errbuf, errlen);
 	if (st != PW_OK) {
 		pw_log_info(app->lg, "batch of %zu messages deferred: %s", n, errbuf);

@@ -13,6 +13,10 @@
 #              nightlies 06-17..06-23 are stored and published while it is
 #              down, and the restarted watcher loads every series from
 #              PostgreSQL at its first point (seven shifted nightlies in it).
+#   handover   one watcher reads to 2026-06-14; a second joins its group and
+#              takes half the partitions over 06-15..06-19, then leaves; the
+#              first, which held those series before, reads the rest (it
+#              drops its series at a revocation and loads them again).
 # Their changepoints (series, first shifted build, stage, routing,
 # annotation; the nonce taken out) must be the same.
 #
@@ -100,8 +104,83 @@ caught_up "it-watcher-$flt" "$work/watcher-flt.log"
 stop_watcher
 changepoints "$flt" >"$work/flt.txt"
 
+# --- handover: a second member takes half the partitions over the shift, then leaves
+# (the first member's entries of those series would miss what the second took; it loads
+# them again from PostgreSQL after the revocation). The nonce puts the worked example's
+# series on partitions 0..5 and the fault run's on 6..11, so one of them is on the
+# second member's half whichever half it gets.
+partition_of() { python3 -c 'import sys, zlib; print(zlib.crc32(sys.argv[1].encode()) % 12)' "$1"; }
+hov=""
+for ((k = 0; k < 400; k++)); do
+  c=wrh$tag$k
+  pw=$(partition_of "chat-8b/hlo:9f31c2ab.$c/v6e-4/decode.B64.s2048.int8/tpot_p50_ms")
+  pf=$(partition_of "chat-8b/hlo:9f31c2ab.$c/v6e-4/decode.B64.s2048.int8/cost_per_mtok_usd")
+  [ "$pw" -lt 6 ] && [ "$pf" -ge 6 ] && { hov=$c; break; }
+done
+[ -n "$hov" ] || { fail "no handover nonce found"; exit 1; }
+# held LOG: the perf.points.v1 partitions the member holds (from its assigned/revoked lines)
+held() {
+  python3 - "$1" <<'PY'
+import json, sys
+held = set()
+for line in open(sys.argv[1], errors="replace"):
+    try:
+        j = json.loads(line)
+    except ValueError:
+        continue
+    msg = j.get("msg", "")
+    if msg not in ("kafka partitions assigned", "kafka partitions revoked"):
+        continue
+    parts = set()
+    for g in j.get("list", "").split():
+        topic, _, ps = g.rpartition(":")
+        if topic == "perf.points.v1":
+            parts |= {int(p) for p in ps.split(",") if p}
+    held = held | parts if msg.endswith("assigned") else held - parts
+print(len(held))
+PY
+}
+wait_held() { # LOG N
+  local deadline=$((SECONDS + 90))
+  until [ "$(held "$1")" = "$2" ]; do
+    [ $SECONDS -lt $deadline ] || { fail "a member did not come to hold $2 points partitions in 90 s ($(held "$1"))"; exit 1; }
+    sleep 0.3
+  done
+}
+"$it" start-at-end "it-watcher-$hov" || { fail "could not place it-watcher-$hov at the topics' end"; exit 1; }
+start_watcher "it-watcher-$hov" "$work/watcher-hov-a.log"
+apid=$wpid
+wait_held "$work/watcher-hov-a.log" 12
+feed "$hov" 0 $((SHIFT_DAY - 3))
+caught_up "it-watcher-$hov" "$work/watcher-hov-a.log"
+start_watcher "it-watcher-$hov" "$work/watcher-hov-b.log"
+bpid=$wpid
+wait_held "$work/watcher-hov-b.log" 6
+wait_held "$work/watcher-hov-a.log" 6
+feed "$hov" $((SHIFT_DAY - 2)) $((SHIFT_DAY + 2))
+caught_up "it-watcher-$hov" "$work/watcher-hov-b.log"
+wpid=$bpid
+stop_watcher
+wait_held "$work/watcher-hov-a.log" 12
+echo "handover: a second watcher held half the partitions over 2026-06-15..06-19, then left"
+feed "$hov" $((SHIFT_DAY + 3)) "$LAST_DAY"
+wpid=$apid
+caught_up "it-watcher-$hov" "$work/watcher-hov-a.log"
+stop_watcher
+changepoints "$hov" >"$work/hov.txt"
+grep -q "every series is loaded again from PostgreSQL" "$work/watcher-hov-a.log" &&
+  pass "handover: the first watcher dropped its series after the revocations" ||
+  fail "handover: the first watcher never said it dropped its series after a revocation"
+
 echo "reference:"; sed 's/^/  /' "$work/ref.txt"
 echo "faulted:"; sed 's/^/  /' "$work/flt.txt"
+echo "handover:"; sed 's/^/  /' "$work/hov.txt"
+if diff -u "$work/ref.txt" "$work/hov.txt" >"$work/diff-hov.txt"; then
+  pass "after the handover the first watcher recorded the reference's changepoints"
+else
+  fail "after the handover the changepoints differ from the reference's:"
+  sed 's/^/  /' "$work/diff-hov.txt"
+fi
 
 fault_series="chat-8b/hlo:9f31c2ab.NS/v6e-4/decode.B64.s2048.int8/cost_per_mtok_usd xla-nightly-2026-06-17 "
 we="chat-8b/hlo:9f31c2ab.NS/v6e-4/decode.B64.s2048.int8/tpot_p50_ms xla-nightly-2026-06-17 "
