@@ -22,7 +22,7 @@ IMAGE = "registry.example.com/perfwatch:0.1.0"
 SERVICES = {
     "ingester": (2, [], False),
     "baseliner": (2, [], False),
-    "watcher": (1, [], False),
+    "watcher": (2, [], False),
     "gate": (2, [], False),
     "bisector": (2, [], False),
     "attributor": (2, [], False),
@@ -47,6 +47,7 @@ REPLICA_NOTE = {
     "gate": "scale-out through the consumer group perfwatch-gate (tests/integration/test_services_scaleout.sh): requests spread over up to 3 replicas (perf.gate.requests.v1 has 3 partitions); every replica polls the pending evaluations and one stores each",
     "bisector": "scale-out through the consumer group perfwatch-bisector (tests/integration/test_services_scaleout.sh): alerts over up to 6 replicas (perf.alerts.v1 has 6 partitions); each bisection is scheduled by one replica at a time (row lock)",
     "attributor": "scale-out through the consumer group perfwatch-attributor (tests/integration/test_services_scaleout.sh): up to 6 replicas (perf.alerts.v1 has 6 partitions)",
+    "watcher": "scale-out through the consumer group perfwatch-watcher (tests/integration/test_watcher_scaleout.sh, test_watcher_restart.sh's handover): up to 12 replicas (perf.points.v1 has 12 partitions); every replica reads the whole fleet-change feed through a reader of its own, and drops the series it holds at a rebalance, loading them again from PostgreSQL",
     "pager": "ONE replica, never two (strategy Recreate, also during a rollout): the open incidents are in the process's memory and group findings of every partition of five topics, so two members would each see part of an event and page it twice, and both ticks would deliver every page (docs/operations.md, Scaling out)",
 }
 
@@ -202,7 +203,7 @@ def files():
     out["01-secrets.example.yaml"] = dump(secret_docs(), h % "01-secrets.example.yaml"
                                           + "# TEMPLATES: create the real Secrets with kubectl (docs/operations.md); never commit values.\n")
     for name in SERVICES:
-        note = REPLICA_NOTE.get(name, "one replica until a longer run than its scale-out test's has been watched")
+        note = REPLICA_NOTE[name]
         out["%s.yaml" % name] = dump(service_docs(name), h % ("%s.yaml" % name) + "# pw-%s: %s.\n" % (name, note))
     out["prometheus.yaml"] = dump(prometheus_docs(), h % "prometheus.yaml"
                                   + "# Prometheus's configuration and perfwatch's rules, for a Prometheus in namespace monitoring.\n")
