@@ -24,6 +24,7 @@
 set -euo pipefail
 
 . tests/integration/lib.sh
+. tests/integration/lib_scaleout.sh
 need_env PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_RUN_DIR
 it=$PW_BUILD/tests/it_watcher
 watcher=$PW_BUILD/services/watcher/pw-watcher
@@ -118,32 +119,12 @@ for ((k = 0; k < 400; k++)); do
   [ "$pw" -lt 6 ] && [ "$pf" -ge 6 ] && { hov=$c; break; }
 done
 [ -n "$hov" ] || { fail "no handover nonce found"; exit 1; }
-# held LOG: the perf.points.v1 partitions the member holds (from its assigned/revoked lines)
-held() {
-  python3 - "$1" <<'PY'
-import json, sys
-held = set()
-for line in open(sys.argv[1], errors="replace"):
-    try:
-        j = json.loads(line)
-    except ValueError:
-        continue
-    msg = j.get("msg", "")
-    if msg not in ("kafka partitions assigned", "kafka partitions revoked"):
-        continue
-    parts = set()
-    for g in j.get("list", "").split():
-        topic, _, ps = g.rpartition(":")
-        if topic == "perf.points.v1":
-            parts |= {int(p) for p in ps.split(",") if p}
-    held = held | parts if msg.endswith("assigned") else held - parts
-print(len(held))
-PY
-}
+# points_held LOG: how many perf.points.v1 partitions the member holds now
+points_held() { so_held_topic "$1" perf.points.v1 | tr ',' '\n' | grep -c . || true; }
 wait_held() { # LOG N
   local deadline=$((SECONDS + 90))
-  until [ "$(held "$1")" = "$2" ]; do
-    [ $SECONDS -lt $deadline ] || { fail "a member did not come to hold $2 points partitions in 90 s ($(held "$1"))"; exit 1; }
+  until [ "$(points_held "$1")" = "$2" ]; do
+    [ $SECONDS -lt $deadline ] || { fail "a member did not come to hold $2 points partitions in 90 s ($(points_held "$1"))"; exit 1; }
     sleep 0.3
   done
 }

@@ -22,6 +22,7 @@
 set -euo pipefail
 
 . tests/integration/lib.sh
+. tests/integration/lib_scaleout.sh
 need_env PW_BUILD PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_RUN_DIR
 it=$PW_BUILD/tests/it_watcher
 watcher=$PW_BUILD/services/watcher/pw-watcher
@@ -55,29 +56,7 @@ for ((k = 0; k < 200; k++)); do
 done
 [ -n "$base" ] || { echo "FAIL: no nonce found"; exit 1; }
 
-# held LOG TOPIC: the partitions of TOPIC the instance holds at the end (from
-# pw_kafka's assigned/revoked lines), comma-separated
-held() {
-  python3 - "$1" "$2" <<'EOF'
-import json, sys
-held = set()
-for line in open(sys.argv[1], errors="replace"):
-    try:
-        j = json.loads(line)
-    except ValueError:
-        continue
-    msg = j.get("msg", "")
-    if msg not in ("kafka partitions assigned", "kafka partitions revoked"):
-        continue
-    parts = set()
-    for group in j.get("list", "").split():
-        topic, _, ps = group.rpartition(":")
-        if topic == sys.argv[2]:
-            parts |= {int(p) for p in ps.split(",") if p}
-    held = held | parts if msg.endswith("assigned") else held - parts
-print(",".join(str(p) for p in sorted(held)))
-EOF
-}
+held() { so_held_topic "$1" "$2"; }
 
 round() {
   local name=$1 n=$2 nonce=$base$3 i
