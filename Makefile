@@ -7,6 +7,7 @@
 #   make faults  the fault-injection harness's short run (also in make test)
 #   make faults-soak  its long run (not part of CI)
 #   make fuzz    the libFuzzer targets of bench/fuzz, FUZZ_SECONDS each (not part of CI)
+#   make fuzz-ci the same targets 30 s each, one per core (the last step of make test)
 #   make deps    apt-get install the Debian packages the project needs
 #   make stack-start / stack-stop / stack-status   the dev stack alone
 
@@ -22,7 +23,7 @@ JOBS       ?= $(shell nproc)
 SANITIZER_TESTS ?= pager watcher ingest_hostile bisector_inputs
 CMAKE_FLAGS ?=
 
-.PHONY: all build asan deps deps-check test unit-test integration-test integration-test-asan demo bench fuzz faults faults-soak \
+.PHONY: all build asan deps deps-check test unit-test integration-test integration-test-asan demo bench fuzz fuzz-ci faults faults-soak \
         stack-start stack-stop stack-status clean
 
 all: build
@@ -54,7 +55,7 @@ integration-test: build
 integration-test-asan: asan
 	@tests/integration/run.sh $(BUILD_ASAN) $(SANITIZER_TESTS)
 
-test: unit-test integration-test integration-test-asan
+test: unit-test integration-test integration-test-asan fuzz-ci
 
 demo: build
 	@tools/demo.sh $(BUILD)
@@ -75,6 +76,10 @@ fuzz: deps-check
 	  $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_wire fuzz_config fuzz_cli_input fuzz_http_query
 	@bench/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+# CI: every target fuzzed for 30 s (the seed corpus alone is replayed by the unit tests)
+fuzz-ci:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30 PW_FUZZ_JOBS=$(JOBS)
 
 stack-start: build
 	@deploy/dev/stack.sh start $(BUILD)
