@@ -90,7 +90,12 @@ cut_n=$(awk '$1 > 65536 && $1 < 80000' <<<"$sizes" | wc -l)
 over=$(awk '$1 >= 1000000' <<<"$sizes" | wc -l)
 [ "$over" = 0 ] || fail "$over dead letters over 1 MB on perf.dlq.v1"
 [ "$cut_n" -ge 1 ] || fail "no cut dead letter (64 KiB of payload) on perf.dlq.v1: sizes $(echo $sizes | head -c 200)"
-retries=$(grep -c "dead-lettered perf.runs.v1.*oversize" "$work/ing.log" || true)
-[ "$retries" = 1 ] || fail "the big run was dead-lettered $retries times (a batch retried)"
-echo "ok: its DeadLetter on perf.dlq.v1 is cut to fit and went out once"
+# Once, or once more per offset commit a rebalance refused (the batch is then
+# redelivered, as at-least-once delivery means: one more send each, keyed by
+# the run's source position); a batch retried over and over is the defect.
+sent=$(grep -c "dead-lettered perf.runs.v1.*oversize" "$work/ing.log" || true)
+refused=$(grep -c "offset commit failed" "$work/ing.log" || true)
+[ "$sent" -ge 1 ] && [ "$sent" -le $((1 + refused)) ] ||
+  fail "the big run was dead-lettered $sent times with $refused offset commits refused (a batch retried)"
+echo "ok: its DeadLetter on perf.dlq.v1 is cut to fit and went out $sent time(s) ($refused commit(s) refused by a rebalance)"
 echo "test_ingest_hostile: ok"
