@@ -1,7 +1,7 @@
 # perfwatch: the commands a developer types. The build itself is CMake.
 #   make         build everything into build/
 #   make test    unit tests under ASan+UBSan, then integration tests on the dev stack,
-#                then SANITIZER_TESTS again on the ASan+UBSan build (integration-test-asan)
+#                SANITIZER_TESTS among them on the ASan+UBSan build (integration-test-asan)
 #   make demo    start the dev stack and run the job end to end
 #   make bench   benchmarks (not part of CI)
 #   make faults  the fault-injection harness's short run (also in make test)
@@ -16,8 +16,8 @@ BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
-# The integration tests run a second time on the ASan+UBSan build: a subset that
-# runs every service (test_pager: ingester, baseliner, gate, bisector,
+# make test runs this subset of the integration tests on the ASan+UBSan build
+# (only there, not twice): it runs every service (test_pager: ingester, baseliner, gate, bisector,
 # attributor, pager; test_watcher: the watcher), pw-sim and the perfwatch CLI,
 # and the hostile-input tests; a sanitizer report in any process fails it.
 SANITIZER_TESTS ?= pager watcher ingest_hostile bisector_inputs
@@ -46,15 +46,17 @@ asan: deps-check
 unit-test: asan
 	@cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest -L unit --output-on-failure
+	  ctest -L unit -j $(JOBS) --output-on-failure
 
 integration-test: build
-	@tests/integration/run.sh $(BUILD)
+	@PW_INTEGRATION_SKIP="$(INTEGRATION_SKIP)" tests/integration/run.sh $(BUILD)
 
 # the build of unit-test; tests/integration/run.sh sees it is a sanitizer build
 integration-test-asan: asan
 	@tests/integration/run.sh $(BUILD_ASAN) $(SANITIZER_TESTS)
 
+# make test runs SANITIZER_TESTS once, on the sanitizer build
+test: INTEGRATION_SKIP = $(SANITIZER_TESTS)
 test: unit-test integration-test integration-test-asan fuzz-ci
 
 demo: build
