@@ -33,7 +33,18 @@ else
   fail "deploy_check reported failures (above)"
 fi
 
-# each built service accepts its production configuration file
+# each built service accepts its production configuration file: every
+# service's good and bad file at once (each good run lasts its 3 s)
+run_conf() {
+  local rc=0
+  # the secrets a deployment provides in the environment (deploy/secrets.sh), here made up
+  PW_PAGER_TRIAGE_KEY=deploy-check-triage-key-0123456789 \
+  PW_HTTP_LISTEN=127.0.0.1:0 PW_PG_DSN='host=127.0.0.1 port=1 connect_timeout=1 dbname=none' \
+  PW_KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:1 PW_REDIS_ADDR=127.0.0.1:1 \
+    timeout 3 "$1" --config "$2" >"$3.log" 2>&1 || rc=$?
+  echo "$rc" >"$3.rc"
+}
+names=()
 for conf in "$repo"/deploy/config/*.conf; do
   n=$(basename "$conf" .conf)
   bin=$PW_BUILD/services/$n/pw-$n
@@ -42,24 +53,21 @@ for conf in "$repo"/deploy/config/*.conf; do
     continue
   fi
   [ -x "$bin" ] || { fail "$bin not built"; continue; }
-  run_conf() {
-    local rc=0
-    # the secrets a deployment provides in the environment (deploy/secrets.sh), here made up
-    PW_PAGER_TRIAGE_KEY=deploy-check-triage-key-0123456789 \
-    PW_HTTP_LISTEN=127.0.0.1:0 PW_PG_DSN='host=127.0.0.1 port=1 connect_timeout=1 dbname=none' \
-    PW_KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:1 PW_REDIS_ADDR=127.0.0.1:1 \
-      timeout 3 "$bin" --config "$1" >"$work/$n.log" 2>&1 || rc=$?
-    echo "$rc"
-  }
-  rc=$(run_conf "$conf")
+  { cat "$conf"; echo "$n.no_such_key = 1"; } >"$work/$n.bad.conf"
+  run_conf "$bin" "$conf" "$work/$n" &
+  run_conf "$bin" "$work/$n.bad.conf" "$work/$n.bad" &
+  names+=("$n")
+done
+wait
+for n in "${names[@]}"; do
+  rc=$(cat "$work/$n.rc")
   if [ "$rc" = 124 ]; then
     pass "pw-$n accepts deploy/config/$n.conf (still running after 3 s, waiting for PostgreSQL)"
   else
     fail "pw-$n stopped (exit $rc) with deploy/config/$n.conf: $(tail -n 3 "$work/$n.log")"
   fi
-  { cat "$conf"; echo "$n.no_such_key = 1"; } >"$work/$n.bad.conf"
-  rc=$(run_conf "$work/$n.bad.conf")
-  if [ "$rc" != 124 ] && grep -q 'no_such_key' "$work/$n.log"; then
+  rc=$(cat "$work/$n.bad.rc")
+  if [ "$rc" != 124 ] && grep -q 'no_such_key' "$work/$n.bad.log"; then
     pass "pw-$n refuses the same file with an unknown key (exit $rc): the check above can fail"
   else
     fail "pw-$n did not refuse an unknown key (exit $rc)"
@@ -79,16 +87,26 @@ runtime_pkgs=$(awk '/^FROM debian:12$/ { rt = 1 } rt && /apt-get install/ { on =
   tr ' \\' '\n\n' | grep -E '^[a-z0-9][a-z0-9.+-]+$' | grep -vE '^(apt-get|install|rm|useradd)$' | sort -u)
 missing=""
 checked=0
+declare -A pkg_of # a library's package, looked up once (dpkg -S is slow)
 for bin in "$PW_BUILD"/services/*/pw-* "$PW_BUILD/tools/perfwatch" "$PW_BUILD/tools/pw-migrate"; do
   [ -x "$bin" ] && [ -f "$bin" ] || continue
   checked=$((checked + 1))
   for lib in $(readelf -d "$bin" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'); do
     # (readers that consume all their input: an early exit would SIGPIPE the
     # writer and fail the pipeline under pipefail)
-    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !p { p = $NF } END { print p }')
-    [ -n "$path" ] || { missing+=" $lib(unresolved,$(basename "$bin"))"; continue; }
-    pkg=$({ dpkg -S "$(readlink -f "$path")" 2>/dev/null || true; } | awk -F: 'NR == 1 { print $1 }')
-    [ -n "$pkg" ] || pkg=$({ dpkg -S "$path" 2>/dev/null || true; } | awk -F: 'NR == 1 { print $1 }')
+    if [ -z "${pkg_of[$lib]+set}" ]; then
+      path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !p { p = $NF } END { print p }')
+      pkg=""
+      if [ -n "$path" ]; then
+        pkg=$({ dpkg -S "$(readlink -f "$path")" 2>/dev/null || true; } | awk -F: 'NR == 1 { print $1 }')
+        [ -n "$pkg" ] || pkg=$({ dpkg -S "$path" 2>/dev/null || true; } | awk -F: 'NR == 1 { print $1 }')
+      else
+        pkg="(unresolved)"
+      fi
+      pkg_of[$lib]=$pkg
+    fi
+    pkg=${pkg_of[$lib]}
+    [ "$pkg" != "(unresolved)" ] || { missing+=" $lib(unresolved,$(basename "$bin"))"; continue; }
     case $pkg in libc6 | libgcc-s1 | libstdc++6) continue ;; esac
     grep -qx "$pkg" <<<"$runtime_pkgs" || missing+=" $lib($pkg,$(basename "$bin"))"
   done

@@ -3,7 +3,7 @@
 # not stop its Kafka work (issue 19). pw-ingester consumes a paced pw-sim
 # replay of the worked example; pw-pager consumes a steady feed of bad
 # messages on perf.alerts.v1 (each one dead-lettered and committed). Each
-# service's endpoint in turn gets 30 s of tests/integration/http_abuse.py:
+# service's endpoint in turn gets 20 s of tests/integration/http_abuse.py:
 # 200 slow partial requests held open, 100 KB URLs, odd query strings (the
 # pager's /triage too), bytes that are not HTTP, while a prober asks
 # /healthz every second. The slow requests must have been ended by the end
@@ -23,7 +23,10 @@ need_bins "$PW_BUILD/services/ingester/pw-ingester" "$PW_BUILD/services/pager/pw
   "$PW_BUILD/tools/simulator/pw-sim" "$PW_BUILD/tools/perfwatch"
 pw=$PW_BUILD/tools/perfwatch
 sim=$PW_BUILD/tools/simulator/pw-sim
-abuse_s=${PW_TEST_HTTP_ABUSE_SECONDS:-30}
+abuse_s=${PW_TEST_HTTP_ABUSE_SECONDS:-20} # over pw_http.c's 15 s request deadline
+# the replay (552 runs) lasts both windows, the start and a margin
+replay_rate=$((552 / (2 * abuse_s + 15)))
+[ "$replay_rate" -ge 1 ] || replay_rate=1
 service_harness test_http_abuse ha
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 declare -A port=([ingester]=$(free_port) [pager]=$(free_port))
@@ -53,7 +56,7 @@ done
 
 # --- the Kafka work that must go on ------------------------------------------------------------
 "$sim" replay tools/simulator/scenarios/worked-example.scn --namespace "$ns" --run-prefix "$ns-" \
-  --rate 6 >"$work/sim.json" 2>"$work/sim.log" &
+  --rate "$replay_rate" >"$work/sim.json" 2>"$work/sim.log" &
 pid[sim]=$!
 # bad alerts for the pager: one every 0.25 s, numbered in $work/fed
 printf 0 >"$work/fed"
