@@ -128,6 +128,10 @@ static pw_status build_alert(pw_gate_release *r, size_t i, const char *page_rout
 	e->mde_pct = in->tier == PW_GATE_TIER_TOP ? r->policy.mde_top_pct : r->policy.mde_tail_pct;
 	e->two_sigma_pct = s->cmp.two_sigma_pct;
 	e->passed_min_effect = s->cmp.effect_filter_passed;
+	e->effect_pct = in->has_expected ? s->excess_pct : s->cmp.effect_pct;
+	e->practical_pct = s->cmp.practical_pct;
+	e->noise_floor_pct = s->cmp.noise_floor_pct;
+	e->threshold_pct = s->cmp.threshold_pct;
 	a->effect_gate = e;
 
 	/* scope: the family's other moving series, and the ones that did not move */
@@ -161,9 +165,11 @@ static pw_status build_alert(pw_gate_release *r, size_t i, const char *page_rout
 	a->summary = o == PW_GATE_OUT_INVESTIGATE
 	                 ? fmt(r, "INVESTIGATE %s: unregistered improvement %+.2f%% on %s (q=%.2g)",
 	                       m->key, s->cmp.delta_pct, r->candidate_build_id, s->q)
-	                 : fmt(r, "%s %s: %+.2f%% on %s > max(MDE=%.1f%%, 2sigma=%.2f%%), q=%.2g",
+	                 : fmt(r, "%s %s: %+.2f%% on %s, effect %+.2f%% > max(practical=%.2f%%, "
+	                          "noise=%.2f%%), q=%.2g",
 	                       pw_gate_outcome_name(o), m->key, s->cmp.delta_pct,
-	                       r->candidate_build_id, e->mde_pct, e->two_sigma_pct, s->q);
+	                       r->candidate_build_id, e->effect_pct, e->practical_pct,
+	                       e->noise_floor_pct, s->q);
 	if (!a->alert_id || !b->window || !a->summary)
 		return PW_ERR_NOMEM;
 	*out = a;
@@ -267,6 +273,11 @@ pw_status pw_gate_messages_build(pw_gate_release *r, const char *page_route, pw_
 			g->q = s->q;
 			g->delta_pct = s->cmp.delta_pct;
 			g->two_sigma_pct = s->cmp.two_sigma_pct;
+			g->effect_pct = s->cmp.effect_pct;
+			g->excess_pct = in->has_expected ? s->excess_pct : 0.0;
+			g->practical_pct = s->cmp.practical_pct;
+			g->noise_floor_pct = s->cmp.noise_floor_pct;
+			g->threshold_pct = s->cmp.threshold_pct;
 			g->effect_passed = in->has_expected ? fabs(s->excess_pct) > s->cmp.threshold_pct
 			                                    : s->cmp.effect_filter_passed;
 			if (s->q < r->policy.fdr_q) {

@@ -777,8 +777,8 @@ static pw_status insert_alert(pw_pg *pg, const Perfwatch__V1__Alert *a, char *er
                               size_t errlen)
 {
 	char created[32], sid[32], bmed[32], bmad[32], bn[16], bver[16], bws[32], bwe[32], omed[32],
-	    on[16], dabs[32], dpct[32], z[32], q[32], mde[32], tsig[32];
-	const char *pbmed, *pbmad, *pomed, *pdabs, *pdpct, *pz, *pq, *pmde, *ptsig;
+	    on[16], dabs[32], dpct[32], z[32], q[32], mde[32], tsig[32], prac[32], nfl[32];
+	const char *pbmed, *pbmad, *pomed, *pdabs, *pdpct, *pz, *pq, *pmde, *ptsig, *pprac, *pnfl;
 	const Perfwatch__V1__AlertBaseline *b = a->baseline;
 	const Perfwatch__V1__AlertObserved *o = a->observed;
 	const Perfwatch__V1__AlertDelta *d = a->delta;
@@ -799,6 +799,8 @@ static pw_status insert_alert(pw_pg *pg, const Perfwatch__V1__Alert *a, char *er
 	fmt_double(q, sizeof q, d->fdr_q, &pq);
 	fmt_double(mde, sizeof mde, e->mde_pct, &pmde);
 	fmt_double(tsig, sizeof tsig, e->two_sigma_pct, &ptsig);
+	fmt_double(prac, sizeof prac, e->practical_pct, &pprac);
+	fmt_double(nfl, sizeof nfl, e->noise_floor_pct, &pnfl);
 	tbuf corr = {0}, clean = {0};
 	tb_putc(&corr, '{');
 	for (size_t i = 0; i < a->scope->n_correlated_series; i++)
@@ -826,7 +828,7 @@ static pw_status insert_alert(pw_pg *pg, const Perfwatch__V1__Alert *a, char *er
 	                   b->window_end_unix_us ? bwe : NULL, pomed, on, o->release, pdabs,
 	                   d->abs_unit, pdpct, pz, pq, pmde, ptsig,
 	                   e->passed_min_effect ? "true" : "false", corr.s, clean.s, verdict,
-	                   a->owner_hint, a->page, routing, a->release_id, a->summary};
+	                   a->owner_hint, a->page, routing, a->release_id, a->summary, pprac, pnfl};
 	st = pw_pg_exec(pg,
 	                "INSERT INTO perfwatch.alerts (alert_id, revision, kind, source, created_at, "
 	                "series_id, series_key, baseline_median, baseline_mad, baseline_n, "
@@ -834,15 +836,17 @@ static pw_status insert_alert(pw_pg *pg, const Perfwatch__V1__Alert *a, char *er
 	                "observed_median, observed_n, observed_release, delta_abs, delta_abs_unit, "
 	                "delta_pct, z_robust, fdr_q, mde_pct, two_sigma_pct, passed_min_effect, "
 	                "correlated_series, clean_series, verdict, owner_hint, page_route, routing, "
-	                "release_id, summary) VALUES ($1, $2, $3, 'gate', "
+	                "release_id, summary, practical_pct, noise_floor_pct) VALUES ($1, $2, $3, "
+	                "'gate', "
 	                "to_timestamp($4::double precision / 1e6), $5, $6, $7, $8, $9, $10, "
 	                "to_timestamp($11::double precision / 1e6), "
 	                "to_timestamp($12::double precision / 1e6), $13, $14, $15, $16, $17, $18, "
 	                "$19, $20, $21, $22, $23, $24::text[], $25::text[], $26, $27, $28, $29, $30, "
-	                "$31) ON CONFLICT (alert_id) DO UPDATE SET revision = EXCLUDED.revision, "
+	                "$31, $32, $33) ON CONFLICT (alert_id) DO UPDATE SET revision = "
+	                "EXCLUDED.revision, "
 	                "updated_at = now(), verdict = EXCLUDED.verdict, summary = EXCLUDED.summary "
 	                "WHERE perfwatch.alerts.revision < EXCLUDED.revision",
-	                31, p, NULL, errbuf, errlen);
+	                33, p, NULL, errbuf, errlen);
 out:
 	free(corr.s);
 	free(clean.s);
@@ -914,7 +918,8 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		                      "baseline_mad_n, baseline_n, candidate_median, candidate_n, unit, u, "
 		                      "p, welch_t, welch_p, q, delta_pct, expected_delta_pct, mde_pct, "
 		                      "two_sigma_pct, effect_passed, direction, verdict, waiver_id, "
-		                      "alert_id) FROM STDIN",
+		                      "alert_id, effect_pct, excess_pct, practical_pct, noise_floor_pct, "
+		                      "threshold_pct) FROM STDIN",
 		                      errbuf, errlen);
 		if (st != PW_OK)
 			goto fail;
@@ -925,9 +930,11 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		const pw_gate_series_meta *m = &r->meta[i];
 		bool t = s->tested;
 		char sid[32], bver[16], bmed[32], bmad[32], bn[32], cmed[32], cn[32], u[32], pv[32],
-		    wt[32], wp[32], qv[32], dp[32], ex[32], mde[32], ts[32];
+		    wt[32], wp[32], qv[32], dp[32], ex[32], mde[32], ts[32], ef[32], xs[32], pr[32],
+		    nf[32], th[32];
 		const char *pbmed = NULL, *pbmad = NULL, *pcmed = NULL, *pu = NULL, *ppv = NULL,
-		           *pwt = NULL, *pwp = NULL, *pqv = NULL, *pdp = NULL, *pts = NULL;
+		           *pwt = NULL, *pwp = NULL, *pqv = NULL, *pdp = NULL, *pts = NULL,
+		           *pef = NULL, *pxs = NULL, *ppr = NULL, *pnf = NULL, *pth = NULL;
 		snprintf(sid, sizeof sid, "%" PRId64, m->series_id);
 		snprintf(bver, sizeof bver, "%d", m->baseline_version);
 		snprintf(bn, sizeof bn, "%zu", in->n_base);
@@ -948,6 +955,12 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 			fmt_double(qv, sizeof qv, s->q, &pqv);
 			fmt_double(dp, sizeof dp, s->cmp.delta_pct, &pdp);
 			fmt_double(ts, sizeof ts, s->cmp.two_sigma_pct, &pts);
+			fmt_double(ef, sizeof ef, s->cmp.effect_pct, &pef);
+			if (in->has_expected)
+				fmt_double(xs, sizeof xs, s->excess_pct, &pxs);
+			fmt_double(pr, sizeof pr, s->cmp.practical_pct, &ppr);
+			fmt_double(nf, sizeof nf, s->cmp.noise_floor_pct, &pnf);
+			fmt_double(th, sizeof th, s->cmp.threshold_pct, &pth);
 		}
 		bool effect = t && (in->has_expected ? fabs(s->excess_pct) > s->cmp.threshold_pct
 		                                     : s->cmp.effect_filter_passed);
@@ -956,7 +969,7 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		                   bn, pcmed, cn, m->unit, pu, ppv, pwt, pwp, pqv, pdp, ex, mde, pts,
 		                   effect ? "t" : "f", direction_text(r, i),
 		                   pw_gate_outcome_name(r->series_out[i]), r->series_waiver[i],
-		                   r->series_alert[i]};
+		                   r->series_alert[i], pef, pxs, ppr, pnf, pth};
 		for (size_t c = 0; c < sizeof q / sizeof q[0]; c++) {
 			if (c)
 				tb_putc(&copy, '\t');

@@ -282,7 +282,7 @@ done
 grep -q "^\[gate-eval $rc\] family=chat-8b platform=v6e-4" "$work/show.txt" || fail "report: no chat-8b v6e-4 header"
 grep -q "series tpot_p50_ms/decode.B64.s2048.int8 : base med=3.[89][0-9]* (n=30, MAD=" "$work/show.txt" || fail "report: no B64 line"
 grep -q "mann-whitney U=.* p=.* BH-q(7 tests)=" "$work/show.txt" || fail "report: no test line"
-grep -q "effect=+[78]\.[0-9]*% > max(MDE=1.0%, 2sigma=.*PASS  ->  verdict: BLOCKING" "$work/show.txt" || fail "report: no effect line"
+grep -q "effect=+[78]\.[0-9]*% > max(0.7\*MDE=0.70%, noise=0\.[0-9]*%) PASS  ->  verdict: BLOCKING" "$work/show.txt" || fail "report: no effect line"
 grep -q "family verdict: BLOCKING (6 gated series, 2 regressed, spend-weighted impact 0.6" "$work/show.txt" \
   || fail "report: chat-8b family line"
 "$cli" gate show "$rc" --json | python3 -c '
@@ -294,6 +294,16 @@ assert f["chat-8b"]["verdict"] == "blocking"
 assert f["rank-moe-110b"]["verdict"] == "waived"
 assert f["embed-2b"]["verdict"] == "frozen"
 assert sum(1 for s in f["chat-8b"]["series"] if s["verdict"] == "blocking") == 2
+# the filter as decided: threshold = max(practical, noise floor), and every
+# tested series passed it exactly when its effect (or excess) is beyond it
+for fam in d["families"]:
+    for s in fam["series"]:
+        if s["p"] is None:
+            continue
+        assert s["threshold_pct"] == max(s["practical_pct"], s["noise_floor_pct"]), s
+        eff = s["excess_pct"] if s["expected_delta_pct"] else s["effect_pct"]
+        assert s["effect_passed"] == (abs(eff) > s["threshold_pct"]), s
+        assert abs(s["practical_pct"] - 0.7 * s["mde_pct"]) < 1e-12, s
 ' || fail "gate show --json"
 
 port=$(grep -o '"msg":"serving /healthz /readyz /metrics on 127.0.0.1:[0-9]*' "$work/gate.log" | tail -n 1 | grep -o '[0-9]*$')

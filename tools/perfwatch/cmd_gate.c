@@ -72,7 +72,7 @@ static void json_num(FILE *out, const char *k, double v, bool comma)
 enum {
 	S_FAMILY, S_PLATFORM, S_CONFIG, S_METRIC, S_KEY, S_BMED, S_BMAD, S_BN, S_CMED, S_CN, S_U,
 	S_P, S_Q, S_DELTA, S_MDE, S_TWOSIG, S_EFFECT, S_VERDICT, S_EXPECTED, S_WAIVER, S_ALERT,
-	S_WELCH_P, S_UNIT
+	S_WELCH_P, S_UNIT, S_EFFECT_PCT, S_EXCESS, S_PRACTICAL, S_NOISE_FLOOR, S_THRESHOLD
 };
 
 static void show_series_text(PGresult *s, int i, double fdr, int tests)
@@ -87,8 +87,7 @@ static void show_series_text(PGresult *s, int i, double fdr, int tests)
 		return;
 	}
 	double q = num(s, i, S_Q), delta = num(s, i, S_DELTA), mde = num(s, i, S_MDE);
-	double twosig = num(s, i, S_TWOSIG), expected = num(s, i, S_EXPECTED);
-	double thr = mde > twosig || isnan(twosig) ? mde : twosig;
+	double expected = num(s, i, S_EXPECTED);
 	bool effect = PQgetvalue(s, i, S_EFFECT)[0] == 't';
 	printf("base med=%.4g (n=%s, MAD=%.3g)  rc med=%.4g (n=%s)\n", num(s, i, S_BMED),
 	       PQgetvalue(s, i, S_BN), num(s, i, S_BMAD), num(s, i, S_CMED), PQgetvalue(s, i, S_CN));
@@ -98,11 +97,23 @@ static void show_series_text(PGresult *s, int i, double fdr, int tests)
 	if (expected != 0.0)
 		printf("    registered %+.2f%%: observed %+.2f%%, excess tested against zero\n",
 		       expected, delta);
-	printf("    effect=%+.2f%% %s max(MDE=%.1f%%, 2sigma=%.2f%%) %s  ->  verdict: %s%s%s\n",
-	       delta, fabs(delta - expected) > thr ? ">" : "<=", mde, twosig,
-	       effect ? "PASS" : "FAIL",
-	       strcmp(v, "pass") == 0 ? "within-noise" : verdict,
-	       *PQgetvalue(s, i, S_WAIVER) ? " by " : "", PQgetvalue(s, i, S_WAIVER));
+	/* the filter as decided: the HL effect (or its excess over a registration)
+	 * against max(practical, noise floor), stored since migration 0038 */
+	const char *outcome = strcmp(v, "pass") == 0 ? "within-noise" : verdict;
+	const char *by = *PQgetvalue(s, i, S_WAIVER) ? " by " : "";
+	double thr = num(s, i, S_THRESHOLD), practical = num(s, i, S_PRACTICAL);
+	if (isnan(thr)) {
+		printf("    effect filter %s (threshold not recorded: decided before migration 0038)"
+		       "  ->  verdict: %s%s%s\n",
+		       effect ? "PASS" : "FAIL", outcome, by, PQgetvalue(s, i, S_WAIVER));
+		return;
+	}
+	bool registered = expected != 0.0;
+	double eff = registered ? num(s, i, S_EXCESS) : num(s, i, S_EFFECT_PCT);
+	printf("    %s=%+.2f%% %s max(%.2g*MDE=%.2f%%, noise=%.2f%%) %s  ->  verdict: %s%s%s\n",
+	       registered ? "excess" : "effect", eff, fabs(eff) > thr ? ">" : "<=",
+	       mde > 0.0 ? practical / mde : 0.0, practical, num(s, i, S_NOISE_FLOOR),
+	       effect ? "PASS" : "FAIL", outcome, by, PQgetvalue(s, i, S_WAIVER));
 }
 
 static void show_series_json(FILE *out, PGresult *s, int i)
@@ -126,6 +137,11 @@ static void show_series_json(FILE *out, PGresult *s, int i)
 	json_num(out, "expected_delta_pct", num(s, i, S_EXPECTED), true);
 	json_num(out, "mde_pct", num(s, i, S_MDE), true);
 	json_num(out, "two_sigma_pct", num(s, i, S_TWOSIG), true);
+	json_num(out, "effect_pct", num(s, i, S_EFFECT_PCT), true);
+	json_num(out, "excess_pct", num(s, i, S_EXCESS), true);
+	json_num(out, "practical_pct", num(s, i, S_PRACTICAL), true);
+	json_num(out, "noise_floor_pct", num(s, i, S_NOISE_FLOOR), true);
+	json_num(out, "threshold_pct", num(s, i, S_THRESHOLD), true);
 	fprintf(out, ",\"effect_passed\":%s", PQgetvalue(s, i, S_EFFECT)[0] == 't' ? "true" : "false");
 	json_str(out, "verdict", PQgetvalue(s, i, S_VERDICT), true);
 	json_str(out, "waiver_id", PQgetvalue(s, i, S_WAIVER), true);
@@ -185,7 +201,8 @@ static int gate_show(int argc, char **argv)
 	                          "r.baseline_median, r.baseline_mad_n, r.baseline_n, r.candidate_median, "
 	                          "r.candidate_n, r.u, r.p, r.q, r.delta_pct, r.mde_pct, r.two_sigma_pct, "
 	                          "r.effect_passed, r.verdict, r.expected_delta_pct, r.waiver_id, r.alert_id, "
-	                          "r.welch_p, r.unit FROM perfwatch.gate_series_results r "
+	                          "r.welch_p, r.unit, r.effect_pct, r.excess_pct, r.practical_pct, "
+	                          "r.noise_floor_pct, r.threshold_pct FROM perfwatch.gate_series_results r "
 	                          "JOIN perfwatch.series s USING (series_id) "
 	                          "WHERE r.release_id = $1 AND r.evaluation = $2 "
 	                          "ORDER BY r.family COLLATE \"C\", s.platform COLLATE \"C\", "
