@@ -139,8 +139,8 @@ SELECT f.family, f.tier, f.verdict, f.spend_share, f.spend_weighted_impact_pct, 
    AND f.evaluation = (SELECT max(evaluation) FROM perfwatch.gate_evaluations WHERE release_id = '$release')
  ORDER BY f.verdict, f.spend_share DESC""", "table")])
 d.panel("table", "series of the release", "Series results of the release's newest evaluation, regressions first.", [target_sql("""
-SELECT s.series_key, r.family, r.tier, r.verdict, r.delta_pct, r.expected_delta_pct, r.mde_pct, r.two_sigma_pct,
-       r.q, r.baseline_median, r.candidate_median, r.unit, r.baseline_n, r.candidate_n, r.waiver_id, r.alert_id
+SELECT s.series_key, r.family, r.tier, r.verdict, r.delta_pct, r.expected_delta_pct, r.effect_pct, r.excess_pct,
+       r.threshold_pct, r.practical_pct, r.noise_floor_pct, r.mde_pct, r.q, r.baseline_median, r.candidate_median, r.unit, r.baseline_n, r.candidate_n, r.waiver_id, r.alert_id
   FROM perfwatch.gate_series_results r
   JOIN perfwatch.series s USING (series_id)
  WHERE r.release_id = '$release'
