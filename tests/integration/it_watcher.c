@@ -32,6 +32,8 @@
 #include "pw_status.h"
 #include "pw_topics.h"
 
+#include "../fault_run_series.h"
+
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/baseline.pb-c.h"
 #include "perfwatch/v1/changepoint.pb-c.h"
@@ -51,29 +53,6 @@
 #define IT_IMPROVE_DAY 24      /* 2026-05-25 */
 #define IT_MAX_SERIES 2048
 
-/*
- * One series of the fault harness's --models 56 run (docs/operations.md,
- * issue 19) as it stored it: chat-8b v6e-4 decode.B64 cost_per_mtok_usd,
- * the nightlies 2026-05-12..07-02, +7.7% from 2026-06-17. Streamed, the
- * early rule reports the shift at 06-19 and PELT places it at 06-25 only; a
- * watcher that loads it from PostgreSQL holding 06-17..06-23 has seven
- * shifted points, too few for PELT and too many for the early rule over the
- * newest three.
- */
-static const double it_fault_run_cost[] = {
-	0.19863855202427677, 0.19783377446905942, 0.1983326791465036,  0.19939727392299456,
-	0.19917296092564976, 0.19807396323425625, 0.19893033555990774, 0.19925166679106165,
-	0.2005390826823912,  0.19846841410175045, 0.19898810824104776, 0.1996795208399039,
-	0.19778996397225646, 0.1987525750176815,  0.20528036178699913, 0.1979018892482238,
-	0.19866536999102619, 0.19759285091588508, 0.1990760374882468,  0.19871673304617987,
-	0.1987681634763469,  0.19797681509926376, 0.19831012042936272, 0.19860893798115664,
-	0.1985041507351132,  0.19900397709513856, 0.19895440443257265, 0.19770648221707926,
-	0.19925999295460026, 0.19912645032583814, 0.1997887522716582,  0.19852427036003673,
-	0.19961726071047137, 0.19750788728178667, 0.19853844746857144, 0.19900082033002453,
-	0.21411317317245307, 0.21294806411716508, 0.2163595843389308,  0.21576018543298536,
-	0.21517520971274018, 0.21392927252643582, 0.21564660568572472, 0.21515511623469782,
-	0.21563207872571033,
-};
 #define IT_FAULT_RUN_DAY0 11 /* 2026-05-12 */
 
 typedef struct it_series {
@@ -383,9 +362,9 @@ static int it_feed(it_app *a, int filler, int day_ms, int from, int to, bool fau
 		                      "usd", true, "cell-mtv5-c11", 0.0, 0.0, -1, 1.0);
 		if (!s)
 			return 1;
-		s->fixed = it_fault_run_cost;
+		s->fixed = pw_fault_run_cost;
 		s->fixed_day0 = IT_FAULT_RUN_DAY0;
-		s->fixed_n = (int)(sizeof it_fault_run_cost / sizeof it_fault_run_cost[0]);
+		s->fixed_n = PW_FAULT_RUN_N; /* the feed stops at 06-25 */
 		/* its row as it_setup writes the others' */
 		char err[1024];
 		PGresult *res = NULL;

@@ -12,6 +12,7 @@
 
 #include "watch.h"
 #include "test_noise.h"
+#include "../fault_run_series.h"
 
 #define DAY_US (86400LL * 1000000LL)
 #define T0_US (1746057600LL * 1000000LL) /* 2025-05-01 */
@@ -391,22 +392,6 @@ Test(watch, a_staircase_stays_three_steps_and_flat_stays_quiet)
  * (the four before them are in its reference). The load applies the rule as
  * the stream had it, so the shift is reported there too.
  */
-static const double fault_run_cost[] = {
-	0.19863855202427677, 0.19783377446905942, 0.1983326791465036,  0.19939727392299456,
-	0.19917296092564976, 0.19807396323425625, 0.19893033555990774, 0.19925166679106165,
-	0.2005390826823912,  0.19846841410175045, 0.19898810824104776, 0.1996795208399039,
-	0.19778996397225646, 0.1987525750176815,  0.20528036178699913, 0.1979018892482238,
-	0.19866536999102619, 0.19759285091588508, 0.1990760374882468,  0.19871673304617987,
-	0.1987681634763469,  0.19797681509926376, 0.19831012042936272, 0.19860893798115664,
-	0.1985041507351132,  0.19900397709513856, 0.19895440443257265, 0.19770648221707926,
-	0.19925999295460026, 0.19912645032583814, 0.1997887522716582,  0.19852427036003673,
-	0.19961726071047137, 0.19750788728178667, 0.19853844746857144, 0.19900082033002453,
-	0.21411317317245307, 0.21294806411716508, 0.2163595843389308,  0.21576018543298536,
-	0.21517520971274018, 0.21392927252643582, 0.21564660568572472, 0.21515511623469782,
-	0.21563207872571033, 0.21715277094307095, 0.21518378836723515, 0.21607161931815472,
-	0.21472254364585647, 0.2128588018962874,  0.21533631499496128, 0.21412211605719572,
-};
-#define FAULT_RUN_SHIFT 36 /* 2026-06-17 */
 
 Test(watch, series_loaded_past_the_early_rule_still_reports_the_shift)
 {
@@ -417,28 +402,28 @@ Test(watch, series_loaded_past_the_early_rule_still_reports_the_shift)
 	pw_watch_series *s = series(true, true);
 	int provisional_at = -1;
 	for (int k = 0; k < 43; k++) {
-		pw_watch_build b = nightly(k, FAULT_RUN_SHIFT);
-		cr_assert_eq(pw_watch_series_append(s, fault_run_cost[k], &b, ev, 16, &nev, err,
+		pw_watch_build b = nightly(k, PW_FAULT_RUN_SHIFT);
+		cr_assert_eq(pw_watch_series_append(s, pw_fault_run_cost[k], &b, ev, 16, &nev, err,
 		                                    sizeof err),
 		             PW_OK, "%s", err);
 		for (size_t j = 0; j < nev; j++)
 			if (ev[j].stage == PW_WATCH_STAGE_PROVISIONAL && provisional_at < 0)
 				provisional_at = k;
 	}
-	cr_assert_eq(provisional_at, FAULT_RUN_SHIFT + 2);
+	cr_assert_eq(provisional_at, PW_FAULT_RUN_SHIFT + 2);
 	pw_watch_series_free(s);
 
 	/* loaded through 06-23 (seven shifted points) and scanned once */
 	s = series(true, true);
 	for (int k = 0; k < 43; k++) {
-		pw_watch_build b = nightly(k, FAULT_RUN_SHIFT);
-		cr_assert_eq(pw_watch_series_load(s, fault_run_cost[k], &b, err, sizeof err), PW_OK);
+		pw_watch_build b = nightly(k, PW_FAULT_RUN_SHIFT);
+		cr_assert_eq(pw_watch_series_load(s, pw_fault_run_cost[k], &b, err, sizeof err), PW_OK);
 	}
 	/* the newest three alone do not show it, nor does PELT yet */
 	pw_watch_series *plain = series(true, true);
 	for (int k = 0; k < 43; k++) {
-		pw_watch_build b = nightly(k, FAULT_RUN_SHIFT);
-		cr_assert_eq(pw_watch_series_load(plain, fault_run_cost[k], &b, err, sizeof err), PW_OK);
+		pw_watch_build b = nightly(k, PW_FAULT_RUN_SHIFT);
+		cr_assert_eq(pw_watch_series_load(plain, pw_fault_run_cost[k], &b, err, sizeof err), PW_OK);
 	}
 	cr_assert_eq(pw_watch_series_scan(plain, ev, 16, &nev, err, sizeof err), PW_OK);
 	cr_assert_eq(nev, 0, "a plain scan of the loaded window found %zu", nev);
@@ -448,15 +433,15 @@ Test(watch, series_loaded_past_the_early_rule_still_reports_the_shift)
 	             err);
 	cr_assert_eq(nev, 1, "the load reported %zu shifts", nev);
 	cr_assert_eq(ev[0].stage, PW_WATCH_STAGE_PROVISIONAL);
-	pw_watch_build first = nightly(FAULT_RUN_SHIFT, FAULT_RUN_SHIFT);
+	pw_watch_build first = nightly(PW_FAULT_RUN_SHIFT, PW_FAULT_RUN_SHIFT);
 	cr_assert_str_eq(ev[0].first_shifted.build_id, first.build_id);
 	cr_assert(ev[0].regression);
 
 	/* 06-24 adds nothing; at 06-25 PELT confirms it, as it does the streamed one */
 	size_t confirmed = 0;
 	for (int k = 43; k < 45; k++) {
-		pw_watch_build b = nightly(k, FAULT_RUN_SHIFT);
-		cr_assert_eq(pw_watch_series_append(s, fault_run_cost[k], &b, ev, 16, &nev, err,
+		pw_watch_build b = nightly(k, PW_FAULT_RUN_SHIFT);
+		cr_assert_eq(pw_watch_series_append(s, pw_fault_run_cost[k], &b, ev, 16, &nev, err,
 		                                    sizeof err),
 		             PW_OK);
 		cr_assert_eq(nev, k == 44 ? 1 : 0, "nightly %d: %zu events", k, nev);
