@@ -128,7 +128,7 @@ static pw_status build_alert(pw_gate_release *r, size_t i, const char *page_rout
 	e->mde_pct = in->tier == PW_GATE_TIER_TOP ? r->policy.mde_top_pct : r->policy.mde_tail_pct;
 	e->two_sigma_pct = s->cmp.two_sigma_pct;
 	e->passed_min_effect = s->cmp.effect_filter_passed;
-	e->effect_pct = in->has_expected ? s->excess_pct : s->cmp.effect_pct;
+	e->effect_pct = s->cmp.effect_pct; /* what passed_min_effect tested */
 	e->practical_pct = s->cmp.practical_pct;
 	e->noise_floor_pct = s->cmp.noise_floor_pct;
 	e->threshold_pct = s->cmp.threshold_pct;
