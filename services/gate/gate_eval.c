@@ -99,6 +99,13 @@ static pw_status test_series(const pw_gate_policy *policy, const pw_gate_series_
 	return PW_OK;
 }
 
+bool pw_gate_series_effect_passed(const pw_gate_series_input *in, const pw_gate_series_result *r)
+{
+	if (!r->tested)
+		return false;
+	return in->has_expected ? fabs(r->excess_pct) > r->cmp.threshold_pct : r->cmp.effect_filter_passed;
+}
+
 /* The series verdict once its q-value is known. */
 static pw_gate_series_verdict series_verdict(const pw_gate_policy *policy,
                                              const pw_gate_series_input *in,

@@ -126,6 +126,13 @@ typedef struct pw_gate_release_result {
 } pw_gate_release_result;
 
 /*
+ * The effect filter as reported per series (effect_passed): |excess| beyond
+ * the threshold for a registered series, else the raw filter. False when
+ * untested.
+ */
+bool pw_gate_series_effect_passed(const pw_gate_series_input *in, const pw_gate_series_result *r);
+
+/*
  * Evaluates one release. series_out has n_series entries and family_out
  * n_families, both caller-owned. Allocates its working memory once per call.
  * PW_ERR_INVALID on a family index out of range or non-finite samples.

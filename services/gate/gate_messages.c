@@ -278,8 +278,7 @@ pw_status pw_gate_messages_build(pw_gate_release *r, const char *page_route, pw_
 			g->practical_pct = s->cmp.practical_pct;
 			g->noise_floor_pct = s->cmp.noise_floor_pct;
 			g->threshold_pct = s->cmp.threshold_pct;
-			g->effect_passed = in->has_expected ? fabs(s->excess_pct) > s->cmp.threshold_pct
-			                                    : s->cmp.effect_filter_passed;
+			g->effect_passed = pw_gate_series_effect_passed(in, s);
 			if (s->q < r->policy.fdr_q) {
 				double worse = in->has_expected
 				                   ? (in->direction == PW_COMPARE_LOWER_IS_BETTER ? s->excess_pct

@@ -962,8 +962,7 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 			fmt_double(nf, sizeof nf, s->cmp.noise_floor_pct, &pnf);
 			fmt_double(th, sizeof th, s->cmp.threshold_pct, &pth);
 		}
-		bool effect = t && (in->has_expected ? fabs(s->excess_pct) > s->cmp.threshold_pct
-		                                     : s->cmp.effect_filter_passed);
+		bool effect = pw_gate_series_effect_passed(in, s);
 		const char *q[] = {r->release_id, ev, sid, r->families[in->family].name,
 		                   tier_text(in->tier), m->baseline_version ? bver : NULL, pbmed, pbmad,
 		                   bn, pcmed, cn, m->unit, pu, ppv, pwt, pwp, pqv, pdp, ex, mde, pts,
