@@ -17,9 +17,10 @@ BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
 # make test runs this subset of the integration tests on the ASan+UBSan build
-# (only there, not twice): it runs every service (test_pager: ingester, baseliner, gate, bisector,
-# attributor, pager; test_watcher: the watcher), pw-sim and the perfwatch CLI,
-# and the hostile-input tests; a sanitizer report in any process fails it.
+# (only there, not twice): it runs every service (test_pager: ingester,
+# baseliner, gate, bisector, attributor, pager; test_watcher: the watcher),
+# pw-sim and the perfwatch CLI, and the hostile-input tests; a sanitizer
+# report in any process fails it.
 SANITIZER_TESTS ?= pager watcher ingest_hostile bisector_inputs
 CMAKE_FLAGS ?=
 

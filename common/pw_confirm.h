@@ -55,14 +55,15 @@ pw_status pw_confirm_band_of(double median, double point, double z, double mad, 
 size_t pw_confirm_shift_start(const double *x, size_t n);
 
 /*
- * Whether an outlier belongs to a finding already confirmed on its series:
- * the finding's level (its rerun median) still lies beyond band b on the
- * outlier's side — the baseline has not moved to it, as an accepted shift
- * would — and the outlier sits at that level, within k·σ of it. Such a point
- * is the confirmed shift seen again, not a new change: it joins the finding
- * (no rerun, the finding's CL range) instead of being split and bisected
- * afresh. A further step beyond k·σ from the level is a new change. False
- * when a value is not finite or b is not a band of pw_confirm_band_of.
+ * Whether an outlier belongs to a finding already made on its series: the
+ * finding's level (a confirming rerun's median, or a watcher shift's level
+ * after) still lies beyond band b on the outlier's side — the baseline has
+ * not moved to it, as an accepted shift would — and the outlier sits at that
+ * level, within k·σ of it. Such a point is the shift seen again, not a new
+ * change: it joins the finding (no rerun, the finding's CL range) instead of
+ * being split and bisected afresh. A further step beyond k·σ from the level
+ * is a new change. False when a value is not finite or b is not a band of
+ * pw_confirm_band_of.
  */
 bool pw_confirm_joins_finding(const pw_confirm_band *b, double point, double finding_level);
 
