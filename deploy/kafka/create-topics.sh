@@ -1,7 +1,7 @@
 #!/bin/sh
 # create-topics.sh: creates perfwatch's topics on a real Kafka cluster from
 # topics.txt (name, partitions, replication, cleanup policy: the table of
-# common/pw_topics.c, as `pw-devbroker --list-topics` prints it;
+# common/pw_topics.c, as `pw-topics list` prints it;
 # tests/integration/test_deploy.sh checks that the two agree). Topics that
 # exist are left alone (--if-not-exists); a replication factor above the
 # cluster's broker count is capped by PW_TOPIC_MAX_REPLICATION.
