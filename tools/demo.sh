@@ -47,7 +47,7 @@ step_stack() {
   echo "Kafka       $PW_KAFKA_BOOTSTRAP_SERVERS  (dev broker: messages live in memory only)"
   echo "            kcat -L -b $PW_KAFKA_BOOTSTRAP_SERVERS"
   echo "env file    $run_dir/stack.env  (load with: set -a; . $run_dir/stack.env; set +a)"
-  echo "logs        $run_dir/pg/postgres.log  $run_dir/redis/redis.log  $run_dir/kafka/devbroker.log"
+  echo "logs        $run_dir/pg/postgres.log  $run_dir/redis/redis.log  $run_dir/kafka/kafka.log"
   echo
   "$stack" status || true
 }

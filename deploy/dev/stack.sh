@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # stack.sh: starts, stops and reports the development stack — a throwaway
-# PostgreSQL 15 cluster, a Redis server and the dev Kafka broker (pw-devbroker).
+# PostgreSQL 15 cluster, a Redis server and one Apache Kafka node.
 #
 # Its neighbours: the Makefile's stack-start/stack-stop/stack-status targets,
-# tests/integration/run.sh and tools/demo.sh call it; pw-devbroker.c is the
-# broker it runs; tools/pw-migrate applies migrations/ once PostgreSQL is up.
-# Everything listens on 127.0.0.1 on ports away from the usual 5432/6379/9092
-# and keeps its data under one git-ignored run folder, run/ in the checkout.
-# What services and tests need is written to run/stack.env; the services only
-# ever get a bootstrap list and never know the broker is a dev one.
+# tests/integration/run.sh and tools/demo.sh call it; deploy/dev/deps.sh
+# fetched the broker's jars (kafka/pom.xml, through Maven) into
+# deploy/dev/kafka/lib; tools/pw-topics creates the topics of
+# common/pw_topics.c on it; tools/pw-migrate applies migrations/ once
+# PostgreSQL is up. Everything listens on 127.0.0.1 on ports away from the
+# usual 5432/6379/9092 and keeps its data under one git-ignored run folder,
+# run/ in the checkout. What services and tests need is written to
+# run/stack.env; the services only ever get a bootstrap list.
 # docs/operations.md describes the stack for operators.
+#
+# The Kafka node runs in KRaft combined mode (broker and controller in one
+# JVM, no ZooKeeper), its log directory formatted once with the storage tool
+# under run/kafka/data and kept across restarts: a broker killed -9 and
+# started again recovers its log and loses nothing that it acknowledged.
 #
 #   stack.sh start BUILD_DIR [--fresh]  start what is not running (idempotent);
 #                                       --fresh first deletes the stopped stack's data
@@ -19,10 +26,11 @@
 #   stack.sh clean                      stop, then delete the stack's data
 #
 # Environment: PW_RUN_DIR (default <checkout>/run), PW_DEV_PG_PORT (25432),
-# PW_DEV_REDIS_PORT (26379), PW_DEV_KAFKA_BROKERS (3), PW_DEV_KAFKA_PORT
-# (PW_DEV_PG_PORT + 2000: broker i listens on PW_DEV_KAFKA_PORT + i - 1, so a
-# broker restarted by `stack.sh start` comes back on the ports every client
-# already uses), PW_PG_BIN (/usr/lib/postgresql/15/bin).
+# PW_DEV_REDIS_PORT (26379), PW_DEV_KAFKA_PORT (PW_DEV_PG_PORT + 2000: the
+# broker's listener; the controller's is the next port, so a broker restarted
+# by `stack.sh start` comes back where every client already looks),
+# PW_DEV_KAFKA_HEAP (512m: the JVM's -Xmx), PW_PG_BIN
+# (/usr/lib/postgresql/15/bin), JAVA (java on PATH).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,8 +38,9 @@ run_dir=${PW_RUN_DIR:-$repo/run}
 case $run_dir in /*) ;; *) run_dir=$PWD/$run_dir ;; esac
 pg_port=${PW_DEV_PG_PORT:-25432}
 redis_port=${PW_DEV_REDIS_PORT:-26379}
-kafka_brokers=${PW_DEV_KAFKA_BROKERS:-3}
 kafka_port=${PW_DEV_KAFKA_PORT:-$((pg_port + 2000))}
+kafka_heap=${PW_DEV_KAFKA_HEAP:-512m}
+java_bin=${JAVA:-java}
 pg_bin=${PW_PG_BIN:-/usr/lib/postgresql/15/bin}
 
 pg_dir=$run_dir/pg
@@ -42,9 +51,12 @@ redis_dir=$run_dir/redis
 redis_pidfile=$redis_dir/redis.pid
 redis_log=$redis_dir/redis.log
 kafka_dir=$run_dir/kafka
+kafka_data=$kafka_dir/data
+kafka_conf=$kafka_dir/server.properties
 kafka_bootstrap=$kafka_dir/bootstrap
-kafka_pidfile=$kafka_dir/devbroker.pid
-kafka_log=$kafka_dir/devbroker.log
+kafka_pidfile=$kafka_dir/kafka.pid
+kafka_log=$kafka_dir/kafka.log
+kafka_lib=$repo/deploy/dev/kafka/lib
 env_file=$run_dir/stack.env
 migrate_log=$run_dir/migrate.log
 
@@ -57,7 +69,7 @@ usage() {
   exit 2
 }
 
-for v in pg_port redis_port kafka_brokers; do
+for v in pg_port redis_port kafka_port; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "invalid $v \"${!v}\": expected a number"
 done
 case $run_dir in *"'"* | *$'\n'*) die "run folder \"$run_dir\" must not contain quotes or newlines" ;; esac
@@ -86,7 +98,7 @@ pid_of() {
 }
 pg_pid() { pid_of "$pg_data/postmaster.pid" postgres; }
 redis_pid() { pid_of "$redis_pidfile" redis-server; }
-kafka_pid() { pid_of "$kafka_pidfile" pw-devbroker; }
+kafka_pid() { pid_of "$kafka_pidfile" java; }
 
 # Addresses of running servers, read from the servers themselves so that the
 # env file is right even if the configured port changed since they started.
@@ -252,41 +264,117 @@ start_redis() {
   say "redis up (pid $(redis_pid), 127.0.0.1:$redis_port)"
 }
 
+# The node's configuration, rewritten on every start so that a changed port
+# takes effect. Retention is by size only: the simulator's runs carry the
+# fleet's (past) times as message timestamps, which time-based retention would
+# delete at once; 1 GiB a partition holds far more than the demo, the tests
+# and the fault harness publish (docs/operations.md, "The dev stack").
+write_kafka_conf() {
+  local cport=$((kafka_port + 1))
+  cat >"$kafka_conf" <<EOF
+# server.properties: written by deploy/dev/stack.sh on every start. One Kafka
+# node in KRaft combined mode for development: replication factor 1, no
+# authentication, listening on 127.0.0.1 only. Not a production configuration.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$kafka_port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$kafka_port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$kafka_data
+auto.create.topics.enable=false
+num.partitions=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=12
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+log.retention.ms=-1
+log.retention.bytes=1073741824
+log.segment.bytes=67108864
+log.retention.check.interval.ms=30000
+num.network.threads=2
+num.io.threads=4
+background.threads=4
+num.recovery.threads.per.data.dir=2
+EOF
+}
+
+# The JVM's options: a bounded heap (the node shares 2 cores and the machine
+# with PostgreSQL, Redis and the services), the serial collector (one GC
+# thread), IPv4 sockets (so that 127.0.0.1 is bound as such), the log config.
+kafka_jvm_opts() {
+  jvm_opts=(-Xms128m "-Xmx$kafka_heap" -XX:+UseSerialGC -Djava.awt.headless=true
+    -Djava.net.preferIPv4Stack=true
+    "-Dlog4j2.configurationFile=$repo/deploy/dev/kafka/log4j2.properties" -cp "$kafka_lib/*")
+}
+# kafka_java ARGS...: the JVM on the broker's classpath.
+kafka_java() {
+  local jvm_opts
+  kafka_jvm_opts
+  "$java_bin" "${jvm_opts[@]}" "$@"
+}
+
 start_kafka() {
-  local bin=$1 pid
+  local topics_bin=$1 pid
   if pid=$(kafka_pid); then
     local a
     a=$(kafka_addr)
-    [ -n "$a" ] || fail_start devbroker "already running (pid $pid) but $kafka_bootstrap is gone; run stack.sh stop"
+    [ -n "$a" ] || fail_start kafka "already running (pid $pid) but $kafka_bootstrap is gone; run stack.sh stop"
     timeout 10 kcat -L -b "$a" -t perf.runs.v1 -m 5 >/dev/null 2>&1 ||
-      fail_start devbroker "already running (pid $pid) but no metadata from $a" "$kafka_log"
-    say "devbroker already running (pid $pid, $a)"
+      fail_start kafka "already running (pid $pid) but no metadata from $a" "$kafka_log"
+    say "kafka already running (pid $pid, $a)"
     return 0
   fi
-  command -v kcat >/dev/null || fail_start devbroker "kcat not installed (make deps); it checks that the broker answers"
+  command -v kcat >/dev/null || fail_start kafka "kcat not installed (make deps); it checks that the broker answers"
+  command -v "$java_bin" >/dev/null || fail_start kafka "java not found (make deps installs openjdk-17-jre-headless)"
+  ls "$kafka_lib"/kafka_2.13-*.jar >/dev/null 2>&1 ||
+    fail_start kafka "the broker's jars are not in $kafka_lib; run make deps (deploy/dev/deps.sh fetches them through Maven)"
+  port_in_use "$kafka_port" && fail_start kafka "127.0.0.1:$kafka_port is already in use by another process; set PW_DEV_KAFKA_PORT"
+  port_in_use $((kafka_port + 1)) && fail_start kafka "127.0.0.1:$((kafka_port + 1)) (the controller's port) is already in use by another process; set PW_DEV_KAFKA_PORT"
   mkdir -p "$kafka_dir"
   rm -f "$kafka_bootstrap" "$kafka_pidfile"
   rotate_log "$kafka_log"
+  write_kafka_conf
+  local t0
+  t0=$(now)
+  # The log directory is formatted once, with a cluster id of its own; later
+  # starts find its meta.properties and keep what it holds.
+  if [ ! -f "$kafka_data/meta.properties" ]; then
+    local id
+    id=$(kafka_java kafka.tools.StorageTool random-uuid 2>>"$kafka_log") ||
+      fail_start kafka "kafka-storage random-uuid failed" "$kafka_log"
+    kafka_java kafka.tools.StorageTool format -t "$id" -c "$kafka_conf" >>"$kafka_log" 2>&1 ||
+      fail_start kafka "kafka-storage format of $kafka_data failed" "$kafka_log"
+  fi
   # setsid: its own session, so a closing terminal does not take it along. The
   # child of & is never a process-group leader, so setsid execs in place and
-  # $! is the broker's pid.
-  setsid "$bin" --bootstrap-file "$kafka_bootstrap" --pidfile "$kafka_pidfile" \
-    --brokers "$kafka_brokers" --port-base "$kafka_port" </dev/null >>"$kafka_log" 2>&1 9>&- &
+  # $! is the JVM's pid.
+  local jvm_opts
+  kafka_jvm_opts
+  setsid "$java_bin" "${jvm_opts[@]}" kafka.Kafka "$kafka_conf" </dev/null >>"$kafka_log" 2>&1 9>&- &
   local launched=$!
-  started+=(devbroker)
-  local i
-  for ((i = 0; i < 100; i++)); do
-    [ -s "$kafka_bootstrap" ] && break
-    alive "$launched" || [ -f "$kafka_pidfile" ] ||
-      fail_start devbroker "pw-devbroker exited during start-up" "$kafka_log"
+  echo "$launched" >"$kafka_pidfile"
+  started+=(kafka)
+  local bs=127.0.0.1:$kafka_port i out=""
+  for ((i = 0; i < 600; i++)); do
+    alive "$launched" || fail_start kafka "the broker exited during start-up" "$kafka_log"
+    out=$(timeout 5 kcat -L -b "$bs" -m 2 2>&1) && break
     sleep 0.1
   done
-  [ -s "$kafka_bootstrap" ] || fail_start devbroker "no bootstrap file $kafka_bootstrap within 10 s" "$kafka_log"
-  local bs out
-  bs=$(kafka_addr)
-  out=$(timeout 10 kcat -L -b "$bs" -t perf.runs.v1 -m 5 2>&1) ||
-    fail_start devbroker "metadata request to $bs failed: $(echo "$out" | tail -n 1)" "$kafka_log"
-  say "devbroker up (pid $(kafka_pid), $bs)"
+  [ $i -lt 600 ] || fail_start kafka "no metadata from $bs within 60 s: $(echo "$out" | tail -n 1)" "$kafka_log"
+  local answered
+  answered=$(elapsed "$t0")
+  out=$("$topics_bin" create --bootstrap "$bs" 2>&1) ||
+    fail_start kafka "creating the topics failed: $(echo "$out" | tail -n 3)" "$kafka_log"
+  echo "$out" >>"$kafka_dir/topics.log"
+  echo "$bs" >"$kafka_bootstrap.tmp"
+  mv -f "$kafka_bootstrap.tmp" "$kafka_bootstrap"
+  say "kafka up (pid $launched, $bs): answered metadata in $answered s, topics ready in $(elapsed "$t0") s"
 }
 
 # The read-only role Grafana logs in as (deploy/postgres/readonly-role.sql:
@@ -329,9 +417,9 @@ cmd_start() {
   [ -n "$build" ] || usage
   [ -z "$fresh" ] || [ "$fresh" = --fresh ] || usage
   case $build in /*) ;; *) build=$PWD/$build ;; esac
-  local broker_bin=$build/deploy/dev/pw-devbroker migrate_bin=$build/tools/pw-migrate
+  local topics_bin=$build/tools/pw-topics migrate_bin=$build/tools/pw-migrate
   # Missing binaries fail before anything starts.
-  [ -x "$broker_bin" ] || die "pw-devbroker not found at $broker_bin; build it first (make build)"
+  [ -x "$topics_bin" ] || die "pw-topics not found at $topics_bin; build it first (make build): start needs it to create the topics"
   [ -x "$migrate_bin" ] || die "pw-migrate not found at $migrate_bin; build it first (make build): start needs it to apply migrations/"
   local t0
   t0=$(now)
@@ -348,7 +436,7 @@ cmd_start() {
   fi
   start_pg
   start_redis
-  start_kafka "$broker_bin"
+  start_kafka "$topics_bin"
   local pg
   pg=$(pg_addr)
   run_migrations "$migrate_bin" "host=127.0.0.1 port=${pg##*:} dbname=perfwatch user=perfwatch"
@@ -358,7 +446,9 @@ cmd_start() {
 }
 
 # stop_servers NAME...: TERM (postgres: SIGINT, its fast shutdown), wait up to
-# 3 s, then KILL whatever is left, postgres children included; verifies.
+# 3 s (the Kafka node 30 s: a controlled shutdown closes its log cleanly, so
+# the next start needs no recovery), then KILL whatever is left, postgres
+# children included; verifies.
 stop_servers() {
   local -A pids=()
   local name pid
@@ -366,7 +456,7 @@ stop_servers() {
     case $name in
       postgres) pid=$(pg_pid) || continue ;;
       redis) pid=$(redis_pid) || continue ;;
-      devbroker) pid=$(kafka_pid) || continue ;;
+      kafka) pid=$(kafka_pid) || continue ;;
     esac
     pids[$name]=$pid
   done
@@ -380,13 +470,15 @@ stop_servers() {
     if [ "$name" = postgres ]; then kill -INT "${pids[$name]}" 2>/dev/null || true
     else kill -TERM "${pids[$name]}" 2>/dev/null || true; fi
   done
-  local i left
-  for ((i = 0; i < 30; i++)); do
+  local i left limit=30
+  [ -z "${pids[kafka]:-}" ] || limit=300
+  for ((i = 0; i < limit; i++)); do
     left=""
     for name in "${!pids[@]}"; do
       ! alive "${pids[$name]}" || left+="$name "
     done
     [ -n "$left" ] || break
+    [ $i -lt 30 ] || [ "$left" = "kafka " ] || break
     sleep 0.1
   done
   for name in "${!pids[@]}"; do
@@ -408,8 +500,8 @@ stop_servers() {
     ! alive "$pid" || still+="postgres-child($pid) "
   done
   [ -z "$still" ] || die "still alive after KILL: $still"
-  # A KILLed devbroker or redis leaves its files behind.
-  [ -z "${pids[devbroker]:-}" ] || rm -f "$kafka_bootstrap" "$kafka_pidfile"
+  # A KILLed broker or redis leaves its files behind.
+  [ -z "${pids[kafka]:-}" ] || rm -f "$kafka_bootstrap" "$kafka_pidfile"
   [ -z "${pids[redis]:-}" ] || rm -f "$redis_pidfile"
   for name in "${!pids[@]}"; do say "$name stopped (pid ${pids[$name]})"; done
 }
@@ -420,7 +512,7 @@ cmd_stop() {
   [ -d "$run_dir" ] || { say "nothing running (no $run_dir)"; return 0; }
   exec 9>"$run_dir/.stack.lock"
   flock -w 60 9 || die "another stack.sh holds $run_dir/.stack.lock"
-  stop_servers devbroker redis postgres
+  stop_servers kafka redis postgres
   rm -f "$env_file"
   say "stopped in $(elapsed "$t0") s"
 }
@@ -441,9 +533,9 @@ cmd_status() {
   fi
   if pid=$(kafka_pid); then
     up=$((up + 1))
-    printf '%-10s %-8s pid=%-7s addr=%s  data=%s  log=%s\n' devbroker running "$pid" "$(kafka_addr)" "(memory only)" "$kafka_log"
+    printf '%-10s %-8s pid=%-7s addr=%s  data=%s  log=%s\n' kafka running "$pid" "$(kafka_addr)" "$kafka_data" "$kafka_log"
   else
-    printf '%-10s %-8s\n' devbroker stopped
+    printf '%-10s %-8s\n' kafka stopped
   fi
   echo "run folder: $run_dir"
   [ ! -f "$env_file" ] || echo "env file: $env_file"

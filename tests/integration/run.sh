@@ -18,7 +18,7 @@
 #
 # A sanitizer build (BUILD_DIR configured with -DPW_SANITIZE=ON, as `make
 # asan` does) is recognised from its CMakeCache.txt: every process the stack
-# and the tests start from it (services, pw-sim, perfwatch, pw-devbroker)
+# and the tests start from it (services, pw-sim, perfwatch, pw-topics)
 # stops at its first ASan or UBSan report and leaves a mark (and an ASan
 # report's text) under run/integration/sanitizer/<test>/, and a test during
 # which any process did so fails, whatever its exit status (a service that died of a report
@@ -200,7 +200,7 @@ for t in "${tests[@]}"; do
 done
 
 stop_stack
-# the stack's own processes (pw-devbroker) report at their exit
+# the stack's own processes (pw-topics, pw-migrate) report at their exit
 if [ $sanitize -eq 1 ] && sanitizer_reports "$san_dir/stack" >"$log_dir/stack-sanitizer.log"; then
   failed=$((failed + 1))
   failures+=("stack-sanitizer")

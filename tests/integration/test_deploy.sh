@@ -9,7 +9,7 @@
 #     unreachable servers it is still running after 3 s (waiting for
 #     PostgreSQL), while the same file plus one unknown key stops it at once
 #     (the control that shows the check can fail);
-#   - deploy/kafka/topics.txt is the topic table of `pw-devbroker --list-topics`;
+#   - deploy/kafka/topics.txt is the topic table of `pw-topics list`;
 #   - every shared library a service binary needs (its ELF NEEDED entries)
 #     comes from a Debian package the Dockerfile's runtime stage installs;
 #   - the shell scripts parse (sh -n).
@@ -75,10 +75,10 @@ for n in "${names[@]}"; do
 done
 
 # the topic table
-if diff <("$PW_BUILD/deploy/dev/pw-devbroker" --list-topics) deploy/kafka/topics.txt >"$work/topics.diff"; then
-  pass "deploy/kafka/topics.txt is pw-devbroker --list-topics ($(wc -l <deploy/kafka/topics.txt) topics)"
+if diff <("$PW_BUILD/tools/pw-topics" list) deploy/kafka/topics.txt >"$work/topics.diff"; then
+  pass "deploy/kafka/topics.txt is pw-topics list ($(wc -l <deploy/kafka/topics.txt) topics)"
 else
-  fail "deploy/kafka/topics.txt differs from pw-devbroker --list-topics (regenerate it):"
+  fail "deploy/kafka/topics.txt differs from pw-topics list (regenerate it):"
   cat "$work/topics.diff"
 fi
 

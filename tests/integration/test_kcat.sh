@@ -23,7 +23,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # --- kcat -L: the broker's topics -------------------------------------------
 timeout 20 kcat -L -b "$bs" -m 10 >"$tmp/meta" || { echo "FAIL: kcat -L -b $bs failed"; exit 1; }
-want_parts=$(awk '$1 == "perf.runs.v1" { print $2 }' < <("$PW_BUILD/deploy/dev/pw-devbroker" --list-topics))
+want_parts=$(awk '$1 == "perf.runs.v1" { print $2 }' < <("$PW_BUILD/tools/pw-topics" list))
 got_parts=$(awk '/^  topic "perf.runs.v1"/ { print $4 }' "$tmp/meta")
 ntopics=$(grep -c '^  topic "' "$tmp/meta" || true)
 if [ -n "$got_parts" ] && [ "$got_parts" = "$want_parts" ]; then
