@@ -82,6 +82,14 @@ static const pw_conf_key common_keys[] = {
 	 .max = 600000,
 	 .help = "how long produced messages may wait for their acknowledgements: before a held "
 	         "batch is read again, and at stop before the service exits"},
+	{.name = "service.kafka.down.after", .type = PW_CONF_DURATION_MS, .def = "5s", .min = 1000,
+	 .max = 600000,
+	 .help = "a consumer that has reached no Kafka broker for this long makes /readyz answer "
+	         "503 until one answers again"},
+	{.name = "service.data.loss.unready", .type = PW_CONF_DURATION_MS, .def = "10m", .min = 0,
+	 .max = 86400000,
+	 .help = "after a consumer found messages the broker deleted before its group read them "
+	         "(data loss, logged and counted), /readyz answers 503 for this long; 0: never"},
 };
 
 static const char *const type_names[] = {

@@ -599,6 +599,15 @@ pw_status pw_partition_spans_add(pw_partition_span *spans, size_t *n, size_t cap
 
 /* --------------------------------------------------------------- consumer */
 
+/* Where the next message of one partition must be, since its assignment. */
+typedef struct part_track {
+	const char *topic;  /* interned (topic_intern) */
+	int32_t partition;
+	int64_t next;       /* -1: not known yet */
+	bool looked_up;     /* the group's committed offset was asked for */
+	bool compacted;     /* compaction leaves gaps that are no loss */
+} part_track;
+
 struct pw_consumer {
 	const pw_log *lg; /* first: see opaque_log */
 	rd_kafka_t *rk;
@@ -622,6 +631,21 @@ struct pw_consumer {
 	char **names;              /* topic names the held spans point to */
 	size_t nnames;
 	pw_partition_span *scratch;/* held and gathered spans united for a rewind */
+	/* loss and health (pw_consumer_loss, pw_consumer_health) */
+	part_track *tracks;
+	size_t ntracks, captracks;
+	void (*on_loss)(void *arg, const pw_consumer_loss *loss);
+	void (*on_health)(void *arg, const pw_consumer_health *health);
+	void *health_arg;
+	int health_ms;
+	int64_t next_health_ms;
+	char **topics;             /* subscribed, owned */
+	int64_t *lag;              /* per subscribed topic, for on_health */
+	size_t ntopics;
+	int64_t down_since_ms;     /* every broker unreachable since (monotonic); 0: one answers */
+	int64_t next_probe_ms;
+	bool cooperative;          /* partition.assignment.strategy is cooperative-sticky */
+	int session_ms;
 };
 
 static void batch_clear(pw_consumer *c)
@@ -701,6 +725,184 @@ static void parts_text(const rd_kafka_topic_partition_list_t *parts, char *buf, 
 		memcpy(buf + len - 4, "...", 4);
 }
 
+static const char *topic_intern(pw_consumer *c, const char *topic);
+
+/* The track of (topic, partition), made when create is set; NULL when absent or out of memory. */
+static part_track *track_find(pw_consumer *c, const char *topic, int32_t partition, bool create)
+{
+	for (size_t i = 0; i < c->ntracks; i++)
+		if (c->tracks[i].partition == partition && strcmp(c->tracks[i].topic, topic) == 0)
+			return &c->tracks[i];
+	if (!create)
+		return NULL;
+	if (c->ntracks == c->captracks) {
+		size_t cap = c->captracks ? 2 * c->captracks : 16;
+		part_track *t = realloc(c->tracks, cap * sizeof *t);
+		if (!t)
+			return NULL;
+		c->tracks = t;
+		c->captracks = cap;
+	}
+	const char *name = topic_intern(c, topic);
+	if (!name)
+		return NULL;
+	const pw_topic_spec *spec = pw_topic_find(topic);
+	/* a topic outside the table (a test's) is taken as compacted: no claim of loss */
+	c->tracks[c->ntracks] = (part_track){name, partition, -1, false, !spec || spec->compacted};
+	return &c->tracks[c->ntracks++];
+}
+
+/* Forgets the tracks of revoked partitions: a later assignment starts from the committed offset. */
+static void tracks_drop(pw_consumer *c, const rd_kafka_topic_partition_list_t *revoked)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < c->ntracks; i++)
+		if (!revoked || !in_list(revoked, c->tracks[i].topic, c->tracks[i].partition))
+			c->tracks[kept++] = c->tracks[i];
+	c->ntracks = kept;
+}
+
+/* Fills t->next with the group's committed offset, once per assignment (-1 when none). */
+static void track_look_up(pw_consumer *c, part_track *t)
+{
+	if (t->looked_up)
+		return;
+	t->looked_up = true;
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(l, t->topic, t->partition);
+	rd_kafka_resp_err_t err = rd_kafka_committed(c->rk, l, 5000);
+	if (!err)
+		err = l->elems[0].err;
+	if (err)
+		pw_log_debug(c->lg, "committed offset of %s [%d] not known (%s); loss is measured from "
+		             "its first message", t->topic, (int)t->partition, rd_kafka_err2str(err));
+	else if (l->elems[0].offset >= 0 && t->next < 0)
+		t->next = l->elems[0].offset;
+	rd_kafka_topic_partition_list_destroy(l);
+}
+
+/*
+ * Checks a message against where its partition was to continue: a jump
+ * forward on a topic that is not compacted is data loss (pw_consumer_loss),
+ * logged as an error, counted and handed to on_loss.
+ */
+static void track_message(pw_consumer *c, const rd_kafka_message_t *m)
+{
+	const char *topic = rd_kafka_topic_name(m->rkt);
+	part_track *t = track_find(c, topic, m->partition, true);
+	if (!t)
+		return;
+	track_look_up(c, t);
+	if (t->next >= 0 && m->offset > t->next && !t->compacted) {
+		pw_consumer_loss loss = {topic, m->partition, t->next, m->offset, m->offset - t->next};
+		char part[16], exp[24], at[24], lost[24];
+		snprintf(part, sizeof part, "%d", (int)m->partition);
+		snprintf(exp, sizeof exp, "%lld", (long long)loss.expected);
+		snprintf(at, sizeof at, "%lld", (long long)loss.resumed_at);
+		snprintf(lost, sizeof lost, "%lld", (long long)loss.lost);
+		pw_log_write(c->lg, PW_LOG_ERROR,
+		             (const char *[]){"topic", topic, "partition", part, "expected", exp,
+		                              "resumed_at", at, "lost", lost, NULL},
+		             "data loss: %s [%d]: %lld message(s) at offsets %lld..%lld were deleted by "
+		             "the broker before this group read them; reading resumes at %lld",
+		             topic, (int)m->partition, (long long)loss.lost, (long long)loss.expected,
+		             (long long)(loss.resumed_at - 1), (long long)loss.resumed_at);
+		c->counts.loss_events++;
+		c->counts.lost_messages += (uint64_t)loss.lost;
+		if (c->on_loss)
+			c->on_loss(c->health_arg, &loss);
+	}
+	t->next = m->offset + 1;
+}
+
+/* A rewind moved these partitions back: their next message is the span's first. */
+static void tracks_rewound(pw_consumer *c, const pw_partition_span *spans, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		part_track *t = track_find(c, spans[i].topic, spans[i].partition, false);
+		if (t)
+			t->next = spans[i].first;
+	}
+}
+
+/* Messages not yet read by this member per subscribed topic, into c->lag. */
+static void lag_measure(pw_consumer *c)
+{
+	for (size_t i = 0; i < c->ntopics; i++)
+		c->lag[i] = -1;
+	rd_kafka_topic_partition_list_t *a = NULL;
+	if (rd_kafka_assignment(c->rk, &a) || !a)
+		return;
+	rd_kafka_position(c->rk, a);
+	for (int i = 0; i < a->cnt; i++) {
+		const rd_kafka_topic_partition_t *e = &a->elems[i];
+		int64_t lo = -1, hi = -1;
+		if (rd_kafka_get_watermark_offsets(c->rk, e->topic, e->partition, &lo, &hi) || hi < 0)
+			continue;
+		int64_t at = e->offset;
+		if (at < 0) {
+			part_track *t = track_find(c, e->topic, e->partition, true);
+			if (t) {
+				track_look_up(c, t);
+				at = t->next;
+			}
+		}
+		if (at < 0)
+			at = lo >= 0 ? lo : 0; /* nothing committed: the group starts at the log's start */
+		for (size_t k = 0; k < c->ntopics; k++)
+			if (strcmp(c->topics[k], e->topic) == 0)
+				c->lag[k] = (c->lag[k] < 0 ? 0 : c->lag[k]) + (hi > at ? hi - at : 0);
+	}
+	rd_kafka_topic_partition_list_destroy(a);
+}
+
+/* Every broker unreachable: librdkafka says so once; a later answer clears it. */
+static void consumer_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+	forward_error(rk, err, reason, opaque);
+	pw_consumer *c = opaque;
+	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && c->down_since_ms == 0) {
+		c->down_since_ms = now_ms();
+		c->next_health_ms = 0;
+	}
+}
+
+static void brokers_answered(pw_consumer *c)
+{
+	if (c->down_since_ms == 0)
+		return;
+	pw_log_info(c->lg, "kafka brokers reachable again after %lld ms",
+	            (long long)(now_ms() - c->down_since_ms));
+	c->down_since_ms = 0;
+	c->next_health_ms = 0;
+}
+
+/*
+ * Between batches: while the brokers are unreachable, asks one for metadata
+ * every second (a message or a commit also clears the state); every
+ * health_ms, measures the lag and reports to on_health.
+ */
+static void health_tick(pw_consumer *c)
+{
+	int64_t now = now_ms();
+	if (c->down_since_ms > 0 && now >= c->next_probe_ms) {
+		const rd_kafka_metadata_t *md = NULL;
+		if (!rd_kafka_metadata(c->rk, 0, NULL, &md, 500) && md && md->broker_cnt > 0)
+			brokers_answered(c);
+		if (md)
+			rd_kafka_metadata_destroy(md);
+		now = now_ms();
+		c->next_probe_ms = now + 1000;
+	}
+	if (!c->on_health || now < c->next_health_ms)
+		return;
+	c->next_health_ms = now + c->health_ms;
+	lag_measure(c);
+	pw_consumer_health h = {(const char *const *)c->topics, c->lag, c->ntopics,
+	                        c->down_since_ms > 0 ? now - c->down_since_ms : 0};
+	c->on_health(c->health_arg, &h);
+}
+
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
@@ -735,6 +937,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 			if (c->holding)
 				held_drop_revoked(c, parts);
 		}
+		tracks_drop(c, parts);
 		if (coop)
 			e = rd_kafka_incremental_unassign(rk, parts);
 		else
@@ -756,14 +959,16 @@ pw_status pw_consumer_new(pw_consumer **out, const pw_consumer_opts *o, const pw
 	 * Group membership that does not stall consumption (docs/operations.md,
 	 * "Members joining and leaving"): a 10 s session bounds how long a
 	 * rebalance waits for members and how long a dead member's partitions
-	 * wait; heartbeats every second keep a live member in. The assignment
-	 * stays eager: cooperative-sticky aborts librdkafka 2.0 (Debian 12) when a
-	 * consumer closes before its first assignment. kafka.* settings override.
+	 * wait; heartbeats every second keep a live member in. The assignment is
+	 * cooperative-sticky: a member joining or leaving moves only the
+	 * partitions that change owner (see consumer_close for the one defect of
+	 * librdkafka 2.0 it must avoid). kafka.* settings override.
 	 */
 	static const pw_kv defaults[] = {
 		{"auto.offset.reset", "earliest"},
 		{"session.timeout.ms", "10000"},
 		{"heartbeat.interval.ms", "1000"},
+		{"partition.assignment.strategy", "cooperative-sticky"},
 	};
 	static const pw_kv enforced[] = {
 		{"enable.auto.commit", "false"},
@@ -788,6 +993,22 @@ pw_status pw_consumer_new(pw_consumer **out, const pw_consumer_opts *o, const pw
 	c->backoff_cap = o->retry_backoff_max_ms ? o->retry_backoff_max_ms : 30000;
 	c->outputs = o->outputs;
 	c->outputs_timeout_ms = o->outputs_timeout_ms > 0 ? o->outputs_timeout_ms : 30000;
+	c->on_loss = o->on_loss;
+	c->on_health = o->on_health;
+	c->health_arg = o->health_arg;
+	c->health_ms = o->health_interval_ms > 0 ? o->health_interval_ms : 2000;
+	c->ntopics = o->ntopics;
+	c->topics = calloc(o->ntopics, sizeof *c->topics);
+	c->lag = calloc(o->ntopics, sizeof *c->lag);
+	for (size_t i = 0; c->topics && i < o->ntopics; i++)
+		if (!(c->topics[i] = strdup(o->topics[i] ? o->topics[i] : ""))) {
+			st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for topic names");
+			goto fail_free;
+		}
+	if (!c->topics || !c->lag) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for topic names");
+		goto fail_free;
+	}
 	c->msgs = calloc(c->batch_max, sizeof *c->msgs);
 	c->spans = calloc(c->batch_max, sizeof *c->spans);
 	if (c->outputs) {
@@ -808,6 +1029,16 @@ pw_status pw_consumer_new(pw_consumer **out, const pw_consumer_opts *o, const pw
 	st = conf_set(conf, "group.id", o->group_id, errbuf, errlen);
 	if (st != PW_OK)
 		goto fail_conf;
+	char val[256];
+	size_t vlen = sizeof val;
+	c->cooperative = rd_kafka_conf_get(conf, "partition.assignment.strategy", val, &vlen) ==
+	                         RD_KAFKA_CONF_OK &&
+	                 strstr(val, "cooperative") != NULL;
+	vlen = sizeof val;
+	c->session_ms = rd_kafka_conf_get(conf, "session.timeout.ms", val, &vlen) == RD_KAFKA_CONF_OK
+	                        ? atoi(val)
+	                        : 10000;
+	rd_kafka_conf_set_error_cb(conf, consumer_error);
 	rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
 	rd_kafka_conf_set_opaque(conf, c);
 	c->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof why);
@@ -837,6 +1068,10 @@ fail_conf:
 	if (conf)
 		rd_kafka_conf_destroy(conf);
 fail_free:
+	for (size_t i = 0; c->topics && i < c->ntopics; i++)
+		free(c->topics[i]);
+	free(c->topics);
+	free(c->lag);
 	free(c->scratch);
 	free(c->held);
 	free(c->spans);
@@ -896,6 +1131,8 @@ static pw_status spans_seek(pw_consumer *c, const pw_partition_span *spans, size
 			             (int)l->elems[i].partition, (long long)l->elems[i].offset,
 			             rd_kafka_err2str(l->elems[i].err));
 	rd_kafka_topic_partition_list_destroy(l);
+	if (st == PW_OK)
+		tracks_rewound(c, spans, n);
 	return st;
 }
 
@@ -1037,12 +1274,36 @@ static void wait_or_stop(int64_t ms, volatile sig_atomic_t *stop)
 		sleep_ms(left < 100 ? left : 100);
 }
 
+/*
+ * librdkafka 2.0 asserts (rdkafka_sticky_assignor.c, "assignor_state") when a
+ * cooperative-sticky member is destroyed after the group answered its join
+ * but before its first assignment arrived, since the assignor's state is made
+ * only then. A member that has had no assignment therefore waits for it
+ * before it closes, serving the queue, for at most a session timeout and a
+ * few seconds; no message can arrive meanwhile, since none is assigned. When
+ * the brokers are unreachable the join cannot have been answered: no wait.
+ */
+static void await_first_assignment(pw_consumer *c)
+{
+	if (!c->cooperative || c->counts.assignments > 0 || c->down_since_ms > 0)
+		return;
+	int64_t deadline = now_ms() + c->session_ms + 5000;
+	while (c->counts.assignments == 0 && c->down_since_ms == 0 && now_ms() < deadline) {
+		rd_kafka_message_t *m = rd_kafka_consumer_poll(c->rk, 100);
+		if (m)
+			rd_kafka_message_destroy(m);
+	}
+	if (c->counts.assignments == 0)
+		pw_log_warn(c->lg, "closing a cooperative group member that had no assignment yet");
+}
+
 static pw_status consumer_close(pw_consumer *c, char *errbuf, size_t errlen)
 {
 	if (c->closed)
 		return PW_OK;
 	c->closed = true;
 	batch_clear(c);
+	await_first_assignment(c);
 	rd_kafka_resp_err_t err = rd_kafka_consumer_close(c->rk);
 	if (err)
 		return pw_fail(PW_ERR_KAFKA, errbuf, errlen, "kafka consumer close failed: %s",
@@ -1065,6 +1326,8 @@ pw_status pw_consumer_run(pw_consumer *c, pw_batch_fn fn, void *ctx,
 	                (uint64_t)now_ms() ^ (uint64_t)(uintptr_t)c);
 
 	while (!*stop) {
+		if (c->n == 0)
+			health_tick(c);
 		/* between batches, commit the held one as soon as its outputs are acknowledged */
 		if (c->holding && c->n == 0 && held_settle(c, 0) == PW_ERR_KAFKA)
 			goto rewind;
@@ -1102,6 +1365,8 @@ pw_status pw_consumer_run(pw_consumer *c, pw_batch_fn fn, void *ctx,
 			continue;
 		}
 		if (m) {
+			brokers_answered(c);
+			track_message(c, m);
 			if (c->n == 0)
 				deadline = now_ms() + c->batch_ms;
 			/* cannot fail: there are at most batch_max spans and c->n < batch_max */
@@ -1191,6 +1456,11 @@ void pw_consumer_free(pw_consumer *c)
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i]);
 	free(c->names);
+	for (size_t i = 0; i < c->ntopics; i++)
+		free(c->topics[i]);
+	free(c->topics);
+	free(c->lag);
+	free(c->tracks);
 	free(c->scratch);
 	free(c->held);
 	free(c->spans);
@@ -1207,7 +1477,31 @@ struct pw_reader {
 	int32_t npart;
 	int64_t *next; /* per partition: the offset after the last message handed out, or < 0 */
 	int64_t *mark; /* next as the last catch-up found it: where a rewind goes back to */
+	bool compacted;
+	uint64_t lost; /* messages deleted before the reader reached them (reader_loss) */
 };
+
+/*
+ * Partition p was to continue at expected but the broker's log resumes at
+ * resumed_at: on a topic that is not compacted the messages between were
+ * deleted before the reader read them. Logged as an error and counted
+ * (pw_reader_lost), never skipped in silence.
+ */
+static void reader_loss(pw_reader *r, int32_t p, int64_t expected, int64_t resumed_at)
+{
+	if (r->compacted || expected < 0 || resumed_at <= expected)
+		return;
+	r->lost += (uint64_t)(resumed_at - expected);
+	char part[16], lost[24];
+	snprintf(part, sizeof part, "%d", (int)p);
+	snprintf(lost, sizeof lost, "%lld", (long long)(resumed_at - expected));
+	pw_log_write(r->lg, PW_LOG_ERROR,
+	             (const char *[]){"topic", r->topic, "partition", part, "lost", lost, NULL},
+	             "data loss: %s [%d]: %lld message(s) at offsets %lld..%lld were deleted by the "
+	             "broker before this reader read them; reading resumes at %lld",
+	             r->topic, (int)p, (long long)(resumed_at - expected), (long long)expected,
+	             (long long)(resumed_at - 1), (long long)resumed_at);
+}
 
 /* Membership settings of a group member: a reader is no member, so they are left out. */
 static const char *const reader_skips[] = {
@@ -1259,6 +1553,7 @@ pw_status pw_reader_new(pw_reader **out, const char *brokers, const pw_kv *props
 	}
 	r->lg = lg;
 	r->npart = spec->partitions;
+	r->compacted = spec->compacted;
 	r->topic = strdup(topic);
 	r->next = calloc((size_t)r->npart, sizeof *r->next);
 	r->mark = calloc((size_t)r->npart, sizeof *r->mark);
@@ -1315,6 +1610,11 @@ pw_status pw_reader_start(pw_reader *r, const int64_t *at, char *errbuf, size_t 
 	return reader_assign(r, r->next, errbuf, errlen);
 }
 
+uint64_t pw_reader_lost(const pw_reader *r)
+{
+	return r->lost;
+}
+
 int64_t pw_reader_next(const pw_reader *r, int32_t partition)
 {
 	return partition >= 0 && partition < r->npart ? r->next[partition] : -1;
@@ -1340,7 +1640,11 @@ static pw_status reader_at_end(pw_reader *r, bool *at_end, int64_t *behind, char
 			return pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
 			               "could not read the end of %s [%d]: %s", r->topic, (int)p,
 			               rd_kafka_err2str(err));
-		int64_t at = r->next[p] > lo ? r->next[p] : lo; /* below lo: gone, nothing to read */
+		if (r->next[p] >= 0 && r->next[p] < lo) {
+			reader_loss(r, p, r->next[p], lo);
+			r->next[p] = lo;
+		}
+		int64_t at = r->next[p] > lo ? r->next[p] : lo;
 		if (at < hi) {
 			*at_end = false;
 			*behind += hi - at;
@@ -1379,6 +1683,7 @@ pw_status pw_reader_catch_up(pw_reader *r, int timeout_ms, pw_reader_fn fn, void
 				rd_kafka_message_destroy(m);
 				continue;
 			}
+			reader_loss(r, p, r->next[p], m->offset);
 			st = fn(ctx, m, errbuf, errlen);
 			if (st == PW_OK) {
 				int64_t was = r->next[p] >= 0 ? r->next[p] : m->offset;

@@ -169,6 +169,41 @@ pw_status pw_kafka_group_lag(const char *brokers, const char *group, const char 
 typedef struct pw_consumer pw_consumer;
 
 /*
+ * Messages a group member will never read: the partition's next offset jumped
+ * forward past offsets that were never handed to the callback. On a topic
+ * that is not compacted (pw_topics.h) offsets are consecutive, so a jump
+ * means the broker deleted those messages (retention, or records deleted by
+ * an operator) before the group read them, and librdkafka reset the fetch
+ * position to the log's start: data loss, never a silent skip. The position
+ * expected is the group's committed offset when the partition is first read
+ * after an assignment, then the offset after each message seen.
+ */
+typedef struct pw_consumer_loss {
+	const char *topic;  /* borrowed for the call */
+	int32_t partition;
+	int64_t expected;   /* the offset the group was to read next */
+	int64_t resumed_at; /* the first offset the broker still had */
+	int64_t lost;       /* resumed_at - expected */
+} pw_consumer_loss;
+
+/* A group member's state, reported every few seconds (pw_consumer_opts.on_health). */
+typedef struct pw_consumer_health {
+	/*
+	 * Messages published but not yet read by this member, summed over the
+	 * partitions assigned to it, per subscribed topic (topics[i] is
+	 * pw_consumer_opts.topics[i]; lag[i] is -1 when no partition of that topic
+	 * is assigned or the broker's end is not known yet). The end is the high
+	 * watermark of the member's latest fetch, so an idle member reports the
+	 * lag of its last fetch.
+	 */
+	const char *const *topics;
+	const int64_t *lag;
+	size_t ntopics;
+	/* How long every broker has been unreachable, in ms; 0 while one answers. */
+	int64_t brokers_down_ms;
+} pw_consumer_health;
+
+/*
  * The work to do for one batch. msgs[0..n) are the batch's messages in
  * arrival order (offsets increase within each partition), none of them an
  * error event; they are owned by the loop, valid until the callback returns,
@@ -208,6 +243,17 @@ typedef struct pw_consumer_opts {
 	 */
 	pw_producer *outputs;
 	int outputs_timeout_ms;       /* 0 = 30000 */
+	/*
+	 * Called from the loop's thread: on_loss for every jump of
+	 * pw_consumer_loss (after the loop logged it as an error), on_health
+	 * every health_interval_ms (0 = 2000) and when the brokers' state
+	 * changes. Either may be NULL; arg is passed through. They must not
+	 * block and must not call back into the consumer.
+	 */
+	void (*on_loss)(void *arg, const pw_consumer_loss *loss);
+	void (*on_health)(void *arg, const pw_consumer_health *health);
+	void *health_arg;
+	int health_interval_ms;
 } pw_consumer_opts;
 
 /* What the loop has done so far. */
@@ -221,12 +267,20 @@ typedef struct pw_consumer_counts {
 	uint64_t assignments;    /* partition assignments received (1 + one per rebalance) */
 	uint64_t revocations;    /* partition revocations (rebalances and the final close) */
 	uint64_t rewind_retries; /* seeks of a failed batch tried again (see spans_rewind) */
+	uint64_t loss_events;    /* jumps reported through on_loss (pw_consumer_loss) */
+	uint64_t lost_messages;  /* the messages they skipped */
 } pw_consumer_counts;
 
 /*
  * Creates a consumer in group o->group_id subscribed to o->topics, with
  * enable.auto.commit=false, enable.auto.offset.store=false and (unless props
- * say otherwise) auto.offset.reset=earliest. o and the strings it points to
+ * say otherwise) auto.offset.reset=earliest and
+ * partition.assignment.strategy=cooperative-sticky: a member joining or
+ * leaving moves only the partitions that change owner, the others keep being
+ * read. (librdkafka 2.0 aborts when a cooperative member is destroyed after
+ * joining but before its first assignment; pw_consumer_run and
+ * pw_consumer_free therefore wait, within the session timeout, for that
+ * first assignment before they close.) o and the strings it points to
  * are read during the call only; lg is borrowed and must outlive the
  * consumer. Returns PW_OK and *out, PW_ERR_INVALID for missing options,
  * PW_ERR_CONFIG for a bad property, PW_ERR_KAFKA or PW_ERR_NOMEM; *out is
@@ -316,6 +370,14 @@ pw_status pw_reader_start(pw_reader *r, const int64_t *at, char *errbuf, size_t 
  */
 pw_status pw_reader_catch_up(pw_reader *r, int timeout_ms, pw_reader_fn fn, void *ctx,
                              bool *at_end, char *errbuf, size_t errlen);
+
+/*
+ * Messages the broker deleted before the reader reached them: a partition
+ * whose log now starts past the reader's position, or whose next message
+ * comes after a jump (on a topic that is not compacted). Each is logged as
+ * an error ("data loss: ...") when found; this is their count.
+ */
+uint64_t pw_reader_lost(const pw_reader *r);
 
 /* The offset after the last message of partition handed out (or the start, or -1). */
 int64_t pw_reader_next(const pw_reader *r, int32_t partition);

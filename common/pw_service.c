@@ -56,6 +56,10 @@ typedef struct svc_thread {
 	atomic_bool pg_down;
 	atomic_bool outbox_failing;
 	atomic_llong failing_since_us; /* 0 while the last batch succeeded */
+	atomic_llong kafka_down_since_us; /* no broker reachable since; 0 while one answers */
+	atomic_llong data_loss_at_us;     /* the consumer's last pw_consumer_loss; 0: none */
+	char loss_text[256];              /* what it was, under loss_lock */
+	pthread_mutex_t loss_lock;
 } svc_thread;
 
 struct pw_service {
@@ -68,14 +72,21 @@ struct pw_service {
 	volatile sig_atomic_t *stop;
 	atomic_bool running;       /* every thread started, first outbox round done */
 	int64_t stuck_after_us;
+	int64_t kafka_down_after_us;
+	int64_t loss_unready_us;
 	int flush_ms;
 	pw_kv *pprops;             /* producer properties (borrowed strings) */
 	size_t npprops;
 	svc_thread *threads;       /* nthreads; the main thread's worker last, if any */
 	size_t nthreads;
+	size_t nalloc;             /* threads allocated, their loss_lock initialised */
 	svc_thread *main_thread;
 	pw_metric *m_batches;      /* {input, result} */
 	pw_metric *m_dead;         /* {topic} */
+	pw_metric *m_lag;          /* {input, worker, topic} */
+	pw_metric *m_lost;         /* {input, topic} */
+	pw_metric *m_loss_events;  /* {input, topic} */
+	pw_metric *m_kafka_down;   /* {input, worker} */
 };
 
 /* ------------------------------------------------------------- accessors */
@@ -181,6 +192,20 @@ static bool svc_ready(void *arg, char *reason, size_t reasonlen)
 			snprintf(reason, reasonlen, "outbox: %s worker %d cannot publish", what, t->w.index);
 			return false;
 		}
+		int64_t down = atomic_load(&t->kafka_down_since_us);
+		if (down > 0 && now - down >= svc->kafka_down_after_us) {
+			snprintf(reason, reasonlen, "kafka: %s worker %d has reached no broker for %" PRId64
+			         " s", what, t->w.index, (now - down) / 1000000);
+			return false;
+		}
+		int64_t lost = atomic_load(&t->data_loss_at_us);
+		if (lost > 0 && now - lost < svc->loss_unready_us) {
+			pthread_mutex_lock(&t->loss_lock);
+			snprintf(reason, reasonlen, "kafka: %s worker %d: data loss %" PRId64
+			         " s ago: %s", what, t->w.index, (now - lost) / 1000000, t->loss_text);
+			pthread_mutex_unlock(&t->loss_lock);
+			return false;
+		}
 	}
 	if (svc->def->ready)
 		return svc->def->ready(svc->app, reason, reasonlen);
@@ -211,6 +236,44 @@ static void outbox_round(svc_thread *t)
 	else if (st == PW_OK && atomic_load(&t->outbox_failing))
 		pw_log_info(&t->w.svc->lg, "outbox published again");
 	atomic_store(&t->outbox_failing, st != PW_OK);
+}
+
+/* ---------------------------------------------------------- kafka health */
+
+/* The consumer found messages deleted before its group read them (pw_consumer_loss). */
+static void on_consumer_loss(void *arg, const pw_consumer_loss *loss)
+{
+	svc_thread *t = arg;
+	pw_service *svc = t->w.svc;
+	const char *input = svc->def->inputs[t->w.input].name;
+	pw_metric_add(svc->m_lost, (const char *const[]){input, loss->topic}, (double)loss->lost);
+	pw_metric_inc(svc->m_loss_events, (const char *const[]){input, loss->topic});
+	pthread_mutex_lock(&t->loss_lock);
+	snprintf(t->loss_text, sizeof t->loss_text,
+	         "%s [%d]: %" PRId64 " message(s) at offsets %" PRId64 "..%" PRId64
+	         " deleted before they were read",
+	         loss->topic, (int)loss->partition, loss->lost, loss->expected, loss->resumed_at - 1);
+	pthread_mutex_unlock(&t->loss_lock);
+	atomic_store(&t->data_loss_at_us, pw_now_us());
+}
+
+/* The consumer's lag per topic and whether it reaches a broker, for /metrics and /readyz. */
+static void on_consumer_health(void *arg, const pw_consumer_health *h)
+{
+	svc_thread *t = arg;
+	pw_service *svc = t->w.svc;
+	const char *input = svc->def->inputs[t->w.input].name;
+	char worker[16];
+	snprintf(worker, sizeof worker, "%d", t->w.index);
+	for (size_t i = 0; i < h->ntopics; i++)
+		if (h->lag[i] >= 0)
+			pw_metric_set(svc->m_lag, (const char *const[]){input, worker, h->topics[i]},
+			              (double)h->lag[i]);
+	pw_metric_set(svc->m_kafka_down, (const char *const[]){input, worker},
+	              h->brokers_down_ms > 0 ? 1.0 : 0.0);
+	int64_t since = h->brokers_down_ms > 0 ? pw_now_us() - h->brokers_down_ms * 1000 : 0;
+	if ((since == 0) != (atomic_load(&t->kafka_down_since_us) == 0))
+		atomic_store(&t->kafka_down_since_us, since);
 }
 
 /* ---------------------------------------------------------------- workers */
@@ -314,6 +377,9 @@ static pw_status thread_open(pw_service *svc, svc_thread *t, char *err, size_t e
 		.batch_max_ms = (int)pw_config_get_duration_ms(cfg, "batch.max.ms"),
 		.outputs = in->outputs ? t->w.producer : NULL,
 		.outputs_timeout_ms = (int)pw_config_get_duration_ms(cfg, tkey),
+		.on_loss = on_consumer_loss,
+		.on_health = on_consumer_health,
+		.health_arg = t,
 	};
 	if ((st = pw_consumer_new(&t->consumer, &co, &svc->lg, what, sizeof what)) != PW_OK)
 		return pw_fail(st, err, errlen, "kafka consumer: %s", what);
@@ -390,6 +456,30 @@ static pw_status runtime_metrics(pw_service *svc, char *err, size_t errlen)
 		                        "messages dead-lettered, by source topic",
 		                        (const char *const[]){"topic", NULL}, &svc->m_dead, err,
 		                        errlen);
+	if (st == PW_OK)
+		st = pw_metrics_gauge(svc->metrics, "perfwatch_kafka_consumer_lag",
+		                      "messages published but not yet read by the group member, over "
+		                      "its assigned partitions, by input, worker and topic",
+		                      (const char *const[]){"input", "worker", "topic", NULL},
+		                      &svc->m_lag, err, errlen);
+	if (st == PW_OK)
+		st = pw_metrics_counter(svc->metrics, "perfwatch_kafka_lost_messages_total",
+		                        "messages the broker deleted before the group read them "
+		                        "(data loss), by input and topic",
+		                        (const char *const[]){"input", "topic", NULL}, &svc->m_lost,
+		                        err, errlen);
+	if (st == PW_OK)
+		st = pw_metrics_counter(svc->metrics, "perfwatch_kafka_data_loss_events_total",
+		                        "jumps of a partition's offset past messages never read (data "
+		                        "loss), by input and topic",
+		                        (const char *const[]){"input", "topic", NULL},
+		                        &svc->m_loss_events, err, errlen);
+	if (st == PW_OK)
+		st = pw_metrics_gauge(svc->metrics, "perfwatch_kafka_brokers_down",
+		                      "1 while the group member reaches no Kafka broker, by input and "
+		                      "worker",
+		                      (const char *const[]){"input", "worker", NULL}, &svc->m_kafka_down,
+		                      err, errlen);
 	return st;
 }
 
@@ -495,6 +585,10 @@ int pw_service_main(const pw_service_def *def, int argc, char **argv, char **env
 	if (level >= 0)
 		svc->lg.min_level = (pw_log_level)level;
 	svc->stuck_after_us = pw_config_get_duration_ms(svc->cfg, "service.stuck.after") * 1000;
+	svc->kafka_down_after_us =
+		pw_config_get_duration_ms(svc->cfg, "service.kafka.down.after") * 1000;
+	svc->loss_unready_us =
+		pw_config_get_duration_ms(svc->cfg, "service.data.loss.unready") * 1000;
 	svc->flush_ms = (int)pw_config_get_duration_ms(svc->cfg, "service.stop.flush.ms");
 
 	struct sigaction sa;
@@ -579,6 +673,9 @@ int pw_service_main(const pw_service_def *def, int argc, char **argv, char **env
 		pw_log_error(&svc->lg, "out of memory");
 		goto out;
 	}
+	svc->nalloc = nthreads + 1;
+	for (size_t i = 0; i < svc->nalloc; i++)
+		pthread_mutex_init(&svc->threads[i].loss_lock, NULL);
 	for (size_t i = 0; i < def->ninputs; i++)
 		for (int k = 0; k < counts[i]; k++) {
 			svc_thread *t = &svc->threads[svc->nthreads++];
@@ -660,6 +757,8 @@ out:
 	if (def->app_size > 0)
 		free(svc->app);
 	svc->app = NULL;
+	for (size_t i = 0; i < svc->nalloc; i++)
+		pthread_mutex_destroy(&svc->threads[i].loss_lock);
 	free(svc->threads);
 	free(svc->pprops);
 	pw_metrics_free(svc->metrics);
