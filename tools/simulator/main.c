@@ -397,19 +397,29 @@ static int cmd_replay(app *a)
 		if ((runs & 255) == 0)
 			pw_producer_poll(a->prod, 0);
 	}
-	if ((st = pw_producer_flush(a->prod, 120000, err, sizeof err)) != PW_OK) {
-		pw_log_error(&a->log, "flush: %s", err);
-		return 1;
-	}
+	/* every message must be acknowledged by the broker (acks=all); what was
+	 * not is reported beside the counts, and the replay fails */
+	pw_status fst = pw_producer_flush(a->prod, 120000, err, sizeof err);
+	pw_producer_counts pc;
+	pw_producer_counts_get(a->prod, &pc);
+	uint64_t unacked = pc.produced - pc.delivered;
 	double dt = pw_mono_s() - t0;
 	printf("{\"scenario\":\"%s\",\"seed\":%llu,\"series\":%zu,\"runs\":%llu,\"samples\":%llu,"
 	       "\"fleet_changes\":%llu,\"gate_requests\":%llu,\"duplicates_sent\":%llu,"
-	       "\"bad_sent\":%llu,\"compiler_cls\":%llu,\"seconds\":%.3f}\n",
+	       "\"bad_sent\":%llu,\"compiler_cls\":%llu,\"messages\":%llu,\"acknowledged\":%llu,"
+	       "\"not_acknowledged\":%llu,\"seconds\":%.3f}\n",
 	       pw_sim_name(a->w), (unsigned long long)pw_sim_seed(a->w), pw_sim_series_count(a->w),
 	       (unsigned long long)runs, (unsigned long long)samples, (unsigned long long)fleet,
 	       (unsigned long long)gates, (unsigned long long)dups, (unsigned long long)bad,
-	       (unsigned long long)ncls, dt);
+	       (unsigned long long)ncls, (unsigned long long)pc.produced,
+	       (unsigned long long)pc.delivered, (unsigned long long)unacked, dt);
 	fflush(stdout);
+	if (fst != PW_OK || unacked > 0) {
+		pw_log_error(&a->log, "%llu of %llu messages not acknowledged by the broker: %s",
+		             (unsigned long long)unacked, (unsigned long long)pc.produced,
+		             fst != PW_OK ? err : "reports missing");
+		return 1;
+	}
 	return 0;
 fail_nomem:
 	pw_log_error(&a->log, "packing a message failed: %s", pw_strerror(st));
