@@ -68,7 +68,7 @@ bench: build
 
 # tests/faults/faults.sh (docs/operations.md, "Fault injection"); PW_FAULTS_SEED=N reproduces a run
 faults: build
-	@PW_FAULTS_BROKER=yes tests/integration/run.sh $(BUILD) faults
+	@tests/integration/run.sh $(BUILD) faults
 
 faults-soak: build
 	@bench/run.sh $(BUILD) faults_soak

@@ -14,11 +14,12 @@
 #   pg-restart      PostgreSQL stopped (fast shutdown) and started again
 #   redis-stop      Redis shut down for PW_FAULTS_REDIS_DOWN seconds (20), then started
 #   sigstop:SERVICE SIGSTOP past the consumer's session timeout (6 s) for 10 s, then SIGCONT
-#   broker-restart  the dev broker killed and started again (its own third run: the
-#                   broker keeps messages and committed offsets in memory only, so what
-#                   was in flight is gone by design and the equality check cannot hold;
-#                   that run checks what can: nothing written twice, every service back
-#                   and ready, outboxes drained, a replay after the restart stored whole)
+#   broker-restart  the dev stack's Kafka node killed -9, down PW_FAULTS_BROKER_DOWN
+#                   seconds (12), and started again: it keeps its log on disk, so what it
+#                   acknowledged survives, and the faulted run must equal the reference
+#                   like after any other fault; every service's /readyz must turn 503
+#                   while no broker answers (service.kafka.down.after, 5 s), and pw-sim,
+#                   replaying meanwhile, must deliver every run once the broker is back
 #
 # The two runs are namespaced (pw-sim --namespace): each has its own series,
 # run ids and consumer groups (starting at the topics' ends), so they share
@@ -30,12 +31,12 @@
 #               the same seed gives the same faults in the same order at the same delays
 #     --models  pw-sim --models: the scale of worked-example (56: 227,700 samples)
 #     --rounds  how many times every fault kind is injected (default 1)
-#     --broker  also run the broker-restart run (default yes; only: that run alone)
+#     --broker  whether the schedule holds the broker-restart fault (default yes)
 # Environment: what tests/integration/run.sh gives a test (PW_BUILD, PW_PG_DSN,
 # PW_REDIS_ADDR, PW_KAFKA_BOOTSTRAP_SERVERS, PW_RUN_DIR), PW_FAULTS_RATE (the
 # replay's runs per second in both runs, default: each phase lasts about as
-# long as its faults; a run whose consumers fell so far behind that the dev
-# broker dropped what they had not read fails), PW_FAULTS_GAP (the largest delay
+# long as its faults; a service that reports data loss, messages the broker
+# deleted before its group read them, fails the run), PW_FAULTS_GAP (the largest delay
 # between two faults in seconds, default 12), PW_FAULTS_HTTP_BASE (first of the
 # services' fixed HTTP ports, default the PostgreSQL port + 150).
 set -euo pipefail
@@ -57,7 +58,7 @@ while [ $# -gt 0 ]; do
     --models) models=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --broker) broker=$2; shift 2 ;;
-    *) echo "usage: tests/faults/faults.sh [--seed N] [--models N] [--rounds N] [--broker yes|no|only]" >&2; exit 2 ;;
+    *) echo "usage: tests/faults/faults.sh [--seed N] [--models N] [--rounds N] [--broker yes|no]" >&2; exit 2 ;;
   esac
 done
 [ -n "$seed" ] || seed=$(( 10#$(date +%s%N | tail -c 6) % 32768 ))
@@ -65,10 +66,11 @@ for v in seed models rounds; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "faults: --$v must be a number" >&2; exit 2; }
   printf -v "$v" %d "$((10#${!v}))"
 done
-case $broker in yes | no | only) ;; *) echo "faults: --broker yes|no|only" >&2; exit 2 ;; esac
+case $broker in yes | no) ;; *) echo "faults: --broker yes|no" >&2; exit 2 ;; esac
 
 gap=${PW_FAULTS_GAP:-12}
 redis_down=${PW_FAULTS_REDIS_DOWN:-20}
+broker_down=${PW_FAULTS_BROKER_DOWN:-12}
 pg_port=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' <<<"$PW_PG_DSN")
 http_base=${PW_FAULTS_HTTP_BASE:-$((pg_port + 150))}
 stack=$repo/deploy/dev/stack.sh
@@ -299,12 +301,16 @@ inject() {
       echo "redis-stop ${s:-none}" >>"$work/readiness.txt" ;;
     broker-restart)
       local bp
-      bp=$(cat "$PW_RUN_DIR/kafka/devbroker.pid")
+      bp=$(cat "$PW_RUN_DIR/kafka/kafka.pid")
       kill -KILL "$bp"
-      s=$(readiness_during 5)
+      s=$(readiness_during "$broker_down")
       restart_stack
-      say "dev broker killed, down 5 s, started again on the same ports; /readyz not 200 meanwhile: ${s:-none}"
-      echo "broker-restart ${s:-none}" >>"$work/readiness.txt" ;;
+      say "Kafka killed -9, down $broker_down s, started again on the same port; /readyz not 200 meanwhile: ${s:-none}"
+      echo "broker-restart ${s:-none}" >>"$work/readiness.txt"
+      # every service must have said so: no broker, not ready
+      local missing=""
+      for n in "${services[@]}"; do [[ " $s " == *" $n "* ]] || missing+="$n "; done
+      [ -z "$missing" ] || die "broker-restart: /readyz stayed 200 with no broker for $broker_down s: $missing" ;;
     *) die "unknown fault $f" ;;
   esac
   # after a server of the stack came back, every service is ready again within 90 s
@@ -316,9 +322,10 @@ inject() {
 
 # the schedule: every kind $rounds times, shuffled, each after a delay of 2..$gap s
 schedule=()
-for ((r = 0; r < rounds; r++)); do
+  for ((r = 0; r < rounds; r++)); do
   for s in "${services[@]}"; do schedule+=("kill9:$s"); done
   schedule+=(pg-restart redis-stop)
+  [ "$broker" = no ] || schedule+=(broker-restart)
   # the consumers stopped past their session timeout: one per round, drawn
   schedule+=("sigstop:${services[$((RANDOM % ${#services[@]}))]}")
 done
@@ -387,9 +394,8 @@ wait_for() {
 # the faults of the schedule when INJECT is yes; then the snapshot.
 run_one() {
   local run=$1 inject=$2 sim_pid rel r1=$rate1 r2=$rate2
-  # the reference is paced as the faulted run: unpaced (2000 runs/s) at
-  # --models 56 the consumers fell more than the dev broker's ~5 MB a
-  # partition behind, and it dropped points they had not read
+  # the reference is paced as the faulted run, so that the two see the same
+  # interleaving of input and faults' recoveries as far as pacing can
   run_setup "$run"
   rel=$("$sim" dump "$scn" --namespace "$ns" 2>/dev/null | grep -o '"gate_request":"[^"]*"' | head -1 | cut -d'"' -f4)
   "$sim" replay "$scn" --models "$models" --namespace "$ns" --run-prefix "$ns-" --rate "$r1" \
@@ -415,11 +421,10 @@ run_one() {
   sleep 5
   quiesce 120 || die "$run: did not stay quiet"
   all_ready 30 || die "$run: /readyz not 200 at the end: $not_ready"
-  # librdkafka's offset reset: the dev broker dropped messages a consumer had
-  # not read yet (docs/operations.md, its size limit); what that run stored is
-  # short of input, so no comparison with it means anything
-  ! grep -l 'Offset out of range' "$work/$run"/*.log >/dev/null 2>&1 ||
-    die "$run: the dev broker dropped unread input (offset out of range in $(grep -l 'Offset out of range' "$work/$run"/*.log | xargs -n1 basename | tr '\n' ' ')); a lower PW_FAULTS_RATE paces the replay"
+  # data loss: a consumer found messages the broker deleted before its group
+  # read them (pw_consumer_loss); what that run stored is short of input
+  ! grep -l '"msg":"data loss' "$work/$run"/*.log >/dev/null 2>&1 ||
+    die "$run: data loss reported in $(grep -l '"msg":"data loss' "$work/$run"/*.log | xargs -n1 basename | tr '\n' ' ')"
   say "$run: quiet; snapshot"
   snapshot "$run"
   run_stop
@@ -495,69 +500,6 @@ snapshot() {
       FROM (SELECT service, topic, count(*) n FROM perfwatch.outbox WHERE published_at IS NULL GROUP BY 1, 2) x")"
 }
 
-# --- the broker restart -------------------------------------------------------
-
-# broker_run: a third run (namespace ...brk) whose broker is killed and started
-# again during the phase-1 replay. The dev broker keeps messages and committed
-# offsets in memory only: what was in flight is gone, so this run is not
-# compared with the reference. It checks what must hold: no run, sample or op
-# timing stored twice; no more stored than replayed; the replay's producer and
-# every service come back (ready, caught up on the new broker); a replay after
-# the restart (phase 2) stored whole; every outbox drained.
-broker_run() {
-  local sim_pid rc=0 s1 s2 got1 got2 dup
-  say "broker run: the dev broker is restarted during the replay"
-  run_setup brk
-  # paced so that the replay lasts about 12 s and the restart lands inside it
-  local brk_rate=$((want_runs / 12 + 1))
-  "$sim" replay "$scn" --models "$models" --namespace "$ns" --run-prefix "$ns-" --rate "$brk_rate" \
-    --dup-every 50 --bad-every 100 >"$work/brk/replay1.json" 2>"$work/brk/sim.log" &
-  sim_pid=$!
-  sleep $((2 + RANDOM % 8))
-  inject brk broker-restart
-  wait "$sim_pid" || rc=$?
-  say "broker run: phase-1 replay exited $rc: $(cat "$work/brk/replay1.json")"
-  # the groups' committed offsets are gone: a service rejoins and reads the new
-  # (empty) topics from their start (auto.offset.reset=earliest)
-  "$sim" replay "$scn" --models "$models" --namespace "$ns" --run-prefix "$ns-" --rate "$rate1" \
-    --days $((days + 11)) --since "$since" >"$work/brk/replay2.json" 2>>"$work/brk/sim.log" ||
-    die "broker run: the replay after the restart failed: $(tail -n 3 "$work/brk/sim.log")"
-  s2=$(grep -o '"samples":[0-9]*' "$work/brk/replay2.json" | cut -d: -f2)
-  local deadline=$((SECONDS + 600))
-  while got2=$(q "SELECT count(*) FROM perfwatch.samples x JOIN perfwatch.series s USING (series_id)
-                   WHERE s.model LIKE '%.$ns' AND x.build_kind <> 'bisect' AND x.measured_at >= '$since'");
-        [ "$got2" -lt "$s2" ]; do
-    [ $SECONDS -lt $deadline ] || die "broker run: only $got2 of the $s2 samples replayed after the restart stored"
-    sleep 2
-  done
-  quiesce 600 || die "broker run: did not catch up after the restart"
-  all_ready 60 || die "broker run: /readyz not 200 at the end: $not_ready"
-  s1=$(grep -o '"samples":[0-9]*' "$work/brk/replay1.json" | cut -d: -f2 || echo 0)
-  got1=$(q "SELECT count(*) FROM perfwatch.samples x JOIN perfwatch.series s USING (series_id)
-             WHERE s.model LIKE '%.$ns' AND x.build_kind <> 'bisect' AND x.measured_at < '$since'")
-  dup=$(q "SELECT (SELECT count(*) - count(DISTINCT (run_id, repeat_index)) FROM perfwatch.runs WHERE model LIKE '%.$ns')
-             + (SELECT count(*) - count(DISTINCT (x.run_id, x.repeat_index, x.metric)) FROM perfwatch.samples x
-                  JOIN perfwatch.series s USING (series_id) WHERE s.model LIKE '%.$ns')")
-  # what a service stored during the last look is published by its next round
-  local until_s=$((SECONDS + 60))
-  while pending=$(q "SELECT count(*) FROM perfwatch.outbox WHERE published_at IS NULL");
-        [ "$pending" != 0 ] && [ $SECONDS -lt $until_s ]; do sleep 1; done
-  [ "$pending" = 0 ] || echo "  broker run: unpublished outbox rows after 60 s: $(q "SELECT string_agg(service || ' ' || topic || ' ' || n, ', ')
-      FROM (SELECT service, topic, count(*) n FROM perfwatch.outbox WHERE published_at IS NULL GROUP BY 1, 2) x")"
-  printf '  broker run: phase 1 (broker restarted during it): %d samples replayed, %d stored, %d lost with the broker\n' \
-    "${s1:-0}" "$got1" $(( ${s1:-0} - got1 ))
-  printf '  broker run: phase 2 (after the restart): %d samples replayed, %d stored\n' "$s2" "$got2"
-  printf '  broker run: rows stored twice %d; outbox rows unpublished %d; gate evaluations %s; pages %s\n' "$dup" "$pending" \
-    "$(q "SELECT count(*) FROM perfwatch.gate_evaluations WHERE release_id LIKE '%$ns%'")" \
-    "$(q "SELECT count(*) FROM perfwatch.pages WHERE payload->'series'->>'model' LIKE '%.$ns'")"
-  [ "$dup" = 0 ] || die "broker run: $dup rows stored twice"
-  [ "$pending" = 0 ] || die "broker run: $pending outbox rows unpublished"
-  [ "$got2" = "$s2" ] || die "broker run: $got2 samples stored of the $s2 replayed after the restart"
-  [ "$got1" -le "${s1:-0}" ] || die "broker run: more phase-1 samples stored ($got1) than replayed (${s1:-0})"
-  run_stop
-  echo "faults: broker run holds (nothing twice, every service back, the replay after the restart stored whole)"
-}
-
 # --- the runs ------------------------------------------------------------------
 
 want=$("$sim" count "$scn" --models "$models")
@@ -570,11 +512,6 @@ echo "faults: replay paced at $rate1 runs/s (phase 1, $want_runs runs) and $rate
 [ "$want_samples" -ge 200000 ] || echo "faults: note: the replay holds $want_samples samples (< 200,000: --models $models is a small run)"
 echo "faults: scenario worked-example --models $models: $want (+ eleven more nightlies)"
 
-if [ "$broker" = only ]; then
-  broker_run
-  printf '  faults injected: broker-restart %d\n' "${fault_count[broker-restart]}"
-  exit 0
-fi
 run_one ref no
 t_ref=$SECONDS
 # PW_FAULTS_NONE=1: the second run without faults (what two uninterrupted runs share)
@@ -607,5 +544,3 @@ done
 printf '  reference run %d s, faulted run %d s\n' "$t_ref" $((SECONDS - t_ref))
 [ "$diffs" = 0 ] || die "$diffs differences between the faulted and the uninterrupted run"
 echo "faults: equality holds (exact projections; order-dependent columns reported above)"
-[ "$broker" = yes ] || exit 0
-broker_run
