@@ -8,23 +8,29 @@
 #include <string.h>
 
 const pw_topic_spec pw_topics[] = {
-	{PW_TOPIC_RUNS, 12, 3, false, "perfwatch.v1.RunResult"},
-	{PW_TOPIC_POINTS, 12, 3, false, "perfwatch.v1.SeriesPoint"},
-	{PW_TOPIC_DLQ, 3, 3, false, "perfwatch.v1.DeadLetter"},
-	{PW_TOPIC_FLEET_CHANGES, 1, 3, false, "perfwatch.v1.FleetChangeEvent"},
-	{PW_TOPIC_BASELINES, 12, 3, true, "perfwatch.v1.Baseline"},
-	{PW_TOPIC_GATE_REQUESTS, 3, 3, false, "perfwatch.v1.GateRequest"},
-	{PW_TOPIC_GATE_VERDICTS, 3, 3, false, "perfwatch.v1.GateVerdict"},
-	{PW_TOPIC_CHANGEPOINTS, 6, 3, false, "perfwatch.v1.Changepoint"},
-	{PW_TOPIC_ALERTS, 6, 3, false, "perfwatch.v1.Alert"},
-	{PW_TOPIC_BISECT_JOBS, 3, 3, false, "perfwatch.v1.BisectJob"},
-	{PW_TOPIC_BISECTIONS, 3, 3, false, "perfwatch.v1.Bisection"},
-	{PW_TOPIC_ATTRIBUTIONS, 3, 3, false, "perfwatch.v1.Attribution"},
-	{PW_TOPIC_PAGES, 3, 3, false, "perfwatch.v1.Page"},
-	{PW_TOPIC_TRIAGE, 3, 3, false, "perfwatch.v1.TriageVerdict"},
-	{PW_TOPIC_COMPILER_CLS, 1, 3, true, "perfwatch.v1.CompilerCl"},
+	{PW_TOPIC_RUNS, 12, 3, false, "perfwatch.v1.RunResult", PW_TOPIC_RUNS_MAX_MESSAGE_BYTES},
+	{PW_TOPIC_POINTS, 12, 3, false, "perfwatch.v1.SeriesPoint", 0},
+	{PW_TOPIC_DLQ, 3, 3, false, "perfwatch.v1.DeadLetter", 0},
+	{PW_TOPIC_FLEET_CHANGES, 1, 3, false, "perfwatch.v1.FleetChangeEvent", 0},
+	{PW_TOPIC_BASELINES, 12, 3, true, "perfwatch.v1.Baseline", 0},
+	{PW_TOPIC_GATE_REQUESTS, 3, 3, false, "perfwatch.v1.GateRequest", 0},
+	{PW_TOPIC_GATE_VERDICTS, 3, 3, false, "perfwatch.v1.GateVerdict", 0},
+	{PW_TOPIC_CHANGEPOINTS, 6, 3, false, "perfwatch.v1.Changepoint", 0},
+	{PW_TOPIC_ALERTS, 6, 3, false, "perfwatch.v1.Alert", 0},
+	{PW_TOPIC_BISECT_JOBS, 3, 3, false, "perfwatch.v1.BisectJob", 0},
+	{PW_TOPIC_BISECTIONS, 3, 3, false, "perfwatch.v1.Bisection", 0},
+	{PW_TOPIC_ATTRIBUTIONS, 3, 3, false, "perfwatch.v1.Attribution", 0},
+	{PW_TOPIC_PAGES, 3, 3, false, "perfwatch.v1.Page", 0},
+	{PW_TOPIC_TRIAGE, 3, 3, false, "perfwatch.v1.TriageVerdict", 0},
+	{PW_TOPIC_COMPILER_CLS, 1, 3, true, "perfwatch.v1.CompilerCl", 0},
 };
 const size_t pw_topics_count = sizeof pw_topics / sizeof pw_topics[0];
+
+int pw_topic_max_message_bytes(const pw_topic_spec *t)
+{
+	/* Apache Kafka's message.max.bytes default */
+	return t && t->max_message_bytes > 0 ? t->max_message_bytes : 1048588;
+}
 
 const pw_topic_spec *pw_topic_find(const char *name)
 {

@@ -35,7 +35,24 @@ typedef struct pw_topic_spec {
 	int replication;     /* 3 in production; the dev broker has 3 brokers too */
 	bool compacted;      /* cleanup.policy=compact in production */
 	const char *payload; /* protobuf message type carried, for docs and kcat decoding */
+	/*
+	 * The topic's max.message.bytes, or 0 for the broker's default
+	 * (message.max.bytes, 1,048,588 on Apache Kafka): the largest record
+	 * batch the broker accepts. Producers must not publish beyond it.
+	 */
+	int max_message_bytes;
 } pw_topic_spec;
+
+/*
+ * perf.runs.v1 accepts runs larger than the ingester takes
+ * (ingest.max.payload.bytes, 4 MiB by default), so that an oversized run
+ * reaches the ingester and is dead-lettered with its reason instead of being
+ * refused at the producer where nobody sees it.
+ */
+#define PW_TOPIC_RUNS_MAX_MESSAGE_BYTES (5 * 1024 * 1024)
+
+/* The largest message a producer may publish to topic t. */
+int pw_topic_max_message_bytes(const pw_topic_spec *t);
 
 /* The table, and its length. */
 extern const pw_topic_spec pw_topics[];

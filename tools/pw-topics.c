@@ -13,8 +13,10 @@
  * --max-replication) and its cleanup policy. A topic that exists already is
  * left alone but checked: a partition count other than the table's is an
  * error, since every key-to-partition rule of docs/architecture.md assumes it.
+ * It returns once every partition's leader answers for its offsets, so that
+ * the first client after it is never told "not leader for partition".
  *
- *   pw-topics list
+ *   pw-topics list      name partitions replication cleanup-policy [max.message.bytes]
  *   pw-topics create --bootstrap HOST:PORT[,...] [--max-replication N] [--timeout SECONDS]
  *                    [--topic NAME:PARTITIONS]...
  *
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <librdkafka/rdkafka.h>
 
@@ -68,9 +71,13 @@ static const char *cleanup_policy(const pw_topic_spec *t)
 
 static void topics_list(FILE *out)
 {
-	for (size_t i = 0; i < pw_topics_count; i++)
-		fprintf(out, "%s %d %d %s\n", pw_topics[i].name, pw_topics[i].partitions,
+	for (size_t i = 0; i < pw_topics_count; i++) {
+		fprintf(out, "%s %d %d %s", pw_topics[i].name, pw_topics[i].partitions,
 		        pw_topics[i].replication, cleanup_policy(&pw_topics[i]));
+		if (pw_topics[i].max_message_bytes > 0)
+			fprintf(out, " %d", pw_topics[i].max_message_bytes);
+		fputc('\n', out);
+	}
 }
 
 static bool parse_int(const char *s, int lo, int hi, int *out)
@@ -147,6 +154,39 @@ static int topic_partitions(rd_kafka_t *rk, const char *topic, int timeout_ms, c
 }
 
 /*
+ * Waits until every partition of topics table[0..n) answers for its offsets
+ * on its leader: CreateTopics returns before the new partitions' leaders
+ * have taken them up, and a client asking meanwhile is told "not leader".
+ * Returns the number of partitions that still do not answer at the deadline.
+ */
+static int topics_await_leaders(rd_kafka_t *rk, const pw_topic_spec *table, size_t n,
+                                int timeout_ms)
+{
+	int64_t waited = 0;
+	int left = 0;
+	for (size_t i = 0; i < n; i++)
+		for (int p = 0; p < table[i].partitions; p++) {
+			for (;;) {
+				int64_t lo, hi;
+				rd_kafka_resp_err_t err =
+					rd_kafka_query_watermark_offsets(rk, table[i].name, p, &lo, &hi, 2000);
+				if (!err)
+					break;
+				if (waited >= timeout_ms) {
+					fprintf(stderr, "pw-topics: %s [%d] has no leader answering: %s\n",
+					        table[i].name, p, rd_kafka_err2str(err));
+					left++;
+					break;
+				}
+				struct timespec ts = {0, 100 * 1000000L};
+				nanosleep(&ts, NULL);
+				waited += 100;
+			}
+		}
+	return left;
+}
+
+/*
  * Sends one CreateTopics request for the whole table and reports each topic.
  * Returns the number of topics that are not as the table says.
  */
@@ -173,8 +213,12 @@ static int topics_create(rd_kafka_t *rk, const pw_topics_opts *o)
 		const pw_topic_spec *t = &table[i];
 		int repl = t->replication < cap ? t->replication : cap;
 		nt[made] = rd_kafka_NewTopic_new(t->name, t->partitions, repl, errbuf, sizeof errbuf);
-		if (!nt[made] || rd_kafka_NewTopic_set_config(nt[made], "cleanup.policy",
-		                                              cleanup_policy(t))) {
+		char maxb[16];
+		snprintf(maxb, sizeof maxb, "%d", t->max_message_bytes);
+		if (!nt[made] ||
+		    rd_kafka_NewTopic_set_config(nt[made], "cleanup.policy", cleanup_policy(t)) ||
+		    (t->max_message_bytes > 0 &&
+		     rd_kafka_NewTopic_set_config(nt[made], "max.message.bytes", maxb))) {
 			fprintf(stderr, "pw-topics: topic \"%s\": %s\n", t->name, errbuf);
 			if (nt[made])
 				rd_kafka_NewTopic_destroy(nt[made]);
@@ -214,8 +258,11 @@ static int topics_create(rd_kafka_t *rk, const pw_topics_opts *o)
 			continue;
 		int repl = t->replication < cap ? t->replication : cap;
 		if (!err) {
-			printf("created %s (%d partitions, replication %d, cleanup.policy=%s)\n", name,
+			printf("created %s (%d partitions, replication %d, cleanup.policy=%s", name,
 			       t->partitions, repl, cleanup_policy(t));
+			if (t->max_message_bytes > 0)
+				printf(", max.message.bytes=%d", t->max_message_bytes);
+			printf(")\n");
 			continue;
 		}
 		if (err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
@@ -239,6 +286,8 @@ static int topics_create(rd_kafka_t *rk, const pw_topics_opts *o)
 			printf("exists  %s (%d partitions)\n", name, parts);
 		}
 	}
+	if (bad == 0)
+		bad = topics_await_leaders(rk, table, ntable, o->timeout_ms);
 done:
 	if (ev)
 		rd_kafka_event_destroy(ev);
@@ -290,7 +339,7 @@ int main(int argc, char **argv)
 				return PW_TOPICS_EXIT_FAIL;
 			}
 			extra[o.nextra] = (pw_topic_spec){extra_names[o.nextra], extra_parts[o.nextra], 1,
-			                                  false, NULL};
+			                                  false, NULL, 0};
 			o.nextra++;
 			o.extra = extra;
 		} else {

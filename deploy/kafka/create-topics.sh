@@ -12,10 +12,12 @@ bootstrap=$1
 file=${2:-/etc/perfwatch/topics.txt}
 maxrep=${PW_TOPIC_MAX_REPLICATION:-3}
 kt=${KAFKA_TOPICS:-/opt/kafka/bin/kafka-topics.sh}
-while read -r name parts rep cleanup; do
+while read -r name parts rep cleanup maxbytes; do
   case $name in ''|'#'*) continue ;; esac
   [ "$rep" -le "$maxrep" ] || rep=$maxrep
+  set -- --config "cleanup.policy=$cleanup"
+  [ -z "$maxbytes" ] || set -- "$@" --config "max.message.bytes=$maxbytes"
   "$kt" --bootstrap-server "$bootstrap" --create --if-not-exists --topic "$name" \
-    --partitions "$parts" --replication-factor "$rep" --config "cleanup.policy=$cleanup"
+    --partitions "$parts" --replication-factor "$rep" "$@"
 done <"$file"
 "$kt" --bootstrap-server "$bootstrap" --list

@@ -63,7 +63,7 @@ else
   fail "$kafka_log does not show a KRaft broker and controller starting"
 fi
 policies=$(sed -n 's/^created \([^ ]*\) .*cleanup.policy=\([a-z]*\).*/\1 \2/p' "$PW_RUN_DIR/kafka/topics.log" | sort -u)
-while read -r name _parts _repl policy; do
+while read -r name _parts _repl policy _max_bytes; do
   [ -n "$name" ] || continue
   got=$(awk -v n="$name" '$1 == n { print $2 }' <<<"$policies")
   [ "$got" = "$policy" ] || fail "topic $name was created with cleanup.policy=${got:-?}, want $policy"
