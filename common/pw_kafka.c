@@ -916,7 +916,9 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 
 	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
 		c->counts.assignments++;
-		pw_log_write(c->lg, PW_LOG_INFO, (const char *[]){"partitions", cnt, "list", list, NULL},
+		pw_log_write(c->lg, PW_LOG_INFO,
+		             (const char *[]){"partitions", cnt, "list", list, "protocol",
+		                              rd_kafka_rebalance_protocol(rk), NULL},
 		             "kafka partitions assigned");
 		if (coop)
 			e = rd_kafka_incremental_assign(rk, parts);
@@ -927,7 +929,8 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 			pw_log_error(c->lg, "kafka rebalance failed: %s", rd_kafka_err2str(err));
 		else
 			pw_log_write(c->lg, PW_LOG_INFO,
-			             (const char *[]){"partitions", cnt, "list", list, NULL},
+			             (const char *[]){"partitions", cnt, "list", list, "protocol",
+			                              rd_kafka_rebalance_protocol(rk), NULL},
 			             "kafka partitions revoked");
 		c->counts.revocations++;
 		/* commit the held batch while its partitions are still ours */
@@ -964,11 +967,12 @@ pw_status pw_consumer_new(pw_consumer **out, const pw_consumer_opts *o, const pw
 	 * partitions that change owner (see consumer_close for the one defect of
 	 * librdkafka 2.0 it must avoid). kafka.* settings override.
 	 */
-	static const pw_kv defaults[] = {
+	const pw_kv defaults[] = {
 		{"auto.offset.reset", "earliest"},
 		{"session.timeout.ms", "10000"},
 		{"heartbeat.interval.ms", "1000"},
-		{"partition.assignment.strategy", "cooperative-sticky"},
+		{"partition.assignment.strategy", o && o->assignment ? o->assignment
+		                                                     : "cooperative-sticky"},
 	};
 	static const pw_kv enforced[] = {
 		{"enable.auto.commit", "false"},

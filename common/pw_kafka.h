@@ -224,6 +224,12 @@ typedef struct pw_consumer_opts {
 	size_t ntopics;               /* at least 1 */
 	const pw_kv *props;           /* librdkafka pass-through, may be NULL */
 	size_t nprops;
+	/*
+	 * partition.assignment.strategy unless props set it; NULL:
+	 * cooperative-sticky. "range" for topics that must be co-partitioned
+	 * (pw_service_input.co_partitioned).
+	 */
+	const char *assignment;
 	size_t batch_max_msgs;        /* 0 = 1000 */
 	int batch_max_ms;             /* 0 = 500: a batch is handed over this long after its first message */
 	uint32_t retry_backoff_ms;    /* 0 = 200: first wait after a failed batch */

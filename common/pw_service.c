@@ -375,6 +375,7 @@ static pw_status thread_open(pw_service *svc, svc_thread *t, char *err, size_t e
 		.nprops = nprops,
 		.batch_max_msgs = (size_t)pw_config_get_int(cfg, "batch.max.messages"),
 		.batch_max_ms = (int)pw_config_get_duration_ms(cfg, "batch.max.ms"),
+		.assignment = in->co_partitioned ? "range" : NULL,
 		.outputs = in->outputs ? t->w.producer : NULL,
 		.outputs_timeout_ms = (int)pw_config_get_duration_ms(cfg, tkey),
 		.on_loss = on_consumer_loss,

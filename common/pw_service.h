@@ -117,6 +117,15 @@ typedef struct pw_service_input {
 	 * (pw_consumer_opts.outputs_timeout_ms); NULL: service.stop.flush.ms.
 	 */
 	const char *outputs_timeout_key;
+	/*
+	 * The input's topics are keyed alike and a member must hold partition p
+	 * of each of them (the watcher's points and baselines of one series): the
+	 * group is assigned by range, topic by topic, with eager rebalances,
+	 * instead of the default cooperative-sticky, which balances the count of
+	 * partitions over all topics and can give one member every points
+	 * partition and the other every baselines partition.
+	 */
+	bool co_partitioned;
 } pw_service_input;
 
 typedef struct pw_service_def {

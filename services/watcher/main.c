@@ -13,9 +13,14 @@
 static const char *const watcher_topics[] = {PW_TOPIC_POINTS, PW_TOPIC_FLEET_CHANGES,
                                              PW_TOPIC_BASELINES, NULL};
 
-/* One worker: the series table is its own, in the partitions' order. */
+/*
+ * One worker: the series table is its own, in the partitions' order. A
+ * series' points and baselines carry its id as their key, so a member must
+ * hold the same partitions of both topics: range assignment.
+ */
 static const pw_service_input watcher_inputs[] = {
-	{.name = "points", .topics = watcher_topics, .on_batch = pw_watcher_batch},
+	{.name = "points", .topics = watcher_topics, .on_batch = pw_watcher_batch,
+	 .co_partitioned = true},
 };
 
 static const pw_kv watcher_defaults[] = {
