@@ -69,6 +69,39 @@ round() {
   "$pw" group lag "$gi" --wait 300 perf.runs.v1 >/dev/null || { fail "$name: ingesters did not catch up in 300 s"; return 1; }
   "$pw" group lag "$gb" --wait 300 perf.points.v1 >/dev/null || { fail "$name: baseliners did not catch up in 300 s"; return 1; }
   echo "$name: replay consumed in $((SECONDS - t0)) s"
+  # each member's lag on /metrics (perfwatch_kafka_consumer_lag) comes to 0
+  # once its group has caught up, and the rebalances were cooperative: the
+  # first member gave up only the partitions that moved to the second
+  for ((i = 0; i < n; i++)); do
+    for role in ingester baseliner; do
+      local g=$gi topic=perf.runs.v1
+      [ $role = baseliner ] && { g=$gb; topic=perf.points.v1; }
+      local log=$work/$role.$g.$i.log port lag="" deadline=$((SECONDS + 30))
+      port=$(grep -o '"msg":"serving /healthz /readyz /metrics on [^"]*' "$log" | tail -n 1 | grep -o '[0-9]*$')
+      while :; do
+        lag=$(curl -s "http://127.0.0.1:$port/metrics" | awk -v t="$topic" '$1 ~ /^perfwatch_kafka_consumer_lag\{/ && index($1, "topic=\"" t "\"") { s += $2; n++ } END { if (n) print s }')
+        [ "$lag" != 0 ] || break
+        [ $SECONDS -lt $deadline ] || break
+        sleep 1
+      done
+      [ "$lag" = 0 ] && echo "$name: $role#$i perfwatch_kafka_consumer_lag on $topic: 0" ||
+        fail "$name: $role#$i reports lag ${lag:-none} on $topic after its group caught up"
+      if [ "$n" -gt 1 ]; then
+        grep '"msg":"kafka partitions assigned' "$log" | grep -qv '"protocol":"COOPERATIVE"' &&
+          fail "$name: $role#$i had an assignment that was not cooperative"
+      fi
+    done
+  done
+  if [ "$n" -gt 1 ]; then
+    local first=$work/ingester.$gi.0.log
+    local kept
+    kept=$(so_held_topic "$first" perf.runs.v1 | tr ',' '\n' | grep -c . || true)
+    if grep '"msg":"kafka partitions revoked' "$first" | head -n 1 | grep -q '"partitions":"12"'; then
+      fail "$name: the first ingester gave up all 12 partitions when the second joined (an eager rebalance)"
+    else
+      echo "$name: cooperative rebalance: the first ingester kept $kept of 12 partitions through the join"
+    fi
+  fi
   so_stop
   for ((i = 0; i < n; i++)); do
     for role in ingester baseliner; do
