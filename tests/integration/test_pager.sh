@@ -195,7 +195,7 @@ first=$(q "SELECT min(version) FROM perfwatch.pager_deliveries WHERE page_id = '
 [ "$(grep -c " $page $first " "$work/hook-mine.txt")" = 1 ] || fail "the page's first delivery (v$first) did not arrive exactly once"
 [ "$(q "SELECT count(*) FROM perfwatch.pager_deliveries WHERE page_id = '$page' AND target = 'webhook' AND ok")" = \
   "$(wc -l <"$work/hook-mine.txt")" ] || fail "the webhook received more or fewer posts than the pager recorded"
-[ "$(grep -F ".$ns-" "$work/hook.txt" | cut -d' ' -f2 | sort -u)" = "$page" ] || fail "the webhook received another page of this event"
+[ "$(grep -F "$ns" "$work/hook.txt" | cut -d' ' -f2 | sort -u)" = "$page" ] || fail "the webhook received another page of this event"
 echo "test_pager: webhook: $(wc -l <"$work/hook-mine.txt") versions of $page, each once"
 n=$(q "SELECT count(*) FROM perfwatch.pager_decisions d JOIN perfwatch.pages p USING (incident_id) WHERE $mine")
 echo "test_pager: $n decisions recorded for the incident; incidents for the namespace: $(q "SELECT count(*) || ' (' || string_agg(action, ',') || ')' FROM perfwatch.pager_incidents WHERE family LIKE '%.$ns'")"
