@@ -450,6 +450,118 @@ Test(kafka_mock, stop_flag_set_before_run_closes_cleanly)
 	mock_stop(&m);
 }
 
+/*
+ * Data loss: the mock cluster keeps about 5 MB a partition and deletes the
+ * oldest message sets beyond that, as a broker's retention would. A group
+ * that committed offset 0 and then fell 7 MB behind finds the log starting
+ * past it: the loop must report exactly that jump (pw_consumer_loss), once,
+ * and hand every message still kept to the callback. perf.dlq.v1 is used for
+ * its place in the topic table (not compacted); here it has one partition.
+ */
+#define LOSS_TOPIC PW_TOPIC_DLQ
+#define LOSS_MESSAGES 7000
+#define LOSS_SIZE 1000
+
+typedef struct loss_seen {
+	int events;
+	pw_consumer_loss first;
+	char topic[64]; /* first.topic, copied: it is borrowed for the call */
+	int64_t last_offset;
+	int64_t handed;
+	volatile sig_atomic_t stop;
+} loss_seen;
+
+static void on_loss_note(void *arg, const pw_consumer_loss *l)
+{
+	loss_seen *s = arg;
+	if (s->events++ == 0) {
+		s->first = *l;
+		snprintf(s->topic, sizeof s->topic, "%s", l->topic);
+	}
+}
+
+static pw_status loss_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
+                            size_t errlen)
+{
+	(void)errbuf;
+	(void)errlen;
+	loss_seen *s = ctx;
+	for (size_t i = 0; i < n; i++) {
+		s->handed++;
+		s->last_offset = msgs[i]->offset;
+	}
+	if (s->last_offset == LOSS_MESSAGES - 1)
+		s->stop = 1;
+	return PW_OK;
+}
+
+Test(kafka_mock, a_jump_past_deleted_messages_is_reported_as_loss, .timeout = 120)
+{
+	mock m;
+	mock_start(&m);
+	cr_assert_eq(rd_kafka_mock_topic_create(m.mc, LOSS_TOPIC, 1, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+	char err[512], why[256];
+
+	/* the group has read nothing yet: its committed offset is 0 */
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	cr_assert_eq(rd_kafka_conf_set(conf, "bootstrap.servers", m.bootstraps, why, sizeof why), 0);
+	cr_assert_eq(rd_kafka_conf_set(conf, "group.id", "pw-test-loss", why, sizeof why), 0);
+	rd_kafka_t *g = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof why);
+	cr_assert_not_null(g, "%s", why);
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(l, LOSS_TOPIC, 0)->offset = 0;
+	cr_assert_eq(rd_kafka_commit(g, l, 0), RD_KAFKA_RESP_ERR_NO_ERROR);
+	rd_kafka_topic_partition_list_destroy(l);
+
+	pw_producer *p = NULL;
+	cr_assert_eq(pw_producer_new(&p, m.bootstraps, NULL, 0, &m.lg, err, sizeof err), PW_OK, "%s", err);
+	static char value[LOSS_SIZE];
+	memset(value, 'v', sizeof value);
+	for (int i = 0; i < LOSS_MESSAGES; i++) {
+		cr_assert_eq(pw_producer_produce(p, LOSS_TOPIC, "k", 1, value, sizeof value, 5000, err,
+		                                 sizeof err),
+		             PW_OK, "%s", err);
+		if (i % 100 == 0)
+			pw_producer_poll(p, 0);
+	}
+	cr_assert_eq(pw_producer_flush(p, 60000, err, sizeof err), PW_OK, "%s", err);
+	pw_producer_free(p);
+	int64_t lo = -1, hi = -1;
+	cr_assert_eq(rd_kafka_query_watermark_offsets(g, LOSS_TOPIC, 0, &lo, &hi, 10000),
+	             RD_KAFKA_RESP_ERR_NO_ERROR);
+	rd_kafka_destroy(g);
+	cr_assert_eq(hi, LOSS_MESSAGES);
+	cr_assert_gt(lo, 0, "the mock cluster deleted nothing of %d x %d bytes", LOSS_MESSAGES,
+	             LOSS_SIZE);
+
+	loss_seen *s = calloc(1, sizeof *s);
+	const char *topics[] = {LOSS_TOPIC};
+	pw_consumer_opts o = {.brokers = m.bootstraps, .group_id = "pw-test-loss", .topics = topics,
+	                      .ntopics = 1, .batch_max_msgs = 5000, .batch_max_ms = 50,
+	                      .on_loss = on_loss_note, .health_arg = s};
+	pw_consumer *c = NULL;
+	cr_assert_eq(pw_consumer_new(&c, &o, &m.lg, err, sizeof err), PW_OK, "%s", err);
+	cr_assert_eq(pw_consumer_run(c, loss_batch, s, &s->stop, err, sizeof err), PW_OK, "%s", err);
+	pw_consumer_counts cnt;
+	pw_consumer_counts_get(c, &cnt);
+	pw_consumer_free(c);
+
+	cr_assert_eq(s->events, 1, "one jump reported, %d were", s->events);
+	cr_assert_str_eq(s->topic, LOSS_TOPIC);
+	cr_assert_eq(s->first.partition, 0);
+	cr_assert_eq(s->first.expected, 0, "expected at the committed offset, got %lld",
+	             (long long)s->first.expected);
+	cr_assert_eq(s->first.resumed_at, lo, "resumed at %lld, the log starts at %lld",
+	             (long long)s->first.resumed_at, (long long)lo);
+	cr_assert_eq(s->first.lost, lo);
+	cr_assert_eq(cnt.loss_events, 1);
+	cr_assert_eq(cnt.lost_messages, (uint64_t)lo);
+	cr_assert_eq(s->handed, LOSS_MESSAGES - lo, "every message still kept handed over once: %lld",
+	             (long long)s->handed);
+	free(s);
+	mock_stop(&m);
+}
+
 /* ------------------------------------------------------ producer failures */
 
 Test(kafka_producer, queue_full_is_a_clear_error_and_failures_are_counted)
