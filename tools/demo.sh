@@ -44,7 +44,7 @@ step_stack() {
   echo "            psql \"$PW_PG_DSN\""
   echo "Redis       $PW_REDIS_ADDR"
   echo "            redis-cli -h ${PW_REDIS_ADDR%:*} -p ${PW_REDIS_ADDR##*:}"
-  echo "Kafka       $PW_KAFKA_BOOTSTRAP_SERVERS  (dev broker: messages live in memory only)"
+  echo "Kafka       $PW_KAFKA_BOOTSTRAP_SERVERS  (Apache Kafka, one KRaft node; its log in $run_dir/kafka/data)"
   echo "            kcat -L -b $PW_KAFKA_BOOTSTRAP_SERVERS"
   echo "env file    $run_dir/stack.env  (load with: set -a; . $run_dir/stack.env; set +a)"
   echo "logs        $run_dir/pg/postgres.log  $run_dir/redis/redis.log  $run_dir/kafka/kafka.log"
