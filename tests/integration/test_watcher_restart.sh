@@ -49,15 +49,19 @@ start_watcher() {
   PW_KAFKA_GROUP_ID=$1 PW_HTTP_PORT=0 PW_BATCH_MAX_MS=100 PW_LOG_LEVEL=info \
     "$watcher" >>"$2" 2>&1 &
   wpid=$!
+  all_pids+=("$wpid")
 }
 stop_watcher() {
   kill -TERM "$wpid"
   wait "$wpid" || fail "pw-watcher did not stop cleanly on SIGTERM"
   wpid=""
 }
+# every watcher started, also the handover's first one while the second runs
+all_pids=()
 cleanup() {
-  [ -z "$wpid" ] || kill -TERM "$wpid" 2>/dev/null || true
-  [ -z "$wpid" ] || wait "$wpid" 2>/dev/null || true
+  local p
+  for p in "${all_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${all_pids[@]}"; do wait "$p" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 
