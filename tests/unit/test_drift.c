@@ -313,3 +313,31 @@ Test(drift, a_trend_is_at_most_one_finding_and_a_drift)
 	}
 	cr_assert_eq(total_ok, total_cases);
 }
+
+/*
+ * The fit against numpy (2.2.0), for x_i = 100 + 0.05 i + 0.3 sin(2.1 i) +
+ * 0.2 cos(5.3 i), i = 0..79 (no point is clipped; the best fit is one line):
+ *   d = np.diff(x)
+ *   sigma = np.quantile(np.abs(d - np.median(d)), 0.8) / (1.2815515655446004 * np.sqrt(2))
+ *         = 0.310108452280029
+ *   p = np.polyfit(i, x, 1); r = x - np.polyval(p, i)
+ *   r @ r / sigma**2 + 7.5 (one segment: no boundary, one slope) = 60.91903587284325
+ *   np.polyval(p, 0) = 100.00378740251311, np.polyval(p, 79) = 103.95671237766821
+ *   (103.95671237766821 - 100.00378740251311) / 79 = 0.05003702500196325 (p[0])
+ */
+Test(drift, one_line_matches_numpy)
+{
+	double x[80];
+	for (int i = 0; i < 80; i++)
+		x[i] = 100.0 + 0.05 * i + 0.3 * sin(2.1 * i) + 0.2 * cos(5.3 * i);
+	pw_drift d;
+	cr_assert_eq(pw_drift_detect(x, 80, NULL, 0, NULL, &d), PW_OK);
+	cr_assert(d.trend && d.found && d.segments == 1 && d.sloped == 1);
+	cr_assert_eq(d.start, 0);
+	cr_assert_eq(d.end, 80);
+	cr_assert_float_eq(d.noise, 0.310108452280029, 1e-12);
+	cr_assert_float_eq(d.cost_lines, 60.91903587284325, 1e-9);
+	cr_assert_float_eq(d.level_before, 100.00378740251311, 1e-10);
+	cr_assert_float_eq(d.level_after, 103.95671237766821, 1e-10);
+	cr_assert_float_eq(d.rate, 0.05003702500196325, 1e-12);
+}
