@@ -4,6 +4,8 @@
 #                SANITIZER_TESTS among them on the ASan+UBSan build (integration-test-asan)
 #   make demo    start the dev stack and run the job end to end
 #   make bench   benchmarks (not part of CI)
+#   make bench-peers  changepoints beside apache-otava, ruptures and MongoDB's E-divisive,
+#                installed from PyPI into run/peers (not part of CI nor of make bench)
 #   make faults  the fault-injection harness's short run (also in make test)
 #   make faults-soak  its long run (not part of CI)
 #   make fuzz    the libFuzzer targets of bench/fuzz, FUZZ_SECONDS each (not part of CI)
@@ -24,7 +26,7 @@ JOBS       ?= $(shell nproc)
 SANITIZER_TESTS ?= pager watcher ingest_hostile bisector_inputs
 CMAKE_FLAGS ?=
 
-.PHONY: all build asan deps deps-check test unit-test integration-test integration-test-asan demo bench fuzz fuzz-ci faults faults-soak \
+.PHONY: all build asan deps deps-check test unit-test integration-test integration-test-asan demo bench bench-peers fuzz fuzz-ci faults faults-soak \
         stack-start stack-stop stack-status clean
 
 all: build
@@ -65,6 +67,10 @@ demo: build
 
 bench: build
 	@bench/run.sh $(BUILD)
+
+# bench/peers/peers.py; PEERS_FLAGS passes its options (--per-shape, --points, --seed)
+bench-peers: build
+	@bench/peers/run.sh $(BUILD) $(PEERS_FLAGS)
 
 # tests/faults/faults.sh (docs/operations.md, "Fault injection"); PW_FAULTS_SEED=N reproduces a run
 faults: build

@@ -28,7 +28,8 @@ struct pw_watch_series {
 	} *marks;
 	size_t n_marks, marks_head;
 	pw_changepoint *cps;     /* room for the stream's answer */
-	size_t cps_cap;
+	size_t cps_cap, n_cps;   /* ... and how many it holds */
+	pw_changepoint *win_cps; /* the same, indexed from the window's first point */
 	struct provisional {     /* shifts the early rule reported, awaiting PELT */
 		char build_id[PW_WATCH_BUILD_LEN];
 		pw_changepoint cp;   /* cp.index absolute: the first shifted point */
@@ -123,8 +124,10 @@ pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_i
 	/* a segment has at least min_segment points, so that many shifts at most */
 	s->cps_cap = params->max_points / params->cp.min_segment + 1;
 	s->cps = calloc(s->cps_cap, sizeof *s->cps);
+	s->win_cps = calloc(s->cps_cap, sizeof *s->win_cps);
 	s->early_ref = calloc(PW_CP_EARLY_MAX_REF, sizeof *s->early_ref);
-	if (!s->builds || !s->frozen_at || !s->emitted || !s->marks || !s->cps || !s->early_ref)
+	if (!s->builds || !s->frozen_at || !s->emitted || !s->marks || !s->cps || !s->win_cps ||
+	    !s->early_ref)
 		goto nomem;
 	return s;
 nomem:
@@ -144,6 +147,7 @@ void pw_watch_series_free(pw_watch_series *s)
 	free(s->emitted);
 	free(s->marks);
 	free(s->cps);
+	free(s->win_cps);
 	free(s->early_ref);
 	free(s);
 }
@@ -437,9 +441,14 @@ static pw_status drift_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
 	/* the whole window: the stairs PELT reported before the drift was long
 	 * enough to see are part of it; a window with a real step in it fits no
 	 * hinge and gives none */
-	size_t lo = off;
+	size_t lo = off, nw = 0;
+	for (size_t k = 0; k < s->n_cps; k++)
+		if (s->cps[k].index >= off && s->cps[k].index - off < wn) {
+			s->win_cps[nw] = s->cps[k];
+			s->win_cps[nw++].index -= off;
+		}
 	pw_drift d;
-	pw_status st = pw_drift_detect(w, wn, &s->params.drift, &d);
+	pw_status st = pw_drift_detect(w, wn, s->win_cps, nw, &s->params.drift, &d);
 	if (st != PW_OK)
 		return st;
 	if (!d.found || d.rate == 0.0)
@@ -503,7 +512,7 @@ static pw_status drift_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
 		return PW_OK;
 	}
 	double before = d.level_before;
-	double after = before + d.rate * (double)(s->total - start);
+	double after = d.level_after;
 	pw_changepoint cp = {
 		.index = start,
 		.before = before,
@@ -560,6 +569,7 @@ pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t c
 		return st;
 	if (count > s->cps_cap)
 		count = s->cps_cap;
+	s->n_cps = count;
 	for (size_t k = 0; k < count; k++) {
 		pw_changepoint cp = s->cps[k];
 		/* a split inside one build's repeats moves to the build's first point */

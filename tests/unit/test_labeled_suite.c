@@ -6,7 +6,8 @@
  * The detector sees the series of run medians (what the watcher stores each
  * night); the classifier sees the runs themselves. A case counts as labeled
  * only when both answers are right. A second test holds E-divisive to the same
- * changepoint labels.
+ * changepoint labels. The first also holds the findings `perfwatch
+ * changepoints` prints (the steps pw_drift_decide keeps, and a drift) to them.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 
 #include "pw_changepoint.h"
 #include "pw_classify.h"
+#include "pw_drift.h"
 
 /* The unit-test build compiles one file per test; the generator comes in here. */
 #include "labeled_suite.c"
@@ -61,6 +63,36 @@ static bool cps_as_labeled(const ls_spec *sp, const pw_changepoint *cps, size_t 
 	return true;
 }
 
+/*
+ * The findings after the step-or-drift decision (pw_drift_decide, what
+ * `perfwatch changepoints` prints) for the detector's answer cps[0..k):
+ * every pattern labeled with steps keeps exactly its labeled steps and shows
+ * no drift; the drift patterns are at most one finding, a drift in the
+ * labeled direction (slow_drift_tiny, below any minimum effect, may show
+ * nothing; the detector's labels accept it too).
+ */
+static bool findings_as_labeled(const ls_spec *sp, const double *series, const pw_changepoint *cps,
+                                size_t k, char *why, size_t len)
+{
+	pw_changepoint kept[MAX_CPS];
+	bool keep[MAX_CPS];
+	size_t nk = 0;
+	pw_drift d;
+	cr_assert_eq(pw_drift_decide(series, sp->n, cps, k, NULL, &d, keep), PW_OK);
+	for (size_t j = 0; j < k; j++)
+		if (keep[j])
+			kept[nk++] = cps[j];
+	if (sp->cp_kind == LS_CP_DRIFT) {
+		snprintf(why, len, "drift found %d (%+.2f%%), %zu steps kept", d.found, d.total_pct, nk);
+		return nk == 0 && (!d.found || (d.rate > 0.0 ? 1 : -1) == sp->cp_sign[0]);
+	}
+	if (d.found) {
+		snprintf(why, len, "a drift of %+.2f%% from %zu", d.total_pct, d.start);
+		return false;
+	}
+	return cps_as_labeled(sp, kept, nk, why, len);
+}
+
 Test(labeled_suite, every_pattern_as_labeled)
 {
 	size_t nspecs;
@@ -71,7 +103,7 @@ Test(labeled_suite, every_pattern_as_labeled)
 	char err[256];
 	cr_assert_eq(pw_cp_detector_new(NULL, 1000, &det, err, sizeof err), PW_OK, "%s", err);
 	pw_changepoint cps[MAX_CPS];
-	size_t ok = 0;
+	size_t ok = 0, findings_ok = 0;
 	for (size_t i = 0; i < nspecs; i++) {
 		const ls_spec *sp = &specs[i];
 		ls_case c;
@@ -82,6 +114,11 @@ Test(labeled_suite, every_pattern_as_labeled)
 		             PW_OK, "%s: %s", sp->name, err);
 		char why[512] = "";
 		bool cp_ok = cps_as_labeled(sp, cps, k < MAX_CPS ? k : MAX_CPS, why, sizeof why);
+		char fwhy[512] = "";
+		if (findings_as_labeled(sp, c.series, cps, k < MAX_CPS ? k : MAX_CPS, fwhy, sizeof fwhy))
+			findings_ok++;
+		else
+			fprintf(stderr, "labeled suite (findings): %s: %s\n", sp->name, fwhy);
 
 		pw_cls_run *runs = malloc(sp->n * sizeof *runs);
 		cr_assert_not_null(runs);
@@ -112,8 +149,11 @@ Test(labeled_suite, every_pattern_as_labeled)
 	}
 	pw_cp_detector_free(det);
 	printf("labeled suite: %zu/%zu as labeled\n", ok, nspecs);
+	printf("labeled suite (findings): %zu/%zu as labeled\n", findings_ok, nspecs);
 	fflush(stdout);
 	cr_assert_eq(ok, nspecs, "labeled suite: %zu/%zu as labeled", ok, nspecs);
+	cr_assert_eq(findings_ok, nspecs, "labeled suite (findings): %zu/%zu as labeled", findings_ok,
+	             nspecs);
 }
 
 /*

@@ -35,6 +35,7 @@ static int detect_one(const char *series, const pw_cli_vec *x, const cp_ctx *cx)
 	char err[256];
 	pw_cp_detector *d = NULL;
 	pw_changepoint *cps = NULL;
+	bool *keep = NULL;
 	size_t cap = x->n / 2 + 1, k = 0;
 	if (pw_cp_detector_new(NULL, x->n, &d, err, sizeof err) != PW_OK) {
 		fprintf(stderr, "perfwatch: changepoints: %s\n", err);
@@ -51,10 +52,17 @@ static int detect_one(const char *series, const pw_cli_vec *x, const cp_ctx *cx)
 		rc = PW_CLI_EXIT_USAGE;
 		goto out_cps;
 	}
-	/* A drift is one finding: the steps the detector cut it into, in its
-	 * direction and from its start on, are not printed (docs/changepoints.md). */
+	/* Steps or a drift, by model comparison (pw_drift_decide): a trend is
+	 * one finding, and the steps the detector cut it into are not printed
+	 * (docs/changepoints.md, "Steps or a drift"). */
+	size_t shown = k < cap ? k : cap;
+	keep = malloc((shown ? shown : 1) * sizeof *keep);
+	if (!keep) {
+		fprintf(stderr, "perfwatch: changepoints: out of memory\n");
+		goto out_cps;
+	}
 	pw_drift dr;
-	if (pw_drift_detect(x->v, x->n, NULL, &dr) != PW_OK) {
+	if (pw_drift_decide(x->v, x->n, cps, shown, NULL, &dr, keep) != PW_OK) {
 		fprintf(stderr, "perfwatch: changepoints: %s: drift analysis failed\n", cx->path);
 		goto out_cps;
 	}
@@ -66,11 +74,10 @@ static int detect_one(const char *series, const pw_cli_vec *x, const cp_ctx *cx)
 			pw_cli_json_string(stdout, series);
 			printf(",");
 		}
-		double after = dr.level_before + dr.rate * (double)(x->n - dr.start);
 		printf("\"index\":%zu,\"before\":", dr.start);
 		pw_cli_json_number(stdout, dr.level_before);
 		printf(",\"after\":");
-		pw_cli_json_number(stdout, after);
+		pw_cli_json_number(stdout, dr.level_after);
 		printf(",\"delta_pct\":");
 		pw_cli_json_number(stdout, dr.total_pct);
 		printf(",\"p\":null,\"noise\":");
@@ -80,12 +87,12 @@ static int detect_one(const char *series, const pw_cli_vec *x, const cp_ctx *cx)
 		pw_cli_json_number(stdout, dr.rate_pct);
 		printf(",\"total_pct\":");
 		pw_cli_json_number(stdout, dr.total_pct);
-		printf("}\n");
+		printf(",\"end\":%zu}\n", dr.end);
 	}
-	for (size_t j = 0; j < k && j < cap; j++) {
+	for (size_t j = 0; j < shown; j++) {
 		const pw_changepoint *c = &cps[j];
 		bool up = c->after > c->before;
-		if (dr.found && up == (dr.rate > 0.0) && c->index >= dr.start)
+		if (!keep[j])
 			continue;
 		printf("{");
 		if (series) {
@@ -108,6 +115,7 @@ static int detect_one(const char *series, const pw_cli_vec *x, const cp_ctx *cx)
 	}
 	rc = PW_CLI_EXIT_OK;
 out_cps:
+	free(keep);
 	free(cps);
 out_det:
 	pw_cp_detector_free(d);
