@@ -19,6 +19,7 @@
 #include "pw_backoff.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,7 +187,20 @@ struct pw_producer {
 	uint64_t gen;               /* the open generation: what is produced now joins it */
 	uint64_t gen_retired;       /* generations up to this one are settled and forgotten */
 	struct gen_slot slots[GEN_SLOTS];
+	/* every broker unreachable since (monotonic ms), 0 once a delivery succeeded;
+	 * written by the thread that polls, read by any (pw_producer_brokers_down_ms) */
+	atomic_llong down_since_ms;
 };
+
+/* Every broker unreachable, as librdkafka says once; the next delivery clears it. */
+static void producer_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+	forward_error(rk, err, reason, opaque);
+	pw_producer *p = opaque;
+	long long none = 0;
+	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
+		atomic_compare_exchange_strong(&p->down_since_ms, &none, (long long)now_ms());
+}
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
@@ -199,6 +213,8 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 		slot->outstanding--;
 	if (!m->err) {
 		p->counts.delivered++;
+		if (atomic_load(&p->down_since_ms))
+			atomic_store(&p->down_since_ms, 0);
 		return;
 	}
 	if (live)
@@ -242,6 +258,7 @@ pw_status pw_producer_new(pw_producer **out, const char *brokers, const pw_kv *p
 	if (st != PW_OK)
 		goto fail_free;
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+	rd_kafka_conf_set_error_cb(conf, producer_error);
 	rd_kafka_conf_set_opaque(conf, p);
 	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof why);
 	if (!p->rk) {
@@ -425,6 +442,15 @@ pw_status pw_producer_settle(pw_producer *p, uint64_t gen, int timeout_ms, char 
 			               (unsigned long long)waiting, timeout_ms);
 		rd_kafka_poll(p->rk, (int)(left < 20 ? left : 20));
 	}
+}
+
+int64_t pw_producer_brokers_down_ms(const pw_producer *p)
+{
+	long long since = atomic_load(&((pw_producer *)p)->down_since_ms);
+	if (!since || rd_kafka_outq_len(p->rk) == 0)
+		return 0;
+	int64_t d = now_ms() - since;
+	return d > 0 ? d : 1;
 }
 
 void pw_producer_counts_get(const pw_producer *p, pw_producer_counts *out)

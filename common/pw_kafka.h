@@ -112,6 +112,15 @@ pw_status pw_producer_settle(pw_producer *p, uint64_t gen, int timeout_ms, char 
 void pw_producer_counts_get(const pw_producer *p, pw_producer_counts *out);
 
 /*
+ * How long messages of this producer have waited with every broker
+ * unreachable, in ms: librdkafka reported all brokers down, no delivery has
+ * succeeded since, and messages are queued or in flight (an idle producer
+ * waits on nothing: 0). Safe to call from any thread, e.g. a readiness check
+ * while the producing thread is blocked in pw_producer_flush.
+ */
+int64_t pw_producer_brokers_down_ms(const pw_producer *p);
+
+/*
  * Flushes for up to 10 s (logging what remains undelivered), then destroys
  * the producer. Accepts NULL.
  */

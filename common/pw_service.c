@@ -198,6 +198,13 @@ static bool svc_ready(void *arg, char *reason, size_t reasonlen)
 			         " s", what, t->w.index, (now - down) / 1000000);
 			return false;
 		}
+		/* a worker blocked in a flush does not run its consumer's health reports */
+		int64_t pdown = t->w.producer ? pw_producer_brokers_down_ms(t->w.producer) : 0;
+		if (pdown * 1000 >= svc->kafka_down_after_us) {
+			snprintf(reason, reasonlen, "kafka: %s worker %d's messages have waited %" PRId64
+			         " s with no broker reachable", what, t->w.index, pdown / 1000);
+			return false;
+		}
 		int64_t lost = atomic_load(&t->data_loss_at_us);
 		if (lost > 0 && now - lost < svc->loss_unready_us) {
 			pthread_mutex_lock(&t->loss_lock);
