@@ -524,8 +524,16 @@ static pw_status partition_ends(rd_kafka_t *rk, const char *const *topics, size_
 		const pw_topic_spec *spec = pw_topic_find(topics[t]);
 		for (int p = 0; p < spec->partitions && st == PW_OK; p++) {
 			int64_t lo = 0, hi = 0;
-			rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(rk, topics[t], p, &lo, &hi,
-			                                                         5000);
+			rd_kafka_resp_err_t e;
+			/* a partition whose leader is moving (a broker just restarted) answers
+			 * "not leader" for a moment: asked again, up to 5 times over ~3 s */
+			for (int attempt = 0;; attempt++) {
+				e = rd_kafka_query_watermark_offsets(rk, topics[t], p, &lo, &hi, 5000);
+				if (attempt == 4 || (e != RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION &&
+				                     e != RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE))
+					break;
+				sleep_ms(300 * (attempt + 1));
+			}
 			if (e) {
 				st = pw_fail(PW_ERR_KAFKA, errbuf, errlen, "end of \"%s\" [%d]: %s",
 				             topics[t], p, rd_kafka_err2str(e));
