@@ -84,8 +84,8 @@ static const pw_conf_key common_keys[] = {
 	         "batch is read again, and at stop before the service exits"},
 	{.name = "service.kafka.down.after", .type = PW_CONF_DURATION_MS, .def = "5s", .min = 1000,
 	 .max = 600000,
-	 .help = "a consumer that has reached no Kafka broker for this long makes /readyz answer "
-	         "503 until one answers again"},
+	 .help = "when no Kafka broker has answered the service's probe (a metadata request every "
+	         "second) or its consumers for this long, /readyz answers 503 until one does"},
 	{.name = "service.data.loss.unready", .type = PW_CONF_DURATION_MS, .def = "10m", .min = 0,
 	 .max = 86400000,
 	 .help = "after a consumer found messages the broker deleted before its group read them "

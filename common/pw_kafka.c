@@ -19,6 +19,7 @@
 #include "pw_backoff.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -187,20 +188,7 @@ struct pw_producer {
 	uint64_t gen;               /* the open generation: what is produced now joins it */
 	uint64_t gen_retired;       /* generations up to this one are settled and forgotten */
 	struct gen_slot slots[GEN_SLOTS];
-	/* every broker unreachable since (monotonic ms), 0 once a delivery succeeded;
-	 * written by the thread that polls, read by any (pw_producer_brokers_down_ms) */
-	atomic_llong down_since_ms;
 };
-
-/* Every broker unreachable, as librdkafka says once; the next delivery clears it. */
-static void producer_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
-{
-	forward_error(rk, err, reason, opaque);
-	pw_producer *p = opaque;
-	long long none = 0;
-	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
-		atomic_compare_exchange_strong(&p->down_since_ms, &none, (long long)now_ms());
-}
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
@@ -213,8 +201,6 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 		slot->outstanding--;
 	if (!m->err) {
 		p->counts.delivered++;
-		if (atomic_load(&p->down_since_ms))
-			atomic_store(&p->down_since_ms, 0);
 		return;
 	}
 	if (live)
@@ -258,7 +244,6 @@ pw_status pw_producer_new(pw_producer **out, const char *brokers, const pw_kv *p
 	if (st != PW_OK)
 		goto fail_free;
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
-	rd_kafka_conf_set_error_cb(conf, producer_error);
 	rd_kafka_conf_set_opaque(conf, p);
 	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof why);
 	if (!p->rk) {
@@ -442,15 +427,6 @@ pw_status pw_producer_settle(pw_producer *p, uint64_t gen, int timeout_ms, char 
 			               (unsigned long long)waiting, timeout_ms);
 		rd_kafka_poll(p->rk, (int)(left < 20 ? left : 20));
 	}
-}
-
-int64_t pw_producer_brokers_down_ms(const pw_producer *p)
-{
-	long long since = atomic_load(&((pw_producer *)p)->down_since_ms);
-	if (!since || rd_kafka_outq_len(p->rk) == 0)
-		return 0;
-	int64_t d = now_ms() - since;
-	return d > 0 ? d : 1;
 }
 
 void pw_producer_counts_get(const pw_producer *p, pw_producer_counts *out)
@@ -677,6 +653,7 @@ struct pw_consumer {
 	int64_t *lag;              /* per subscribed topic, for on_health */
 	size_t ntopics;
 	int64_t down_since_ms;     /* every broker unreachable since (monotonic); 0: one answers */
+	bool lookup_pending;       /* tracks wait for their committed offsets (tracks_look_up) */
 	int64_t next_probe_ms;
 	bool cooperative;          /* partition.assignment.strategy is cooperative-sticky */
 	int session_ms;
@@ -797,22 +774,38 @@ static void tracks_drop(pw_consumer *c, const rd_kafka_topic_partition_list_t *r
 }
 
 /* Fills t->next with the group's committed offset, once per assignment (-1 when none). */
-static void track_look_up(pw_consumer *c, part_track *t)
+/*
+ * Fills the next offset of every track not yet looked up with the group's
+ * committed offset (or none), in one request to the coordinator. Bounded by
+ * timeout_ms; a failed request leaves them to the next call. Called once
+ * after an assignment, from the loop (health_tick), and before the first
+ * message of a partition is checked: never while the brokers are known to be
+ * unreachable, so that the loop does not block on them.
+ */
+static void tracks_look_up(pw_consumer *c, int timeout_ms)
 {
-	if (t->looked_up)
-		return;
-	t->looked_up = true;
-	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-	rd_kafka_topic_partition_list_add(l, t->topic, t->partition);
-	rd_kafka_resp_err_t err = rd_kafka_committed(c->rk, l, 5000);
-	if (!err)
-		err = l->elems[0].err;
-	if (err)
-		pw_log_debug(c->lg, "committed offset of %s [%d] not known (%s); loss is measured from "
-		             "its first message", t->topic, (int)t->partition, rd_kafka_err2str(err));
-	else if (l->elems[0].offset >= 0 && t->next < 0)
-		t->next = l->elems[0].offset;
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
+	for (size_t i = 0; i < c->ntracks; i++)
+		if (!c->tracks[i].looked_up)
+			rd_kafka_topic_partition_list_add(l, c->tracks[i].topic, c->tracks[i].partition);
+	if (l->cnt > 0) {
+		rd_kafka_resp_err_t err = rd_kafka_committed(c->rk, l, timeout_ms);
+		if (err)
+			pw_log_debug(c->lg, "committed offsets of %d partition(s) not known yet: %s", l->cnt,
+			             rd_kafka_err2str(err));
+		for (int i = 0; !err && i < l->cnt; i++) {
+			part_track *t = track_find(c, l->elems[i].topic, l->elems[i].partition, false);
+			if (!t || l->elems[i].err)
+				continue;
+			t->looked_up = true;
+			if (l->elems[i].offset >= 0 && t->next < 0)
+				t->next = l->elems[i].offset;
+		}
+	}
 	rd_kafka_topic_partition_list_destroy(l);
+	c->lookup_pending = false;
+	for (size_t i = 0; i < c->ntracks && !c->lookup_pending; i++)
+		c->lookup_pending = !c->tracks[i].looked_up;
 }
 
 /*
@@ -826,7 +819,12 @@ static void track_message(pw_consumer *c, const rd_kafka_message_t *m)
 	part_track *t = track_find(c, topic, m->partition, true);
 	if (!t)
 		return;
-	track_look_up(c, t);
+	if (!t->looked_up) {
+		c->lookup_pending = true;
+		tracks_look_up(c, 5000);
+		/* not known: the jump is measured from this message on */
+		t->looked_up = true;
+	}
 	if (t->next >= 0 && m->offset > t->next && !t->compacted) {
 		pw_consumer_loss loss = {topic, m->partition, t->next, m->offset, m->offset - t->next};
 		char part[16], exp[24], at[24], lost[24];
@@ -875,14 +873,12 @@ static void lag_measure(pw_consumer *c)
 			continue;
 		int64_t at = e->offset;
 		if (at < 0) {
-			part_track *t = track_find(c, e->topic, e->partition, true);
-			if (t) {
-				track_look_up(c, t);
-				at = t->next;
-			}
+			/* nothing read since the assignment: from the committed offset */
+			part_track *t = track_find(c, e->topic, e->partition, false);
+			if (!t || !t->looked_up)
+				continue; /* not known yet: the next report has it */
+			at = t->next >= 0 ? t->next : lo >= 0 ? lo : 0; /* none: from the log's start */
 		}
-		if (at < 0)
-			at = lo >= 0 ? lo : 0; /* nothing committed: the group starts at the log's start */
 		for (size_t k = 0; k < c->ntopics; k++)
 			if (strcmp(c->topics[k], e->topic) == 0)
 				c->lag[k] = (c->lag[k] < 0 ? 0 : c->lag[k]) + (hi > at ? hi - at : 0);
@@ -931,6 +927,8 @@ static void health_tick(pw_consumer *c)
 	if (!c->on_health || now < c->next_health_ms)
 		return;
 	c->next_health_ms = now + c->health_ms;
+	if (c->lookup_pending && c->down_since_ms == 0)
+		tracks_look_up(c, 1000);
 	lag_measure(c);
 	pw_consumer_health h = {(const char *const *)c->topics, c->lag, c->ntopics,
 	                        c->down_since_ms > 0 ? now - c->down_since_ms : 0};
@@ -950,6 +948,9 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 
 	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
 		c->counts.assignments++;
+		for (int i = 0; parts && i < parts->cnt; i++)
+			if (track_find(c, parts->elems[i].topic, parts->elems[i].partition, true))
+				c->lookup_pending = true;
 		pw_log_write(c->lg, PW_LOG_INFO,
 		             (const char *[]){"partitions", cnt, "list", list, "protocol",
 		                              rd_kafka_rebalance_protocol(rk), NULL},
@@ -1748,4 +1749,97 @@ void pw_reader_free(pw_reader *r)
 	free(r->next);
 	free(r->mark);
 	free(r);
+}
+
+/* ------------------------------------------------------------------- probe */
+
+struct pw_kafka_probe {
+	const pw_log *lg; /* first: see opaque_log */
+	rd_kafka_t *rk;
+	int interval_ms;
+	pthread_t thread;
+	atomic_bool stop;
+	atomic_llong down_since_ms; /* 0 while the last request was answered */
+};
+
+static void *probe_main(void *arg)
+{
+	pw_kafka_probe *p = arg;
+	while (!atomic_load(&p->stop)) {
+		int64_t t0 = now_ms();
+		const rd_kafka_metadata_t *md = NULL;
+		rd_kafka_resp_err_t err = rd_kafka_metadata(p->rk, 0, NULL, &md, p->interval_ms);
+		bool up = !err && md && md->broker_cnt > 0;
+		if (md)
+			rd_kafka_metadata_destroy(md);
+		long long since = atomic_load(&p->down_since_ms);
+		if (up && since) {
+			pw_log_info(p->lg, "kafka brokers reachable again after %lld ms",
+			            (long long)(now_ms() - since));
+			atomic_store(&p->down_since_ms, 0);
+		} else if (!up && !since) {
+			pw_log_warn(p->lg, "kafka: no broker answered a metadata request: %s",
+			            rd_kafka_err2str(err ? err : RD_KAFKA_RESP_ERR__TRANSPORT));
+			atomic_store(&p->down_since_ms, t0 > 0 ? t0 : 1);
+		}
+		while (!atomic_load(&p->stop) && now_ms() - t0 < p->interval_ms)
+			sleep_ms(50);
+	}
+	return NULL;
+}
+
+pw_status pw_kafka_probe_start(pw_kafka_probe **out, const char *brokers, const pw_kv *props,
+                               size_t nprops, int interval_ms, const pw_log *lg, char *errbuf,
+                               size_t errlen)
+{
+	/* librdkafka's own lines about the unreachable brokers come from the
+	 * services' clients already: the probe's are left out */
+	static const pw_kv quiet[] = {{"log_level", "2"}};
+	char why[512];
+	rd_kafka_conf_t *conf = NULL;
+	*out = NULL;
+	pw_kafka_probe *p = calloc(1, sizeof *p);
+	if (!p)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a kafka probe");
+	p->lg = lg;
+	p->interval_ms = interval_ms > 0 ? interval_ms : 1000;
+	pw_status st = conf_build(&conf, true, brokers, props, nprops, NULL, 0, quiet, 1, lg, errbuf,
+	                          errlen);
+	if (st != PW_OK)
+		goto fail;
+	rd_kafka_conf_set_opaque(conf, p);
+	if (!(p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof why))) {
+		rd_kafka_conf_destroy(conf);
+		st = pw_fail(PW_ERR_KAFKA, errbuf, errlen, "cannot create the kafka probe: %s", why);
+		goto fail;
+	}
+	if (pthread_create(&p->thread, NULL, probe_main, p) != 0) {
+		rd_kafka_destroy(p->rk);
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "cannot start the kafka probe's thread");
+		goto fail;
+	}
+	*out = p;
+	return PW_OK;
+fail:
+	free(p);
+	return st;
+}
+
+int64_t pw_kafka_probe_down_ms(const pw_kafka_probe *p)
+{
+	long long since = atomic_load(&((pw_kafka_probe *)p)->down_since_ms);
+	if (!since)
+		return 0;
+	int64_t d = now_ms() - since;
+	return d > 0 ? d : 1;
+}
+
+void pw_kafka_probe_stop(pw_kafka_probe *p)
+{
+	if (!p)
+		return;
+	atomic_store(&p->stop, true);
+	pthread_join(p->thread, NULL);
+	rd_kafka_destroy(p->rk);
+	free(p);
 }

@@ -111,14 +111,6 @@ pw_status pw_producer_settle(pw_producer *p, uint64_t gen, int timeout_ms, char 
 /* Copies the counters into *out. */
 void pw_producer_counts_get(const pw_producer *p, pw_producer_counts *out);
 
-/*
- * How long messages of this producer have waited with every broker
- * unreachable, in ms: librdkafka reported all brokers down, no delivery has
- * succeeded since, and messages are queued or in flight (an idle producer
- * waits on nothing: 0). Safe to call from any thread, e.g. a readiness check
- * while the producing thread is blocked in pw_producer_flush.
- */
-int64_t pw_producer_brokers_down_ms(const pw_producer *p);
 
 /*
  * Flushes for up to 10 s (logging what remains undelivered), then destroys
@@ -402,5 +394,28 @@ pw_status pw_reader_rewind(pw_reader *r, char *errbuf, size_t errlen);
 
 /* Stops and frees the reader. Accepts NULL. */
 void pw_reader_free(pw_reader *r);
+
+/* ------------------------------------------------------------------- probe */
+
+/*
+ * A probe of the cluster: a thread of its own asks a broker for metadata
+ * every interval_ms (0 = 1000) and keeps whether one answered. It is what a
+ * service's /readyz reads to learn that no broker is reachable, whatever its
+ * workers are doing (a worker blocked in a flush or a commit polls nothing,
+ * and librdkafka reports the brokers down only when polled). brokers and
+ * props as for pw_producer_new (the consumer's settings are left out); lg is
+ * borrowed. PW_ERR_CONFIG, PW_ERR_KAFKA or PW_ERR_NOMEM on failure.
+ */
+typedef struct pw_kafka_probe pw_kafka_probe;
+
+pw_status pw_kafka_probe_start(pw_kafka_probe **out, const char *brokers, const pw_kv *props,
+                               size_t nprops, int interval_ms, const pw_log *lg, char *errbuf,
+                               size_t errlen);
+
+/* How long no broker has answered, in ms; 0 while the last request was answered. Any thread. */
+int64_t pw_kafka_probe_down_ms(const pw_kafka_probe *p);
+
+/* Stops the thread and frees the probe. Accepts NULL. */
+void pw_kafka_probe_stop(pw_kafka_probe *p);
 
 #endif

@@ -87,6 +87,7 @@ struct pw_service {
 	pw_metric *m_lost;         /* {input, topic} */
 	pw_metric *m_loss_events;  /* {input, topic} */
 	pw_metric *m_kafka_down;   /* {input, worker} */
+	pw_kafka_probe *probe;     /* the cluster's reachability, for /readyz */
 };
 
 /* ------------------------------------------------------------- accessors */
@@ -174,6 +175,12 @@ static bool svc_ready(void *arg, char *reason, size_t reasonlen)
 		return false;
 	}
 	int64_t now = pw_now_us();
+	int64_t pdown = svc->probe ? pw_kafka_probe_down_ms(svc->probe) : 0;
+	if (pdown > 0 && pdown * 1000 >= svc->kafka_down_after_us) {
+		snprintf(reason, reasonlen, "kafka: no broker has answered for %" PRId64 " s",
+		         pdown / 1000);
+		return false;
+	}
 	for (size_t i = 0; i < svc->nthreads; i++) {
 		svc_thread *t = &svc->threads[i];
 		const char *what = t->w.input < 0 ? "main" : svc->def->inputs[t->w.input].name;
@@ -198,13 +205,7 @@ static bool svc_ready(void *arg, char *reason, size_t reasonlen)
 			         " s", what, t->w.index, (now - down) / 1000000);
 			return false;
 		}
-		/* a worker blocked in a flush does not run its consumer's health reports */
-		int64_t pdown = t->w.producer ? pw_producer_brokers_down_ms(t->w.producer) : 0;
-		if (pdown * 1000 >= svc->kafka_down_after_us) {
-			snprintf(reason, reasonlen, "kafka: %s worker %d's messages have waited %" PRId64
-			         " s with no broker reachable", what, t->w.index, pdown / 1000);
-			return false;
-		}
+
 		int64_t lost = atomic_load(&t->data_loss_at_us);
 		if (lost > 0 && now - lost < svc->loss_unready_us) {
 			pthread_mutex_lock(&t->loss_lock);
@@ -654,6 +655,11 @@ int pw_service_main(const pw_service_def *def, int argc, char **argv, char **env
 		pw_log_error(&svc->lg, "%s", err);
 		goto out;
 	}
+	if (pw_kafka_probe_start(&svc->probe, NULL, svc->pprops, svc->npprops, 1000, &svc->lg, err,
+	                         sizeof err) != PW_OK) {
+		pw_log_error(&svc->lg, "%s", err);
+		goto out;
+	}
 
 	/* the threads: each input's workers, then the main thread's own */
 	size_t nthreads = 0;
@@ -760,6 +766,8 @@ out:
 	*svc->stop = 1;
 	pw_http_free(svc->http); /* stops the HTTP thread before anything it reads is freed */
 	svc->http = NULL;
+	pw_kafka_probe_stop(svc->probe);
+	svc->probe = NULL;
 	if (svc->app && def->release)
 		def->release(svc->app);
 	if (def->app_size > 0)
