@@ -5,7 +5,9 @@
 # produced with acks=all before the kill, and a consumer group's committed
 # offset, are both there after the restart; and a message goes through the
 # restarted broker end to end with the bootstrap list every service and
-# pw-sim were configured with.
+# pw-sim were configured with. A service running through the outage answers
+# /readyz 503 naming the broker within 15 s of the kill (its probe:
+# service.kafka.down.after, 5 s) and 200 again once the broker is back.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,7 +21,8 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 bs=$PW_KAFKA_BOOTSTRAP_SERVERS
 topic=pw.restart.selftest.$$
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+gate_pid=""
+trap '[ -z "$gate_pid" ] || { kill -TERM "$gate_pid" 2>/dev/null; wait "$gate_pid" 2>/dev/null; }; rm -rf "$tmp"' EXIT
 "$PW_BUILD/tools/pw-topics" create --bootstrap "$bs" --topic "$topic:1" >"$tmp/topic.log" 2>&1 ||
   fail "creating $topic: $(tail -3 "$tmp/topic.log")"
 
@@ -33,15 +36,42 @@ got=$(timeout 60 kcat -G "$group" -b "$bs" -X auto.offset.reset=earliest -X enab
   -X auto.commit.interval.ms=100 -e -q "$topic" 2>"$tmp/cons1.log" || true)
 grep -qx "$before" <<<"$got" && ok "a group read the message before the kill" || fail "group did not read it: $(tail -3 "$tmp/cons1.log")"
 
+# a service through the outage: the gate, whose readiness is the runtime's
+PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="pw-restart-gate-$$" "$PW_BUILD/services/gate/pw-gate" >"$tmp/gate.log" 2>&1 &
+gate_pid=$!
+port=""
+for _ in $(seq 200); do
+  port=$(grep -o '"msg":"serving /healthz /readyz /metrics on [^"]*' "$tmp/gate.log" | grep -o '[0-9]*$' || true)
+  [ -z "$port" ] || [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" != 200 ] || break
+  sleep 0.2
+done
+readyz() { curl -s -o "$tmp/readyz.txt" -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/readyz" || true; }
+[ "$(readyz)" = 200 ] && ok "pw-gate ready before the kill" || fail "pw-gate not ready before the kill: $(cat "$tmp/readyz.txt")"
+
 pidfile=$PW_RUN_DIR/kafka/kafka.pid
 old=$(cat "$pidfile")
 kill -9 "$old"
+t_kill=$SECONDS
+code=""
+while [ $((SECONDS - t_kill)) -lt 15 ]; do
+  code=$(readyz)
+  [ "$code" != 200 ] && break
+  sleep 0.5
+done
+if [ "$code" = 503 ] && grep -q "kafka" "$tmp/readyz.txt"; then
+  ok "pw-gate's /readyz 503 $((SECONDS - t_kill)) s after the kill: $(cat "$tmp/readyz.txt")"
+else
+  fail "pw-gate's /readyz stayed $code for 15 s with no broker: $(cat "$tmp/readyz.txt")"
+fi
 for _ in $(seq 100); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$old" 2>/dev/null && fail "broker $old still alive after kill -9"
 deploy/dev/stack.sh start "$PW_BUILD" >"$tmp/start.log" 2>&1 || fail "stack.sh start: $(tail -3 "$tmp/start.log")"
 new=$(cat "$pidfile" 2>/dev/null || echo none)
 [ "$new" != "$old" ] && ok "broker restarted (pid $old -> $new): $(grep -o 'answered metadata in [0-9.]* s' "$tmp/start.log")" ||
   fail "broker not restarted"
+code=""
+for _ in $(seq 120); do code=$(readyz); [ "$code" = 200 ] && break; sleep 0.5; done
+[ "$code" = 200 ] && ok "pw-gate ready again after the restart" || fail "pw-gate not ready 60 s after the restart: $(cat "$tmp/readyz.txt")"
 now=$(cat "$PW_RUN_DIR/kafka/bootstrap")
 [ "$now" = "$bs" ] && ok "same bootstrap after the restart: $now" || fail "bootstrap moved: $bs -> $now"
 grep -q "PW_KAFKA_BOOTSTRAP_SERVERS='$bs'" "$PW_RUN_DIR/stack.env" || fail "stack.env does not name $bs"
