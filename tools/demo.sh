@@ -13,6 +13,14 @@
 # naming what did not come out, when anything is missing. The services are stopped at the end,
 # the stack is left running so that it can be explored.
 #
+# It is quiet where a user has nothing to read: the build is one line (its
+# log in run/demo/build.log), the gate's full per-series report goes to
+# run/demo/gate-report.txt behind a summary in the shape of the design's
+# artifact 7. Every step runs under errexit and pipefail: any command that
+# fails ends the demo at once, naming the step and the command, and the last
+# step's checks include that on-call's page and its artifact-3 payload were
+# printed. It ends with what to look at next, and how.
+#
 # A demo is its own on a stack that tests, benchmarks or earlier demos used:
 # the replay is namespaced (pw-sim --namespace: its models, fingerprints and
 # release carry ".demoNNN"), the services join consumer groups of their own
@@ -20,21 +28,41 @@
 # this replay's only.
 #
 #   tools/demo.sh BUILD_DIR
-# Environment: PW_DEMO_SCENARIO (default worked-example).
-set -euo pipefail
+# Environment: PW_DEMO_SCENARIO (default worked-example), PW_DEMO_VERBOSE=1
+# (print the build and the full gate report instead of their summaries).
+set -Eeuo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 stack=$repo/deploy/dev/stack.sh
 
 [ $# -eq 1 ] || { echo "usage: tools/demo.sh BUILD_DIR" >&2; exit 2; }
-[ -d "$1" ] || { echo "demo: build folder \"$1\" does not exist; run make build" >&2; exit 2; }
+mkdir -p "$1"
 build=$(cd "$1" && pwd)
 run_dir=${PW_RUN_DIR:-$repo/run}
 case $run_dir in /*) ;; *) run_dir=$PWD/$run_dir ;; esac
+verbose=${PW_DEMO_VERBOSE:-0}
 
-# Step 1: the dev stack, and the variables every later step and service reads.
+# Step 1: the build, one line; its output in run/demo/build.log.
+step_build() {
+  mkdir -p "$run_dir/demo"
+  local log=$run_dir/demo/build.log t0=$SECONDS
+  if [ "$verbose" = 1 ]; then
+    cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build "$build" -j "$(nproc)"
+    return
+  fi
+  if ! { cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+         cmake --build "$build" -j "$(nproc)"; } >"$log" 2>&1; then
+    echo "demo: the build failed; the last lines of $log:" >&2
+    tail -n 25 "$log" >&2
+    return 1
+  fi
+  echo "built in $((SECONDS - t0)) s ($(grep -c 'Linking' "$log" || true) programs linked; log $log)"
+}
+
+# Step 2: the dev stack, and the variables every later step and service reads.
 step_stack() {
-  "$stack" start "$build"
+  "$stack" start "$build" | grep -E "up|already running|ready in"
   set -a
   # shellcheck source=/dev/null
   . "$run_dir/stack.env"
@@ -48,8 +76,6 @@ step_stack() {
   echo "            kcat -L -b $PW_KAFKA_BOOTSTRAP_SERVERS"
   echo "env file    $run_dir/stack.env  (load with: set -a; . $run_dir/stack.env; set +a)"
   echo "logs        $run_dir/pg/postgres.log  $run_dir/redis/redis.log  $run_dir/kafka/kafka.log"
-  echo
-  "$stack" status || true
 }
 
 
@@ -156,8 +182,8 @@ step_services() {
       PW_PAGER_WEBHOOK_URL="$hook_url/pager" PW_PAGER_TICK=250ms PW_PAGER_BUDGET_PER_WEEK=$budget \
       "$bin" >"$demo_dir/$svc.log" 2>&1 &
     pids+=($!)
-    echo "$svc $(printf '%*s' $((10 - ${#svc})) '') pid $!, log $demo_dir/$svc.log"
   done
+  echo "started ingester, baseliner, watcher, gate, attributor, bisector, pager; logs $demo_dir/<service>.log"
   # joined, so that the first points are judged by services that are running
   local i=0 deadline=$((SECONDS + 60))
   for svc in ingester baseliner watcher gate attributor bisector pager; do
@@ -172,8 +198,7 @@ step_services() {
   PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-answer" "$sim" answer "$scn" --namespace "$ns" \
     >"$demo_dir/answer.log" 2>&1 &
   pids+=($!)
-  echo "pw-sim answer pid $!, log $demo_dir/answer.log"
-  echo "all seven joined their consumer groups (namespace of this demo: .$ns)"
+  echo "all seven joined their consumer groups (this demo's namespace: .$ns); pw-sim answers the bisector's build jobs"
 }
 
 # Step 3: the fleet simulator plays the executor fleet and the release tooling.
@@ -230,8 +255,13 @@ step_results() {
       && echo "plot: $demo_dir/chat-8b-b64.svg"
   fi
   echo
-  echo "perfwatch gate show $rel"
-  "$pw" gate show "$rel" || return 1
+  "$pw" gate show "$rel" >"$demo_dir/gate-report.txt"
+  if [ "$verbose" = 1 ]; then
+    cat "$demo_dir/gate-report.txt"
+    return
+  fi
+  echo "the gate's verdict (perfwatch gate show $rel; every series in $demo_dir/gate-report.txt):"
+  "$pw" gate show "$rel" --json | python3 "$repo/tools/demo_gate_summary.py" "$ns"
 }
 
 # Step 5: the fleet keeps running nightlies after the RC. The watcher's
@@ -264,13 +294,15 @@ step_nightlies() {
       FROM perfwatch.baseliner_excursion_points x JOIN perfwatch.series s USING (series_id)
      WHERE s.series_key LIKE '%.$ns/%' ORDER BY 1"
   echo
-  echo "changepoints found by the watcher:"
+  echo "changepoints found by the watcher, by benchmark (every metric's in perfwatch.changepoints):"
   psql "$PW_PG_DSN" -Xq -P pager=off -c "
-    SELECT s.model, s.platform, s.config, s.metric, c.day, c.last_clean_cl, c.first_shifted_cl,
-           round(c.delta_pct::numeric, 2) AS delta_pct, c.annotation, c.routing
+    SELECT replace(s.model, '.$ns', '') AS model, s.platform, s.config, c.day,
+           c.last_clean_cl || '..' || c.first_shifted_cl AS cl_range, count(*) AS metrics,
+           round(max(c.delta_pct) FILTER (WHERE s.metric = 'tpot_p50_ms')::numeric, 2) AS tpot_p50_pct,
+           string_agg(DISTINCT c.routing, ',') AS routing
       FROM perfwatch.changepoints c JOIN perfwatch.series s USING (series_id)
      WHERE s.model LIKE '%.$ns'
-     ORDER BY c.day, s.series_key"
+     GROUP BY 1, 2, 3, 4, 5 ORDER BY 4, 1, 2, 3"
 }
 
 # Step 6: the attributor's first move on the B64 TPOT alert (§6.2): the per-op
@@ -374,13 +406,24 @@ if mine:
     print("  triage: %s" % a["annotations"]["triage_url"])
     print()
 pg = [json.load(open(f)) for f in sorted(glob.glob(d + "/*-pager.json"))]
-pg = [p for p in pg if p["page_id"] == page]
+# the webhook also gets info notices and tickets (notice_id, ticket_id): only this page's versions
+pg = [p for p in pg if p.get("page_id") == page]
+if not pg:
+    sys.exit("on-call's webhook received no version of page %s" % page)
 last = pg[-1]
+with open(d + "/../page-payload.json", "w") as f:
+    json.dump(last["payload"], f, indent=2, ensure_ascii=False)
 print("the pager's webhook -> on-call (%d versions; the latest):" % len(pg))
 print("  [%s] %s%s" % (last["severity"].upper(), last["summary"], "  (false-page budget under pressure)" if last["budget_pressure"] else ""))
 print("  route %s, owner %s, page %s v%d" % (last["route"], last["owner"], last["page_id"], last["version"]))
-print("  payload (artifact 3):")
-for line in json.dumps(last["payload"], indent=2, ensure_ascii=False).splitlines():
+print("  payload (artifact 3; long lists cut here, whole in run/demo/page-payload.json):")
+def cut(x):
+    if isinstance(x, dict):
+        return {k: cut(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [cut(v) for v in x[:3]] + (["... %d more" % (len(x) - 3)] if len(x) > 3 else [])
+    return x
+for line in json.dumps(cut(last["payload"]), indent=2, ensure_ascii=False).splitlines():
     print("    " + line)
 PY
   triage_url=$(q "SELECT triage_url FROM perfwatch.pages WHERE page_id = '$page'")
@@ -388,6 +431,17 @@ PY
   echo "triage link (HMAC-signed, expires in 7 days): $triage_url"
   echo "  served by the pager on 127.0.0.1:$pager_port while it runs; after the demo, serve it again with:"
   echo "  PW_PAGER_TRIAGE_KEY=\$(cat $demo_dir/triage.key) PW_HTTP_PORT=$pager_port PW_KAFKA_GROUP_ID=$ns-pager $build/services/pager/pw-pager"
+}
+
+# The page's artifact-3 payload as printed in step 8: the series, the changepoint, the bisection's culprit.
+check_payload() {
+  [ -s "$demo_dir/page-payload.json" ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["series"]["model"].startswith("chat-8b.")
+assert d["bisection"]["culprit"] == "cl/7841917"
+assert d.get("changepoint") or d.get("gate")
+' "$demo_dir/page-payload.json"
 }
 
 # One page for the chat-8b event, delivered, culprit cl/7841917, owner compiler; its triage page opens.
@@ -465,16 +519,43 @@ step_check() {
   expect "bisector: decode B64 on v6e-4 TPOT p50 bisected, culprit cl/7841917, verified on both sides" check_bisection
   expect "attributor: B64 TPOT fusion.1423 -> 1423a/softmax.88/1423b, cap 1.5 MB, +6.5% predicted of +8.2%, v5e-8 and prefill explained, compiler" check_attribution
   expect "pager: ONE page \"chat-8b v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917\", delivered, owner compiler, its triage page served" check_page
+  expect "on-call: the page's artifact-3 payload printed (series, changepoint or gate result, culprit cl/7841917)" check_payload
   if [ ${#failed_checks[@]} -gt 0 ]; then
     echo "demo: ${#failed_checks[@]} expected result(s) did not come out:" >&2
     printf 'demo:   %s\n' "${failed_checks[@]}" >&2
     return 1
   fi
   echo "every expected result came out"
-  [ -z "${triage_url:-}" ] || echo "on-call's page: $(q "SELECT summary FROM perfwatch.pages WHERE page_id = '$page'"); triage: $triage_url"
+}
+
+# What to do next: the triage page while the pager still serves it, and the
+# CLI commands (perfwatch reads run/stack.env's variables; they are exported here).
+next_steps() {
+  local pw=$build/tools/perfwatch
+  echo
+  echo "== what to look at next =="
+  if [ -n "${triage_url:-}" ]; then
+    echo "on-call's page: $(q "SELECT summary FROM perfwatch.pages WHERE page_id = '$page'")"
+    if [ -t 0 ]; then
+      echo "  triage page (served by this demo's pager until you press Enter): $triage_url"
+    else
+      echo "  triage page: $triage_url"
+      echo "    (served while the demo ran; step 9 says how to serve it again)"
+    fi
+  fi
+  echo "  the commands below need the stack's variables: set -a; . $run_dir/stack.env; set +a"
+  echo "  $pw gate show $rel [--json]"
+  [ -z "${b64_alert:-}" ] || echo "  $pw attribution show $b64_alert"
+  [ -z "${bisection:-}" ] || echo "  $pw bisect show $bisection"
+  echo "  $pw series show 'chat-8b.$ns/hlo:9f31c2ab.$ns/v6e-4/decode.B64.s2048.int8/tpot_p50_ms' --text"
+  echo "  the services' logs and what on-call received: $demo_dir/"
+  if [ -n "${triage_url:-}" ] && [ -t 0 ]; then
+    read -r -p "press Enter to stop the services (the stack keeps running) " _ || true
+  fi
 }
 
 STEPS=(
+  "build:step_build"
   "start the dev stack:step_stack"
   "start the services:step_services"
   "replay the $scenario scenario:step_replay"
@@ -486,6 +567,21 @@ STEPS=(
   "check the demo's own result:step_check"
 )
 
+# A step is called as a plain command, never as a condition, so that errexit
+# holds inside it: the first command that fails ends the demo, and this trap
+# says where.
+current_step=""
+on_error() {
+  local rc=$? cmd=$BASH_COMMAND
+  trap - ERR
+  if [ -n "$current_step" ]; then
+    echo "demo: step $current_step failed (exit status $rc) at: $cmd" >&2
+    echo "demo: the stack may be partly up; stop it with: make stack-stop" >&2
+  fi
+  exit "$rc"
+}
+trap on_error ERR
+
 total=${#STEPS[@]}
 n=0
 for s in "${STEPS[@]}"; do
@@ -493,12 +589,11 @@ for s in "${STEPS[@]}"; do
   title=${s%%:*}
   fn=${s##*:}
   echo "== demo step $n/$total: $title =="
-  if ! "$fn"; then
-    echo "demo: step $n ($title) failed" >&2
-    echo "demo: the stack may be partly up; stop it with: make stack-stop" >&2
-    exit 1
-  fi
+  current_step="$n/$total ($title)"
+  "$fn"
 done
+current_step=""
+next_steps
 stop_services
 echo
 echo "demo: done. The services are stopped; the stack keeps running; stop it with: make stack-stop"
