@@ -278,14 +278,33 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 		pw_pg_params_text(&p, w->approved_by ? w->approved_by : "");
 		pw_pg_params_text(&p, w->release_wide ? wide : w->reason);
 		pw_pg_params_int(&p, w->expires_unix_us);
+		/* a waiver id names one waiver of its release (migration 0039): the
+		 * same id again with the same content is a redelivery; with other
+		 * content the request can never be stored as sent */
 		st = pw_pg_exec_params(pg,
-		                       "INSERT INTO perfwatch.waivers (waiver_id, release_id, model, platform, "
-		                       "config, metric, owner, approved_by, reason, expires_at) VALUES ($1, $2, "
-		                       "$3, $4, $5, $6, $7, $8, $9, to_timestamp($10::double precision / 1e6)) "
-		                       "ON CONFLICT (waiver_id) DO NOTHING",
-		                       &p, 0, NULL, errbuf, errlen);
+		                       "WITH ins AS (INSERT INTO perfwatch.waivers (waiver_id, release_id, "
+		                       "model, platform, config, metric, owner, approved_by, reason, expires_at) "
+		                       "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+		                       "to_timestamp($10::double precision / 1e6)) "
+		                       "ON CONFLICT (release_id, waiver_id) DO NOTHING RETURNING 1) "
+		                       "SELECT (SELECT count(*) FROM ins) + (SELECT count(*) FROM perfwatch.waivers "
+		                       "WHERE release_id = $2 AND waiver_id = $1 AND model = $3 AND platform = $4 "
+		                       "AND config = $5 AND metric = $6 AND owner = $7 AND approved_by = $8 "
+		                       "AND reason = $9 AND expires_at = to_timestamp($10::double precision / 1e6))",
+		                       &p, 0, &res, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
+		bool same = strcmp(PQgetvalue(res, 0, 0), "0") != 0;
+		PQclear(res);
+		res = NULL;
+		if (!same) {
+			st = pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			             "waiver \"%s\" of release \"%s\" was stored before with another selector, "
+			             "owner, sign-off, reason or expiry: a waiver id names one waiver of a "
+			             "release; send the changed waiver under a new id",
+			             w->waiver_id, req->release_id);
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < req->n_expected_wins; i++) {
 		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];
