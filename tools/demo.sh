@@ -100,7 +100,7 @@ q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 oncall_start() {
   mkdir -p "$demo_dir/oncall"
-  rm -f "$demo_dir"/oncall/*.json
+  rm -f "$demo_dir"/oncall/*.json "$demo_dir"/oncall/*.part
   triage_key=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
   echo "$triage_key" >"$demo_dir/triage.key"
   pager_port=$(free_port)
@@ -108,15 +108,18 @@ oncall_start() {
   hook_port=$(free_port)
   hook_url=http://127.0.0.1:$hook_port
   python3 - "$hook_port" "$demo_dir/oncall" >"$demo_dir/oncall.log" 2>&1 <<'PY' &
-import http.server, sys, time
+import http.server, os, sys, time
 port, out = int(sys.argv[1]), sys.argv[2]
 n = [0]
 class H(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         n[0] += 1
-        with open("%s/%03d-%s.json" % (out, n[0], self.path.strip("/").replace("/", "_")), "wb") as f:
+        # written whole, then renamed: a reader never sees half a notification
+        name = "%s/%03d-%s.json" % (out, n[0], self.path.strip("/").replace("/", "_"))
+        with open(name + ".part", "wb") as f:
             f.write(body)
+        os.replace(name + ".part", name)
         self.send_response(200); self.end_headers()
     def log_message(self, *a): pass
 http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
