@@ -19,6 +19,7 @@
 #include <libpq-fe.h>
 
 #include "cli.h"
+#include "pw_limits.h"
 #include "pw_plot.h"
 
 #define PLOT_DEFAULT_DSN "host=127.0.0.1 port=25432 dbname=perfwatch user=perfwatch"
@@ -72,6 +73,9 @@ int pw_cmd_series_plot(int argc, char **argv)
 	}
 	if (!key)
 		return plot_usage("which series?");
+	int id_rc = pw_cli_check_id("series key", key, PW_SERIES_KEY_MAX - 1);
+	if (id_rc >= 0)
+		return id_rc;
 
 	int rc = PW_CLI_EXIT_FAIL;
 	PGresult *rs = NULL, *rp = NULL, *rb = NULL, *rc_ = NULL, *rm = NULL;
