@@ -194,7 +194,7 @@ static Perfwatch__V1__DlqReason through_all(Perfwatch__V1__RunResult *run, const
 		k.config = in->key->config->name;
 		k.metric = in->metrics[i]->name;
 		char key[1024];
-		snprintf(key, sizeof key, "%s/%s/%s/%s/%s", k.model, k.hlo_fingerprint, k.platform, k.config, k.metric);
+		wire_key_join(key, sizeof key, &k);
 		cr_expect_lt(strlen(key), (size_t)PW_SERIES_KEY_MAX);
 		every_reader_accepts(&k, key);
 	}

@@ -33,12 +33,17 @@ typedef struct wire_alert_parts {
 	char series_key[1024];
 } wire_alert_parts;
 
+/* buf = the canonical series key of k (model/hlo_fingerprint/platform/config/metric) */
+static inline char *wire_key_join(char *buf, size_t n, const Perfwatch__V1__SeriesKey *k)
+{
+	snprintf(buf, n, "%s/%s/%s/%s/%s", k->model, k->hlo_fingerprint, k->platform, k->config, k->metric);
+	return buf;
+}
+
 /* series_key as the canonical join of key */
 static inline void wire_rekey_alert(wire_alert_parts *q)
 {
-	snprintf(q->series_key, sizeof q->series_key, "%s/%s/%s/%s/%s", q->key.model, q->key.hlo_fingerprint,
-	         q->key.platform, q->key.config, q->key.metric);
-	q->al.series_key = q->series_key;
+	q->al.series_key = wire_key_join(q->series_key, sizeof q->series_key, &q->key);
 }
 
 /* The gate's regression alert of the worked example: a baseline window, a changepoint range, a build. */
@@ -96,9 +101,7 @@ typedef struct wire_point_parts {
 
 static inline void wire_rekey_point(wire_point_parts *q)
 {
-	snprintf(q->series_key, sizeof q->series_key, "%s/%s/%s/%s/%s", q->key.model, q->key.hlo_fingerprint,
-	         q->key.platform, q->key.config, q->key.metric);
-	q->sp.series_key = q->series_key;
+	q->sp.series_key = wire_key_join(q->series_key, sizeof q->series_key, &q->key);
 }
 
 /* A nightly's TPOT point of the worked example's series. */
