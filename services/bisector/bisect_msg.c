@@ -265,7 +265,7 @@ static pw_bisect_input confirm_check(const Perfwatch__V1__Alert *al, Perfwatch__
 	    !set(k->metric) || !set(al->series_key))
 		return dead_letter(reason, missing, detail, dlen, "unconfirmed alert \"%.100s\" has an incomplete series key",
 		                   al->alert_id);
-	if (strlen(al->series_key) >= PW_SERIES_KEY_MAX || strlen(k->model) > 100)
+	if (strlen(al->series_key) >= PW_SERIES_KEY_MAX || strlen(k->model) > PW_KEY_MODEL_MAX)
 		return dead_letter(reason, invalid, detail, dlen, "unconfirmed alert \"%.100s\": series key of %zu bytes",
 		                   al->alert_id, strlen(al->series_key));
 	if (!set(al->point_run_id) || al->point_unix_us <= 0)
@@ -323,10 +323,11 @@ pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatc
 	           !set(k->metric) || !set(al->series_key)) {
 		in = dead_letter(reason, missing, detail, dlen, "alert \"%.100s\" has an incomplete series key",
 		                 al->alert_id);
-	} else if (strlen(al->series_key) >= PW_SERIES_KEY_MAX || strlen(k->model) > 100) {
+	} else if (strlen(al->series_key) >= PW_SERIES_KEY_MAX || strlen(k->model) > PW_KEY_MODEL_MAX) {
 		in = dead_letter(reason, invalid, detail, dlen,
-		                 "alert \"%.100s\": series key of %zu bytes, model of %zu (at most %d, 100)",
-		                 al->alert_id, strlen(al->series_key), strlen(k->model), PW_SERIES_KEY_MAX - 1);
+		                 "alert \"%.100s\": series key of %zu bytes, model of %zu (at most %d, %d)",
+		                 al->alert_id, strlen(al->series_key), strlen(k->model), PW_SERIES_KEY_MAX - 1,
+		                 PW_KEY_MODEL_MAX);
 	} else if (!pw_input_series_key_matches(al->series_key, k)) {
 		in = dead_letter(reason, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT, detail, dlen,
 		                 "alert \"%.100s\": series_key \"%.150s\" does not match its series "

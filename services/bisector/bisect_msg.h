@@ -18,6 +18,7 @@
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/compiler.pb-c.h"
 #include "perfwatch/v1/dlq.pb-c.h"
+#include "pw_limits.h"
 #include "pw_status.h"
 
 /* The exact config the bisection reproduces (from the alert and the series' latest run). */
@@ -67,7 +68,7 @@ typedef enum pw_bisect_input {
 } pw_bisect_input;
 
 /* Caps on what an input may hold (bytes, or items); beyond them a message is refused, not cut. */
-#define PW_BISECT_ID_MAX 200            /* alert_id, changepoint_id, config_hash, cl */
+#define PW_BISECT_ID_MAX PW_ID_MAX      /* alert_id, changepoint_id, config_hash, cl (pw_limits.h) */
 #define PW_BISECT_LIST_MAX 256          /* perf_benchmarks, roll upstream ids */
 #define PW_BISECT_TEXT_MAX 4096         /* title, author, team, repo, a glob */
 #define PW_BISECT_ROLL_MAX 100000       /* upstream commits in one roll */
@@ -77,7 +78,7 @@ typedef enum pw_bisect_input {
  * the wire form (no NUL byte, valid UTF-8 in any string: pw_input.h), the
  * protobuf, then for a regression alert of the gate or the watcher: an
  * alert_id (at most PW_BISECT_ID_MAX bytes), a complete series key and
- * series_key (< PW_SERIES_KEY_MAX; the model at most 100 bytes) that agree
+ * series_key (< PW_SERIES_KEY_MAX; the model at most PW_KEY_MODEL_MAX bytes) that agree
  * (DLQ_REASON_INCONSISTENT when series_key is not the series' canonical
  * key: the bisection would be named after one series and run on another), finite delta
  * (abs and pct: pct ranks the event's series) and baseline noise

@@ -17,10 +17,11 @@
 
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "perfwatch/v1/gate.pb-c.h"
+#include "pw_limits.h"
 #include "pw_status.h"
 
 /* Bytes of a release id, its NUL included (perfwatch.gate_evaluations and pw_gate_pending). */
-#define PW_GATE_RELEASE_ID_MAX 256
+#define PW_GATE_RELEASE_ID_MAX (PW_RELEASE_ID_MAX + 1) /* with its NUL (pw_limits.h) */
 
 /*
  * What a GateRequest must hold to be stored: a release_id shorter than

@@ -18,7 +18,7 @@
 #include "perfwatch/v1/page.pb-c.h"
 #include "pw_time.h"
 #include "pw_topics.h"
-#include "svg_plot.h"
+#include "pw_plot.h"
 
 static void copy(char *dst, size_t len, const char *src)
 {

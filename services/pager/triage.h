@@ -6,7 +6,7 @@
  * otherwise). The link is signed with HMAC-SHA256 under pager.triage_key
  * (payload.c's pw_link_sign) and expires; a tampered, expired or malformed
  * link gets a 403 page and changes nothing. "view" shows the page's
- * artifact-3 payload, the series plot (tools/perfwatch/svg_plot.c, the one
+ * artifact-3 payload, the series plot (common/pw_plot.c, the one
  * `perfwatch series plot` draws), the op diff and HLO diff of the
  * attribution, the bisection log, and the two verdict buttons (true / false
  * regression) with an owner choice; each button is its own signed link.

@@ -247,8 +247,8 @@ grep -q '^perfwatch_pager_triage_verdicts_total{outcome="false_regression"} 1' "
 echo "test_pager: the later \"true regression\" won; both verdicts logged"
 
 # --- bad input on the five topics --------------------------------------------------------------
-# perfwatch.dead_letters keeps one row per source offset: the bisector and the attributor, which
-# also consume perf.alerts.v1 / perf.bisections.v1, are stopped so that the rows are the pager's
+# the bisector and the attributor, which also consume perf.alerts.v1 / perf.bisections.v1 (each
+# records its own dead letters: test_dead_letters.sh), and the gate are stopped: the pager alone
 for s in bisector attributor gate; do kill -TERM "${pid[$s]}"; wait "${pid[$s]}" 2>/dev/null || true; unset "pid[$s]"; done
 enc() { protoc --encode="perfwatch.v1.$1" -I proto "proto/perfwatch/v1/$2"; }
 key="$ns-bad"

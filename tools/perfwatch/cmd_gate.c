@@ -22,6 +22,7 @@
 #include <libpq-fe.h>
 
 #include "cli.h"
+#include "pw_limits.h"
 #include "pw_kafka.h"
 #include "pw_log.h"
 #include "pw_topics.h"
@@ -169,8 +170,20 @@ static int gate_show(int argc, char **argv)
 		usage(stderr);
 		return PW_CLI_EXIT_USAGE;
 	}
+	int rc = pw_cli_check_id("release id", release, PW_RELEASE_ID_MAX);
+	if (rc >= 0)
+		return rc;
+	if (evaluation) {
+		char *end;
+		errno = 0;
+		long ev = strtol(evaluation, &end, 10);
+		if (end == evaluation || *end || errno || ev < 1 || ev > INT32_MAX) {
+			fprintf(stderr, "perfwatch: --evaluation takes a number from 1 to %d\n", INT32_MAX);
+			return PW_CLI_EXIT_USAGE;
+		}
+	}
 	PGconn *conn;
-	int rc = pw_cli_pg_connect(&conn);
+	rc = pw_cli_pg_connect(&conn);
 	if (rc >= 0)
 		return rc;
 	rc = PW_CLI_EXIT_FAIL;

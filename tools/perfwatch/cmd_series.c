@@ -18,6 +18,7 @@
 
 #include "baseliner_store.h"
 #include "cli.h"
+#include "pw_limits.h"
 #include "pw_log.h"
 #include "pw_pg.h"
 #include "pw_redis.h"
@@ -393,8 +394,9 @@ int pw_cmd_series(int argc, char **argv)
 	}
 	if (!key)
 		return series_usage("missing SERIES (model/hlo_fingerprint/platform/config/metric)");
-	if (strlen(key) >= PW_ST_KEY_MAX)
-		return series_usage("SERIES is too long");
+	int id_rc = pw_cli_check_id("series key", key, PW_SERIES_KEY_MAX - 1);
+	if (id_rc >= 0)
+		return id_rc;
 	const char *dsn = getenv("PW_PG_DSN");
 	if (!dsn || !*dsn) {
 		fprintf(stderr, "perfwatch: series: PW_PG_DSN is not set\n");
