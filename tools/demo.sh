@@ -546,7 +546,7 @@ next_steps() {
       echo "    (served while the demo ran; step 9 says how to serve it again)"
     fi
   fi
-  echo "  the commands below need the stack's variables: set -a; . $run_dir/stack.env; set +a"
+  echo "  perfwatch reads the stack's variables from $run_dir/stack.env when run from the checkout"
   echo "  $pw gate show $rel [--json]"
   [ -z "${b64_alert:-}" ] || echo "  $pw attribution show $b64_alert"
   [ -z "${bisection:-}" ] || echo "  $pw bisect show $bisection"

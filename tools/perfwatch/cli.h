@@ -31,6 +31,7 @@ typedef struct pw_cli_command {
 	const char *usage;  /* one line: arguments */
 	const char *help;   /* one line: what it does */
 	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+	bool servers;       /* reads the dev stack's servers: pw_cli_stack_env_load first */
 } pw_cli_command;
 
 int pw_cmd_compare(int argc, char **argv);
@@ -98,6 +99,16 @@ int pw_cli_parse_direction_file(int argc, char **argv, const char *file_word, in
  * set, PW_CLI_EXIT_FAIL when the connection failed (*conn NULL).
  */
 int pw_cli_pg_connect(PGconn **conn);
+
+/*
+ * The dev stack's env file (stack_env.c): when PW_PG_DSN, PW_REDIS_ADDR or
+ * PW_KAFKA_BOOTSTRAP_SERVERS is unset, sets the unset PW_* variables from
+ * $PW_RUN_DIR/stack.env or the nearest run/stack.env from the current
+ * directory up, and says on stderr which it read. pw_cli_missing_env prints
+ * that var is missing, where it looked and what to do.
+ */
+void pw_cli_stack_env_load(void);
+void pw_cli_missing_env(const char *var);
 
 /*
  * Runs sql with nparams text parameters ($1..). Returns the result (the

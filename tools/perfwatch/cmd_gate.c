@@ -477,7 +477,7 @@ static int gate_request(int argc, char **argv)
 	rc = PW_CLI_EXIT_FAIL;
 	const char *brokers = getenv("PW_KAFKA_BOOTSTRAP_SERVERS");
 	if (!brokers || !*brokers) {
-		fprintf(stderr, "perfwatch: PW_KAFKA_BOOTSTRAP_SERVERS is not set\n");
+		pw_cli_missing_env("PW_KAFKA_BOOTSTRAP_SERVERS");
 		rc = PW_CLI_EXIT_USAGE;
 		goto out;
 	}

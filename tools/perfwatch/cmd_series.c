@@ -399,7 +399,7 @@ int pw_cmd_series(int argc, char **argv)
 		return id_rc;
 	const char *dsn = getenv("PW_PG_DSN");
 	if (!dsn || !*dsn) {
-		fprintf(stderr, "perfwatch: series: PW_PG_DSN is not set\n");
+		pw_cli_missing_env("PW_PG_DSN");
 		return PW_CLI_EXIT_USAGE;
 	}
 	const char *raddr = use_redis ? getenv("PW_REDIS_ADDR") : NULL;

@@ -17,7 +17,7 @@ int pw_cli_pg_connect(PGconn **conn)
 	*conn = NULL;
 	const char *dsn = getenv("PW_PG_DSN");
 	if (!dsn || !*dsn) {
-		fprintf(stderr, "perfwatch: PW_PG_DSN is not set\n");
+		pw_cli_missing_env("PW_PG_DSN");
 		return PW_CLI_EXIT_USAGE;
 	}
 	PGconn *c = PQconnectdb(dsn);
