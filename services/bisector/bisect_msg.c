@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "pw_alert_followup.h"
 #include "pw_input.h"
 
 pw_status pw_bisect_job_id(const char *bisection_id, uint32_t step, char *buf, size_t len)
@@ -352,6 +353,12 @@ pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatc
 	} else if (cp && set(cp->changepoint_id) && strlen(cp->changepoint_id) > PW_BISECT_ID_MAX) {
 		in = dead_letter(reason, invalid, detail, dlen, "alert \"%.100s\": changepoint_id of %zu bytes",
 		                 al->alert_id, strlen(cp->changepoint_id));
+	}
+	/* what the bisector acts on is bounded: it is copied into follow-ups (pw_alert_followup.h) */
+	if ((in == PW_BISECT_INPUT_ACCEPT || in == PW_BISECT_INPUT_CONFIRM) &&
+	    !pw_alert_within_bounds(al, len, detail, dlen)) {
+		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE;
+		in = PW_BISECT_INPUT_DEAD;
 	}
 	if (in == PW_BISECT_INPUT_DEAD)
 		perfwatch__v1__alert__free_unpacked(al, NULL);

@@ -257,7 +257,7 @@ static pw_status on_cl(worker *k, const rd_kafka_message_t *m, char *errbuf, siz
 	if (st != PW_OK && !pw_service_retriable(st)) {
 		char why[512];
 		snprintf(why, sizeof why, "%s", errbuf);
-		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf, errlen);
+		st = dead(k, m, type, pw_service_failure_reason(st), why, errbuf, errlen);
 	}
 	perfwatch__v1__compiler_cl__free_unpacked(c, NULL);
 	return st;
@@ -622,7 +622,7 @@ fail:
 	if (st != PW_OK && !pw_service_retriable(st)) {
 		char why[512];
 		snprintf(why, sizeof why, "%s", errbuf);
-		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf, errlen);
+		st = dead(k, m, type, pw_service_failure_reason(st), why, errbuf, errlen);
 	}
 done:
 	if (r)
