@@ -182,36 +182,24 @@ static pw_status dead_letter_row(pw_outbox *o, PGresult *res, int i, const char 
 	const char *id = PQgetvalue(res, i, 0), *topic = PQgetvalue(res, i, 1);
 	const pw_topic_spec *t = pw_topic_find(topic);
 	const char *type = t && t->payload ? t->payload : "";
-	int64_t now = pw_now_us();
-	const char *reason = "oversize";
-	pw_pg_params p;
-	pw_pg_params_init(&p);
-	pw_pg_params_text(&p, PW_OUTBOX_DLQ_SOURCE);
-	pw_pg_params_text(&p, id);
-	pw_pg_params_text(&p, reason);
-	pw_pg_params_text(&p, detail);
-	pw_pg_params_text(&p, o->service);
-	pw_pg_params_text(&p, type);
-	pw_pg_params_bin(&p, PQgetvalue(res, i, 2), (size_t)PQgetlength(res, i, 2));
-	pw_pg_params_bin(&p, PQgetvalue(res, i, 3), (size_t)PQgetlength(res, i, 3));
-	pw_pg_params_int(&p, now);
-	pw_status st = pw_pg_exec_params(o->pg,
-	                                 "INSERT INTO perfwatch.dead_letters (source_topic, kafka_partition, "
-	                                 "kafka_offset, reason, detail, service, payload_type, original_key, "
-	                                 "original_payload, failed_at) VALUES ($1, 0, $2::bigint, $3, $4, $5, "
-	                                 "$6, $7, $8, to_timestamp($9::double precision / 1e6)) "
-	                                 "ON CONFLICT DO NOTHING",
-	                                 &p, 0, NULL, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
+	const char *reason = pw_dlq_reason_text(PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE);
 	pw_dlq_source src = {.service = o->service, .payload_type = type, .topic = PW_OUTBOX_DLQ_SOURCE,
 	                     .partition = 0, .offset = strtoll(id, NULL, 10),
 	                     .key = PQgetvalue(res, i, 2), .keylen = (size_t)PQgetlength(res, i, 2),
 	                     .payload = PQgetvalue(res, i, 3), .len = (size_t)PQgetlength(res, i, 3)};
-	st = pw_dlq_publish(o->producer, &src, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE, detail,
-	                    o->queue_wait_ms, errbuf, errlen);
+	pw_status st = pw_dlq_record(o->pg, o->producer, &src, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE,
+	                             detail, pw_now_us(), o->queue_wait_ms, errbuf, errlen);
+	if (st == PW_ERR_INVALID) {
+		/* a producer whose message.max.bytes is below even the DeadLetter (a few KiB over
+		 * PW_DLQ_PAYLOAD_KEEP): the row in perfwatch.dead_letters is the dead letter */
+		if (o->lg)
+			pw_log_warn(o->lg, "outbox row %s: its dead letter is not on %s either: %s", id, PW_TOPIC_DLQ,
+			            errbuf);
+		st = PW_OK;
+	}
 	if (st != PW_OK)
 		return st;
+	pw_pg_params p;
 	pw_pg_params_init(&p);
 	pw_pg_params_text(&p, id);
 	pw_pg_params_text(&p, reason);

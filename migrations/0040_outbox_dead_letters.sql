@@ -1,4 +1,4 @@
--- 0039_outbox_dead_letters.sql: an outbox row that can never be published is set aside.
+-- 0040_outbox_dead_letters.sql: an outbox row that can never be published is set aside.
 --
 -- A row over its topic's limit (common/pw_outbox.h: the producer's
 -- message.max.bytes, 1,000,000 bytes for a topic at the broker's default),
