@@ -424,3 +424,24 @@ pw_bisect_input pw_bisect_cl_decode(const void *payload, size_t len, Perfwatch__
 		*out = c;
 	return in;
 }
+
+bool pw_bisect_range_known(const char *alert_id, int64_t lo, int64_t hi, const pw_bisect_feed *feed,
+                           char *detail, size_t dlen)
+{
+	if (feed->lo_known && feed->hi_known)
+		return true;
+	char missing[96];
+	if (!feed->lo_known && !feed->hi_known)
+		snprintf(missing, sizeof missing, "cl/%" PRId64 " and cl/%" PRId64 " are", lo, hi);
+	else
+		snprintf(missing, sizeof missing, "cl/%" PRId64 " is", feed->lo_known ? hi : lo);
+	if (feed->n > 0)
+		snprintf(detail, dlen,
+		         "alert \"%.100s\": range cl/%" PRId64 "..cl/%" PRId64 ": %s not in the CL feed "
+		         "(cl/%" PRId64 "..cl/%" PRId64 ", %" PRId64 " CLs)",
+		         alert_id ? alert_id : "", lo, hi, missing, feed->first, feed->last, feed->n);
+	else
+		snprintf(detail, dlen, "alert \"%.100s\": range cl/%" PRId64 "..cl/%" PRId64 ": %s not in the CL feed "
+		         "(the feed is empty)", alert_id ? alert_id : "", lo, hi, missing);
+	return false;
+}

@@ -51,6 +51,7 @@ typedef struct app {
 	pw_bisect_config cfg;
 	int64_t max_active;
 	int64_t job_timeout_ms;
+	int64_t max_reissues;
 	int64_t gather_ms;
 	pw_metric *m_status;    /* gauge bisections{status} */
 	pw_metric *m_oldest;    /* gauge: age of the oldest bisection still in flight */
@@ -83,9 +84,11 @@ static const pw_conf_key bisector_keys[] = {
 	{.name = "bisector.alpha", .type = PW_CONF_DOUBLE, .def = "0.05", .min = 1e-6, .max = 0.5,
 	 .help = "Mann-Whitney level of a step's judgement"},
 	{.name = "bisector.max_active", .type = PW_CONF_INT, .def = "8", .min = 1, .max = 1000,
-	 .help = "bisections scheduled at once (oldest first); the others wait"},
+	 .help = "bisections scheduled at once (oldest first); the others wait; one whose job was re-issued unanswered holds no slot"},
 	{.name = "bisector.job_timeout", .type = PW_CONF_DURATION_MS, .def = "30m", .min = 1000,
 	 .max = 7 * 86400000.0, .help = "a job with no results after this is re-published (same id)"},
+	{.name = "bisector.max_reissues", .type = PW_CONF_INT, .def = "3", .min = 0, .max = 1000,
+	 .help = "a job re-published this many times and still without its results one job_timeout later fails its bisection (FAILED, reason no_answer)"},
 	{.name = "bisector.gather", .type = PW_CONF_DURATION_MS, .def = "10s", .min = 0, .max = 3600000,
 	 .help = "an event's alerts gathered before its first job: the primary latency metric (then throughput, tail latency, utilisation, cost), among those the largest |delta|/noise (saturated at 10), then relative effect, is bisected"},
 	{.name = "bisector.confirm_repeats", .type = PW_CONF_INT, .def = "5", .min = 1, .max = 64,
@@ -130,6 +133,7 @@ pw_status pw_bisector_init(pw_service *svc, void **out, char *errbuf, size_t err
 	a->cfg.alpha = pw_config_get_double(c, "bisector.alpha");
 	a->max_active = pw_config_get_int(c, "bisector.max_active");
 	a->job_timeout_ms = pw_config_get_duration_ms(c, "bisector.job_timeout");
+	a->max_reissues = pw_config_get_int(c, "bisector.max_reissues");
 	a->gather_ms = pw_config_get_duration_ms(c, "bisector.gather");
 	a->confirm = (pw_confirm){.service = SVC, .lg = a->lg, .start = confirm_start, .start_ctx = a,
 	                          .repeats = (uint32_t)pw_config_get_int(c, "bisector.confirm_repeats"),
@@ -391,6 +395,30 @@ static pw_status event_add(pw_pg *pg, const Perfwatch__V1__Alert *al, const char
 		         al->alert_id, lo, hi);
 		*why_reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE;
 		goto out;
+	}
+	/* both endpoints must be CLs of the feed: a range the feed does not know is not bisected */
+	{
+		pw_bisect_feed feed = {0};
+		pw_pg_params_init(&p);
+		pw_pg_params_int(&p, lo);
+		pw_pg_params_int(&p, hi);
+		if ((st = pw_pg_exec_params(pg,
+		                            "SELECT bool_or(cl_number = $1), bool_or(cl_number = $2), "
+		                            "coalesce(min(cl_number), 0), coalesce(max(cl_number), 0), count(*) "
+		                            "FROM perfwatch.compiler_cls",
+		                            &p, 0, &r, errbuf, errlen)) != PW_OK)
+			goto out;
+		feed.lo_known = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+		feed.hi_known = strcmp(PQgetvalue(r, 0, 1), "t") == 0;
+		feed.first = ival(r, 0, 2);
+		feed.last = ival(r, 0, 3);
+		feed.n = ival(r, 0, 4);
+		PQclear(r);
+		r = NULL;
+		if (!pw_bisect_range_known(al->alert_id, lo, hi, &feed, why, whylen)) {
+			*why_reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNKNOWN_REFERENCE;
+			goto out;
+		}
 	}
 	/* narrowed by the tightest changepoint of the same series inside the range */
 	pw_bisect_finding f = {.id = al->alert_id, .series_key = al->series_key, .lo = lo, .hi = hi,
@@ -709,6 +737,7 @@ typedef struct stored_job {
 	char job_id[200];
 	uint32_t step;
 	int64_t requested_us, finished_us;
+	int64_t reissued; /* times re-published after bisector.job_timeout */
 	double *x;
 	size_t nx;
 } stored_job;
@@ -733,7 +762,7 @@ static pw_status load_jobs(pw_pg *pg, const char *bid, stored_job **out, size_t 
 	        "SELECT j.job_id, j.step_index, (extract(epoch FROM j.requested_at) * 1e6)::bigint, "
 	        "(extract(epoch FROM s.finished_at) * 1e6)::bigint, "
 	        "(SELECT array_to_string(array_agg(b.value::text ORDER BY b.repeat_index), ',') "
-	        " FROM perfwatch.bisection_samples b WHERE b.job_id = j.job_id) "
+	        " FROM perfwatch.bisection_samples b WHERE b.job_id = j.job_id), j.reissued "
 	        "FROM perfwatch.bisect_jobs j LEFT JOIN perfwatch.bisection_steps s ON s.job_id = j.job_id "
 	        "WHERE j.bisection_id = $1 ORDER BY j.step_index",
 	        &p, 0, &r, errbuf, errlen);
@@ -750,6 +779,7 @@ static pw_status load_jobs(pw_pg *pg, const char *bid, stored_job **out, size_t 
 		j[i].step = (uint32_t)ival(r, i, 1);
 		j[i].requested_us = ival(r, i, 2);
 		j[i].finished_us = ival(r, i, 3);
+		j[i].reissued = ival(r, i, 5);
 		const char *v = val(r, i, 4);
 		if (v && v[0]) {
 			size_t cnt = 1;
@@ -1067,7 +1097,7 @@ static pw_status schedule(app *a, pw_pg *pg, bis *bs, char *errbuf, size_t errle
 	uint32_t nflag = 0;
 	stored_job *jobs = NULL;
 	pw_bisect b;
-	bool inited = false, tx = false;
+	bool inited = false, tx = false, gave_up = false;
 	pw_bisect_log_step *steps = calloc(MAX_STEPS, sizeof *steps);
 	if (!steps)
 		return PW_ERR_NOMEM;
@@ -1148,7 +1178,26 @@ static pw_status schedule(app *a, pw_pg *pg, bis *bs, char *errbuf, size_t errle
 		if ((st = job_results(pg, bs, pj->job_id, x, run, job.repeats < PW_BISECT_MAX_SAMPLES ? job.repeats : PW_BISECT_MAX_SAMPLES, &nx, errbuf, errlen)) != PW_OK)
 			goto out;
 		if (nx < job.repeats) {
-			if (pw_now_us() - pj->requested_us > a->job_timeout_ms * 1000) {
+			if (pw_now_us() - pj->requested_us <= a->job_timeout_ms * 1000)
+				goto out; /* still waiting */
+			if (pj->reissued >= a->max_reissues) {
+				/* nobody answers: give up rather than hold the build farm's slot for ever */
+				char why[512];
+				char name[64];
+				snprintf(why, sizeof why,
+				         PW_BISECT_NO_ANSWER ": job %s (step %u, %s) has %zu of %u results after %" PRId64
+				         " re-issues %" PRId64 " s apart",
+				         pj->job_id, job.step,
+				         pw_bisect_cl_name(job.npicks ? job.picks[0] : job.cl, job.upstream_k, name, sizeof name),
+				         nx, job.repeats, pj->reissued, a->job_timeout_ms / 1000);
+				pw_bisect_give_up(&b, why);
+				if (nsteps < MAX_STEPS) {
+					pw_bisect_verdict pv = {.outcome = PW_BISECT_PENDING};
+					pw_bisect_log_step_from(&steps[nsteps++], &job, &pv, 0);
+				}
+				have_next = false;
+				gave_up = true;
+			} else {
 				pw_pg_params p;
 				pw_pg_params_init(&p);
 				pw_pg_params_text(&p, pj->job_id);
@@ -1164,25 +1213,28 @@ static pw_status schedule(app *a, pw_pg *pg, bis *bs, char *errbuf, size_t errle
 				tx = false;
 				pw_metric_inc(a->m_jobs, (const char *const[]){"reissued"});
 				pw_log_warn(a->lg, "bisection %s: job %s has %zu of %u results after %" PRId64
-				            " ms: re-published", bs->id, pj->job_id, nx, job.repeats, a->job_timeout_ms);
+				            " ms: re-published (%" PRId64 " of %" PRId64 ")", bs->id, pj->job_id, nx,
+				            job.repeats, a->job_timeout_ms, pj->reissued + 1, a->max_reissues);
+				goto out;
 			}
-			goto out;
 		}
-		pw_bisect_verdict v;
-		if ((st = pw_bisect_apply(&b, &job, x, nx, &v)) != PW_OK) {
-			pw_fail(st, errbuf, errlen, "bisection %s: results of %s rejected", bs->id, pj->job_id);
-			goto out;
+		if (!gave_up) {
+			pw_bisect_verdict v;
+			if ((st = pw_bisect_apply(&b, &job, x, nx, &v)) != PW_OK) {
+				pw_fail(st, errbuf, errlen, "bisection %s: results of %s rejected", bs->id, pj->job_id);
+				goto out;
+			}
+			if (nsteps < MAX_STEPS)
+				pw_bisect_log_step_from(&steps[nsteps++], &job, &v, pw_now_us());
+			if ((st = write_step(pg, pj->job_id, x, run, nx, &v, errbuf, errlen)) != PW_OK)
+				goto out;
+			char name[64];
+			pw_log_info(a->lg, "bisection %s: step %u %s %s: median %.4g over %u → %s", bs->id, job.step,
+			            pw_bisect_purpose_name(job.purpose),
+			            pw_bisect_cl_name(job.npicks ? job.picks[0] : job.cl, job.upstream_k, name, sizeof name),
+			            v.median, v.n, pw_bisect_outcome_name(v.outcome));
+			have_next = pw_bisect_next(&b, &job);
 		}
-		if (nsteps < MAX_STEPS)
-			pw_bisect_log_step_from(&steps[nsteps++], &job, &v, pw_now_us());
-		if ((st = write_step(pg, pj->job_id, x, run, nx, &v, errbuf, errlen)) != PW_OK)
-			goto out;
-		char name[64];
-		pw_log_info(a->lg, "bisection %s: step %u %s %s: median %.4g over %u → %s", bs->id, job.step,
-		            pw_bisect_purpose_name(job.purpose),
-		            pw_bisect_cl_name(job.npicks ? job.picks[0] : job.cl, job.upstream_k, name, sizeof name),
-		            v.median, v.n, pw_bisect_outcome_name(v.outcome));
-		have_next = pw_bisect_next(&b, &job);
 	}
 	if (have_next) {
 		if ((st = write_job(pg, bs, &job, errbuf, errlen)) != PW_OK)
@@ -1261,7 +1313,6 @@ pw_status pw_bisector_tick(void *p, pw_service_worker *w, int64_t *next_ms, char
 	PQclear(r);
 	pw_pg_params q;
 	pw_pg_params_init(&q);
-	pw_pg_params_int(&q, a->max_active);
 	pw_pg_params_int(&q, a->gather_ms);
 	/* the exact config: the series, and model_rev / firmware / HLO of its latest run at the regressed CL */
 	st = pw_pg_exec_params(
@@ -1269,18 +1320,33 @@ pw_status pw_bisector_tick(void *p, pw_service_worker *w, int64_t *next_ms, char
 	        "SELECT b.bisection_id, b.alert_id, b.changepoint_id, b.config_hash, b.unit, b.metric, se.series_key, "
 	        "se.model, se.hlo_fingerprint, se.platform, se.config, coalesce(r.model_rev, ''), "
 	        "coalesce(r.firmware, ''), b.series_id, b.range_lo_number, b.range_hi_number, "
-	        "(extract(epoch FROM b.started_at) * 1e6)::bigint, array_to_string(b.correlated_series, chr(1)) "
+	        "(extract(epoch FROM b.started_at) * 1e6)::bigint, array_to_string(b.correlated_series, chr(1)), "
+	        "EXISTS (SELECT 1 FROM perfwatch.bisect_jobs j JOIN perfwatch.bisection_steps st USING (job_id) "
+	        "WHERE j.bisection_id = b.bisection_id AND st.finished_at IS NULL AND j.reissued > 0) "
 	        "FROM perfwatch.bisections b JOIN perfwatch.series se USING (series_id) "
 	        "LEFT JOIN LATERAL (SELECT model_rev, firmware FROM perfwatch.runs x WHERE x.model = se.model AND "
 	        "x.platform = se.platform AND x.config = se.config AND x.bisect_job_id = '' "
 	        "ORDER BY (x.compiler_cl_number = b.range_hi_number) DESC, x.started_at DESC LIMIT 1) r ON true "
 	        "WHERE b.status IN ('running', 'verifying', 'escalated_pairwise') AND b.started_at <= "
-	        "now() - make_interval(secs => $2::bigint / 1000.0) ORDER BY b.started_at, "
-	        "b.bisection_id LIMIT $1",
+	        "now() - make_interval(secs => $1::bigint / 1000.0) ORDER BY b.started_at, "
+	        "b.bisection_id",
 	        &q, 0, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
+	/*
+	 * The slots: the oldest bisector.max_active bisections whose work is
+	 * answered are scheduled; one waiting on a job that has already been
+	 * re-issued without an answer (stalled) holds no slot, so stuck work
+	 * never starves new work, and it is still visited every tick, to re-issue
+	 * its job and, after bisector.max_reissues, to fail it (no_answer).
+	 */
+	int64_t slots = 0;
 	for (int i = 0; i < PQntuples(r) && !pw_service_stopping(a->svc); i++) {
+		bool stalled = strcmp(PQgetvalue(r, i, 18), "t") == 0;
+		if (!stalled && slots >= a->max_active)
+			continue;
+		if (!stalled)
+			slots++;
 		bis b = {0};
 		char *const f[] = {b.id, b.alert_id, b.cp_id, b.config_hash, b.unit, b.metric, b.series_key,
 		                   b.model, b.hlo, b.platform, b.config, b.model_rev, b.firmware};

@@ -403,3 +403,31 @@ Test(bisect_inputs, compiler_cls_good_and_bad)
 	expect_cl_dead(&f, INVALID, "257 benchmarks", 0, 0, NULL);
 	free(many);
 }
+
+/*
+ * A range the CL feed does not know: an alert with cl/1..cl/1000001 while
+ * the feed holds cl/7840518.. started a bisection, published builds for both
+ * ends and FAILED "range endpoints do not differ". Both endpoints must be
+ * CLs of the feed; otherwise the alert is dead-lettered (unknown_reference)
+ * with the CLs and the feed's range named, before any build.
+ */
+Test(bisect_inputs, a_range_outside_the_cl_feed_is_an_unknown_reference)
+{
+	char detail[320];
+	pw_bisect_feed feed = {.lo_known = false, .hi_known = false, .first = 7840518, .last = 7842075, .n = 1558};
+	cr_assert_not(pw_bisect_range_known("perfreg-x", 1, 1000001, &feed, detail, sizeof detail));
+	cr_assert_str_eq(detail, "alert \"perfreg-x\": range cl/1..cl/1000001: cl/1 and cl/1000001 are not in the "
+	                         "CL feed (cl/7840518..cl/7842075, 1558 CLs)");
+	feed.hi_known = true;
+	cr_assert_not(pw_bisect_range_known("perfreg-x", 7840000, 7841923, &feed, detail, sizeof detail));
+	cr_assert(strstr(detail, ": cl/7840000 is not in the CL feed (cl/7840518..cl/7842075, 1558 CLs)"), "%s", detail);
+	feed.hi_known = false;
+	feed.lo_known = true;
+	cr_assert_not(pw_bisect_range_known("perfreg-x", 7841885, 7999999, &feed, detail, sizeof detail));
+	cr_assert(strstr(detail, ": cl/7999999 is not in the CL feed"), "%s", detail);
+	pw_bisect_feed none = {0};
+	cr_assert_not(pw_bisect_range_known("perfreg-x", 7841885, 7841923, &none, detail, sizeof detail));
+	cr_assert(strstr(detail, "(the feed is empty)"), "%s", detail);
+	feed.hi_known = true;
+	cr_assert(pw_bisect_range_known("perfreg-x", 7841885, 7841923, &feed, detail, sizeof detail));
+}
