@@ -133,8 +133,9 @@ sizes=$(q "SELECT min(length(payload)) || '..' || max(length(payload)) FROM perf
            WHERE service = 'attributor' AND topic = 'perf.attributions.v1' AND message_key LIKE '%.$ns%'")
 # on perf.dlq.v1: a DeadLetter from the attributor whose key is empty and whose source is the outbox
 deadline=$((SECONDS + 60))
-until kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.dlq.v1 -o beginning -e -q 2>/dev/null |
-      grep -a -q "outbox row $jam of attributor"; do
+# (read whole, then searched: grep -q stopping early would fail the pipeline under pipefail)
+until timeout 30 kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.dlq.v1 -o beginning -e -q >"$work/dlq.bin" 2>/dev/null;
+      grep -a -q "outbox row $jam of attributor" "$work/dlq.bin"; do
   [ $SECONDS -lt $deadline ] || fail "no dead letter of outbox row $jam on perf.dlq.v1"
   sleep 1
 done
