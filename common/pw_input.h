@@ -52,6 +52,17 @@ Perfwatch__V1__DlqReason pw_input_decode(const ProtobufCMessageDescriptor *desc,
                                          size_t detail_len);
 
 /*
+ * Checks an unpacked message m at any depth against two caps: every string
+ * and bytes field at most string_max bytes, every repeated field at most
+ * list_max items. PW_OK, or PW_ERR_TOO_LARGE with errbuf naming the first
+ * field beyond its cap ("field \"scope.correlated_series\" has 300 items (at
+ * most 256)"). A door uses it so that what it accepts, and whatever a service
+ * copies from it, stays bounded.
+ */
+pw_status pw_input_check_bounds(const ProtobufCMessage *m, size_t string_max, size_t list_max,
+                                char *errbuf, size_t errlen);
+
+/*
  * True when key is the canonical series key of k (the series table's
  * generated column): model/hlo_fingerprint/platform/config/metric. A message
  * whose series_key and series disagree names two series; the door refuses it

@@ -756,3 +756,9 @@ bool pw_service_retriable(pw_status st)
 	return st == PW_ERR_UNAVAILABLE || st == PW_ERR_TIMEOUT || st == PW_ERR_NOMEM ||
 	       st == PW_ERR_KAFKA || st == PW_ERR_SHUTDOWN;
 }
+
+Perfwatch__V1__DlqReason pw_service_failure_reason(pw_status st)
+{
+	return st == PW_ERR_TOO_LARGE ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE
+	                              : PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED;
+}

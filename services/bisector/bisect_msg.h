@@ -103,6 +103,24 @@ pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatc
 pw_bisect_input pw_bisect_cl_decode(const void *payload, size_t len, Perfwatch__V1__CompilerCl **out,
                                     Perfwatch__V1__DlqReason *reason, char *detail, size_t dlen);
 
+/* What the CL feed (perfwatch.compiler_cls) holds of an alert's range. */
+typedef struct pw_bisect_feed {
+	bool lo_known, hi_known; /* the range's endpoints are CLs of the feed */
+	int64_t first, last;     /* the feed's lowest and highest CL number (0 when empty) */
+	int64_t n;               /* CLs in the feed */
+} pw_bisect_feed;
+
+/*
+ * True when the range (lo, hi] of alert alert_id can be bisected: both
+ * endpoints are CLs of the feed. Otherwise false with detail naming the
+ * CLs missing and the feed's range ("alert \"X\": range cl/1..cl/1000001:
+ * cl/1 and cl/1000001 are not in the CL feed (7,840,518..7,842,075, 1,558
+ * CLs)"): the service dead-letters it as unknown_reference before any build
+ * is published (docs/bisector.md).
+ */
+bool pw_bisect_range_known(const char *alert_id, int64_t lo, int64_t hi, const pw_bisect_feed *feed,
+                           char *detail, size_t dlen);
+
 /* "cl/7841917" -> 7841917; "cl/N@K" and anything else -> 0. */
 int64_t pw_bisect_cl_number(const char *cl);
 
