@@ -398,7 +398,16 @@ step_page() {
   python3 - "$demo_dir/oncall" "$page" <<'PY'
 import glob, json, os, sys
 d, page = sys.argv[1], sys.argv[2]
-am = [json.load(open(f)) for f in sorted(glob.glob(d + "/*-alertmanager.json"))]
+unreadable = []
+def read_all(pattern):
+    out = []
+    for f in sorted(glob.glob(d + pattern)):
+        try:
+            out.append(json.load(open(f)))
+        except ValueError:
+            unreadable.append("%s (%d bytes)" % (os.path.basename(f), os.path.getsize(f)))
+    return out
+am = read_all("/*-alertmanager.json")
 mine = [(m, a) for m in am for a in m["alerts"] if a["labels"].get("page_id") == page]
 if mine:
     m, a = mine[0]
@@ -408,7 +417,9 @@ if mine:
     print("  route %s, owner %s" % (a["labels"]["route"], a["annotations"]["owner"]))
     print("  triage: %s" % a["annotations"]["triage_url"])
     print()
-pg = [json.load(open(f)) for f in sorted(glob.glob(d + "/*-pager.json"))]
+pg = read_all("/*-pager.json")
+if unreadable:
+    print("warning: on-call received %d notification(s) that are not JSON: %s" % (len(unreadable), ", ".join(unreadable)))
 # the webhook also gets info notices and tickets (notice_id, ticket_id): only this page's versions
 pg = [p for p in pg if p.get("page_id") == page]
 if not pg:
