@@ -223,9 +223,13 @@ typedef struct {
 	char incident_id[PW_PAGER_STR];
 	bool open;
 	int64_t opened_us, last_us;
-	pw_finding primary; /* the finding the page is about (worst verdict, largest effect) */
+	/* the finding the page is about, its headline: the event's largest spend-weighted finding
+	 * (pw_incident_headline_cmp); its spend_pct is its own, the event's is spend_pct below */
+	pw_finding primary;
 	char members[PW_PAGER_MAX_MEMBERS][PW_PAGER_STR]; /* alert ids */
 	size_t n_members;
+	uint64_t gate_members; /* bit i: members[i] is an alert the gate raised (a release verdict names it) */
+	double spend_pct;      /* the event's largest spend-weighted impact: its findings' and the gate's family verdicts' */
 	/* grouping keys gathered from every member */
 	char release_id[PW_PAGER_STR], family[PW_PAGER_STR];
 	char culprit[PW_PAGER_STR], fleet_event_id[PW_PAGER_STR];
@@ -249,6 +253,20 @@ void pw_incident_dedup_key(const pw_incident *inc, char *buf, size_t len);
  * finding opens its own and pw_incident_same_event folds the first signals in.
  */
 bool pw_incident_matches(const pw_pager_params *p, const pw_incident *inc, const pw_finding *f);
+
+/*
+ * The headline order of findings: > 0 when a heads a page before b, < 0 when
+ * b does, 0 only for the same finding (same alert, series and revision). A
+ * regression before a win, a confirmed finding before a first signal, then
+ * the verdict (BLOCKING, P1, INVESTIGATE, an unverdicted shift), the gate
+ * before the watcher, the metric's headline rank (median latency, then the
+ * tails, then throughput and cost, then the rest: the derived metrics move
+ * with the latency of the same runs), the spend-weighted impact (spend_pct:
+ * the family's share of fleet spend times the change), the size of the
+ * change, and last the series key and alert id, so that the headline of an
+ * event never depends on the order its findings arrived in.
+ */
+int pw_incident_headline_cmp(const pw_finding *a, const pw_finding *b);
 
 /* Opens inc from its first finding; the id is given by the caller. */
 void pw_incident_open(pw_incident *inc, const char *incident_id, const pw_finding *f);

@@ -811,3 +811,92 @@ Test(incident, owner_hint_attribution_over_bisection_in_either_order)
 	cr_expect_str_eq(b.primary.owner_hint, "compiler");
 	cr_expect_str_eq(b.primary.culprit, "cl/7841917");
 }
+
+/* A gate finding of the event of one RC: family, metric, config, change, fleet spend share. */
+static pw_finding rc_finding(const char *id, const char *model, const char *config, const char *metric,
+                             double pct, double share, pw_find_verdict v)
+{
+	pw_finding f = gate_b64();
+	cp(f.alert_id, sizeof f.alert_id, id);
+	cp(f.model, sizeof f.model, model);
+	cp(f.config, sizeof f.config, config);
+	cp(f.metric, sizeof f.metric, metric);
+	snprintf(f.series_key, sizeof f.series_key, "%s|hlo:1|v6e-4|%s|%s", model, config, metric);
+	f.delta_pct = pct;
+	f.spend_pct = share * (pct < 0 ? -pct : pct);
+	f.verdict = v;
+	f.n_clean = 0;
+	cp(f.cl_lo, sizeof f.cl_lo, "cl/7841885");
+	cp(f.cl_hi, sizeof f.cl_hi, "cl/7841923");
+	return f;
+}
+
+/*
+ * The headline of an event is its largest spend-weighted finding and does not
+ * depend on the order the findings arrive in: the worked example's RC
+ * (chat-8b, 7.8% of fleet spend, TPOT +8.2%; rank-moe-110b, 5%, MFU -3.3% and
+ * TPOT p99 +3.0%) with a tail model whose TPOT moved more (+12%) on 1% of the
+ * spend, in 200 orders. Before, the larger change won (the tail model's
+ * headline), and the incident's opener kept the family.
+ */
+Test(incident, headline_is_the_largest_spend_weighted_finding_in_any_order)
+{
+	pw_finding fs[] = {
+		rc_finding("gate-rc-e1-s10", "chat-8b", "decode.B64", "tpot_p50_ms", 8.2, 0.078, PW_FV_BLOCKING),
+		rc_finding("gate-rc-e1-s15", "chat-8b", "decode.B64", "cost_per_mtok_usd", 8.2, 0.078, PW_FV_BLOCKING),
+		rc_finding("gate-rc-e1-s12", "chat-8b", "decode.B64", "goodput_tok_s_chip", -7.6, 0.078, PW_FV_BLOCKING),
+		rc_finding("gate-rc-e1-s78", "chat-8b", "decode.B8", "tpot_p50_ms", 7.4, 0.078, PW_FV_BLOCKING),
+		rc_finding("gate-rc-e1-s14", "chat-8b", "decode.B64", "hbm_bw_util", -1.6, 0.078, PW_FV_P1),
+		rc_finding("gate-rc-e1-s29", "rank-moe-110b", "decode.B8", "mfu", -3.3, 0.05, PW_FV_BLOCKING),
+		rc_finding("gate-rc-e1-s27", "rank-moe-110b", "decode.B8", "tpot_p99_ms", 3.0, 0.05, PW_FV_BLOCKING),
+		rc_finding("gate-rc-e1-s90", "tail-13b", "decode.B8", "tpot_p50_ms", 12.0, 0.01, PW_FV_BLOCKING),
+	};
+	const size_t n = sizeof fs / sizeof fs[0];
+	pw_pager_params p;
+	pw_pager_params_default(&p);
+	char want[256] = "";
+	uint32_t seed = 17;
+	for (int round = 0; round < 200; round++) {
+		size_t order[sizeof fs / sizeof fs[0]];
+		for (size_t i = 0; i < n; i++)
+			order[i] = i;
+		for (size_t i = n - 1; i > 0; i--) { /* Fisher-Yates with a fixed LCG: the same 200 orders every run */
+			seed = seed * 1664525u + 1013904223u;
+			size_t j = (seed >> 8) % (i + 1), t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		pw_incident *inc = calloc(1, sizeof *inc);
+		cr_assert_not_null(inc);
+		pw_incident_open(inc, "inc-rc", &fs[order[0]]);
+		for (size_t i = 1; i < n; i++) {
+			cr_assert_eq(pw_incident_find(&p, inc, 1, &fs[order[i]]), 0, "one event");
+			pw_incident_add(inc, &fs[order[i]]);
+		}
+		char summary[256];
+		pw_incident_summary(inc, summary, sizeof summary);
+		cr_expect_str_eq(inc->primary.alert_id, "gate-rc-e1-s10", "round %d (first %s): headline %s", round,
+		                 fs[order[0]].alert_id, summary);
+		cr_expect_str_eq(summary, "chat-8b v6e-4 TPOT +8.2% BLOCKING", "round %d", round);
+		cr_expect_float_eq(inc->primary.spend_pct, 0.078 * 8.2, 1e-12, "the headline keeps its own spend");
+		cr_expect_float_eq(inc->spend_pct, 0.078 * 8.2, 1e-12, "the event's largest spend-weighted impact");
+		cr_expect_eq(inc->n_members, n);
+		size_t gate = 0;
+		for (size_t i = 0; i < inc->n_members; i++)
+			gate += inc->gate_members >> i & 1;
+		cr_expect_eq(gate, n, "every member is marked a gate alert");
+		if (!want[0])
+			cp(want, sizeof want, summary);
+		cr_expect_str_eq(summary, want, "the same headline in every order");
+		free(inc);
+	}
+	/* the order itself: spend before the size of the change, the metric's rank before spend */
+	cr_expect_gt(pw_incident_headline_cmp(&fs[0], &fs[7]), 0, "7.8%% x 8.2 over 1%% x 12");
+	cr_expect_gt(pw_incident_headline_cmp(&fs[0], &fs[1]), 0, "TPOT over the cost it derives from");
+	cr_expect_lt(pw_incident_headline_cmp(&fs[4], &fs[5]), 0, "BLOCKING over P1");
+	cr_expect_eq(pw_incident_headline_cmp(&fs[0], &fs[0]), 0);
+	pw_finding twin = fs[3];
+	cp(twin.alert_id, sizeof twin.alert_id, "gate-rc-e1-s77");
+	cr_expect_lt(pw_incident_headline_cmp(&fs[3], &twin), 0, "a tie goes to the smaller alert id, in either order");
+	cr_expect_gt(pw_incident_headline_cmp(&twin, &fs[3]), 0);
+}
