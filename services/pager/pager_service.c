@@ -51,6 +51,10 @@ typedef struct app {
 	pw_pager_params prm;
 	pager_triage triage; /* key, base URL, link lifetime, the HTTP thread's connection */
 	char am_url[512], webhook_url[512], ticket_url[512];
+	/* the deployment (kafka.group.id): its incidents, pages, tickets and notices are its own;
+	 * a pager never rebuilds nor delivers another deployment's */
+	char group[256];
+	int64_t hold_max_ms; /* a new page waits at most this long for the rest of its event (pager.page.hold_max) */
 	int64_t backoff_ms, backoff_max_ms, resend_ms, post_timeout_ms;
 	int64_t notice_ttl_ms; /* an info notice stays active in Alertmanager this long */
 	int64_t review_every_ms, review_next_us; /* the threshold-review check: how often, when next */
@@ -101,6 +105,9 @@ static const pw_conf_key own_keys[] = {
 	 .help = "how often the report card is checked for a threshold review (false pages over budget two months running)"},
 	{.name = "pager.route.detector", .type = PW_CONF_STRING, .def = "perfwatch-detector",
 	 .help = "the detector team, owner of the false-page KPI: receives the threshold-review notice"},
+	{.name = "pager.page.hold_max", .type = PW_CONF_DURATION_MS, .def = "2m", .min = 0, .max = 3600000,
+	 .help = "a new page with gate alerts is first delivered when the gate verdicts naming them and every alert "
+	         "those verdicts name are in (its headline is then the event's), at the latest this long after it was raised"},
 	{.name = "pager.tick", .type = PW_CONF_DURATION_MS, .def = "1s", .min = 10, .max = 600000,
 	 .help = "how often the delivery tick runs"},
 };
@@ -234,10 +241,13 @@ static pw_status incidents_load(worker *k, char *errbuf, size_t errlen)
 {
 	pw_pg *pg = k->w->pg;
 	PGresult *ri = NULL, *rp = NULL;
+	pw_pg_params g;
+	pw_pg_params_init(&g);
+	pw_pg_params_text(&g, k->a->group);
 	pw_status st = exec(pg,
 	                    "SELECT incident_id, spend_pct, (extract(epoch FROM opened_at) * 1e6)::bigint"
-	                    "  FROM perfwatch.pager_incidents WHERE open ORDER BY opened_at, incident_id",
-	                    NULL, &ri, errbuf, errlen);
+	                    "  FROM perfwatch.pager_incidents WHERE open AND pager_group = $1 ORDER BY opened_at, incident_id",
+	                    &g, &ri, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	k->n = 0;
@@ -288,8 +298,8 @@ static pw_status incidents_load(worker *k, char *errbuf, size_t errlen)
 			continue;
 		inc->opened_us = strtoll(PQgetvalue(ri, i, 2), NULL, 10);
 		double sp = strtod(PQgetvalue(ri, i, 1), NULL);
-		if (sp > inc->primary.spend_pct)
-			inc->primary.spend_pct = sp;
+		if (sp > inc->spend_pct)
+			inc->spend_pct = sp;
 		k->n++;
 	}
 	k->loaded = true;
@@ -415,6 +425,22 @@ static void write_webhook(FILE *f, void *arg)
 	fputs("}", f);
 }
 
+/* The ids of inc's gate alerts as a JSON array (what a new page waits for: the verdicts naming them). */
+static void write_gate_members(FILE *f, void *arg)
+{
+	const pw_incident *inc = arg;
+	bool first = true;
+	fputc('[', f);
+	for (size_t i = 0; i < inc->n_members; i++)
+		if (inc->gate_members >> i & 1) {
+			fputs(first ? "\"" : ",\"", f);
+			pw_json_escape(f, inc->members[i]);
+			fputc('"', f);
+			first = false;
+		}
+	fputc(']', f);
+}
+
 /* Writes the Page message of a page row to the outbox (Kafka key page_id). */
 static pw_status page_publish(worker *k, const pw_incident *inc, const pw_route *route, const char *page_id,
                               const char *triage_url, int64_t created_us, char *errbuf, size_t errlen)
@@ -480,10 +506,11 @@ static pw_status page_write(worker *k, const pw_incident *inc, const pw_route *r
 	page_text t = {inc, route, page_id, url, "", pressure, resolved, 0, now};
 	char *payload = pw_payload_json(inc, route, pressure);
 	char *am = mem_text(write_am, &t);
+	char *hold = mem_text(write_gate_members, (void *)inc);
 	char *wh = NULL;
 	PGresult *r = NULL;
 	int version = 1;
-	if (!payload || !am) {
+	if (!payload || !am || !hold) {
 		st = PW_ERR_NOMEM;
 		goto out;
 	}
@@ -524,18 +551,27 @@ static pw_status page_write(worker *k, const pw_incident *inc, const pw_route *r
 	pw_pg_params_text(&p, am);
 	pw_pg_params_text(&p, wh);
 	pw_pg_params_int(&p, version);
+	pw_pg_params_text(&p, a->group);
+	pw_pg_params_text(&p, hold);
+	pw_pg_params_int(&p, a->hold_max_ms);
+	/* a new page with gate alerts is held (hold_until) until the verdicts naming them and all their
+	 * alerts are in (holds_release), so that its first delivery has the event's headline; until
+	 * then each version updates what it waits for */
 	st = exec(k->w->pg,
 	          "INSERT INTO perfwatch.pages (page_id, dedup_key, route, receiver, severity, verdict, summary,"
 	          " owner_hint, release_id, triage_url, created_at, incident_id, payload, budget_pressure,"
-	          " resolved_at, am_body, webhook_body, version, next_attempt_at)"
+	          " resolved_at, am_body, webhook_body, version, next_attempt_at, pager_group, hold_alerts, hold_until)"
 	          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, to_timestamp($11::double precision / 1e6), $12,"
-	          "  $13::jsonb, $14, CASE WHEN $15 THEN now() END, $16, $17, $18, now())"
+	          "  $13::jsonb, $14, CASE WHEN $15 THEN now() END, $16, $17, $18, now(), $19,"
+	          "  ARRAY(SELECT jsonb_array_elements_text($20::jsonb)),"
+	          "  CASE WHEN $20::jsonb <> '[]' AND $21 > 0 THEN now() + $21 * interval '1 millisecond' END)"
 	          " ON CONFLICT (page_id) DO UPDATE SET dedup_key = EXCLUDED.dedup_key, route = EXCLUDED.route,"
 	          "  severity = EXCLUDED.severity, verdict = EXCLUDED.verdict, summary = EXCLUDED.summary,"
 	          "  owner_hint = EXCLUDED.owner_hint, release_id = EXCLUDED.release_id, payload = EXCLUDED.payload,"
 	          "  budget_pressure = EXCLUDED.budget_pressure,"
 	          "  resolved_at = coalesce(pages.resolved_at, EXCLUDED.resolved_at),"
 	          "  am_body = EXCLUDED.am_body, webhook_body = EXCLUDED.webhook_body, version = EXCLUDED.version,"
+	          "  hold_alerts = CASE WHEN pages.hold_until IS NOT NULL THEN EXCLUDED.hold_alerts ELSE pages.hold_alerts END,"
 	          "  delivery_status = 'pending', next_attempt_at = now()",
 	          &p, NULL, errbuf, errlen);
 	if (st != PW_OK)
@@ -558,7 +594,76 @@ out:
 	PQclear(r);
 	free(payload);
 	free(am);
+	free(hold);
 	free(wh);
+	return st;
+}
+
+/*
+ * Releases the held pages whose event is complete: every gate alert a page
+ * waits for is named by a gate verdict this deployment consumed, and every
+ * alert those verdicts name is in one of its incidents. The headline of the
+ * first delivery is then the largest spend-weighted finding of all of them,
+ * whatever order they arrived in. Inside the caller's transaction.
+ */
+static pw_status holds_release(worker *k, char *errbuf, size_t errlen)
+{
+	PGresult *r = NULL;
+	pw_pg_params q;
+	pw_pg_params_init(&q);
+	pw_pg_params_text(&q, k->a->group);
+	pw_status st = exec(k->w->pg,
+	                    "UPDATE perfwatch.pages p SET hold_until = NULL, next_attempt_at = now()"
+	                    " WHERE p.pager_group = $1 AND p.hold_until IS NOT NULL AND NOT EXISTS ("
+	                    "  SELECT 1 FROM unnest(p.hold_alerts) h (alert_id) WHERE NOT EXISTS ("
+	                    "   SELECT 1 FROM perfwatch.pager_gate_evaluations e"
+	                    "    WHERE e.pager_group = $1 AND h.alert_id = ANY (e.alert_ids) AND NOT EXISTS ("
+	                    "     SELECT 1 FROM unnest(e.alert_ids) x (alert_id) WHERE NOT EXISTS ("
+	                    "      SELECT 1 FROM perfwatch.pager_incident_alerts ia JOIN perfwatch.pager_incidents i"
+	                    "       USING (incident_id) WHERE ia.alert_id = x.alert_id AND i.pager_group = $1))))"
+	                    " RETURNING page_id, cardinality(hold_alerts), summary",
+	                    &q, &r, errbuf, errlen);
+	for (int i = 0; st == PW_OK && i < PQntuples(r); i++)
+		pw_log_info(k->a->lg, "page %s: its event is complete (the gate verdicts naming its %s gate alerts and "
+		                      "every alert they name are in): delivered from now as \"%s\"",
+		            PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+	PQclear(r);
+	return st;
+}
+
+/* Records which alerts one gate evaluation raised (a held page waits for all of them). */
+static pw_status evaluation_store(worker *k, const Perfwatch__V1__GateVerdict *v, char *errbuf, size_t errlen)
+{
+	char *ids = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&ids, &len);
+	if (!f)
+		return PW_ERR_NOMEM;
+	bool first = true;
+	fputc('[', f);
+	for (size_t i = 0; i < v->n_series; i++)
+		if (v->series[i]->alert_id && v->series[i]->alert_id[0]) {
+			fputs(first ? "\"" : ",\"", f);
+			pw_json_escape(f, v->series[i]->alert_id);
+			fputc('"', f);
+			first = false;
+		}
+	fputc(']', f);
+	if (fclose(f) != 0) {
+		free(ids);
+		return PW_ERR_NOMEM;
+	}
+	pw_pg_params q;
+	pw_pg_params_init(&q);
+	pw_pg_params_text(&q, k->a->group);
+	pw_pg_params_text(&q, v->release_id);
+	pw_pg_params_int(&q, v->evaluation);
+	pw_pg_params_text(&q, ids);
+	pw_status st = exec(k->w->pg,
+	                    "INSERT INTO perfwatch.pager_gate_evaluations (pager_group, release_id, evaluation, alert_ids)"
+	                    " VALUES ($1, $2, $3, ARRAY(SELECT jsonb_array_elements_text($4::jsonb))) ON CONFLICT DO NOTHING",
+	                    &q, NULL, errbuf, errlen);
+	free(ids);
 	return st;
 }
 
@@ -585,16 +690,17 @@ static pw_status incident_store(worker *k, const pw_incident *inc, const pw_rout
 	pw_pg_params_text(&p, pw_action_name(route->action));
 	pw_pg_params_text(&p, pw_owner_name(route->owner));
 	pw_pg_params_text(&p, route->route);
-	pw_pg_params_double(&p, inc->primary.spend_pct);
+	pw_pg_params_double(&p, inc->spend_pct);
 	pw_pg_params_text(&p, payload);
 	pw_pg_params_int(&p, inc->opened_us > 0 ? inc->opened_us : now);
 	pw_pg_params_int(&p, now);
+	pw_pg_params_text(&p, k->a->group);
 	pw_status st = exec(k->w->pg,
 	                    "INSERT INTO perfwatch.pager_incidents (incident_id, dedup_key, open, release_id, family,"
 	                    " culprit, fleet_event_id, cl_lo, cl_hi, action, owner, route, spend_pct, payload,"
-	                    " opened_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+	                    " opened_at, updated_at, pager_group) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
 	                    " $13, $14::jsonb, to_timestamp($15::double precision / 1e6),"
-	                    " to_timestamp($16::double precision / 1e6))"
+	                    " to_timestamp($16::double precision / 1e6), $17)"
 	                    " ON CONFLICT (incident_id) DO UPDATE SET dedup_key = EXCLUDED.dedup_key,"
 	                    "  open = EXCLUDED.open, release_id = EXCLUDED.release_id, family = EXCLUDED.family,"
 	                    "  culprit = EXCLUDED.culprit, fleet_event_id = EXCLUDED.fleet_event_id,"
@@ -672,10 +778,11 @@ static pw_status ticket_store(worker *k, const pw_incident *inc, const pw_route 
 	pw_pg_params_text(&q, summary);
 	pw_pg_params_text(&q, payload);
 	pw_pg_params_int(&q, now);
+	pw_pg_params_text(&q, k->a->group);
 	pw_status st = exec(k->w->pg,
 	                    "INSERT INTO perfwatch.pager_tickets (ticket_id, incident_id, route, summary, payload,"
-	                    " created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5::jsonb,"
-	                    " to_timestamp($6::double precision / 1e6), now())"
+	                    " created_at, next_attempt_at, pager_group) VALUES ($1, $2, $3, $4, $5::jsonb,"
+	                    " to_timestamp($6::double precision / 1e6), now(), $7)"
 	                    " ON CONFLICT (incident_id) DO UPDATE SET summary = EXCLUDED.summary,"
 	                    "  payload = EXCLUDED.payload, route = EXCLUDED.route",
 	                    &q, NULL, errbuf, errlen);
@@ -720,10 +827,11 @@ static pw_status notice_put(pw_pg *pg, const app *a, pw_notice *n, int64_t now, 
 		pw_pg_params_text(&q, am);
 		pw_pg_params_text(&q, wh);
 		pw_pg_params_int(&q, now);
+		pw_pg_params_text(&q, a->group);
 		st = exec(pg,
 		          "INSERT INTO perfwatch.pager_notices (notice_id, incident_id, kind, route, owner, summary, payload,"
-		          " am_body, webhook_body, created_at) VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7::jsonb, $8, $9,"
-		          " to_timestamp($10::double precision / 1e6)) ON CONFLICT DO NOTHING",
+		          " am_body, webhook_body, created_at, pager_group) VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7::jsonb,"
+		          " $8, $9, to_timestamp($10::double precision / 1e6), $11) ON CONFLICT DO NOTHING",
 		          &q, NULL, errbuf, errlen);
 	}
 	free(am);
@@ -791,7 +899,14 @@ static pw_status settle(worker *k, pw_incident *inc, const pw_pager_part *pt, co
 		pw_budget_decision bd;
 		if ((st = budget_usage(k->w->pg, &u, errbuf, errlen)) != PW_OK)
 			return st;
-		pw_budget_decide(&a->prm, &u, &inc->primary, &bd);
+		/* the budget's override weighs the event's spend impact, not only its headline's */
+		pw_finding *bf = malloc(sizeof *bf);
+		if (!bf)
+			return PW_ERR_NOMEM;
+		*bf = inc->primary;
+		bf->spend_pct = inc->spend_pct;
+		pw_budget_decide(&a->prm, &u, bf, &bd);
+		free(bf);
 		snprintf(reason, sizeof reason, "%s; %s", route.reason, bd.reason);
 		if (bd.page) {
 			budget = bd.used + 1 > a->prm.budget_per_week ? "override" : bd.pressure ? "pressure" : "within";
@@ -876,8 +991,9 @@ static pw_status incidents_expire(worker *k, char *errbuf, size_t errlen)
 	pw_pg_params q;
 	pw_pg_params_init(&q);
 	pw_pg_params_int(&q, k->a->prm.incident_window_us / 1000);
+	pw_pg_params_text(&q, k->a->group);
 	pw_status st = exec(k->w->pg,
-	                    "UPDATE perfwatch.pager_incidents SET open = false WHERE open"
+	                    "UPDATE perfwatch.pager_incidents SET open = false WHERE open AND pager_group = $2"
 	                    " AND updated_at < now() - $1 * interval '1 millisecond' RETURNING incident_id",
 	                    &q, &r, errbuf, errlen);
 	if (st != PW_OK)
@@ -1031,6 +1147,9 @@ static pw_status on_gate(worker *k, const Perfwatch__V1__GateVerdict *v, int64_t
                          char *errbuf, size_t errlen)
 {
 	*outcome = "unmatched";
+	pw_status est = evaluation_store(k, v, errbuf, errlen);
+	if (est != PW_OK)
+		return est;
 	for (size_t fi = 0; fi < v->n_families; fi++) {
 		const Perfwatch__V1__FamilyVerdict *fv = v->families[fi];
 		if (!fv->family)
@@ -1048,8 +1167,8 @@ static pw_status on_gate(worker *k, const Perfwatch__V1__GateVerdict *v, int64_t
 				continue;
 			*outcome = "joined";
 			bool changed = false;
-			if (fv->spend_weighted_impact_pct > inc->primary.spend_pct) {
-				inc->primary.spend_pct = fv->spend_weighted_impact_pct;
+			if (fv->spend_weighted_impact_pct > inc->spend_pct) {
+				inc->spend_pct = fv->spend_weighted_impact_pct;
 				changed = true;
 			}
 			bool passes = fv->verdict == PERFWATCH__V1__VERDICT__VERDICT_PASS ||
@@ -1133,6 +1252,8 @@ static pw_status on_message(worker *k, const rd_kafka_message_t *m, int64_t now,
 			st = on_part(k, &pt, topic, m->payload, m->len, now, &outcome, errbuf, errlen);
 	}
 	if (st == PW_OK)
+		st = holds_release(k, errbuf, errlen);
+	if (st == PW_OK)
 		st = pw_pg_commit(k->w->pg, errbuf, errlen);
 	else
 		pw_pg_rollback(k->w->pg, NULL, 0);
@@ -1209,6 +1330,7 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 	pw_pg_params_bool(&p, am);
 	pw_pg_params_bool(&p, wh);
 	pw_pg_params_int(&p, a->resend_ms);
+	pw_pg_params_text(&p, a->group);
 	pw_status st = exec(w->pg,
 	                    "SELECT page_id, version, am_version, webhook_version, am_body, webhook_body, severity,"
 	                    " delivery_attempts, delivered_at IS NULL, resolved_at IS NULL,"
@@ -1216,9 +1338,10 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 	                    " extract(epoch FROM now() - created_at),"
 	                    " coalesce((nullif(am_body, '')::jsonb -> 0 -> 'labels')::text, ''), am_labels,"
 	                    " am_labels <> '' AND am_labels::jsonb IS DISTINCT FROM nullif(am_body, '')::jsonb -> 0 -> 'labels',"
-	                    " coalesce(nullif(am_body, '')::jsonb -> 0 ->> 'startsAt', '')"
-	                    " FROM perfwatch.pages WHERE incident_id IS NOT NULL"
-	                    "  AND coalesce(next_attempt_at, '-infinity') <= now()"
+	                    " coalesce(nullif(am_body, '')::jsonb -> 0 ->> 'startsAt', ''), hold_until IS NOT NULL,"
+	                    " coalesce((nullif(am_body, '')::jsonb -> 0 -> 'annotations')::text, ''), am_annotations"
+	                    " FROM perfwatch.pages WHERE incident_id IS NOT NULL AND pager_group = $4"
+	                    "  AND coalesce(next_attempt_at, '-infinity') <= now() AND coalesce(hold_until, '-infinity') <= now()"
 	                    "  AND (($1 AND am_version < version) OR ($2 AND webhook_version < version)"
 	                    "       OR ($1 AND resolved_at IS NULL AND am_sent_at < now() - $3 * interval '1 millisecond'))"
 	                    " ORDER BY created_at LIMIT 32",
@@ -1235,6 +1358,17 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 		bool first = PQgetvalue(r, i, 8)[0] == 't', active = PQgetvalue(r, i, 9)[0] == 't';
 		bool resend = PQgetvalue(r, i, 10)[0] == 't';
 		bool ok_am = true, ok_wh = true;
+		if (PQgetvalue(r, i, 16)[0] == 't') {
+			/* held for the rest of its event past pager.page.hold_max: delivered as it stands */
+			pw_pg_params q;
+			pw_pg_params_init(&q);
+			pw_pg_params_text(&q, id);
+			if ((st = exec(w->pg, "UPDATE perfwatch.pages SET hold_until = NULL WHERE page_id = $1", &q, NULL, errbuf,
+			               errlen)) != PW_OK)
+				goto out;
+			pw_log_warn(a->lg, "page %s: the gate verdicts of its alerts (or alerts they name) did not arrive within "
+			                   "pager.page.hold_max: delivered without them", id);
+		}
 		char err[512] = "";
 		int code = 0;
 		if (am && (amv < version || (active && resend))) {
@@ -1245,13 +1379,15 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 				 * label set is another alert to Alertmanager, resolved now with the new one's post */
 				char ends[40];
 				pw_rfc3339(pw_now_us(), ends, sizeof ends);
-				const char *starts = PQgetvalue(r, i, 15);
-				size_t n = strlen(body) + strlen(PQgetvalue(r, i, 13)) + 160;
+				/* (with the annotations on-call saw: its summary, owner and link) */
+				const char *starts = PQgetvalue(r, i, 15), *ann = PQgetvalue(r, i, 18);
+				size_t n = strlen(body) + strlen(PQgetvalue(r, i, 13)) + strlen(ann) + 180;
 				if (!(both = malloc(n))) {
 					st = PW_ERR_NOMEM;
 					goto out;
 				}
-				snprintf(both, n, "[{\"labels\":%s,%s%s%s\"endsAt\":\"%s\"},%s", PQgetvalue(r, i, 13),
+				snprintf(both, n, "[{\"labels\":%s,%s%s%s%s%s%s\"endsAt\":\"%s\"},%s", PQgetvalue(r, i, 13),
+				         ann[0] ? "\"annotations\":" : "", ann, ann[0] ? "," : "",
 				         starts[0] ? "\"startsAt\":\"" : "", starts, starts[0] ? "\"," : "", ends, body + 1);
 				pw_log_info(a->lg, "page %s: labels changed, resolving the old label set %s", id, PQgetvalue(r, i, 13));
 				body = both;
@@ -1267,8 +1403,10 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 				pw_pg_params_text(&q, id);
 				pw_pg_params_int(&q, version);
 				pw_pg_params_text(&q, labels);
+				pw_pg_params_text(&q, PQgetvalue(r, i, 17));
 				if ((st = exec(w->pg, "UPDATE perfwatch.pages SET am_version = greatest(am_version, $2),"
-				                      " am_sent_at = now(), am_labels = $3 WHERE page_id = $1", &q, NULL, errbuf,
+				                      " am_sent_at = now(), am_labels = $3, am_annotations = $4 WHERE page_id = $1", &q,
+				               NULL, errbuf,
 				               errlen)) != PW_OK)
 					goto out;
 			}
@@ -1348,10 +1486,12 @@ static pw_status deliver_notices(app *a, pw_service_worker *w, int64_t *next_ms,
 	pw_pg_params_init(&p);
 	pw_pg_params_bool(&p, am);
 	pw_pg_params_bool(&p, wh);
+	pw_pg_params_text(&p, a->group);
 	pw_status st = exec(w->pg,
 	                    "SELECT notice_id, am_body, webhook_body, $1 AND am_delivered_at IS NULL,"
 	                    " $2 AND webhook_delivered_at IS NULL, delivery_attempts FROM perfwatch.pager_notices"
 	                    " WHERE (($1 AND am_delivered_at IS NULL) OR ($2 AND webhook_delivered_at IS NULL))"
+	                    "  AND pager_group = $3"
 	                    "  AND coalesce(next_attempt_at, '-infinity') <= now() ORDER BY created_at LIMIT 32",
 	                    &p, &r, errbuf, errlen);
 	if (st != PW_OK)
@@ -1414,12 +1554,15 @@ static pw_status deliver_tickets(app *a, pw_service_worker *w, char *errbuf, siz
 	if (!a->ticket_url[0])
 		return PW_OK;
 	PGresult *r = NULL;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, a->group);
 	pw_status st = exec(w->pg,
 	                    "SELECT ticket_id, json_build_object('ticket_id', ticket_id, 'incident', incident_id,"
 	                    " 'route', route, 'summary', summary, 'payload', payload)::text, delivery_attempts"
-	                    " FROM perfwatch.pager_tickets WHERE delivery_status <> 'delivered'"
+	                    " FROM perfwatch.pager_tickets WHERE delivery_status <> 'delivered' AND pager_group = $1"
 	                    "  AND coalesce(next_attempt_at, '-infinity') <= now() ORDER BY created_at LIMIT 16",
-	                    NULL, &r, errbuf, errlen);
+	                    &p, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	for (int i = 0; i < PQntuples(r) && st == PW_OK; i++) {
@@ -1560,6 +1703,8 @@ pw_status pw_pager_init(pw_service *svc, void **out, char *errbuf, size_t errlen
 	a->resend_ms = pw_config_get_duration_ms(cfg, "pager.alertmanager.resend");
 	a->notice_ttl_ms = pw_config_get_duration_ms(cfg, "pager.notice.ttl");
 	a->review_every_ms = pw_config_get_duration_ms(cfg, "pager.review.interval");
+	a->hold_max_ms = pw_config_get_duration_ms(cfg, "pager.page.hold_max");
+	copy(a->group, sizeof a->group, pw_config_get_str(cfg, "kafka.group.id"));
 	copy(a->route_detector, sizeof a->route_detector, pw_config_get_str(cfg, "pager.route.detector"));
 	if ((st = pager_triage_init(&a->triage, svc, errbuf, errlen)) != PW_OK)
 		goto fail;
