@@ -342,60 +342,36 @@ out:
 	return st;
 }
 
-/* Rebuilds every open incident of the deployment from its stored parts. */
-static pw_status incidents_load(worker *k, char *errbuf, size_t errlen)
-{
-	PGresult *ri = NULL;
-	pw_pg_params g;
-	pw_pg_params_init(&g);
-	pw_pg_params_text(&g, k->a->group);
-	pw_status st = exec(k->w->pg,
-	                    "SELECT incident_id, spend_pct, (extract(epoch FROM opened_at) * 1e6)::bigint"
-	                    "  FROM perfwatch.pager_incidents WHERE open AND pager_group = $1 ORDER BY opened_at, incident_id",
-	                    &g, &ri, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	k->n = 0;
-	size_t parts = 0;
-	for (int i = 0; i < PQntuples(ri) && st == PW_OK; i++) {
-		bool opened = false;
-		st = incident_rebuild(k, PQgetvalue(ri, i, 0), strtoll(PQgetvalue(ri, i, 2), NULL, 10),
-		                      strtod(PQgetvalue(ri, i, 1), NULL), &opened, &parts, errbuf, errlen);
-		if (st == PW_OK && opened)
-			inc_place(k, k->n++);
-	}
-	PQclear(ri);
-	if (st != PW_OK)
-		return st;
-	k->loaded = true;
-	pw_log_info(k->a->lg, "%zu open incidents rebuilt from %zu stored parts", k->n, parts);
-	pw_metric_set(k->a->m_open, NULL, (double)k->n);
-	return PW_OK;
-}
-
 /*
- * Brings the memory up to the deployment's state: the incidents another
- * replica wrote since seen_gen are rebuilt from their parts (or dropped,
- * once closed or folded). Inside the caller's transaction, under the lock.
+ * Brings the memory up to the deployment's state. full: every open incident
+ * of the deployment is rebuilt from its stored parts (at start, after a
+ * failed transaction); else only those another replica wrote since seen_gen
+ * (pager_incidents.gen), rebuilt or dropped once closed or folded. Inside
+ * the caller's transaction, under the lock.
  */
-static pw_status incidents_sync(worker *k, char *errbuf, size_t errlen)
+static pw_status incidents_refresh(worker *k, bool full, char *errbuf, size_t errlen)
 {
 	PGresult *r = NULL;
 	pw_pg_params g;
 	pw_pg_params_init(&g);
 	pw_pg_params_text(&g, k->a->group);
-	pw_pg_params_int(&g, k->seen_gen);
+	pw_pg_params_int(&g, full ? -1 : k->seen_gen);
+	pw_pg_params_bool(&g, full);
 	pw_status st = exec(k->w->pg,
 	                    "SELECT incident_id, open, spend_pct, (extract(epoch FROM opened_at) * 1e6)::bigint"
-	                    " FROM perfwatch.pager_incidents WHERE pager_group = $1 AND gen > $2 ORDER BY opened_at, incident_id",
+	                    " FROM perfwatch.pager_incidents WHERE pager_group = $1 AND gen > $2 AND (open OR NOT $3)"
+	                    " ORDER BY opened_at, incident_id",
 	                    &g, &r, errbuf, errlen);
-	size_t parts = 0, rebuilt = 0, dropped = 0;
+	if (st != PW_OK)
+		return st;
+	if (full)
+		k->n = 0;
+	size_t parts = 0, rebuilt = 0;
 	for (int i = 0; st == PW_OK && i < PQntuples(r); i++) {
 		const char *id = PQgetvalue(r, i, 0);
 		for (size_t j = 0; j < k->n; j++)
 			if (strcmp(k->incs[j].incident_id, id) == 0) {
 				inc_drop(k, j);
-				dropped++;
 				break;
 			}
 		if (PQgetvalue(r, i, 1)[0] != 't')
@@ -408,9 +384,13 @@ static pw_status incidents_sync(worker *k, char *errbuf, size_t errlen)
 			rebuilt++;
 		}
 	}
-	if (st == PW_OK && PQntuples(r) > 0)
-		pw_log_debug(k->a->lg, "%zu incidents another replica changed: %zu rebuilt from %zu parts, %zu closed",
-		             (size_t)PQntuples(r), rebuilt, parts, dropped - (rebuilt < dropped ? rebuilt : dropped));
+	if (st == PW_OK && full) {
+		k->loaded = true;
+		pw_log_info(k->a->lg, "%zu open incidents rebuilt from %zu stored parts", k->n, parts);
+		pw_metric_set(k->a->m_open, NULL, (double)k->n);
+	} else if (st == PW_OK && PQntuples(r) > 0)
+		pw_log_debug(k->a->lg, "%d incidents another replica changed: %zu open ones rebuilt from %zu parts",
+		             PQntuples(r), rebuilt, parts);
 	PQclear(r);
 	return st;
 }
@@ -437,10 +417,8 @@ static pw_status state_begin(worker *k, char *errbuf, size_t errlen)
 	          &g, &r, errbuf, errlen);
 	if (st == PW_OK) {
 		int64_t gen = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-		if (!k->loaded)
-			st = incidents_load(k, errbuf, errlen);
-		else if (gen != k->seen_gen)
-			st = incidents_sync(k, errbuf, errlen);
+		if (!k->loaded || gen != k->seen_gen)
+			st = incidents_refresh(k, !k->loaded, errbuf, errlen);
 		k->seen_gen = gen;
 		k->gen = gen + 1;
 	}
@@ -582,20 +560,24 @@ static void write_webhook(FILE *f, void *arg)
 	fputs("}", f);
 }
 
+/* One string of a JSON array being written ("[" before the first, the caller closes it). */
+static void json_item(FILE *f, const char *s, bool *first)
+{
+	fputs(*first ? "[\"" : ",\"", f);
+	pw_json_escape(f, s);
+	fputc('"', f);
+	*first = false;
+}
+
 /* The ids of inc's gate alerts as a JSON array (what a new page waits for: the verdicts naming them). */
 static void write_gate_members(FILE *f, void *arg)
 {
 	const pw_incident *inc = arg;
 	bool first = true;
-	fputc('[', f);
 	for (size_t i = 0; i < inc->n_members; i++)
-		if (inc->gate_members >> i & 1) {
-			fputs(first ? "\"" : ",\"", f);
-			pw_json_escape(f, inc->members[i]);
-			fputc('"', f);
-			first = false;
-		}
-	fputc(']', f);
+		if (inc->gate_members >> i & 1)
+			json_item(f, inc->members[i], &first);
+	fputs(first ? "[]" : "]", f);
 }
 
 /* Writes the Page message of a page row to the outbox (Kafka key page_id). */
@@ -814,28 +796,23 @@ static pw_status holds_release(worker *k, char *errbuf, size_t errlen)
 	return st;
 }
 
+/* The ids of the alerts a gate verdict names, as a JSON array. */
+static void write_verdict_alerts(FILE *f, void *arg)
+{
+	const Perfwatch__V1__GateVerdict *v = arg;
+	bool first = true;
+	for (size_t i = 0; i < v->n_series; i++)
+		if (v->series[i]->alert_id && v->series[i]->alert_id[0])
+			json_item(f, v->series[i]->alert_id, &first);
+	fputs(first ? "[]" : "]", f);
+}
+
 /* Records which alerts one gate evaluation raised (a held page waits for all of them). */
 static pw_status evaluation_store(worker *k, const Perfwatch__V1__GateVerdict *v, char *errbuf, size_t errlen)
 {
-	char *ids = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&ids, &len);
-	if (!f)
+	char *ids = mem_text(write_verdict_alerts, (void *)v);
+	if (!ids)
 		return PW_ERR_NOMEM;
-	bool first = true;
-	fputc('[', f);
-	for (size_t i = 0; i < v->n_series; i++)
-		if (v->series[i]->alert_id && v->series[i]->alert_id[0]) {
-			fputs(first ? "\"" : ",\"", f);
-			pw_json_escape(f, v->series[i]->alert_id);
-			fputc('"', f);
-			first = false;
-		}
-	fputc(']', f);
-	if (fclose(f) != 0) {
-		free(ids);
-		return PW_ERR_NOMEM;
-	}
 	pw_pg_params q;
 	pw_pg_params_init(&q);
 	pw_pg_params_text(&q, k->a->group);

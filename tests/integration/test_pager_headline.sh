@@ -33,21 +33,8 @@ need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
 need_tools kcat protoc python3 curl prometheus-alertmanager
 need_bins "$PW_BUILD/services/pager/pw-pager" "$PW_BUILD/tools/perfwatch"
 pw=$PW_BUILD/tools/perfwatch
-base="ph$(date +%s%N | tail -c 7)"
-work=$(mktemp -d "$PW_RUN_DIR/test_pager_headline.XXXXXX")
-declare -A pid=()
-cleanup() {
-  for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pid[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-fail() {
-  echo "test_pager_headline: FAIL: $*" >&2
-  for l in "$work"/pager.*.log; do [ -f "$l" ] && { echo "--- $l" >&2; tail -n 15 "$l" >&2; }; done
-  exit 1
-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
+service_harness test_pager_headline ph
+base=$ns
 # on-call: every notification Alertmanager sends, one file each
 oncall_port=$(free_port)
 mkdir -p "$work/oncall"
@@ -66,16 +53,7 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
 PY
 pid[oncall]=$!
-am_port=$(free_port) am_cluster=$(free_port)
-am=http://127.0.0.1:$am_port
-sed -e "s#http://127.0.0.1:1/unused#http://127.0.0.1:$oncall_port/am#" -e 's/group_interval: 5m/group_interval: 2s/' \
-  deploy/dev/alertmanager.yml >"$work/alertmanager.yml"
-prometheus-alertmanager --config.file="$work/alertmanager.yml" --storage.path="$work/am" \
-  --web.listen-address=127.0.0.1:$am_port --cluster.listen-address=127.0.0.1:$am_cluster \
-  --log.level=warn >"$work/am.log" 2>&1 &
-pid[am]=$!
-for _ in $(seq 100); do curl -fsS "$am/-/ready" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$am/-/ready" >/dev/null || fail "alertmanager did not start: $(cat "$work/am.log")"
+am_start "s#http://127.0.0.1:1/unused#http://127.0.0.1:$oncall_port/am#" 's/group_interval: 5m/group_interval: 2s/'
 
 enc() { protoc --encode="perfwatch.v1.$1" -I proto "proto/perfwatch/v1/$2"; }
 now_us=$(($(date +%s) * 1000000))
@@ -181,12 +159,8 @@ PY
     PW_PAGER_TICK=200ms PW_PAGER_ALERTMANAGER_RESEND=2s PW_PAGER_ALERTMANAGER_URL="$am" \
     PW_PAGER_WEBHOOK_URL="http://127.0.0.1:$hook_port/hook" "$PW_BUILD/services/pager/pw-pager" >"$work/pager.$name.log" 2>&1 &
   pid[pager]=$!
-  local deadline=$((SECONDS + 90))
-  until grep -q '"msg":"kafka partitions assigned' "$work/pager.$name.log"; do
-    kill -0 "${pid[pager]}" 2>/dev/null || fail "$name: pw-pager exited"
-    [ $SECONDS -lt $deadline ] || fail "$name: pw-pager did not join its group"
-    sleep 0.2
-  done
+  pager_joined "$work/pager.$name.log" "${pid[pager]}"
+  local deadline
   echo "test_pager_headline: run $name (namespace $ns): $*"
   for w in "$@"; do
     if [ "$w" = pause ]; then sleep 2.5; else produce "$ns" "$w"; fi

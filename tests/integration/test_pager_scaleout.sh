@@ -27,30 +27,10 @@ need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
 need_tools kcat protoc python3 curl prometheus-alertmanager
 need_bins "$PW_BUILD/services/pager/pw-pager" "$PW_BUILD/tools/perfwatch"
 pw=$PW_BUILD/tools/perfwatch
-base="pso$(date +%s%N | tail -c 6)"
-work=$(mktemp -d "$PW_RUN_DIR/test_pager_scaleout.XXXXXX")
-declare -A pid=()
-cleanup() {
-  so_stop
-  for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pid[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-fail() {
-  echo "test_pager_scaleout: FAIL: $*" >&2
-  for l in "$work"/pager.*.log; do [ -f "$l" ] && { echo "--- $l" >&2; grep -v '"level":"debug"' "$l" | tail -n 12 >&2; }; done
-  exit 1
-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-am_port=$(free_port) am_cluster=$(free_port)
-am=http://127.0.0.1:$am_port
-prometheus-alertmanager --config.file=deploy/dev/alertmanager.yml --storage.path="$work/am" \
-  --web.listen-address=127.0.0.1:$am_port --cluster.listen-address=127.0.0.1:$am_cluster \
-  --log.level=warn >"$work/am.log" 2>&1 &
-pid[am]=$!
-for _ in $(seq 100); do curl -fsS "$am/-/ready" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$am/-/ready" >/dev/null || fail "alertmanager did not start: $(cat "$work/am.log")"
+service_harness test_pager_scaleout pso
+base=$ns
+trap 'so_stop; service_cleanup' EXIT
+am_start
 
 # a receiver for the pager's webhook (/hook) and its tickets (/ticket): one line per POST
 receiver() { # FILE

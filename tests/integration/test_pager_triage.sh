@@ -28,20 +28,7 @@ need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
 need_tools kcat protoc python3 curl chromium
 need_bins "$PW_BUILD/services/pager/pw-pager" "$PW_BUILD/tools/perfwatch"
 pw=$PW_BUILD/tools/perfwatch
-ns="pt$(date +%s%N | tail -c 8)"
-work=$(mktemp -d "$PW_RUN_DIR/test_pager_triage.XXXXXX")
-declare -A pid=()
-cleanup() {
-  for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pid[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-fail() {
-  echo "test_pager_triage: FAIL: $*" >&2
-  tail -n 20 "$work/pager.log" >&2 || true
-  exit 1
-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+service_harness test_pager_triage pt
 key="triage-test-key-$ns"
 port=$(free_port)
 base=http://127.0.0.1:$port
@@ -51,12 +38,7 @@ base=http://127.0.0.1:$port
 PW_HTTP_PORT=$port PW_KAFKA_GROUP_ID="$ns-pager" PW_PAGER_TRIAGE_KEY="$key" PW_PAGER_BUDGET_PER_WEEK=1000 \
   PW_PAGER_PAGE_HOLD_MAX=1s "$PW_BUILD/services/pager/pw-pager" >"$work/pager.log" 2>&1 &
 pid[pager]=$!
-deadline=$((SECONDS + 90))
-until grep -q '"msg":"kafka partitions assigned' "$work/pager.log"; do
-  kill -0 "${pid[pager]}" 2>/dev/null || fail "pw-pager exited"
-  [ $SECONDS -lt $deadline ] || fail "pw-pager did not join its group"
-  sleep 0.2
-done
+pager_joined "$work/pager.log" "${pid[pager]}"
 printf 'alert_id: "gate-%s" revision: 1 kind: ALERT_KIND_REGRESSION source: ALERT_SOURCE_GATE created_unix_us: %s
 series_key: "chat.%s/hlo:1/v6e-4/decode.B64.s2048.int8/tpot_p50_ms"
 series { model: "chat.%s" hlo_fingerprint: "hlo:1" platform: "v6e-4" config: "decode.B64.s2048.int8" metric: "tpot_p50_ms" }
