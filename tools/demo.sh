@@ -96,7 +96,11 @@ q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 # On-call's end: a webhook receiver standing in for the pager app (every
 # POST kept as a file under run/demo/oncall/), and Alertmanager (Debian's
 # prometheus-alertmanager, when installed) routing to it with
-# deploy/dev/alertmanager.yml's grouping and inhibition.
+# deploy/dev/alertmanager.yml's grouping and inhibition; its group_interval
+# (5m there) is 5s here, so that the update of the page's group (the culprit
+# and the owner) reaches on-call while the demo runs. The pager is a
+# deployment of its own (kafka.group.id "$ns-pager"): it delivers this demo's
+# pages only, never an earlier demo's or test's.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 oncall_start() {
   mkdir -p "$demo_dir/oncall"
@@ -129,7 +133,8 @@ PY
   if command -v prometheus-alertmanager >/dev/null; then
     am_port=$(free_port)
     am_url=http://127.0.0.1:$am_port
-    sed "s#http://127.0.0.1:1/unused#$hook_url/alertmanager#" "$repo/deploy/dev/alertmanager.yml" >"$demo_dir/alertmanager.yml"
+    sed -e "s#http://127.0.0.1:1/unused#$hook_url/alertmanager#" -e 's/group_interval: 5m/group_interval: 5s/' \
+      "$repo/deploy/dev/alertmanager.yml" >"$demo_dir/alertmanager.yml"
     rm -rf "$demo_dir/am"
     prometheus-alertmanager --config.file="$demo_dir/alertmanager.yml" --storage.path="$demo_dir/am" \
       --web.listen-address=127.0.0.1:$am_port --cluster.listen-address= --log.level=warn \
@@ -164,9 +169,8 @@ step_services() {
     "$pw" group to-end "$ns-answer" perf.bisect.jobs.v1 >/dev/null &&
     "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
       perf.attributions.v1 >/dev/null || return 1
-  # every replay of a scenario has the same CLs: an earlier demo's or test's open incident would be
-  # this demo's event too (same CL range and culprit); they are closed, so this demo pages afresh
-  q "UPDATE perfwatch.pager_incidents SET open = false WHERE open" >/dev/null
+  # (every replay of a scenario has the same CLs, but an earlier demo's or test's open incidents are
+  # another pager deployment's: this demo's pager, in its own group, never joins nor delivers them)
   # the false-page budget is fleet-wide over a rolling week: pages that tests or earlier demos left
   # on this stack would spend it; the demo gets the default 5 on top of what they used
   budget=$((5 + $(q "SELECT count(*) - count(*) FILTER (WHERE t.outcome = 'true_regression')
@@ -389,7 +393,25 @@ step_page() {
     [ $SECONDS -lt $deadline ] || { echo "demo: no delivered page with its culprit within 120 s" >&2; tail -5 "$demo_dir/pager.log" >&2; return 1; }
     sleep 0.5
   done
-  sleep 1.5 # Alertmanager's group_wait
+  # what on-call receives: the first notification of the page's group, then its update with the
+  # culprit and the owner (Alertmanager's group_wait, then group_interval)
+  local am_first am_update
+  if [ -n "$am_url" ]; then
+    deadline=$((SECONDS + 60))
+    until am_update=$(python3 - "$demo_dir/oncall" "$page" <<'PY'
+import glob, json, sys
+d, page = sys.argv[1], sys.argv[2]
+for f in sorted(glob.glob(d + "/*-alertmanager.json")):
+    m = json.load(open(f))
+    if any(a["labels"].get("page_id") == page and a["labels"].get("culprit") and a["status"] == "firing" for a in m["alerts"]):
+        print(f)
+        break
+PY
+    ) && [ -n "$am_update" ]; do
+      [ $SECONDS -lt $deadline ] || { echo "demo: Alertmanager sent on-call no update with the culprit within 60 s" >&2; break; }
+      sleep 0.5
+    done
+  fi
   echo "pages for this demo's events: $(q "SELECT count(*) FROM perfwatch.pages WHERE payload->'series'->>'model' LIKE '%.$ns'")"
   echo "time from the last candidate run stored to the page raised: $(q "SELECT round(extract(epoch FROM p.created_at - r.t)::numeric, 2) || ' s'
        FROM perfwatch.pages p, (SELECT max(ingested_at) t FROM perfwatch.runs WHERE build_kind = 'rc' AND run_id LIKE '$ns-%') r
@@ -408,14 +430,19 @@ def read_all(pattern):
             unreadable.append("%s (%d bytes)" % (os.path.basename(f), os.path.getsize(f)))
     return out
 am = read_all("/*-alertmanager.json")
-mine = [(m, a) for m in am for a in m["alerts"] if a["labels"].get("page_id") == page]
-if mine:
-    m, a = mine[0]
-    print("Alertmanager -> on-call (first notification, receiver %s, group %s, status %s):" % (
-        m["receiver"], m["groupLabels"], m["status"]))
-    print("  [%s] %s" % (a["labels"]["severity"].upper(), a["annotations"]["summary"]))
-    print("  route %s, owner %s" % (a["labels"]["route"], a["annotations"]["owner"]))
-    print("  triage: %s" % a["annotations"]["triage_url"])
+mine = [m for m in am if any(a["labels"].get("page_id") == page for a in m["alerts"])]
+for i, m in enumerate(mine):
+    print("Alertmanager -> on-call (%s, receiver %s, group %s, status %s):" % (
+        "first notification" if i == 0 else "update %d" % i, m["receiver"], m["groupLabels"], m["status"]))
+    for a in m["alerts"]:
+        l, an = a["labels"], a["annotations"]
+        print("  [%s %s] %s" % (a["status"], l["severity"].upper(), an.get("summary", "")))
+        print("    route %s, owner %s, culprit %s" % (l["route"], l.get("owner", an.get("owner")), l.get("culprit", "not known yet")))
+    print("  triage: %s" % m["alerts"][-1]["annotations"].get("triage_url"))
+    print()
+others = [m["groupLabels"] for m in am if m not in mine]
+if others:
+    print("Alertmanager -> on-call, other groups: %s" % others)
     print()
 pg = read_all("/*-pager.json")
 if unreadable:
@@ -464,6 +491,35 @@ check_page() {
     [[ "$(q "SELECT summary || ' ' || (delivered_at IS NOT NULL) || ' ' || (payload->>'owner_hint') FROM perfwatch.pages WHERE page_id = '$page'")" =~ \
       ^chat-8b\.$ns\ v6e-4\ TPOT\ \+(7\.[6-9]|8\.[0-8])%\ BLOCKING,\ culprit\ cl/7841917\ true\ compiler$ ]] &&
     local html && html=$(curl -fsS "$triage_url") && [[ $html == *'id="btn-false"'* ]]
+}
+
+# What on-call received: the first notification of the page's group is its
+# headline, the event's largest spend-weighted finding (chat-8b TPOT, not
+# rank-moe-110b's or the cost it derives from), owner and culprit not known
+# yet; an update of the same group carries the culprit and the owner; and
+# nothing of an earlier demo's or test's pages reached this demo's on-call.
+check_oncall() {
+  [ -n "${am_url:-}" ] || return 0
+  python3 - "$demo_dir/oncall" "$page" "$ns" "$(q "SELECT string_agg(x, ' ') FROM (
+      SELECT page_id x FROM perfwatch.pages WHERE pager_group = '$ns-pager' UNION ALL
+      SELECT notice_id FROM perfwatch.pager_notices WHERE pager_group = '$ns-pager' UNION ALL
+      SELECT incident_id FROM perfwatch.pager_incidents WHERE pager_group = '$ns-pager') y")" <<'PY'
+import glob, json, re, sys
+d, page, ns, own = sys.argv[1], sys.argv[2], sys.argv[3], set(sys.argv[4].split())
+am = [json.load(open(f)) for f in sorted(glob.glob(d + "/*-alertmanager.json"))]
+mine = [m for m in am if any(a["labels"].get("page_id") == page for a in m["alerts"])]
+first = [a for a in mine[0]["alerts"] if a["status"] == "firing"][0]
+assert re.fullmatch(r"chat-8b\.%s v6e-4 TPOT \+(7\.[6-9]|8\.[0-8])%% BLOCKING(, culprit cl/7841917)?" % ns,
+                    first["annotations"]["summary"]), first["annotations"]["summary"]
+assert first["labels"]["family"] == "chat-8b." + ns, first["labels"]
+upd = [m for m in mine[1:] if any(a["status"] == "firing" and a["labels"].get("culprit") == "cl/7841917"
+                                  and a["labels"].get("owner") == "compiler" for a in m["alerts"])]
+assert upd or first["labels"].get("culprit") == "cl/7841917", "no update with the culprit and the owner"
+assert all(m["groupKey"] == mine[0]["groupKey"] for m in mine), [m["groupKey"] for m in mine]
+assert all(m["groupLabels"]["incident"] in own for m in am), [m["groupLabels"] for m in am]
+pg = [json.load(open(f)) for f in sorted(glob.glob(d + "/*-pager.json"))]
+assert all((p.get("page_id") or p.get("notice_id")) in own for p in pg), [p.get("page_id") or p.get("notice_id") for p in pg]
+PY
 }
 
 # The bisection's culprit: cl/7841917, verified on both sides, bisected on the
@@ -534,6 +590,7 @@ step_check() {
   expect "attributor: B64 TPOT fusion.1423 -> 1423a/softmax.88/1423b, cap 1.5 MB, +6.5% predicted of +8.2%, v5e-8 and prefill explained, compiler" check_attribution
   expect "pager: ONE page \"chat-8b v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917\", delivered, owner compiler, its triage page served" check_page
   expect "on-call: the page's artifact-3 payload printed (series, changepoint or gate result, culprit cl/7841917)" check_payload
+  expect "on-call: first notification \"chat-8b v6e-4 TPOT +8.2% BLOCKING\", then the culprit and owner as an update of its group; no earlier demo's pages" check_oncall
   if [ ${#failed_checks[@]} -gt 0 ]; then
     echo "demo: ${#failed_checks[@]} expected result(s) did not come out:" >&2
     printf 'demo:   %s\n' "${failed_checks[@]}" >&2

@@ -203,17 +203,23 @@ pw_status pw_alertmanager_write(FILE *out, const pw_incident *inc, const pw_rout
 		size_t n = strlen(summary);
 		snprintf(summary + n, sizeof summary - n, " [false-page budget under pressure]");
 	}
-	/* Labels are the alert's identity in Alertmanager: only what stays fixed for the
-	 * page (its incident, id, severity and route). The owner changes as the attribution
-	 * arrives, so it is an annotation; as a label it left a second, stale alert. */
+	/* Labels are the alert's identity in Alertmanager, and what makes it notify again:
+	 * an annotation that changes is never re-sent (its notification log keys on the
+	 * labels), so the page's headline family and release, its owner and its culprit are
+	 * labels. A changed set reaches on-call as an update of the same group (grouped by
+	 * incident): the pager posts the old set resolved with the new one (pages.am_labels),
+	 * so Alertmanager holds one alert for the page. */
 	fputs("[{\"labels\":{", out);
 	kv(out, "alertname", "PerfwatchIncident", false);
 	kv(out, "incident", inc->incident_id, true);
 	kv(out, "page_id", page_id, true);
 	kv(out, "severity", pw_severity_name(route->severity), true);
 	kv(out, "route", route->route, true);
-	kv(out, "family", inc->family, true);
+	kv(out, "family", inc->primary.model, true);
 	kv(out, "release", inc->release_id, true);
+	kv(out, "owner", pw_owner_name(route->owner), true);
+	if (inc->primary.culprit[0])
+		kv(out, "culprit", inc->primary.culprit, true);
 	fputs("},\"annotations\":{", out);
 	kv(out, "summary", summary, false);
 	kv(out, "owner", pw_owner_name(route->owner), true);
