@@ -113,7 +113,7 @@ pw_status pw_gate_requests_batch(void *ctx, rd_kafka_message_t *const *msgs, siz
 			duplicate ? dup++ : stored++;
 		}
 		perfwatch__v1__gate_request__free_unpacked(req, NULL);
-		if (st == PW_ERR_INVALID || st == PW_ERR_PG) {
+		if (st == PW_ERR_INVALID || st == PW_ERR_CONFLICT || st == PW_ERR_PG) {
 			/* the request can never be stored: undo its part, dead-letter it */
 			pw_status rb = pw_pg_exec(w->pg, "ROLLBACK TO SAVEPOINT gate_request", 0, NULL,
 			                          NULL, errbuf, errlen);
@@ -123,8 +123,9 @@ pw_status pw_gate_requests_batch(void *ctx, rd_kafka_message_t *const *msgs, siz
 			}
 			st = pw_service_dead_letter(
 			    w, msg, GATE_REQUEST_TYPE,
-			    st == PW_ERR_INVALID ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE
-			                         : PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
+			    st == PW_ERR_INVALID    ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE
+			    : st == PW_ERR_CONFLICT ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_CONFLICT
+			                            : PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
 			    why, errbuf, errlen);
 			if (st != PW_OK)
 				goto fail;

@@ -278,14 +278,34 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 		pw_pg_params_text(&p, w->approved_by ? w->approved_by : "");
 		pw_pg_params_text(&p, w->release_wide ? wide : w->reason);
 		pw_pg_params_int(&p, w->expires_unix_us);
+		/* an id names a waiver of this release (0039): the same id stored for
+		 * it already must be the same waiver (a redelivery), else the request
+		 * is refused naming it; a waiver of another release is another row */
 		st = pw_pg_exec_params(pg,
-		                       "INSERT INTO perfwatch.waivers (waiver_id, release_id, model, platform, "
-		                       "config, metric, owner, approved_by, reason, expires_at) VALUES ($1, $2, "
-		                       "$3, $4, $5, $6, $7, $8, $9, to_timestamp($10::double precision / 1e6)) "
-		                       "ON CONFLICT (waiver_id) DO NOTHING",
-		                       &p, 0, NULL, errbuf, errlen);
+		                       "WITH ins AS (INSERT INTO perfwatch.waivers (waiver_id, release_id, model, "
+		                       "platform, config, metric, owner, approved_by, reason, expires_at) "
+		                       "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+		                       "to_timestamp($10::double precision / 1e6)) "
+		                       "ON CONFLICT (release_id, waiver_id) DO NOTHING RETURNING 1) "
+		                       "SELECT EXISTS (SELECT 1 FROM ins) OR EXISTS (SELECT 1 FROM "
+		                       "perfwatch.waivers WHERE release_id = $2 AND waiver_id = $1 AND "
+		                       "model = $3 AND platform = $4 AND config = $5 AND metric = $6 AND "
+		                       "owner = $7 AND approved_by = $8 AND reason = $9 AND "
+		                       "expires_at = to_timestamp($10::double precision / 1e6))",
+		                       &p, 0, &res, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
+		bool same = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
+		PQclear(res);
+		res = NULL;
+		if (!same) {
+			st = pw_fail(PW_ERR_CONFLICT, errbuf, errlen,
+			             "gate request \"%s\" evaluation %" PRIu32 ": waiver \"%s\" is already "
+			             "stored for release \"%s\" with other content (selectors, owner, "
+			             "sign-off, reason or expiry); a changed waiver needs a new id",
+			             req->release_id, req->evaluation, w->waiver_id, req->release_id);
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < req->n_expected_wins; i++) {
 		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];

@@ -103,8 +103,11 @@ typedef struct pw_gate_store_defaults {
  * waivers and expected wins. When the (release_id, evaluation) is already
  * done, its outbox is marked unpublished so that the stored verdict is sent
  * again instead of re-deciding; *duplicate (may be NULL) says whether the
- * row existed. PW_ERR_INVALID (with the reason) for a request that cannot be
- * stored — the caller dead-letters it; PW_ERR_PG / retriable codes from pw_pg.
+ * row existed. Waivers are keyed by (release_id, waiver_id): the same id on
+ * another release is another waiver; the same id already stored for this
+ * release with other content is PW_ERR_CONFLICT naming it. PW_ERR_INVALID
+ * (with the reason) for a request that cannot be stored; the caller
+ * dead-letters both; PW_ERR_PG / retriable codes from pw_pg.
  */
 pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req,
                              const pw_gate_store_defaults *d, bool *duplicate, char *errbuf,

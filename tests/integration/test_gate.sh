@@ -14,6 +14,9 @@
 #      a live waiver passes rank-moe-110b (WAIVED); embed-2b, frozen by its
 #      baseline state and by an open freeze, is reported FROZEN;
 #   2. the same regression with an expired waiver: rank-moe-110b BLOCKING;
+#      a waiver id reused by another release is that release's waiver (both
+#      WAIVED); the same id on the same release with other content is a
+#      dead letter (conflict) naming it;
 #   3. a release whose series has 2 of 5 candidate runs, with the gate
 #      killed (-9) while the request is pending and restarted: after the
 #      deadline the verdict is INSUFFICIENT_DATA and names the series;
@@ -202,6 +205,44 @@ rc2=$rc-expired
 verdict "$rc2" 30 || fail "no verdict for $rc2"
 [ "$(fv "$rc2" rank-moe-110b)" = blocking ] || fail "expired waiver: rank-moe-110b is $(fv "$rc2" rank-moe-110b)"
 grep -q '^verdict: VERDICT_BLOCKING' "$work/$rc2.txt" || fail "$rc2: release verdict is not BLOCKING"
+
+# 2b. waiver ids are scoped to their release: release g2 sends a waiver under
+# the id release g1 used (ON CONFLICT (waiver_id) DO NOTHING dropped it: g2's
+# rank-moe-110b stayed BLOCKING); the same id, same release, other content is
+# refused with a dead letter naming it
+g1=$rc-wv1; g2=$rc-wv2; wid=wv-shared-$tag
+"$cli" gate request --release "$g1" --candidate "$rc" --baseline "$base" --family rank-moe-110b \
+  --waive "rank-moe-110b:xla-fusion:+86400:$wid" >/dev/null
+verdict "$g1" 30 || fail "no verdict for $g1"
+"$cli" gate request --release "$g2" --candidate "$rc" --baseline "$base" --family rank-moe-110b \
+  --waive "rank-moe-110b:rank-team:+172800:$wid" >/dev/null
+verdict "$g2" 30 || fail "no verdict for $g2"
+[ "$(fv "$g1" rank-moe-110b)" = waived ] || fail "$g1: rank-moe-110b is $(fv "$g1" rank-moe-110b), not waived"
+[ "$(fv "$g2" rank-moe-110b)" = waived ] \
+  || fail "$g2: rank-moe-110b is $(fv "$g2" rank-moe-110b) under waiver $wid (the id $g1 used was dropped)"
+[ "$(psqlq -c "SELECT waiver_id FROM perfwatch.gate_series_results WHERE release_id = '$g2'")" = "$wid" ] \
+  || fail "$g2: the series result does not name waiver $wid"
+[ "$(psqlq -c "SELECT string_agg(release_id || ':' || owner, ',' ORDER BY release_id) FROM perfwatch.waivers
+               WHERE waiver_id = '$wid'")" = "$g1:xla-fusion,$g2:rank-team" ] \
+  || fail "waiver $wid is not stored once per release"
+"$cli" gate request --release "$g2" --evaluation 2 --candidate "$rc" --baseline "$base" --family rank-moe-110b \
+  --waive "rank-moe-110b:rank-team:+7200:$wid" >/dev/null
+for _ in $(seq 1 100); do
+  [ "$(psqlq -c "SELECT count(*) FROM perfwatch.dead_letters WHERE service = 'gate'
+                 AND original_key = '$g2'::bytea")" = 1 ] && break
+  sleep 0.1
+done
+dl=$(psqlq -c "SELECT reason || ' ' || detail FROM perfwatch.dead_letters WHERE service = 'gate'
+               AND original_key = '$g2'::bytea")
+echo "test_gate: $g2 evaluation 2 with a changed waiver $wid: $dl"
+case "$dl" in
+  "conflict "*"waiver \"$wid\" is already stored for release \"$g2\" with other content"*) ;;
+  *) fail "$g2 evaluation 2 (waiver $wid changed) was not dead-lettered as a conflict naming it: '$dl'" ;;
+esac
+[ "$(psqlq -c "SELECT count(*) FROM perfwatch.gate_evaluations WHERE release_id = '$g2' AND evaluation = 2")" = 0 ] \
+  || fail "$g2 evaluation 2 was stored despite its conflicting waiver"
+[ "$(psqlq -c "SELECT (expires_at - created_at) > interval '1 day' FROM perfwatch.waivers
+               WHERE release_id = '$g2' AND waiver_id = '$wid'")" = t ] || fail "waiver $wid of $g2 was changed"
 
 # 3. too few runs, the gate killed while waiting, INSUFFICIENT_DATA after the deadline
 rc3=$rc-short

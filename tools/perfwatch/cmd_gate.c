@@ -36,7 +36,7 @@ static void usage(FILE *out)
 	        "usage: perfwatch gate show RELEASE [--evaluation N] [--json]\n"
 	        "       perfwatch gate request --release ID --candidate BUILD --baseline RELEASE\n"
 	        "              [--evaluation N] [--cl CL] [--family MODEL]... [--fdr Q]\n"
-	        "              [--expect SERIES_KEY=PCT]... [--waive MODEL:OWNER:EXPIRY]...\n"
+	        "              [--expect SERIES_KEY=PCT]... [--waive MODEL:OWNER:EXPIRY[:ID]]...\n"
 	        "              [--tier top|tail=N[:MDE]]... [--deadline-s SECONDS]\n"
 	        "  EXPIRY is unix seconds, or +S / -S seconds from now\n");
 }
@@ -393,12 +393,18 @@ static int gate_request(int argc, char **argv)
 			if (!copy)
 				goto out;
 			owned[n_owned++] = copy;
+			/* MODEL:OWNER:EXPIRY[:ID]; the optional ID names the waiver (an id
+			 * names a waiver of its release), by default wv-RELEASE-MODEL-k */
 			char *model = copy, *owner = strchr(copy, ':');
 			char *exp = owner ? strchr(owner + 1, ':') : NULL;
+			char *given_id = exp ? strchr(exp + 1, ':') : NULL;
+			if (given_id)
+				*given_id++ = '\0';
 			int64_t e;
 			if (!owner || !exp || owner == model || exp == owner + 1 ||
-			    parse_i64(exp + 1, &e) != 0) {
-				fprintf(stderr, "perfwatch: --waive needs MODEL:OWNER:EXPIRY, not \"%s\"\n", v);
+			    parse_i64(exp + 1, &e) != 0 || (given_id && !*given_id)) {
+				fprintf(stderr, "perfwatch: --waive needs MODEL:OWNER:EXPIRY[:ID], not \"%s\"\n",
+				        v);
 				goto out;
 			}
 			*owner++ = '\0';
@@ -406,16 +412,9 @@ static int gate_request(int argc, char **argv)
 			int64_t expires = (exp[0] == '+' || exp[0] == '-') ? wall_us() + e * 1000000
 			                                                    : e * 1000000;
 			size_t k = req.n_waivers;
-			char id[256];
-			snprintf(id, sizeof id, "wv-%s-%s-%zu", req.release_id ? req.release_id : "any",
-			         model, k + 1);
-			ids[k] = strdup(id);
-			if (!ids[k])
-				goto out;
-			owned[n_owned++] = ids[k];
 			Perfwatch__V1__Waiver *w = &waivers[k];
 			*w = (Perfwatch__V1__Waiver)PERFWATCH__V1__WAIVER__INIT;
-			w->waiver_id = ids[k];
+			w->waiver_id = given_id; /* NULL: named once every option is read */
 			w->model = model;
 			w->owner = owner;
 			w->approved_by = owner;
@@ -456,6 +455,20 @@ static int gate_request(int argc, char **argv)
 		fprintf(stderr, "perfwatch: gate request needs --release, --candidate and --baseline\n");
 		usage(stderr);
 		goto out;
+	}
+	/* unnamed waivers: wv-RELEASE-eEVALUATION-MODEL-k, so that a later
+	 * evaluation's waiver (another expiry) is another waiver, not a conflict */
+	for (size_t k = 0; k < req.n_waivers; k++) {
+		if (waivers[k].waiver_id)
+			continue;
+		char id[512];
+		snprintf(id, sizeof id, "wv-%s-e%" PRIu32 "-%s-%zu", req.release_id, req.evaluation,
+		         waivers[k].model, k + 1);
+		ids[k] = strdup(id);
+		if (!ids[k])
+			goto out;
+		owned[n_owned++] = ids[k];
+		waivers[k].waiver_id = ids[k];
 	}
 	req.requested_unix_us = wall_us();
 	if (deadline_s > 0)
