@@ -35,6 +35,10 @@ static const pw_conf_key gate_keys[] = {
 	 .max = 86400000,
 	 .help = "after a request arrived, how long a series whose baseline has not folded the points "
 	         "measured before the request (the baseliner behind or restarting) is waited for"},
+	{.name = "gate.late_window", .type = PW_CONF_DURATION_MS, .def = "24h", .min = 0,
+	 .max = 604800000,
+	 .help = "how long a release decided while its data was incomplete is watched for late data "
+	         "(re-decided as a new evaluation when it arrives)"},
 	{.name = "gate.poll_interval", .type = PW_CONF_DURATION_MS, .def = "250ms", .min = 10,
 	 .max = 60000, .help = "how often pending evaluations are checked for arrived runs"},
 	{.name = "gate.poll_max_interval", .type = PW_CONF_DURATION_MS, .def = "1s", .min = 10,

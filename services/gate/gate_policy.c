@@ -4,6 +4,7 @@
  */
 #include "gate_policy.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,40 +102,70 @@ pw_status pw_gate_waiver_check(const char *waiver_id, const char *model, const c
 
 pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families,
                                  const pw_gate_series_input *series, size_t n_series,
-                                 int64_t now_us, int64_t deadline_us, int64_t settle_until_us,
-                                 int64_t catchup_until_us, size_t *n_missing)
+                                 const pw_gate_wait_clock *clock, pw_gate_wait_state *state)
 {
-	size_t missing = 0, arrived = 0;
-	bool settling = now_us < settle_until_us, catching_up = now_us < catchup_until_us;
-	for (size_t i = 0; i < n_series; i++)
-		arrived += series[i].n_cand;
+	pw_gate_wait_state st = {.n_series = n_series};
+	bool settling = clock->now_us < clock->settle_until_us;
+	bool catching_up = clock->now_us < clock->catchup_until_us;
+	size_t arrived = 0;
 	for (size_t i = 0; i < n_series; i++) {
-		if (series[i].state == PW_GATE_STATE_ACTIVE &&
-		    series[i].n_cand < need_of(policy, series[i].tier))
-			missing++;
-		else if (series[i].state == PW_GATE_STATE_BASELINING && settling)
-			missing++;
-		else if (series[i].baseline_behind && catching_up && series[i].state != PW_GATE_STATE_FROZEN &&
-		         series[i].state != PW_GATE_STATE_QUARANTINED)
-			missing++;
+		const pw_gate_series_input *s = &series[i];
+		bool gated = s->state == PW_GATE_STATE_ACTIVE || s->state == PW_GATE_STATE_BASELINING;
+		arrived += s->n_cand;
+		st.seen += (int64_t)s->n_cand + 1 + (s->state == PW_GATE_STATE_ACTIVE);
+		if (gated && s->n_cand < need_of(policy, s->tier))
+			st.short_runs++;
+		else if (gated && s->baseline_behind && catching_up)
+			st.behind++;
+		else if (s->state == PW_GATE_STATE_BASELINING && settling)
+			st.baselining++;
 	}
-	if (settling)
+	if (settling || clock->families_named)
 		for (size_t j = 0; j < n_families; j++) {
 			bool any = false;
 			for (size_t i = 0; i < n_series && !any; i++)
 				any = series[i].family == j;
-			missing += !any;
+			st.no_series += !any;
 		}
+	st.missing = st.short_runs + st.behind + st.baselining + st.no_series;
 	/* not one candidate run yet (an ingester stalled, or a release whose runs
 	 * have not started, or that does not exist): nothing to decide on before
 	 * the deadline */
-	if (arrived == 0 && missing == 0)
-		missing = 1;
-	if (n_missing)
-		*n_missing = missing;
-	if (missing == 0)
+	st.no_runs = arrived == 0;
+	if (st.no_runs && st.missing == 0)
+		st.missing = 1;
+	if (state)
+		*state = st;
+	if (st.missing == 0)
 		return PW_GATE_WAIT_READY;
-	return now_us >= deadline_us ? PW_GATE_WAIT_DEADLINE : PW_GATE_WAIT_MORE;
+	return clock->now_us >= clock->deadline_us ? PW_GATE_WAIT_DEADLINE : PW_GATE_WAIT_MORE;
+}
+
+pw_gate_wait_clock pw_gate_wait_late_clock(int64_t now_us, bool families_named)
+{
+	return (pw_gate_wait_clock){.now_us = now_us, .deadline_us = INT64_MAX,
+	                            .settle_until_us = INT64_MIN, .catchup_until_us = INT64_MAX,
+	                            .families_named = families_named};
+}
+
+bool pw_gate_late_redecide(size_t decided_lacking, int64_t decided_seen,
+                           const pw_gate_wait_state *now, int64_t prev_seen)
+{
+	if (decided_lacking == 0 || now->seen <= decided_seen)
+		return false;
+	return now->missing == 0 || now->seen == prev_seen;
+}
+
+/* "4m58s", "2h03m", "3d04h" of a duration in microseconds (>= 0). */
+static void fmt_duration(char *buf, size_t len, int64_t us)
+{
+	int64_t s = us / 1000000;
+	if (s < 3600)
+		snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m", s / 3600, s % 3600 / 60);
+	else
+		snprintf(buf, len, "%" PRId64 "d%02" PRId64 "h", s / 86400, s % 86400 / 3600);
 }
 
 int64_t pw_gate_next_poll_ms(size_t prev_missing, size_t missing, int64_t prev_interval_ms,
@@ -383,4 +414,42 @@ void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
 	if (named == 0 && lacking == 0)
 		sb_printf(&sb, " %zu families, %zu tests, %.2f%% fleet impact", n_families,
 		          release->n_tests, release->aggregate_impact_pct);
+}
+
+void pw_gate_wait_describe(char *buf, size_t len, const pw_gate_wait_state *st,
+                           int64_t deadline_us, int64_t now_us)
+{
+	sbuf sb = {buf, len, 0, false};
+	if (len)
+		buf[0] = '\0';
+	if (st->missing == 0) {
+		sb_printf(&sb, "complete");
+		return;
+	}
+	const char *sep = "";
+	if (st->no_runs) {
+		sb_printf(&sb, "no candidate run yet");
+		sep = ", ";
+	}
+	if (st->short_runs) {
+		sb_printf(&sb, "%s%zu of %zu series short of candidate runs", sep, st->short_runs,
+		          st->n_series);
+		sep = ", ";
+	}
+	if (st->behind) {
+		sb_printf(&sb, "%s%zu baseline%s behind", sep, st->behind, st->behind == 1 ? "" : "s");
+		sep = ", ";
+	}
+	if (st->baselining) {
+		sb_printf(&sb, "%s%zu series baselining", sep, st->baselining);
+		sep = ", ";
+	}
+	if (st->no_series)
+		sb_printf(&sb, "%s%zu famil%s without series", sep, st->no_series,
+		          st->no_series == 1 ? "y" : "ies");
+	if (deadline_us == INT64_MAX)
+		return;
+	char d[32];
+	fmt_duration(d, sizeof d, now_us < deadline_us ? deadline_us - now_us : now_us - deadline_us);
+	sb_printf(&sb, now_us < deadline_us ? " (deadline in %s)" : " (deadline passed %s ago)", d);
 }

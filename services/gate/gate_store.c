@@ -352,6 +352,101 @@ pw_status pw_gate_store_pending(pw_pg *pg, pw_gate_pending *out, size_t cap, siz
 	return PW_OK;
 }
 
+/* ---------------------------------------------------------------- waiting */
+
+pw_status pw_gate_store_waiting(pw_pg *pg, const char *release_id, uint32_t evaluation,
+                                const char *waiting, char *errbuf, size_t errlen)
+{
+	char ev[16];
+	snprintf(ev, sizeof ev, "%" PRIu32, evaluation);
+	const char *p[] = {release_id, ev, waiting};
+	return pw_pg_exec(pg,
+	                  "UPDATE perfwatch.gate_evaluations SET waiting = $3, waiting_at = now() "
+	                  "WHERE release_id = $1 AND evaluation = $2 AND status = 'pending'",
+	                  3, p, NULL, errbuf, errlen);
+}
+
+pw_status pw_gate_store_watched(pw_pg *pg, int64_t window_us, pw_gate_pending *out,
+                                size_t *lacking, int64_t *seen, size_t cap, size_t *n,
+                                char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	*n = 0;
+	char win[32];
+	snprintf(win, sizeof win, "%" PRId64, window_us);
+	const char *p[] = {win};
+	pw_status st = pw_pg_exec(pg,
+	                          "SELECT g.release_id, g.evaluation, g.lacking, g.seen "
+	                          "FROM perfwatch.gate_evaluations g WHERE g.status = 'done' "
+	                          "AND g.lacking > 0 AND g.evaluated_at > now() - "
+	                          "make_interval(secs => $1::double precision / 1e6) "
+	                          "AND NOT EXISTS (SELECT 1 FROM perfwatch.gate_evaluations n "
+	                          "WHERE n.release_id = g.release_id AND n.evaluation > g.evaluation) "
+	                          "ORDER BY g.evaluated_at, g.release_id",
+	                          1, p, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int i = 0; i < PQntuples(res) && *n < cap; i++) {
+		snprintf(out[*n].release_id, sizeof out[*n].release_id, "%s", PQgetvalue(res, i, 0));
+		out[*n].evaluation = (uint32_t)strtoul(PQgetvalue(res, i, 1), NULL, 10);
+		lacking[*n] = (size_t)strtoull(PQgetvalue(res, i, 2), NULL, 10);
+		seen[*n] = strtoll(PQgetvalue(res, i, 3), NULL, 10);
+		(*n)++;
+	}
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status pw_gate_store_redecide(pw_pg *pg, const char *release_id, uint32_t evaluation,
+                                 uint32_t *created, char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	*created = 0;
+	char ev[16];
+	snprintf(ev, sizeof ev, "%" PRIu32, evaluation);
+	const char *p[] = {release_id, ev};
+	pw_status st = pw_pg_begin(pg, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	/* the newest evaluation of the release only (a request of release tooling
+	 * that arrived meanwhile ends the watch); two gates creating the same
+	 * number meet on the primary key, and one of them creates nothing */
+	st = pw_pg_exec(pg,
+	                "INSERT INTO perfwatch.gate_evaluations (release_id, evaluation, "
+	                "candidate_build_id, candidate_cl, baseline_release, families, fdr_q, "
+	                "requested_at, deadline, status, late_of) "
+	                "SELECT g.release_id, g.evaluation + 1, g.candidate_build_id, g.candidate_cl, "
+	                "g.baseline_release, g.families, g.fdr_q, g.requested_at, g.deadline, "
+	                "'pending', g.evaluation FROM perfwatch.gate_evaluations g "
+	                "WHERE g.release_id = $1 AND g.evaluation = $2::integer AND g.status = 'done' "
+	                "AND NOT EXISTS (SELECT 1 FROM perfwatch.gate_evaluations n "
+	                "WHERE n.release_id = g.release_id AND n.evaluation > g.evaluation) "
+	                "ON CONFLICT (release_id, evaluation) DO NOTHING RETURNING evaluation",
+	                2, p, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	if (PQntuples(res) == 1)
+		*created = (uint32_t)strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	res = NULL;
+	if (*created) {
+		st = pw_pg_exec(pg,
+		                "INSERT INTO perfwatch.gate_tier_repeats (release_id, evaluation, tier, n, "
+		                "mde_pct) SELECT release_id, evaluation + 1, tier, n, mde_pct FROM "
+		                "perfwatch.gate_tier_repeats WHERE release_id = $1 AND evaluation = "
+		                "$2::integer",
+		                2, p, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
+	return pw_pg_commit(pg, errbuf, errlen);
+
+fail:
+	PQclear(res);
+	pw_pg_rollback(pg, NULL, 0);
+	return st;
+}
+
 /* ------------------------------------------------------------------- load */
 
 static pw_gate_series_state state_of(const char *s, bool has_row, bool open_freeze)
@@ -523,7 +618,8 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	                "SELECT candidate_build_id, candidate_cl, baseline_release, fdr_q, "
 	                "(extract(epoch FROM requested_at) * 1e6)::bigint, "
 	                "coalesce((extract(epoch FROM deadline) * 1e6)::bigint, 0), "
-	                "(extract(epoch FROM received_at) * 1e6)::bigint "
+	                "(extract(epoch FROM received_at) * 1e6)::bigint, "
+	                "cardinality(families) > 0, coalesce(late_of, 0) "
 	                "FROM perfwatch.gate_evaluations WHERE release_id = $1 AND evaluation = $2",
 	                2, key, &res, errbuf, errlen);
 	if (st != PW_OK)
@@ -545,7 +641,11 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	if (!r->deadline_us)
 		r->deadline_us = r->requested_us + d->default_wait_us;
 	r->received_us = getint(res, 0, 6);
-	if (r->deadline_us < r->received_us + d->min_wait_us)
+	r->families_named = PQgetvalue(res, 0, 7)[0] == 't';
+	r->late_of = (uint32_t)getint(res, 0, 8);
+	/* a re-decision on late data is decided on what there is: its request's
+	 * deadline passed long ago, and min_wait is no reason to wait again */
+	if (!r->late_of && r->deadline_us < r->received_us + d->min_wait_us)
 		r->deadline_us = r->received_us + d->min_wait_us;
 	PQclear(res);
 	res = NULL;
@@ -641,6 +741,14 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	                " WHERE bs.series_id = s.series_id "
 	                " AND n.build_kind IN ('nightly', 'release') AND n.bisect_job_id = '' "
 	                " AND n.measured_at <= to_timestamp($6::double precision / 1e6)) "
+	                /* or the baseliner has not seen the series at all (no mark, no
+	                 * baseline) while PostgreSQL holds such points: after an ingester
+	                 * stall its points are on their way to the baseliner */
+	                "OR (lb.version IS NULL AND NOT EXISTS (SELECT 1 FROM "
+	                " perfwatch.baseliner_series bu WHERE bu.series_id = s.series_id) "
+	                " AND EXISTS (SELECT 1 FROM perfwatch.samples u WHERE u.series_id = s.series_id "
+	                " AND u.build_kind IN ('nightly', 'release') AND u.bisect_job_id = '' "
+	                " AND u.measured_at <= to_timestamp($6::double precision / 1e6))) "
 	                "FROM perfwatch.series s "
 	                "LEFT JOIN LATERAL (SELECT b.version, b.state, b.window_start, b.window_end "
 	                "  FROM perfwatch.baselines b WHERE b.series_id = s.series_id "
@@ -889,15 +997,19 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 	pw_status st = pw_pg_begin(pg, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
+	char lacking[32], seen[32];
+	snprintf(lacking, sizeof lacking, "%zu", r->lacking);
+	snprintf(seen, sizeof seen, "%" PRId64, r->seen);
 	const char *p[] = {r->release_id, ev,
 	                   pw_gate_outcome_name(pw_gate_family_outcome(r->rr.verdict)), tests,
-	                   impact, r->summary, at};
+	                   impact, r->summary, at, lacking, seen, r->waiting};
 	st = pw_pg_exec(pg,
 	                "UPDATE perfwatch.gate_evaluations SET status = 'done', verdict = $3, "
 	                "tests = $4, fleet_weighted_impact_pct = $5, summary = $6, "
-	                "evaluated_at = to_timestamp($7::double precision / 1e6) "
+	                "evaluated_at = to_timestamp($7::double precision / 1e6), lacking = $8, "
+	                "seen = $9, waiting = $10, waiting_at = now() "
 	                "WHERE release_id = $1 AND evaluation = $2 AND status = 'pending'",
-	                7, p, &res, errbuf, errlen);
+	                10, p, &res, errbuf, errlen);
 	if (st != PW_OK)
 		goto fail;
 	bool updated = strcmp(PQcmdTuples(res), "1") == 0;

@@ -160,6 +160,9 @@ done
 sleep 1.5
 [ "$(psqlq -c "SELECT status FROM perfwatch.gate_evaluations WHERE release_id = '$rc'")" = pending ] \
   || fail "the gate decided $rc before B64's fifth candidate run arrived"
+"$cli" gate show "$rc" >"$work/show_pending.txt"
+grep -q '^waiting: 1 of 9 series short of candidate runs; deadline ' "$work/show_pending.txt" \
+  || { cat "$work/show_pending.txt"; fail "gate show does not say that $rc waits for one series' runs"; }
 t_last=$(date +%s%N)
 add_samples "$(key chat-8b v6e-4 decode.B64.s2048.int8 tpot_p50_ms)" "$rc" rc 5 5 3.90 0.082 0.004
 verdict "$rc" 30 || fail "no verdict for $rc on perf.gate.verdicts.v1"
@@ -353,4 +356,22 @@ grep -Eq '^perfwatch_gate_requests_total\{outcome="duplicate"\} [1-9]' "$work/me
 grep -q '^perfwatch_gate_requests_total{outcome="dead_lettered"} 1' "$work/metrics.txt" || fail "metrics: dead letter"
 grep -q '^perfwatch_gate_verdicts_total{verdict="insufficient_data"} 1' "$work/metrics.txt" || fail "metrics: verdicts"
 grep -q '^perfwatch_gate_evaluation_seconds_count 2' "$work/metrics.txt" || fail "metrics: evaluation latency (rc3 and rc4 since the restart)"
+# 6. late data: rc3 was decided at its deadline lacking tiny-1b's runs; they
+# arrive now, and the gate re-decides rc3 as evaluation 2 (late_of 1)
+[ "$(psqlq -c "SELECT lacking || ' ' || waiting FROM perfwatch.gate_evaluations WHERE release_id = '$rc3' AND evaluation = 1")" \
+  = "1 1 of 1 series short of candidate runs" ] || fail "$rc3 does not record what it lacked"
+add_samples "$(key tiny-1b v5e-8 decode.B8.s1024.bf16 tpot_p50_ms)" "$rc" rc 3 5 0.9 0.0 0.004
+for _ in $(seq 1 150); do
+  [ "$(psqlq -c "SELECT status FROM perfwatch.gate_evaluations WHERE release_id = '$rc3' AND evaluation = 2")" = done ] && break
+  sleep 0.2
+done
+row=$(psqlq -c "SELECT late_of, verdict, lacking, summary FROM perfwatch.gate_evaluations WHERE release_id = '$rc3' AND evaluation = 2")
+echo "test_gate: $rc3 evaluation 2: $row"
+IFS='|' read -r late_of v2 lacking2 summary2 <<<"$row"
+[ "$late_of" = 1 ] || fail "$rc3 was not re-decided on late data as evaluation 2 ($row)"
+[ "$v2" = pass ] && [ "$lacking2" = 0 ] || fail "$rc3 evaluation 2 with tiny-1b's five runs: $row"
+case "$summary2" in "late data, re-decision of evaluation 1: PASS"*) ;; *) fail "$rc3 evaluation 2's summary: $summary2" ;; esac
+verdict "$rc3" 30 && grep -q '^evaluation: 2' "$work/$rc3.txt" || fail "$rc3 evaluation 2 is not on the topic"
+[ "$(psqlq -c "SELECT count(*) FROM perfwatch.gate_evaluations WHERE release_id = '$rc3'")" = 2 ] \
+  || fail "$rc3 re-decided more than once"
 echo "test_gate: PASS"

@@ -149,6 +149,26 @@ static void show_series_json(FILE *out, PGresult *s, int i)
 	fputc('}', out);
 }
 
+/* What a pending evaluation waits for, what a decided one lacked (header row h). */
+static void show_waiting(PGresult *h)
+{
+	const char *status = PQgetvalue(h, 0, 3), *waiting = PQgetvalue(h, 0, 9);
+	double left = num(h, 0, 12);
+	int late_of = atoi(PQgetvalue(h, 0, 11));
+	if (late_of)
+		printf("re-decision of evaluation %d on late data\n", late_of);
+	if (strcmp(status, "pending") == 0) {
+		printf("%s; deadline %s", *waiting ? waiting : "waiting: not looked at yet",
+		       *PQgetvalue(h, 0, 13) ? PQgetvalue(h, 0, 13) : "none");
+		if (!isnan(left))
+			printf(left >= 0 ? " (in %.0f s)" : " (passed %.0f s ago)", fabs(left));
+		printf("\n");
+	} else if (atoi(PQgetvalue(h, 0, 10)) > 0) {
+		printf("decided lacking: %s; a new evaluation follows when late data arrives\n",
+		       waiting);
+	}
+}
+
 static int gate_show(int argc, char **argv)
 {
 	const char *release = NULL, *evaluation = NULL;
@@ -178,7 +198,11 @@ static int gate_show(int argc, char **argv)
 	const char *hp[] = {release, evaluation};
 	h = pw_cli_pg_query(conn, "reading gate evaluations failed",
 	                    "SELECT evaluation, candidate_build_id, baseline_release, status, "
-	                    "coalesce(verdict, ''), tests, fleet_weighted_impact_pct, summary, fdr_q "
+	                    "coalesce(verdict, ''), tests, fleet_weighted_impact_pct, summary, fdr_q, "
+	                    "waiting, lacking, coalesce(late_of, 0), "
+	                    "coalesce(extract(epoch FROM deadline - now()), 'NaN'), "
+	                    "coalesce(to_char(deadline AT TIME ZONE 'UTC', "
+	                    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '') "
 	                    "FROM perfwatch.gate_evaluations WHERE release_id = $1 "
 	                    "AND ($2::integer IS NULL OR evaluation = $2::integer) "
 	                    "ORDER BY evaluation DESC LIMIT 1",
@@ -223,6 +247,10 @@ static int gate_show(int argc, char **argv)
 		json_num(stdout, "fdr_q", fdr, true);
 		json_num(stdout, "fleet_weighted_impact_pct", num(h, 0, 6), true);
 		json_str(stdout, "summary", PQgetvalue(h, 0, 7), true);
+		json_str(stdout, "waiting", PQgetvalue(h, 0, 9), true);
+		json_num(stdout, "lacking", num(h, 0, 10), true);
+		json_num(stdout, "late_of", num(h, 0, 11), true);
+		json_str(stdout, "deadline", PQgetvalue(h, 0, 13), true);
 		printf(",\"families\":[");
 		for (int j = 0; j < PQntuples(f); j++) {
 			printf("%s{", j ? "," : "");
@@ -252,6 +280,11 @@ static int gate_show(int argc, char **argv)
 	upper(verdict, sizeof verdict, PQgetvalue(h, 0, 4));
 	printf("[gate-eval %s] evaluation=%s candidate=%s baseline=%s status=%s\n", release,
 	       PQgetvalue(h, 0, 0), PQgetvalue(h, 0, 1), PQgetvalue(h, 0, 2), PQgetvalue(h, 0, 3));
+	show_waiting(h);
+	if (strcmp(PQgetvalue(h, 0, 3), "pending") == 0) {
+		rc = PW_CLI_EXIT_OK; /* nothing decided yet */
+		goto out;
+	}
 	for (int j = 0; j < PQntuples(f); j++) {
 		const char *fam = PQgetvalue(f, j, 0);
 		const char *platform = NULL;
