@@ -13,6 +13,7 @@
 #include "pw_stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1102,4 +1103,12 @@ pw_status pw_stats_compare(const double *base, size_t n_base, const double *cand
 free_work:
 	free(own);
 	return st;
+}
+
+int pw_compare_filter_text(char *buf, size_t len, const char *name, double value, double frac,
+                           double practical_pct, double k, double noise_floor_pct)
+{
+	double thr = practical_pct > noise_floor_pct ? practical_pct : noise_floor_pct;
+	return snprintf(buf, len, "%s=%+.2f%% %s max(%.2g*MDE=%.2f%%, %.2g*SE=%.2f%%)", name, value,
+	                fabs(value) > thr ? ">" : "<=", frac, practical_pct, k, noise_floor_pct);
 }

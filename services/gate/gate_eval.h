@@ -6,7 +6,10 @@
  * baseline's by pw_stats_compare — the same code as `perfwatch compare` —
  * and Benjamini–Hochberg runs once over every test of the release, not per
  * family. A series fires only when its q-value is below the FDR level and its
- * effect passes max(MDE_tier, 2σ). A registered expected win is tested as
+ * effect passes the minimum-effect filter, |effect| > max(0.7*MDE, 2*SE),
+ * SE = sigma*sqrt(1/n_base + 1/n_cand) (PW_COMPARE_FILTER_RULE in pw_stats.h,
+ * which says why 0.7; the tier's MDE, gate.practical_frac and gate.noise_k
+ * are the policy's). A registered expected win is tested as
  * observed − expected against zero. Families then get the §8 verdicts, with
  * thresholds from pw_gate_policy. services/gate/main.c gathers the inputs
  * from PostgreSQL and the baseliner, calls pw_gate_evaluate, and stores and

@@ -133,6 +133,10 @@ static pw_status build_alert(pw_gate_release *r, size_t i, const char *page_rout
 	e->noise_floor_pct = s->cmp.noise_floor_pct;
 	e->threshold_pct = s->cmp.threshold_pct;
 	a->effect_gate = e;
+	char filter[160];
+	pw_compare_filter_text(filter, sizeof filter, "effect", e->effect_pct,
+	                       r->policy.practical_frac, e->practical_pct, r->policy.noise_k,
+	                       e->noise_floor_pct);
 
 	/* scope: the family's other moving series, and the ones that did not move */
 	for (size_t j = 0; j < r->n_series; j++) {
@@ -165,11 +169,8 @@ static pw_status build_alert(pw_gate_release *r, size_t i, const char *page_rout
 	a->summary = o == PW_GATE_OUT_INVESTIGATE
 	                 ? fmt(r, "INVESTIGATE %s: unregistered improvement %+.2f%% on %s (q=%.2g)",
 	                       m->key, s->cmp.delta_pct, r->candidate_build_id, s->q)
-	                 : fmt(r, "%s %s: %+.2f%% on %s, effect %+.2f%% > max(practical=%.2f%%, "
-	                          "noise=%.2f%%), q=%.2g",
-	                       pw_gate_outcome_name(o), m->key, s->cmp.delta_pct,
-	                       r->candidate_build_id, e->effect_pct, e->practical_pct,
-	                       e->noise_floor_pct, s->q);
+	                 : fmt(r, "%s %s: %+.2f%% on %s, %s, q=%.2g", pw_gate_outcome_name(o), m->key,
+	                       s->cmp.delta_pct, r->candidate_build_id, filter, s->q);
 	if (!a->alert_id || !b->window || !a->summary)
 		return PW_ERR_NOMEM;
 	*out = a;

@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "pw_kafka.h"
 #include "pw_log.h"
+#include "pw_stats.h"
 #include "pw_topics.h"
 
 #include "perfwatch/v1/gate.pb-c.h"
@@ -97,8 +98,9 @@ static void show_series_text(PGresult *s, int i, double fdr, int tests)
 	if (expected != 0.0)
 		printf("    registered %+.2f%%: observed %+.2f%%, excess tested against zero\n",
 		       expected, delta);
-	/* the filter as decided: the HL effect (or its excess over a registration)
-	 * against max(practical, noise floor), stored since migration 0038 */
+	/* the filter as decided, in the rule's words (PW_COMPARE_FILTER_RULE): the
+	 * HL effect (or its excess over a registration) against its threshold,
+	 * stored since migration 0038 */
 	const char *outcome = strcmp(v, "pass") == 0 ? "within-noise" : verdict;
 	const char *by = *PQgetvalue(s, i, S_WAIVER) ? " by " : "";
 	double thr = num(s, i, S_THRESHOLD), practical = num(s, i, S_PRACTICAL);
@@ -110,10 +112,15 @@ static void show_series_text(PGresult *s, int i, double fdr, int tests)
 	}
 	bool registered = expected != 0.0;
 	double eff = registered ? num(s, i, S_EXCESS) : num(s, i, S_EFFECT_PCT);
-	printf("    %s=%+.2f%% %s max(%.2g*MDE=%.2f%%, noise=%.2f%%) %s  ->  verdict: %s%s%s\n",
-	       registered ? "excess" : "effect", eff, fabs(eff) > thr ? ">" : "<=",
-	       mde > 0.0 ? practical / mde : 0.0, practical, num(s, i, S_NOISE_FLOOR),
-	       effect ? "PASS" : "FAIL", outcome, by, PQgetvalue(s, i, S_WAIVER));
+	/* k from what was stored: noise floor / SE, SE = σ·√(1/n_b + 1/n_c) */
+	double nb = num(s, i, S_BN), nc = num(s, i, S_CN), floor_pct = num(s, i, S_NOISE_FLOOR);
+	double se = num(s, i, S_TWOSIG) / 2.0 * sqrt(1.0 / nb + 1.0 / nc);
+	char filter[160];
+	pw_compare_filter_text(filter, sizeof filter, registered ? "excess" : "effect", eff,
+	                       mde > 0.0 ? practical / mde : 0.0, practical,
+	                       se > 0.0 ? floor_pct / se : PW_COMPARE_NOISE_K, floor_pct);
+	printf("    %s %s  ->  verdict: %s%s%s\n", filter, effect ? "PASS" : "FAIL", outcome, by,
+	       PQgetvalue(s, i, S_WAIVER));
 }
 
 static void show_series_json(FILE *out, PGresult *s, int i)
