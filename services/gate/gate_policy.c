@@ -149,11 +149,12 @@ pw_gate_wait_clock pw_gate_wait_late_clock(int64_t now_us, bool families_named)
 }
 
 bool pw_gate_late_redecide(size_t decided_lacking, int64_t decided_seen,
-                           const pw_gate_wait_state *now, int64_t prev_seen)
+                           const pw_gate_wait_state *now, const pw_gate_wait_state *prev)
 {
 	if (decided_lacking == 0 || now->seen <= decided_seen)
 		return false;
-	return now->missing == 0 || now->seen == prev_seen;
+	return now->missing == 0 ||
+	       (prev && now->seen == prev->seen && now->missing == prev->missing);
 }
 
 /* "4m58s", "2h03m", "3d04h" of a duration in microseconds (>= 0). */

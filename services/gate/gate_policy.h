@@ -143,13 +143,14 @@ pw_gate_wait_clock pw_gate_wait_late_clock(int64_t now_us, bool families_named);
  * Whether a release decided on data `decided_seen` while lacking
  * `decided_lacking` things (late-clock missing at the decision) is decided
  * again, as a new evaluation, at a look that finds `now` (late clock) after
- * a look that found `prev_seen` (INT64_MIN at the first look): only when it
- * lacked something, late data arrived (now->seen > decided_seen), and the
- * release is complete (now->missing == 0) or the data has stopped moving
- * (now->seen == prev_seen). A pure function of its arguments.
+ * a look that found `prev` (NULL at the first look): only when it lacked
+ * something, late data arrived (now->seen > decided_seen), and the release
+ * is complete (now->missing == 0) or has stopped moving since the previous
+ * look (the same seen and the same missing: no run arrived and no baseline
+ * caught up). A pure function of its arguments.
  */
 bool pw_gate_late_redecide(size_t decided_lacking, int64_t decided_seen,
-                           const pw_gate_wait_state *now, int64_t prev_seen);
+                           const pw_gate_wait_state *now, const pw_gate_wait_state *prev);
 
 /*
  * What a look found missing, in words, into buf (always NUL-terminated):

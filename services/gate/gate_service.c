@@ -63,7 +63,8 @@ typedef struct gate_watch {
 	double next_s;       /* monotonic time of the next look */
 	bool seen;           /* still pending (or watched) at this poll */
 	char waiting[256];   /* the waiting text last stored ("" before the first look) */
-	int64_t prev_seen;   /* watched: the data seen at the previous look, INT64_MIN at first */
+	bool looked;         /* watched: prev holds a previous look */
+	pw_gate_wait_state prev; /* watched: what the previous look found (late clock) */
 } gate_watch;
 
 typedef struct gate_app {
@@ -237,7 +238,6 @@ static gate_watch *watch_of(gate_app *app, const pw_gate_pending *p)
 	w->key = *p;
 	w->missing = SIZE_MAX;
 	w->seen = true;
-	w->prev_seen = INT64_MIN;
 	return w;
 }
 
@@ -274,11 +274,14 @@ static pw_status look_late(gate_app *app, pw_service_worker *mw, const pw_gate_p
 	pw_gate_wait_state now;
 	pw_gate_wait_decide(&r->policy, r->n_families, r->series, r->n_series, &clock, &now);
 	pw_gate_release_free(r);
-	int64_t prev = gw ? gw->prev_seen : INT64_MIN;
-	if (gw)
-		gw->prev_seen = now.seen;
-	if (!pw_gate_late_redecide(lacking, seen, &now, prev)) {
-		watch_backoff(app, gw, (size_t)now.seen);
+	pw_gate_wait_state prev = gw ? gw->prev : now;
+	bool had_prev = gw && gw->looked;
+	if (gw) {
+		gw->prev = now;
+		gw->looked = true;
+	}
+	if (!pw_gate_late_redecide(lacking, seen, &now, had_prev ? &prev : NULL)) {
+		watch_backoff(app, gw, (size_t)now.seen + now.missing);
 		return PW_OK;
 	}
 	uint32_t created = 0;

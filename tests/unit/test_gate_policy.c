@@ -306,22 +306,27 @@ Test(gate_policy, late_data_redecides)
 	             PW_GATE_WAIT_MORE, "the late clock has no deadline");
 	cr_assert_eq(at_deadline.missing, 1);
 	/* a complete decision is never re-decided */
-	cr_assert_not(pw_gate_late_redecide(0, at_deadline.seen, &at_deadline, INT64_MIN));
+	cr_assert_not(pw_gate_late_redecide(0, at_deadline.seen, &at_deadline, NULL));
 	/* nothing new */
-	cr_assert_not(pw_gate_late_redecide(1, at_deadline.seen, &at_deadline, at_deadline.seen));
+	cr_assert_not(pw_gate_late_redecide(1, at_deadline.seen, &at_deadline, &at_deadline));
 	/* one more run: late data, still short and still moving at the first look */
 	r.s[a].n_cand = 3;
 	pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &late, &now);
 	cr_assert_eq(now.seen, at_deadline.seen + 1);
-	cr_assert_not(pw_gate_late_redecide(1, at_deadline.seen, &now, INT64_MIN));
-	cr_assert_not(pw_gate_late_redecide(1, at_deadline.seen, &now, at_deadline.seen));
+	cr_assert_not(pw_gate_late_redecide(1, at_deadline.seen, &now, NULL));
+	cr_assert_not(pw_gate_late_redecide(1, at_deadline.seen, &now, &at_deadline));
 	/* stopped moving: re-decide on what there is */
-	cr_assert(pw_gate_late_redecide(1, at_deadline.seen, &now, now.seen));
+	pw_gate_wait_state same = now;
+	cr_assert(pw_gate_late_redecide(1, at_deadline.seen, &now, &same));
+	/* the same runs, but a baseline still catching up (missing moved): not yet */
+	pw_gate_wait_state catching = now;
+	catching.missing = now.missing + 1;
+	cr_assert_not(pw_gate_late_redecide(1, at_deadline.seen, &now, &catching));
 	/* complete: re-decide at once */
 	r.s[a].n_cand = 5;
 	pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &late, &now);
 	cr_assert_eq(now.missing, 0);
-	cr_assert(pw_gate_late_redecide(1, at_deadline.seen, &now, INT64_MIN));
+	cr_assert(pw_gate_late_redecide(1, at_deadline.seen, &now, NULL));
 	/* a series whose baseline completes is late data too */
 	r.s[a].state = PW_GATE_STATE_BASELINING;
 	pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &late, &at_deadline);
