@@ -61,23 +61,16 @@ done <"$work/models.txt"
 [ "$i" -eq 13 ] || fail "expected 13 models in the replay, found $i"
 
 # every group starts where its topics end now: earlier tests' messages are not ours
-"$it" start-at-end "gq-ingester-$ns" perf.runs.v1 || fail "placing the ingester group"
-"$it" start-at-end "gq-baseliner-$ns" perf.points.v1 perf.fleet-changes.v1 || fail "placing the baseliner group"
-"$it" start-at-end "gq-gate-$ns" perf.gate.requests.v1 || fail "placing the gate group"
-start() { # NAME BINARY
-  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="gq-$1-$ns" PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=45s \
-    "$2" >"$work/$1.log" 2>&1 &
-  pids+=($!)
-}
-start ingester "$ingester"
-start baseliner "$baseliner"
+gate_groups_at_end "$ns" "$it"
+gate_start ingester "$ingester" "$ns" 45s
+gate_start baseliner "$baseliner" "$ns" 45s
 
 t0=$SECONDS
 "$sim" replay "$scn" "${scale[@]}" --namespace "$ns" --run-prefix "$ns-" >"$work/sim.json" 2>"$work/sim.log" ||
   fail "pw-sim replay failed"
 echo "replayed in $((SECONDS - t0)) s: $(cat "$work/sim.json")"
-"$it" wait "gq-ingester-$ns" 300 perf.runs.v1 || fail "pw-ingester did not catch up"
-"$it" wait "gq-baseliner-$ns" 300 perf.points.v1 || fail "pw-baseliner did not catch up"
+"$it" wait "$ns-ingester" 300 perf.runs.v1 || fail "pw-ingester did not catch up"
+"$it" wait "$ns-baseliner" 300 perf.points.v1 || fail "pw-baseliner did not catch up"
 got=$(psqlq -c "SELECT count(*) FROM perfwatch.samples WHERE run_id LIKE '$ns-%'")
 [ "$got" -eq "$want_samples" ] || fail "$got of $want_samples samples stored"
 echo "ingested and baselined in $((SECONDS - t0)) s: $got samples"
@@ -87,7 +80,7 @@ psqlq -c "SELECT 'baselines: ' || string_agg(state || ' ' || n, ', ') FROM (SELE
 
 # the gate sees the request only now, with every run and baseline in place
 t1=$SECONDS
-start gate "$gate"
+gate_start gate "$gate" "$ns" 45s
 gate_verdict "$rel" "${pids[2]}" "$work/verdict.txt" 120
 echo "verdict on the topic $((SECONDS - t1)) s after the gate started"
 grep '^summary' "$work/verdict.txt" || true

@@ -51,17 +51,10 @@ on_exit() { psqlq -c "DELETE FROM perfwatch.spend_weights WHERE model LIKE '%.$n
 psqlq -c "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
           ('chat-8b.$ns', 0.078, 'top', 'test_gate_stall'), ('rank-moe-110b.$ns', 0.05, 'top', 'test_gate_stall')"
 
-"$it" start-at-end "gs-ingester-$ns" perf.runs.v1 || fail "placing the ingester group"
-"$it" start-at-end "gs-baseliner-$ns" perf.points.v1 perf.fleet-changes.v1 || fail "placing the baseliner group"
-"$it" start-at-end "gs-gate-$ns" perf.gate.requests.v1 || fail "placing the gate group"
-start() { # NAME BINARY
-  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="gs-$1-$ns" PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=5s \
-    "$2" >"$work/$1.log" 2>&1 &
-  pids+=($!)
-}
-start ingester "$ingester"
-start baseliner "$baseliner"
-start gate "$gate"
+gate_groups_at_end "$ns" "$it"
+gate_start ingester "$ingester" "$ns" 5s
+gate_start baseliner "$baseliner" "$ns" 5s
+gate_start gate "$gate" "$ns" 5s
 # stopped once up (their groups' offsets are at the topics' ends already, so
 # whether they joined before the stop does not matter: they read from there)
 for i in 0 1; do
@@ -105,7 +98,7 @@ esac
 want_samples=$("$sim" count "$scn" | grep -o '"samples":[0-9]*' | cut -d: -f2)
 kill -CONT "${pids[0]}"
 echo "test_gate_stall: ingester continued (SIGCONT)"
-"$it" wait "gs-ingester-$ns" 240 perf.runs.v1 || fail "pw-ingester did not catch up"
+"$it" wait "$ns-ingester" 240 perf.runs.v1 || fail "pw-ingester did not catch up"
 got=$(psqlq -c "SELECT count(*) FROM perfwatch.samples WHERE run_id LIKE '$ns-%'")
 [ "$got" -eq "$want_samples" ] || fail "$got of $want_samples samples stored after the ingester caught up"
 # every run stored, no baseline yet: the old rule's "ready"
