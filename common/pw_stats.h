@@ -217,6 +217,54 @@ pw_status pw_stats_power_mde(double sigma, size_t n_per_arm, double alpha, doubl
 pw_status pw_stats_power_t(double sigma, double delta, double n_per_arm, double alpha,
                            double *power);
 
+/*
+ * ---- Repeats per series (§4.5): the one function that chooses n ------------
+ *
+ * The gate, the baseliner (which publishes n with every baseline) and the
+ * repeat planner call pw_stats_required_n, so that n is a derived quantity
+ * decided in one place, never folklore. Contract:
+ *
+ *   n = max(floor_n, ⌈2·(z_{1−α/2} + z_{1−β})²·(σ/MDE)²⌉)
+ *
+ * the normal formula of pw_stats_power_n (exact = false; at α = 0.05, power
+ * 0.9 the factor is 21.01, the seed's "n ≈ 21·(σ/Δ)²"), rounded up, and
+ * never below floor_n: the fewest candidate runs with which the gate's rank
+ * test can reach significance at all under Benjamini–Hochberg over a release
+ * (docs/statistics.md §2: against 30 baseline runs 5 candidate runs clear
+ * 2,160 tests, 4 only when several regressions land together;
+ * PW_POWER_FLOOR_N). Inputs: sigma_pct the series' relative noise in percent
+ * (the baseline's MAD_n/median × 100, its noise floor), mde_pct the minimum
+ * detectable effect it is certified at (pw_stats_series_mde), alpha and
+ * power the §4.5 targets (PW_POWER_ALPHA, PW_POWER_TARGET). At the design's
+ * figures: σ 0.4%, MDE 1% (TPU, top-20) → 3.36 → 5 (the floor: "5 repeats");
+ * σ 0.4%, MDE 3% (tail) → 0.37 → 5; σ 2%, MDE 4% (GPU) → 5.25 → 6 ("MDE 4%
+ * at n = 6"); σ 2%, MDE 1% → 84.06 → 85 (unaffordable: the GPU MDE is 4%).
+ * sigma_pct = 0 (a constant series) gives floor_n. PW_ERR_INVALID for a
+ * non-finite or negative sigma_pct, mde_pct <= 0 or non-finite, alpha or
+ * power out of pw_stats_power_n's range, floor_n < 1, or an n beyond
+ * PW_POWER_MAX_N (a series that needs more runs than any fleet will give is
+ * a harness defect, §4.2, not a repeat count).
+ */
+#define PW_POWER_ALPHA 0.05     /* §4.5: two-sided significance the n is computed for */
+#define PW_POWER_TARGET 0.9     /* §4.5: power at the MDE */
+#define PW_POWER_FLOOR_N 5u     /* the rank test's floor (docs/statistics.md §2) */
+#define PW_POWER_MAX_N 100000u
+#define PW_POWER_MDE_TOP_PCT 1.0  /* §4.5: the top-20 models by spend */
+#define PW_POWER_MDE_TAIL_PCT 3.0 /* §4.5: the tail */
+/* §4.5: on GPU-class platforms (σ ≈ 2%) the benchmarks certify 4% whatever
+ * the tier; the band between the tier's MDE and 4% (1–4% on the top tier) is
+ * the production canary's to catch (big N from live traffic), not the gate's. */
+#define PW_POWER_MDE_GPU_PCT 4.0
+
+pw_status pw_stats_required_n(double sigma_pct, double mde_pct, double alpha, double power,
+                              unsigned floor_n, unsigned *n);
+
+/*
+ * The MDE a series is certified at: the tier's (tier_mde_pct), raised to
+ * gpu_mde_pct on a GPU-class platform (gpu true). Pure.
+ */
+double pw_stats_series_mde(double tier_mde_pct, bool gpu, double gpu_mde_pct);
+
 /* ---- The two-sample verdict ------------------------------------------------ */
 
 /*

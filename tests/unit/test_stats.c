@@ -613,6 +613,66 @@ Test(stats_power, mde_and_power)
 	NEAR(pw, 0.562006646586178, 1e-11);
 }
 
+/*
+ * The repeats a series needs (§4.5), the function the gate, the baseliner and
+ * the planner share. Against the seed: n ≈ 21·(σ/Δ)² (3.36, 0.373, 5.25, 84.0)
+ * within the seed's rounding of 21.01 to 21; against scipy:
+ * 2·(norm.ppf(0.975) + norm.ppf(0.9))²·(σ/Δ)² = 21.014846122881238·(σ/Δ)²,
+ * rounded up, floored at 5 (the rank test's floor):
+ *   σ 0.4  MDE 1: 3.3623753796609988 → 5     σ 0.4  MDE 3: 0.37359726440677754 → 5
+ *   σ 2    MDE 4: 5.2537115307203095 → 6     σ 2    MDE 1: 84.05938449152495  → 85
+ *   σ 0.487 MDE 1: 4.98407004011762  → 5     σ 0.489 MDE 1: 5.0250910197494845 → 6
+ *   σ 2.2  MDE 4: 6.356990952171575  → 7     σ 1.6  MDE 4: 3.3623753796609988 → 5
+ * (n = 5 holds up to σ = 0.48778% at MDE 1%, n = 6 up to σ = 2.1373% at MDE 4%).
+ */
+Test(stats_power, required_n)
+{
+	struct {
+		double s, mde, scipy;
+		unsigned n;
+	} c[] = {
+		{0.4, 1.0, 3.3623753796609988, 5}, {0.4, 3.0, 0.37359726440677754, 5},
+		{2.0, 4.0, 5.2537115307203095, 6}, {2.0, 1.0, 84.05938449152495, 85},
+		{0.487, 1.0, 4.98407004011762, 5}, {0.489, 1.0, 5.0250910197494845, 6},
+		{2.2, 4.0, 6.356990952171575, 7},  {1.6, 4.0, 3.3623753796609988, 5},
+	};
+	for (size_t i = 0; i < N_OF(c); i++) {
+		unsigned n = 0;
+		double real;
+		cr_assert_eq(pw_stats_required_n(c[i].s, c[i].mde, PW_POWER_ALPHA, PW_POWER_TARGET,
+		                                 PW_POWER_FLOOR_N, &n),
+		             PW_OK);
+		cr_assert_eq(n, c[i].n, "sigma %g MDE %g: n %u, want %u", c[i].s, c[i].mde, n, c[i].n);
+		cr_assert_eq(pw_stats_power_n(c[i].s, c[i].mde, 0.05, 0.9, false, &real), PW_OK);
+		NEAR(real, c[i].scipy, 1e-12);
+		/* the seed's 21·(σ/Δ)², to its two digits */
+		cr_assert(fabs(real - 21.0 * (c[i].s / c[i].mde) * (c[i].s / c[i].mde)) <
+		          0.001 * real + 1e-9);
+	}
+	/* without the floor the formula's own ceiling shows: 4 at the TPU top tier, 1 at the tail */
+	unsigned n;
+	cr_assert_eq(pw_stats_required_n(0.4, 1.0, 0.05, 0.9, 1, &n), PW_OK);
+	cr_assert_eq(n, 4);
+	cr_assert_eq(pw_stats_required_n(0.4, 3.0, 0.05, 0.9, 1, &n), PW_OK);
+	cr_assert_eq(n, 1);
+	/* a constant series needs the floor; bad inputs are refused */
+	cr_assert_eq(pw_stats_required_n(0.0, 1.0, 0.05, 0.9, 5, &n), PW_OK);
+	cr_assert_eq(n, 5);
+	cr_assert_eq(pw_stats_required_n(-0.1, 1.0, 0.05, 0.9, 5, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_required_n(NAN, 1.0, 0.05, 0.9, 5, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_required_n(0.4, 0.0, 0.05, 0.9, 5, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_required_n(0.4, INFINITY, 0.05, 0.9, 5, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_required_n(0.4, 1.0, 1.0, 0.9, 5, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_required_n(0.4, 1.0, 0.05, 0.9, 0, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_required_n(400.0, 1.0, 0.05, 0.9, 5, &n), PW_ERR_INVALID,
+	             "3.4 million runs is a defect, not a repeat count");
+	/* the MDE a series is certified at: GPU-class platforms 4% whatever the tier */
+	cr_assert_eq(pw_stats_series_mde(1.0, false, PW_POWER_MDE_GPU_PCT), 1.0);
+	cr_assert_eq(pw_stats_series_mde(1.0, true, PW_POWER_MDE_GPU_PCT), 4.0);
+	cr_assert_eq(pw_stats_series_mde(3.0, true, PW_POWER_MDE_GPU_PCT), 4.0);
+	cr_assert_eq(pw_stats_series_mde(5.0, true, PW_POWER_MDE_GPU_PCT), 5.0);
+}
+
 Test(stats_power, edges)
 {
 	double v;
