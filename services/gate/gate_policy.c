@@ -23,13 +23,14 @@ const char *pw_gate_outcome_name(pw_gate_outcome o)
 	case PW_GATE_OUT_INVESTIGATE: return "investigate";
 	case PW_GATE_OUT_TREND: return "trend";
 	case PW_GATE_OUT_WAIVED: return "waived";
+	case PW_GATE_OUT_UNDER_POWERED: return "under_powered";
 	}
 	return "unknown";
 }
 
 int pw_gate_outcome_parse(const char *s)
 {
-	for (int o = PW_GATE_OUT_BLOCKING; o <= PW_GATE_OUT_WAIVED; o++)
+	for (int o = PW_GATE_OUT_BLOCKING; o <= PW_GATE_OUT_UNDER_POWERED; o++)
 		if (s && strcmp(s, pw_gate_outcome_name((pw_gate_outcome)o)) == 0)
 			return o;
 	return 0;
@@ -64,6 +65,7 @@ pw_gate_outcome pw_gate_series_outcome(const pw_gate_policy *policy,
 	case PW_GATE_SERIES_QUARANTINED: return PW_GATE_OUT_QUARANTINED;
 	case PW_GATE_SERIES_BASELINING: return PW_GATE_OUT_INSUFFICIENT_DATA;
 	case PW_GATE_SERIES_INSUFFICIENT_DATA: return PW_GATE_OUT_INSUFFICIENT_DATA;
+	case PW_GATE_SERIES_UNDER_POWERED: return PW_GATE_OUT_UNDER_POWERED;
 	case PW_GATE_SERIES_REGRESSED: break;
 	}
 	bool alone = in->tier == PW_GATE_TIER_TOP && r->worse_pct >= policy->blocking_top_pct;
@@ -73,10 +75,6 @@ pw_gate_outcome pw_gate_series_outcome(const pw_gate_policy *policy,
 	return alone || by_aggregate ? PW_GATE_OUT_BLOCKING : PW_GATE_OUT_P1;
 }
 
-static size_t need_of(const pw_gate_policy *policy, pw_gate_tier tier)
-{
-	return tier == PW_GATE_TIER_TOP ? policy->min_candidate_n : policy->min_candidate_tail_n;
-}
 
 static bool empty(const char *s)
 {
@@ -113,7 +111,7 @@ pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families
 		bool gated = s->state == PW_GATE_STATE_ACTIVE || s->state == PW_GATE_STATE_BASELINING;
 		arrived += s->n_cand;
 		st.seen += (int64_t)s->n_cand + 1 + (s->state == PW_GATE_STATE_ACTIVE);
-		if (gated && s->n_cand < need_of(policy, s->tier))
+		if (gated && s->n_cand < pw_gate_series_wait_n(policy, s))
 			st.short_runs++;
 		else if (gated && s->baseline_behind && catching_up)
 			st.behind++;
@@ -361,6 +359,7 @@ static const char *upper_name(pw_gate_outcome o)
 	case PW_GATE_OUT_INVESTIGATE: return "INVESTIGATE";
 	case PW_GATE_OUT_TREND: return "TREND";
 	case PW_GATE_OUT_WAIVED: return "WAIVED";
+	case PW_GATE_OUT_UNDER_POWERED: return "UNDER_POWERED";
 	}
 	return "UNKNOWN";
 }
@@ -400,8 +399,7 @@ void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
 	for (size_t i = 0; i < n_series; i++) {
 		if (sr[i].verdict != PW_GATE_SERIES_INSUFFICIENT_DATA)
 			continue;
-		size_t need = series[i].tier == PW_GATE_TIER_TOP ? policy->min_candidate_n
-		                                                 : policy->min_candidate_tail_n;
+		size_t need = pw_gate_series_min_n(policy, &series[i]);
 		if (lacking == 0)
 			sb_printf(&sb, "%s lacks data:", named ? ";" : "");
 		if (series[i].n_base < policy->min_baseline_n)
@@ -415,6 +413,75 @@ void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
 	if (named == 0 && lacking == 0)
 		sb_printf(&sb, " %zu families, %zu tests, %.2f%% fleet impact", n_families,
 		          release->n_tests, release->aggregate_impact_pct);
+	/* what the verdict cannot say: series tested with too few runs, and the
+	 * band a GPU benchmark does not certify (§4.5) */
+	size_t under = 0, gpu = 0;
+	double gpu_low = policy->mde_gpu_pct;
+	for (size_t i = 0; i < n_series; i++) {
+		under += sr[i].verdict == PW_GATE_SERIES_UNDER_POWERED;
+		if (sr[i].tested && series[i].gpu) {
+			gpu++;
+			double tier = series[i].tier == PW_GATE_TIER_TOP ? policy->mde_top_pct
+			                                                 : policy->mde_tail_pct;
+			gpu_low = tier < gpu_low ? tier : gpu_low;
+		}
+	}
+	if (under)
+		sb_printf(&sb, "; %zu series under-powered (fewer candidate runs than their noise "
+		          "needs for the MDE)", under);
+	if (gpu && gpu_low < policy->mde_gpu_pct)
+		sb_printf(&sb, "; GPU series certified at MDE %g%%: the %g-%g%% band is the production "
+		          "canary's", policy->mde_gpu_pct, gpu_low, policy->mde_gpu_pct);
+}
+
+pw_status pw_gate_power_table(FILE *out, const pw_gate_policy *policy, double tpu_sigma_pct,
+                              double gpu_sigma_pct)
+{
+	double factor;
+	if (!(tpu_sigma_pct > 0.0) || !(gpu_sigma_pct > 0.0) ||
+	    pw_stats_power_n(1.0, 1.0, PW_POWER_ALPHA, PW_POWER_TARGET, false, &factor) != PW_OK)
+		return PW_ERR_INVALID;
+	fprintf(out, "Power per tier (§4.5): n = max(floor, ceil(%.2f*(sigma/MDE)^2)), "
+	             "alpha %g two-sided, power %g (pw_stats_required_n)\n\n",
+	        factor, PW_POWER_ALPHA, PW_POWER_TARGET);
+	fprintf(out, "| tier | platform | sigma (norm) | MDE | %.2f*(sigma/MDE)^2 | floor | required n | "
+	             "band the production canary owns |\n|---|---|---|---|---|---|---|---|\n",
+	        factor);
+	for (int gpu = 0; gpu < 2; gpu++)
+		for (int t = 0; t < 2; t++) {
+			pw_gate_series_input in = {.tier = t ? PW_GATE_TIER_TAIL : PW_GATE_TIER_TOP,
+			                           .gpu = gpu};
+			double sigma = gpu ? gpu_sigma_pct : tpu_sigma_pct;
+			double tier_mde = t ? policy->mde_tail_pct : policy->mde_top_pct;
+			double mde = pw_gate_series_mde(policy, &in);
+			size_t floor_n = pw_gate_series_min_n(policy, &in);
+			unsigned n;
+			double real;
+			if (pw_stats_power_n(sigma, mde, PW_POWER_ALPHA, PW_POWER_TARGET, false, &real) !=
+			        PW_OK ||
+			    pw_stats_required_n(sigma, mde, PW_POWER_ALPHA, PW_POWER_TARGET,
+			                        (unsigned)floor_n, &n) != PW_OK)
+				return PW_ERR_INVALID;
+			char band[64] = "-";
+			if (mde > tier_mde)
+				snprintf(band, sizeof band, "%g-%g%%", tier_mde, mde);
+			fprintf(out, "| %s | %s | %.2f%% | %.2f%% | %.2f | %zu | %u | %s |\n",
+			        t ? "tail" : "top", gpu ? "GPU" : "TPU", sigma, mde, real, floor_n, n, band);
+		}
+	double real;
+	unsigned n;
+	if (pw_stats_power_n(gpu_sigma_pct, policy->mde_top_pct, PW_POWER_ALPHA, PW_POWER_TARGET,
+	                     false, &real) == PW_OK &&
+	    pw_stats_required_n(gpu_sigma_pct, policy->mde_top_pct, PW_POWER_ALPHA, PW_POWER_TARGET,
+	                        (unsigned)policy->min_candidate_n, &n) == PW_OK)
+		fprintf(out, "\nGPU at the top tier's own MDE %.2f%%: %.2f -> %u runs a series, not "
+		             "affordable: GPU series are certified at %.2f%%, and the band below is the "
+		             "production canary's (big N from live traffic).\n",
+		        policy->mde_top_pct, real, n, policy->mde_gpu_pct);
+	fprintf(out, "Each series' own n comes from its own sigma (its baseline's MAD_n/median) and is "
+	             "published with its baseline (Baseline.required_n_top, required_n_tail); a series "
+	             "tested with fewer candidate runs and nothing significant is UNDER_POWERED.\n");
+	return PW_OK;
 }
 
 void pw_gate_wait_describe(char *buf, size_t len, const pw_gate_wait_state *st,

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gate_eval.h"
 
@@ -32,6 +33,7 @@ typedef enum pw_gate_outcome {
 	PW_GATE_OUT_INVESTIGATE = 8,
 	PW_GATE_OUT_TREND = 9,
 	PW_GATE_OUT_WAIVED = 10,
+	PW_GATE_OUT_UNDER_POWERED = 11,
 } pw_gate_outcome;
 
 /* "blocking", "p1", ... as stored in PostgreSQL; "unknown" otherwise. */
@@ -49,7 +51,9 @@ pw_gate_outcome pw_gate_family_outcome(pw_gate_family_verdict v);
  * blocks on the spend-weighted aggregate, else P1; either becomes WAIVED when
  * its family is waived. WITHIN_NOISE is PASS; a WIN_SHORTFALL (a registered
  * win that fell short but is no regression) is TREND; BASELINING (no complete
- * null window) is INSUFFICIENT_DATA; the rest map one to one.
+ * null window) is INSUFFICIENT_DATA; UNDER_POWERED (nothing significant from
+ * fewer runs than the series' noise needs) is UNDER_POWERED, never PASS; the
+ * rest map one to one.
  */
 pw_gate_outcome pw_gate_series_outcome(const pw_gate_policy *policy,
                                        const pw_gate_series_input *in,
@@ -243,6 +247,21 @@ pw_status pw_gate_decide(const pw_gate_policy *policy, pw_gate_family_input *fam
                          pw_gate_release_result *release, pw_gate_outcome *outcomes,
                          size_t *waiver_of, char *errbuf, size_t errlen);
 
+/* ------------------------------------------------------------------ power */
+
+/*
+ * The per-tier n table of §4.5 as the gate computes it (`pw-gate
+ * --power-table`): for each tier and platform class at the class's σ norm
+ * (tpu_sigma_pct, gpu_sigma_pct; §4.1's 0.4% and 2%), the MDE the gate
+ * certifies (pw_gate_series_mde), the normal formula's real n, the floor
+ * (the tier's minimum runs) and the required n (pw_stats_required_n), as a
+ * Markdown table; then the GPU platform at the top tier's own MDE (why its
+ * MDE is policy->mde_gpu_pct). A series' own n comes from its own σ. Writes
+ * to out; PW_ERR_INVALID when a figure cannot be computed (σ <= 0).
+ */
+pw_status pw_gate_power_table(FILE *out, const pw_gate_policy *policy, double tpu_sigma_pct,
+                              double gpu_sigma_pct);
+
 /* ------------------------------------------------------------------ summary */
 
 /*
@@ -253,7 +272,11 @@ pw_status pw_gate_decide(const pw_gate_policy *policy, pw_gate_family_input *fam
  *   "PASS: 3 families, 12 tests, 0.00% fleet impact"
  * It names every BLOCKING and P1 family with its regressed series count and
  * impact, every WAIVED family, every family without any measured series,
- * and every series that lacked data.
+ * and every series that lacked data; then, when there are any, the count of
+ * UNDER_POWERED series ("; 4 series under-powered (fewer candidate runs than
+ * their noise needs for the MDE)") and, when a GPU-class series was tested
+ * at an MDE above its tier's, the band the production canary owns ("; GPU
+ * series certified at MDE 4%: the 1-4% band is the production canary's").
  */
 void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
                      const pw_gate_family_input *families, const pw_gate_family_result *fr,

@@ -331,6 +331,13 @@ out:
 	return st;
 }
 
+/* The key of an evaluation from columns 0 (release_id) and 1 (evaluation). */
+static void pending_of_row(pw_gate_pending *out, PGresult *res, int row)
+{
+	snprintf(out->release_id, sizeof out->release_id, "%s", PQgetvalue(res, row, 0));
+	out->evaluation = (uint32_t)strtoul(PQgetvalue(res, row, 1), NULL, 10);
+}
+
 pw_status pw_gate_store_pending(pw_pg *pg, pw_gate_pending *out, size_t cap, size_t *n, char *errbuf,
                              size_t errlen)
 {
@@ -343,11 +350,8 @@ pw_status pw_gate_store_pending(pw_pg *pg, pw_gate_pending *out, size_t cap, siz
 	                          0, NULL, &res, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	for (int i = 0; i < PQntuples(res) && *n < cap; i++) {
-		snprintf(out[*n].release_id, sizeof out[*n].release_id, "%s", PQgetvalue(res, i, 0));
-		out[*n].evaluation = (uint32_t)strtoul(PQgetvalue(res, i, 1), NULL, 10);
-		(*n)++;
-	}
+	for (int i = 0; i < PQntuples(res) && *n < cap; i++)
+		pending_of_row(&out[(*n)++], res, i);
 	PQclear(res);
 	return PW_OK;
 }
@@ -387,8 +391,7 @@ pw_status pw_gate_store_watched(pw_pg *pg, int64_t window_us, pw_gate_pending *o
 	if (st != PW_OK)
 		return st;
 	for (int i = 0; i < PQntuples(res) && *n < cap; i++) {
-		snprintf(out[*n].release_id, sizeof out[*n].release_id, "%s", PQgetvalue(res, i, 0));
-		out[*n].evaluation = (uint32_t)strtoul(PQgetvalue(res, i, 1), NULL, 10);
+		pending_of_row(&out[*n], res, i);
 		lacking[*n] = (size_t)strtoull(PQgetvalue(res, i, 2), NULL, 10);
 		seen[*n] = strtoll(PQgetvalue(res, i, 3), NULL, 10);
 		(*n)++;
@@ -666,9 +669,11 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 		if (top) {
 			r->policy.min_candidate_n = n;
 			r->policy.mde_top_pct = mde;
+			r->policy.top_n_requested = true;
 		} else {
 			r->policy.min_candidate_tail_n = n;
 			r->policy.mde_tail_pct = mde;
+			r->policy.tail_n_requested = true;
 		}
 	}
 	PQclear(res);
@@ -748,9 +753,14 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	                " perfwatch.baseliner_series bu WHERE bu.series_id = s.series_id) "
 	                " AND EXISTS (SELECT 1 FROM perfwatch.samples u WHERE u.series_id = s.series_id "
 	                " AND u.build_kind IN ('nightly', 'release') AND u.bisect_job_id = '' "
-	                " AND u.measured_at <= to_timestamp($6::double precision / 1e6))) "
+	                " AND u.measured_at <= to_timestamp($6::double precision / 1e6))), "
+	                /* §4.5: the series' noise and the n its baseline published (15..20) */
+	                "lb.sigma_pct, lb.gpu_class, lb.required_n_top, lb.mde_top_pct, "
+	                "lb.required_n_tail, lb.mde_tail_pct "
 	                "FROM perfwatch.series s "
-	                "LEFT JOIN LATERAL (SELECT b.version, b.state, b.window_start, b.window_end "
+	                "LEFT JOIN LATERAL (SELECT b.version, b.state, b.window_start, b.window_end, "
+	                "  b.sigma_pct, b.gpu_class, b.required_n_top, b.mde_top_pct, "
+	                "  b.required_n_tail, b.mde_tail_pct "
 	                "  FROM perfwatch.baselines b WHERE b.series_id = s.series_id "
 	                "  ORDER BY b.version DESC LIMIT 1) lb ON true "
 	                "WHERE s.model = ANY($1::text[]) AND (EXISTS ("
@@ -806,6 +816,13 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 		                     PQgetvalue(res, row, 12)[0] == 't');
 		in->n_cand = (size_t)getint(res, row, 13);
 		in->baseline_behind = PQgetvalue(res, row, 14)[0] == 't';
+		in->gpu = has_row && PQgetvalue(res, row, 16)[0] == 't';
+		bool top = in->tier == PW_GATE_TIER_TOP;
+		in->required_n = pw_gate_required_n(has_row, getdbl(res, row, 15),
+		                                    (unsigned)getint(res, row, top ? 17 : 19),
+		                                    getdbl(res, row, top ? 18 : 20),
+		                                    pw_gate_series_mde(&r->policy, in),
+		                                    pw_gate_series_min_n(&r->policy, in));
 		r->series_waiver[i] = "";
 		r->series_alert[i] = "";
 	}
@@ -1027,16 +1044,18 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		snprintf(imp, sizeof imp, "%.17g", f->impact_pct);
 		snprintf(gated, sizeof gated, "%zu", f->n_tested);
 		snprintf(regr, sizeof regr, "%zu", f->n_regressed);
+		char under[32];
+		snprintf(under, sizeof under, "%zu", f->n_under_powered);
 		const char *q[] = {r->release_id, ev, r->families[j].name,
 		                   tier_text(r->family_tier[j]),
 		                   pw_gate_outcome_name(pw_gate_family_outcome(f->verdict)), share, imp,
-		                   gated, regr};
+		                   gated, regr, under};
 		st = pw_pg_exec(pg,
 		                "INSERT INTO perfwatch.gate_family_results (release_id, evaluation, "
 		                "family, tier, verdict, spend_share, spend_weighted_impact_pct, "
-		                "gated_series, regressed_series) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
-		                "$9) ON CONFLICT DO NOTHING",
-		                9, q, NULL, errbuf, errlen);
+		                "gated_series, regressed_series, under_powered_series) VALUES ($1, $2, $3, "
+		                "$4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+		                10, q, NULL, errbuf, errlen);
 		if (st != PW_OK)
 			goto fail;
 	}
@@ -1051,7 +1070,7 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		                      "p, welch_t, welch_p, q, delta_pct, expected_delta_pct, mde_pct, "
 		                      "two_sigma_pct, effect_passed, direction, verdict, waiver_id, "
 		                      "alert_id, effect_pct, excess_pct, practical_pct, noise_floor_pct, "
-		                      "threshold_pct) FROM STDIN",
+		                      "threshold_pct, required_n, tier_mde_pct) FROM STDIN",
 		                      errbuf, errlen);
 		if (st != PW_OK)
 			goto fail;
@@ -1063,7 +1082,7 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		bool t = s->tested;
 		char sid[32], bver[16], bmed[32], bmad[32], bn[32], cmed[32], cn[32], u[32], pv[32],
 		    wt[32], wp[32], qv[32], dp[32], ex[32], mde[32], ts[32], ef[32], xs[32], pr[32],
-		    nf[32], th[32];
+		    nf[32], th[32], rn[32], tm[32];
 		const char *pbmed = NULL, *pbmad = NULL, *pcmed = NULL, *pu = NULL, *ppv = NULL,
 		           *pwt = NULL, *pwp = NULL, *pqv = NULL, *pdp = NULL, *pts = NULL,
 		           *pef = NULL, *pxs = NULL, *ppr = NULL, *pnf = NULL, *pth = NULL;
@@ -1072,8 +1091,10 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		snprintf(bn, sizeof bn, "%zu", in->n_base);
 		snprintf(cn, sizeof cn, "%zu", in->n_cand);
 		snprintf(ex, sizeof ex, "%.17g", in->has_expected ? in->expected_pct : 0.0);
-		snprintf(mde, sizeof mde, "%.17g",
+		snprintf(mde, sizeof mde, "%.17g", pw_gate_series_mde(&r->policy, in));
+		snprintf(tm, sizeof tm, "%.17g",
 		         in->tier == PW_GATE_TIER_TOP ? r->policy.mde_top_pct : r->policy.mde_tail_pct);
+		snprintf(rn, sizeof rn, "%zu", in->required_n);
 		if (t) {
 			fmt_double(bmed, sizeof bmed, s->cmp.median_base, &pbmed);
 			fmt_double(bmad, sizeof bmad, s->cmp.mad_base, &pbmad);
@@ -1100,7 +1121,8 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		                   bn, pcmed, cn, m->unit, pu, ppv, pwt, pwp, pqv, pdp, ex, mde, pts,
 		                   effect ? "t" : "f", direction_text(r, i),
 		                   pw_gate_outcome_name(r->series_out[i]), r->series_waiver[i],
-		                   r->series_alert[i], pef, pxs, ppr, pnf, pth};
+		                   r->series_alert[i], pef, pxs, ppr, pnf, pth,
+		                   in->required_n ? rn : NULL, tm};
 		for (size_t c = 0; c < sizeof q / sizeof q[0]; c++) {
 			if (c)
 				tb_putc(&copy, '\t');

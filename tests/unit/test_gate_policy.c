@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +343,68 @@ Test(gate_policy, late_data_redecides)
 	                       "(deadline passed 1m02s ago)");
 }
 
+/*
+ * §4.5: the gate waits for what a series' noise needs when the request did
+ * not say what was scheduled, and for what was scheduled when it did; a
+ * series tested short of it is reported UNDER_POWERED (never PASS), counted
+ * in the summary, and a GPU series is certified at 4% with the 1-4% band
+ * declared the production canary's.
+ */
+Test(gate_policy, power_per_series)
+{
+	rel r;
+	rel_init(&r);
+	size_t f = fam(&r, "f", 0.1);
+	size_t g = ser(&r, "f/h/b200-8/c/m", f, PW_GATE_TIER_TOP, 1.0, 0.0, 5);
+	size_t t = ser(&r, "f/h/v6e-4/c/m", f, PW_GATE_TIER_TOP, 1.0, 0.0, 5);
+	r.s[g].gpu = true;
+	r.s[g].required_n = 6;
+	r.s[t].required_n = 5;
+	size_t missing;
+	/* no TierRepeats: wait for the 6 the GPU series needs */
+	cr_assert_eq(pw_gate_series_wait_n(&r.pol, &r.s[g]), 6);
+	cr_assert_eq(pw_gate_series_wait_n(&r.pol, &r.s[t]), 5);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 10, 20, 0, 0, false, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(missing, 1);
+	/* the request scheduled 5: that is what is waited for */
+	r.pol.top_n_requested = true;
+	cr_assert_eq(pw_gate_series_wait_n(&r.pol, &r.s[g]), 5);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 10, 20, 0, 0, false, &missing), PW_GATE_WAIT_READY);
+	/* tested with 5: nothing significant, UNDER_POWERED, not PASS */
+	decide(&r, NULL, 0, 0);
+	cr_assert_eq(r.sr[g].verdict, PW_GATE_SERIES_UNDER_POWERED);
+	cr_assert_eq(r.out[g], PW_GATE_OUT_UNDER_POWERED);
+	cr_assert_str_eq(pw_gate_outcome_name(r.out[g]), "under_powered");
+	cr_assert_eq(pw_gate_outcome_parse("under_powered"), PW_GATE_OUT_UNDER_POWERED);
+	cr_assert_eq(r.out[t], PW_GATE_OUT_PASS);
+	cr_assert_eq(r.fr[f].verdict, PW_GATE_FAMILY_PASS);
+	char buf[512];
+	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert_str_eq(buf, "PASS: 1 families, 2 tests, 0.00% fleet impact; 1 series under-powered "
+	                      "(fewer candidate runs than their noise needs for the MDE); GPU series "
+	                      "certified at MDE 4%: the 1-4% band is the production canary's");
+}
+
+/* The per-tier n table as pw-gate --power-table prints it. */
+Test(gate_policy, power_table)
+{
+	pw_gate_policy p;
+	pw_gate_policy_default(&p);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	cr_assert(out);
+	cr_assert_eq(pw_gate_power_table(out, &p, 0.4, 2.0), PW_OK);
+	fclose(out);
+	cr_assert(strstr(text, "| top | TPU | 0.40% | 1.00% | 3.36 | 5 | 5 | - |\n"), "%s", text);
+	cr_assert(strstr(text, "| tail | TPU | 0.40% | 3.00% | 0.37 | 5 | 5 | - |\n"), "%s", text);
+	cr_assert(strstr(text, "| top | GPU | 2.00% | 4.00% | 5.25 | 5 | 6 | 1-4% |\n"), "%s", text);
+	cr_assert(strstr(text, "| tail | GPU | 2.00% | 4.00% | 5.25 | 5 | 6 | 3-4% |\n"), "%s", text);
+	cr_assert(strstr(text, "GPU at the top tier's own MDE 1.00%: 84.06 -> 85 runs"), "%s", text);
+	free(text);
+	cr_assert_eq(pw_gate_power_table(stdout, &p, 0.0, 2.0), PW_ERR_INVALID);
+}
+
 Test(gate_policy, key_split_and_waiver_matching)
 {
 	pw_gate_key_parts k;
@@ -464,6 +527,8 @@ Test(gate_policy, configuration_table_builds_and_gives_the_policy)
 	pw_config *cfg = pw_config_new("gate", keys, n, err, sizeof err);
 	cr_assert_not_null(cfg, "%s", err);
 	pw_gate_policy p, d;
+	memset(&p, 0, sizeof p); /* the padding after the bools: memcmp below */
+	memset(&d, 0, sizeof d);
 	pw_gate_policy_from_config(cfg, &p);
 	pw_gate_policy_default(&d);
 	cr_assert_eq(memcmp(&p, &d, sizeof p), 0, "the table's defaults are the design's");

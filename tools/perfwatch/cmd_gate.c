@@ -73,7 +73,8 @@ static void json_num(FILE *out, const char *k, double v, bool comma)
 enum {
 	S_FAMILY, S_PLATFORM, S_CONFIG, S_METRIC, S_KEY, S_BMED, S_BMAD, S_BN, S_CMED, S_CN, S_U,
 	S_P, S_Q, S_DELTA, S_MDE, S_TWOSIG, S_EFFECT, S_VERDICT, S_EXPECTED, S_WAIVER, S_ALERT,
-	S_WELCH_P, S_UNIT, S_EFFECT_PCT, S_EXCESS, S_PRACTICAL, S_NOISE_FLOOR, S_THRESHOLD
+	S_WELCH_P, S_UNIT, S_EFFECT_PCT, S_EXCESS, S_PRACTICAL, S_NOISE_FLOOR, S_THRESHOLD,
+	S_REQUIRED_N, S_TIER_MDE
 };
 
 static void show_series_text(PGresult *s, int i, double fdr, int tests)
@@ -101,6 +102,7 @@ static void show_series_text(PGresult *s, int i, double fdr, int tests)
 	/* the filter as decided, in the rule's words (PW_COMPARE_FILTER_RULE): the
 	 * HL effect (or its excess over a registration) against its threshold,
 	 * stored since migration 0038 */
+	/* "within-noise" only for PASS: an UNDER_POWERED series says so */
 	const char *outcome = strcmp(v, "pass") == 0 ? "within-noise" : verdict;
 	const char *by = *PQgetvalue(s, i, S_WAIVER) ? " by " : "";
 	double thr = num(s, i, S_THRESHOLD), practical = num(s, i, S_PRACTICAL);
@@ -121,6 +123,16 @@ static void show_series_text(PGresult *s, int i, double fdr, int tests)
 	                       se > 0.0 ? floor_pct / se : PW_COMPARE_NOISE_K, floor_pct);
 	printf("    %s %s  ->  verdict: %s%s%s\n", filter, effect ? "PASS" : "FAIL", outcome, by,
 	       PQgetvalue(s, i, S_WAIVER));
+	/* §4.5: what the runs could certify, where it is less than the tier asks */
+	double required = num(s, i, S_REQUIRED_N), tier_mde = num(s, i, S_TIER_MDE);
+	bool short_runs = !isnan(required) && nc < required, gpu = tier_mde < mde;
+	if (short_runs)
+		printf("    power: rc n=%.0f < required n=%.0f for MDE=%g%% at this series' noise: a "
+		       "change of the MDE could pass unseen\n",
+		       nc, required, mde);
+	if (gpu)
+		printf("    GPU: certified at MDE=%g%%, the %g-%g%% band is the production canary's\n", mde,
+		       tier_mde, mde);
 }
 
 static void show_series_json(FILE *out, PGresult *s, int i)
@@ -149,6 +161,8 @@ static void show_series_json(FILE *out, PGresult *s, int i)
 	json_num(out, "practical_pct", num(s, i, S_PRACTICAL), true);
 	json_num(out, "noise_floor_pct", num(s, i, S_NOISE_FLOOR), true);
 	json_num(out, "threshold_pct", num(s, i, S_THRESHOLD), true);
+	json_num(out, "required_n", num(s, i, S_REQUIRED_N), true);
+	json_num(out, "tier_mde_pct", num(s, i, S_TIER_MDE), true);
 	fprintf(out, ",\"effect_passed\":%s", PQgetvalue(s, i, S_EFFECT)[0] == 't' ? "true" : "false");
 	json_str(out, "verdict", PQgetvalue(s, i, S_VERDICT), true);
 	json_str(out, "waiver_id", PQgetvalue(s, i, S_WAIVER), true);
@@ -224,7 +238,8 @@ static int gate_show(int argc, char **argv)
 	const char *kp[] = {release, PQgetvalue(h, 0, 0)};
 	if (!(f = pw_cli_pg_query(conn, "reading gate results failed",
 	                          "SELECT family, tier, verdict, spend_share, spend_weighted_impact_pct, "
-	                          "gated_series, regressed_series FROM perfwatch.gate_family_results "
+	                          "gated_series, regressed_series, under_powered_series "
+	                          "FROM perfwatch.gate_family_results "
 	                          "WHERE release_id = $1 AND evaluation = $2 ORDER BY family COLLATE \"C\"",
 	                          2, kp)) ||
 	    !(s = pw_cli_pg_query(conn, "reading gate results failed",
@@ -233,7 +248,8 @@ static int gate_show(int argc, char **argv)
 	                          "r.candidate_n, r.u, r.p, r.q, r.delta_pct, r.mde_pct, r.two_sigma_pct, "
 	                          "r.effect_passed, r.verdict, r.expected_delta_pct, r.waiver_id, r.alert_id, "
 	                          "r.welch_p, r.unit, r.effect_pct, r.excess_pct, r.practical_pct, "
-	                          "r.noise_floor_pct, r.threshold_pct FROM perfwatch.gate_series_results r "
+	                          "r.noise_floor_pct, r.threshold_pct, r.required_n, r.tier_mde_pct "
+	                          "FROM perfwatch.gate_series_results r "
 	                          "JOIN perfwatch.series s USING (series_id) "
 	                          "WHERE r.release_id = $1 AND r.evaluation = $2 "
 	                          "ORDER BY r.family COLLATE \"C\", s.platform COLLATE \"C\", "
@@ -268,6 +284,7 @@ static int gate_show(int argc, char **argv)
 			json_num(stdout, "spend_weighted_impact_pct", num(f, j, 4), true);
 			json_num(stdout, "gated_series", num(f, j, 5), true);
 			json_num(stdout, "regressed_series", num(f, j, 6), true);
+			json_num(stdout, "under_powered_series", num(f, j, 7), true);
 			printf(",\"series\":[");
 			int k = 0;
 			for (int i = 0; i < PQntuples(s); i++) {
@@ -307,9 +324,12 @@ static int gate_show(int argc, char **argv)
 		char fv[64];
 		upper(fv, sizeof fv, PQgetvalue(f, j, 2));
 		printf("  family verdict: %s (%s gated series, %s regressed, spend-weighted impact "
-		       "%.2f%% fleet, share %.3f, tier %s)\n",
+		       "%.2f%% fleet, share %.3f, tier %s",
 		       fv, PQgetvalue(f, j, 5), PQgetvalue(f, j, 6), num(f, j, 4), num(f, j, 3),
 		       PQgetvalue(f, j, 1));
+		if (atoi(PQgetvalue(f, j, 7)) > 0)
+			printf(", %s under-powered", PQgetvalue(f, j, 7));
+		printf(")\n");
 	}
 	printf("release verdict: %s (%d tests, BH q=%.2g, fleet impact %.2f%%)\n", verdict, tests,
 	       fdr, num(h, 0, 6));
