@@ -193,10 +193,13 @@ for k, x in S.items():
     model, plat, cfg, metric = k
     if k in frozen:
         continue
-    want = {"pass", "trend"}
+    # quiet: within noise, trend-only, or under-powered (nothing significant
+    # from fewer runs than the series' noise needs, §4.5)
+    quiet = {"pass", "trend", "under_powered"}
+    want = quiet
     if plat == "v6e-4" and cfg == b64 and not metric.startswith("ttft"):
         want = {"validated_win"} if model == "chat-8b" and metric in registered else \
-               {moved[model]} if moved[model] else {"pass", "trend"}
+               {moved[model]} if moved[model] else quiet
     if x["verdict"] not in want:
         bad.append((k, x["verdict"], sorted(want)))
 assert not bad, ("unexpected verdicts", bad)
@@ -247,7 +250,7 @@ for _ in $(seq 150); do
   [ -z "$dl" ] || break
   sleep 0.2
 done
-[[ $dl == "invalid_value: waiver \"$wid\" of release \"$rel2\" was stored before"* ]] ||
+[[ $dl == "conflict: "*"waiver \"$wid\" is already stored for release \"$rel2\" with other content"* ]] ||
   fail "the same waiver id with another owner for $rel2: dead letter \"$dl\""
 echo "the same id with another owner for $rel2 is dead-lettered: $dl"
 echo "test_gate_registered: PASS ($((SECONDS - t_start)) s)"
