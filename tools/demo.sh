@@ -549,7 +549,7 @@ expect() {
 gate_json() { "$build/tools/perfwatch" gate show "$rel" --json; }
 
 # The worked example's gate verdict: chat-8b BLOCKING with decode B64 and B8
-# on v6e-4 regressed, v5e-8 and prefill within noise (artifact 7).
+# on v6e-4 regressed, v5e-8 and prefill within noise or under-powered (artifact 7).
 check_gate() {
   gate_json | python3 -c '
 import json, sys
@@ -564,8 +564,10 @@ for cfg, lo, hi in (("decode.B64.s2048.int8", 7.6, 8.8), ("decode.B8.s2048.int8"
     assert x["verdict"] == "blocking" and lo <= x["delta_pct"] <= hi, (cfg, x["verdict"], x["delta_pct"])
 quiet = [k for k in s if k[0] == "v5e-8" or k[1].startswith("prefill")]
 assert quiet, "no v5e-8 or prefill series"
+# a tail metric whose noise needs more than the RC's 5 runs for the 1% MDE is
+# under-powered (nothing significant, said as such), not within noise (§4.5)
 for k in quiet:
-    assert s[k]["verdict"] in ("pass", "trend", "quarantined"), (k, s[k]["verdict"])
+    assert s[k]["verdict"] in ("pass", "trend", "quarantined", "under_powered"), (k, s[k]["verdict"])
 ' "$ns"
 }
 
@@ -584,7 +586,7 @@ step_check() {
     echo "the expected outcome is written down for worked-example only; nothing to check for $scenario"
     return 0
   fi
-  expect "gate: chat-8b BLOCKING, decode B64 and B8 on v6e-4 regressed, v5e-8 and prefill within noise" check_gate
+  expect "gate: chat-8b BLOCKING, decode B64 and B8 on v6e-4 regressed, v5e-8 and prefill within noise or under-powered" check_gate
   expect "watcher: chat-8b v6e-4 decode B64 TPOT changepoint on 2026-06-17, cl/7841885..cl/7841923" check_changepoint
   expect "bisector: decode B64 on v6e-4 TPOT p50 bisected, culprit cl/7841917, verified on both sides" check_bisection
   expect "attributor: B64 TPOT fusion.1423 -> 1423a/softmax.88/1423b, cap 1.5 MB, +6.5% predicted of +8.2%, v5e-8 and prefill explained, compiler" check_attribution
