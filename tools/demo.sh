@@ -564,7 +564,7 @@ for cfg, lo, hi in (("decode.B64.s2048.int8", 7.6, 8.8), ("decode.B8.s2048.int8"
     assert x["verdict"] == "blocking" and lo <= x["delta_pct"] <= hi, (cfg, x["verdict"], x["delta_pct"])
 quiet = [k for k in s if k[0] == "v5e-8" or k[1].startswith("prefill")]
 assert quiet, "no v5e-8 or prefill series"
-# a tail metric whose noise needs more than the RC's 5 runs for the 1% MDE is
+# a tail metric whose noise needs more than the 5 runs of the RC for the 1% MDE is
 # under-powered (nothing significant, said as such), not within noise (§4.5)
 for k in quiet:
     assert s[k]["verdict"] in ("pass", "trend", "quarantined", "under_powered"), (k, s[k]["verdict"])
