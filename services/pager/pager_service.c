@@ -482,16 +482,23 @@ static pw_status page_get(pw_pg *pg, const char *incident_id, page_row *out, cha
 	return PW_OK;
 }
 
-/* The rolling week's pages and their verdicts (the false-page budget's usage). */
-static pw_status budget_usage(pw_pg *pg, pw_budget_usage *u, char *errbuf, size_t errlen)
+/* The rolling week's pages of this deployment and their verdicts (the
+ * false-page budget's usage): another deployment's pages on the same database
+ * (a test's, an earlier demo's) are paged to another rotation and charge its
+ * budget, not this one's. */
+static pw_status budget_usage(pw_pg *pg, const char *group, pw_budget_usage *u, char *errbuf, size_t errlen)
 {
 	PGresult *r = NULL;
+	pw_pg_params g;
+	pw_pg_params_init(&g);
+	pw_pg_params_text(&g, group);
 	pw_status st = exec(pg,
 	                    "SELECT count(*), count(*) FILTER (WHERE t.outcome = 'true_regression'),"
 	                    "       count(*) FILTER (WHERE t.outcome = 'false_regression')"
 	                    "  FROM perfwatch.pages p LEFT JOIN perfwatch.triage_verdicts t USING (page_id)"
-	                    " WHERE p.incident_id IS NOT NULL AND p.created_at > now() - interval '7 days'",
-	                    NULL, &r, errbuf, errlen);
+	                    " WHERE p.incident_id IS NOT NULL AND p.pager_group = $1"
+	                    "   AND p.created_at > now() - interval '7 days'",
+	                    &g, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	u->delivered = (uint32_t)strtoul(PQgetvalue(r, 0, 0), NULL, 10);
@@ -1095,7 +1102,7 @@ static pw_status settle(worker *k, pw_incident *inc, const pw_pager_part *pt, co
 	} else if (route.action == PW_ACT_PAGE) {
 		pw_budget_usage u = {0};
 		pw_budget_decision bd;
-		if ((st = budget_usage(k->w->pg, &u, errbuf, errlen)) != PW_OK)
+		if ((st = budget_usage(k->w->pg, k->a->group, &u, errbuf, errlen)) != PW_OK)
 			return st;
 		/* the budget's override weighs the event's spend impact, not only its headline's */
 		pw_finding *bf = malloc(sizeof *bf);
