@@ -31,6 +31,9 @@ enc() { protoc --encode=perfwatch.v1.Alert -I proto proto/perfwatch/v1/alert.pro
 # database (a test's, an earlier demo's; six here, more than the budget) charge
 # their own rotation's budget, not this one's
 for i in $(seq 1 6); do
+  q "INSERT INTO perfwatch.pager_incidents (incident_id, dedup_key, open, action, payload, opened_at, updated_at,
+                                            pager_group)
+     VALUES ('inc-other-$ns-$i', 'other-$ns-$i', false, 'page', '{}', now(), now(), '$ns-other-pager')" >/dev/null
   q "INSERT INTO perfwatch.pages (page_id, dedup_key, route, severity, verdict, summary, created_at,
                                   delivery_status, incident_id, pager_group)
      VALUES ('pg-other-$ns-$i', 'other-$ns-$i', 'ml-perf-triage', 'critical', 'blocking', 'another deployment''s page',
