@@ -84,7 +84,8 @@ b = json.loads(sys.argv[1])["bisection"]
 assert b["status"] == "failed", b["status"]
 assert b["reason"].startswith("no_answer"), b["reason"]
 PY
-"$pw" bisect show "$aid" | grep -q "no_answer" || fail "the text of bisect show $aid does not say no_answer"
+shown=$("$pw" bisect show "$aid") # whole, then searched (grep -q would cut the pipe under pipefail)
+grep -q "no_answer" <<<"$shown" || fail "the text of bisect show $aid does not say no_answer"
 reissued=$(q "SELECT max(reissued) FROM perfwatch.bisect_jobs WHERE bisection_id = '$aid'")
 [ "$reissued" = 2 ] || fail "A's job re-issued $reissued times, want the cap 2"
 fu=""
