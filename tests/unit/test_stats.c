@@ -17,18 +17,8 @@
 #include <string.h>
 
 #include "pw_stats.h"
+#include "test_near.h"
 #include "test_noise.h"
-
-/* |got − want| <= rel·|want| (or <= rel when want is 0). */
-#define NEAR(got, want, rel)                                                              \
-	do {                                                                              \
-		double g_ = (got), w_ = (want);                                           \
-		double tol_ = (rel) * (w_ == 0.0 ? 1.0 : fabs(w_));                       \
-		cr_assert(fabs(g_ - w_) <= tol_, "%s = %.17g, want %.17g (rel %g)", #got, g_, \
-		          w_, (double)(rel));                                             \
-	} while (0)
-
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- Data: the same literals as gen_stats_reference.py --------------------- */
 
