@@ -179,30 +179,10 @@ pw_status pw_watch_store_fleet_marks(pw_pg *pg, const pw_watch_env *env, int64_t
 	return PW_OK;
 }
 
-/* A PostgreSQL text[] literal of list[0..n) into a malloc'd string (NULL: no memory). */
+/* A PostgreSQL text[] literal of a message's string list (NULL: no memory). */
 static char *text_array(char *const *list, size_t n)
 {
-	size_t len = 3;
-	for (size_t i = 0; i < n; i++)
-		len += 2 * strlen(list[i] ? list[i] : "") + 3;
-	char *s = malloc(len), *w = s;
-	if (!s)
-		return NULL;
-	*w++ = '{';
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			*w++ = ',';
-		*w++ = '"';
-		for (const char *c = list[i] ? list[i] : ""; *c; c++) {
-			if (*c == '"' || *c == '\\')
-				*w++ = '\\';
-			*w++ = *c;
-		}
-		*w++ = '"';
-	}
-	*w++ = '}';
-	*w = '\0';
-	return s;
+	return pw_pg_text_array((const char *const *)list, n);
 }
 
 pw_status pw_watch_store_fleet_change(pw_pg *pg, const Perfwatch__V1__FleetChangeEvent *fc,

@@ -6,10 +6,11 @@
  * Reads PostgreSQL (PW_PG_DSN): perfwatch.baseliner_series (the state machine's
  * state and window progress, migration 0012), the latest baseline and the
  * open freeze with its fleet change. The baseline itself comes through
- * pw_baseline_read (services/baseliner/baseliner_store.h), the reader the
- * services use: Redis first when PW_REDIS_ADDR is set, PostgreSQL otherwise
- * or when Redis is down; "source" says which. Prints one JSON object, or
- * with --text a few lines for humans.
+ * pw_baseline_get (common/pw_baseline.h), the reader the services use:
+ * Redis when PW_REDIS_ADDR is set and it holds PostgreSQL's current version,
+ * PostgreSQL otherwise or when Redis is down; "source" says which and
+ * "cache" what the cache did. Prints one JSON object, or with --text a few
+ * lines for humans.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ typedef struct series_view {
 	bool has_baseline;
 	pw_baseline_record b;
 	pw_baseline_source src;
+	pw_baseline_outcome cache;
 	bool redis_failed;
 	bool frozen;
 	char fev[64], fkind[32], freason[256], frozen_at[40];
@@ -107,7 +109,11 @@ static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t 
 	}
 	PQclear(res);
 
-	pw_status st = pw_baseline_read(rd, pg, v->key, &v->b, &v->src, &v->redis_failed, err, errlen);
+	pw_baseline_reader br;
+	pw_baseline_reader_init(&br, rd, pg, NULL);
+	pw_status st = pw_baseline_get(&br, v->key, PW_BASELINE_ASK, &v->b, &v->src, &v->cache, err,
+	                               errlen);
+	v->redis_failed = v->cache == PW_BASELINE_FALLBACK;
 	if (st == PW_OK)
 		v->has_baseline = true;
 	else if (st != PW_ERR_NOT_FOUND)
@@ -336,7 +342,9 @@ static void print_json(FILE *f, const series_view *v)
 		}
 		fputc('}', f);
 	}
-	fprintf(f, ",\"redis_failed\":%s}\n", v->redis_failed ? "true" : "false");
+	fprintf(f, ",\"redis_failed\":%s,\"cache\":", v->redis_failed ? "true" : "false");
+	jstr(f, pw_baseline_outcome_name(v->cache));
+	fputs("}\n", f);
 }
 
 static void print_text(FILE *f, const series_view *v)
