@@ -58,6 +58,7 @@ typedef struct watcher_metrics {
 	pw_metric *dead_letters; /* {topic} */
 	pw_metric *reload_s;
 	pw_metric *rebuilds;
+	pw_metric *cache_reads;  /* perfwatch_baseline_cache_reads_total{outcome} */
 } watcher_metrics;
 
 /* Series keys collected during a batch. */
@@ -70,6 +71,7 @@ typedef struct watcher_app {
 	const pw_log *lg;
 	pw_service_worker *w;  /* the one consumer worker: its connections */
 	pw_pg *pg;             /* w->pg */
+	pw_baseline_reader baselines; /* over w->rd and w->pg */
 	watcher_metrics m;
 	pw_watch_table *table;
 	pw_watch_params params;
@@ -238,7 +240,7 @@ static pw_status load_series(watcher_app *app, const char *key, pw_watch_entry *
 	size_t npts = 0;
 	char(*emitted)[PW_WATCH_BUILD_LEN] = NULL;
 	pw_watch_fleet_mark *marks = NULL;
-	pw_status st = pw_watch_store_series(app->pg, key, &row, errbuf, errlen);
+	pw_status st = pw_watch_store_series(&app->baselines, key, &row, NULL, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	pw_watch_series *s = pw_watch_series_new(&app->params, row.lower_is_better, row.top_tier,
@@ -695,7 +697,8 @@ static pw_status register_metrics(watcher_app *app, pw_metrics *r, char *errbuf,
 	    (st = pw_metrics_counter(r, "perfwatch_watcher_dead_letters_total",
 	                             "messages sent to perf.dlq.v1, by source topic",
 	                             (const char *const[]){"topic", NULL}, &m->dead_letters, errbuf,
-	                             errlen)) != PW_OK)
+	                             errlen)) != PW_OK ||
+	    (st = pw_baseline_cache_metric(r, &m->cache_reads, errbuf, errlen)) != PW_OK)
 		return st;
 	return PW_OK;
 }
@@ -732,6 +735,7 @@ pw_status pw_watcher_worker_init(void *ctx, pw_service_worker *w, char *errbuf, 
 	/* one consumer worker (the input declares no workers_key): the series table is its own */
 	app->w = w;
 	app->pg = w->pg;
+	pw_baseline_reader_init(&app->baselines, w->rd, w->pg, app->m.cache_reads);
 	/* the instance's own view of the whole fleet-change feed (fleet_feed_read) */
 	char group[512];
 	snprintf(group, sizeof group, "%s.feed-reader", pw_config_get_str(app->cfg, "kafka.group.id"));

@@ -24,19 +24,19 @@ static void copy_field(char *dst, size_t dstlen, const char *src)
 	snprintf(dst, dstlen, "%s", src ? src : "");
 }
 
-pw_status pw_watch_store_series(pw_pg *pg, const char *series_key, pw_watch_series_row *out,
+pw_status pw_watch_store_series(pw_baseline_reader *br, const char *series_key,
+                                pw_watch_series_row *out, pw_baseline_outcome *outcome,
                                 char *errbuf, size_t errlen)
 {
 	static const char sql[] =
-		"SELECT s.series_id, s.model, s.unit, s.direction, coalesce(w.tier, 'tail'),"
-		"       coalesce(b.state, ''), coalesce(b.freeze_event_id, '')"
+		"SELECT s.series_id, s.model, s.unit, s.direction, coalesce(w.tier, 'tail')"
 		"  FROM perfwatch.series s"
 		"  LEFT JOIN perfwatch.spend_weights w ON w.model = s.model"
-		"  LEFT JOIN LATERAL (SELECT state, freeze_event_id FROM perfwatch.baselines"
-		"                      WHERE series_id = s.series_id ORDER BY version DESC LIMIT 1) b ON true"
 		" WHERE s.series_key = $1";
 	PGresult *res = NULL;
-	pw_status st = pw_pg_exec(pg, sql, 1, (const char *const[]){series_key}, &res, errbuf,
+	if (outcome)
+		*outcome = PW_BASELINE_UNCACHED;
+	pw_status st = pw_pg_exec(br->pg, sql, 1, (const char *const[]){series_key}, &res, errbuf,
 	                          errlen);
 	if (st != PW_OK)
 		return st;
@@ -51,9 +51,17 @@ pw_status pw_watch_store_series(pw_pg *pg, const char *series_key, pw_watch_seri
 	copy_field(out->unit, sizeof out->unit, PQgetvalue(res, 0, 2));
 	out->lower_is_better = strcmp(PQgetvalue(res, 0, 3), "lower_is_better") == 0;
 	out->top_tier = strcmp(PQgetvalue(res, 0, 4), "top") == 0;
-	out->frozen = strcmp(PQgetvalue(res, 0, 5), "frozen") == 0;
-	copy_field(out->freeze_event_id, sizeof out->freeze_event_id, PQgetvalue(res, 0, 6));
 	PQclear(res);
+	/* the latest baseline: the watcher holds no version of it, so the reader
+	 * checks a cached one against PostgreSQL's */
+	pw_baseline_record b;
+	st = pw_baseline_get(br, series_key, PW_BASELINE_ASK, &b, NULL, outcome, errbuf, errlen);
+	if (st == PW_ERR_NOT_FOUND)
+		return PW_OK; /* baselining: not frozen */
+	if (st != PW_OK)
+		return st;
+	out->frozen = b.state == PW_BASELINE_FROZEN;
+	copy_field(out->freeze_event_id, sizeof out->freeze_event_id, b.freeze_event_id);
 	return PW_OK;
 }
 

@@ -21,6 +21,7 @@
 
 #include "watch_emit.h"
 #include "perfwatch/v1/fleet.pb-c.h"
+#include "pw_baseline_cache.h"
 #include "pw_outbox.h"
 #include "pw_pg.h"
 #include "pw_status.h"
@@ -29,7 +30,10 @@
 /* The name the watcher's outbox rows carry. */
 #define PW_WATCH_SERVICE "watcher"
 
-/* A series as perfwatch.series, spend_weights and latest_baselines know it. */
+/*
+ * A series as perfwatch.series and spend_weights know it, and its latest
+ * baseline's state as the baseline reader (common/pw_baseline_cache.h) gives it.
+ */
 typedef struct pw_watch_series_row {
 	int64_t series_id;
 	char model[PW_WATCH_FIELD_LEN];
@@ -40,8 +44,14 @@ typedef struct pw_watch_series_row {
 	char freeze_event_id[PW_WATCH_EVENT_LEN];
 } pw_watch_series_row;
 
-/* The row of series_key; PW_ERR_NOT_FOUND when perfwatch.series has none. */
-pw_status pw_watch_store_series(pw_pg *pg, const char *series_key, pw_watch_series_row *out,
+/*
+ * The row of series_key, its frozen state read through br (Redis when it
+ * holds PostgreSQL's current version, else PostgreSQL); *outcome (may be
+ * NULL) says what the cache did. PW_ERR_NOT_FOUND when perfwatch.series has
+ * none.
+ */
+pw_status pw_watch_store_series(pw_baseline_reader *br, const char *series_key,
+                                pw_watch_series_row *out, pw_baseline_outcome *outcome,
                                 char *errbuf, size_t errlen);
 
 /* One stored nightly point with its build and where it ran. */
