@@ -51,6 +51,7 @@ typedef struct gate_metrics {
 	pw_metric *latency;     /* seconds from ready to verdict published */
 	pw_metric *wait;        /* seconds from request to verdict published */
 	pw_metric *pending;     /* gauge */
+	pw_metric *cache_reads; /* perfwatch_baseline_cache_reads_total{outcome} */
 } gate_metrics;
 
 /* The evaluator's memory of one pending release, for the polling backoff. */
@@ -250,6 +251,8 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 	size_t published = 0, n = 0;
 	pw_status st;
 	watch_prune(app);
+	pw_baseline_reader br;
+	pw_baseline_reader_init(&br, mw->rd, mw->pg, app->m.cache_reads);
 	st = pw_gate_store_pending(mw->pg, pending, GATE_MAX_PENDING, &n, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
@@ -261,7 +264,7 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 		if (gw && gw->next_s > pw_mono_s())
 			continue; /* backing off: nothing arrived at the last looks */
 		pw_gate_release *r = NULL;
-		st = pw_gate_store_load(mw->pg, pending[k].release_id, pending[k].evaluation,
+		st = pw_gate_store_load(&br, pending[k].release_id, pending[k].evaluation,
 		                     &app->defaults, false, &r, errbuf, errlen);
 		if (st != PW_OK)
 			return st;
@@ -283,7 +286,7 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 			continue;
 		}
 		double t0 = pw_mono_s();
-		st = pw_gate_store_load(mw->pg, pending[k].release_id, pending[k].evaluation,
+		st = pw_gate_store_load(&br, pending[k].release_id, pending[k].evaluation,
 		                     &app->defaults, true, &r, errbuf, errlen);
 		if (st != PW_OK)
 			return st;
@@ -349,7 +352,8 @@ static pw_status metrics_init(gate_app *app, pw_metrics *reg, char *errbuf, size
 	                               &app->m.wait, errbuf, errlen)) != PW_OK ||
 	    (st = pw_metrics_gauge(reg, "perfwatch_gate_pending_evaluations",
 	                           "evaluations waiting for candidate runs or their deadline", NULL,
-	                           &app->m.pending, errbuf, errlen)) != PW_OK)
+	                           &app->m.pending, errbuf, errlen)) != PW_OK ||
+	    (st = pw_baseline_cache_metric(reg, &app->m.cache_reads, errbuf, errlen)) != PW_OK)
 		return st;
 	return PW_OK;
 }
