@@ -235,92 +235,43 @@ static pw_status load_series(watcher_app *app, const char *key, pw_watch_entry *
 {
 	double t0 = pw_mono_s();
 	*out = NULL;
-	pw_watch_series_row row;
-	pw_watch_stored_point *pts = NULL;
-	size_t npts = 0;
-	char(*emitted)[PW_WATCH_BUILD_LEN] = NULL;
-	pw_watch_fleet_mark *marks = NULL;
-	pw_status st = pw_watch_store_series(&app->baselines, key, &row, NULL, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	pw_watch_series *s = pw_watch_series_new(&app->params, row.lower_is_better, row.top_tier,
-	                                         errbuf, errlen);
-	if (!s)
-		return PW_ERR_NOMEM;
-	pw_watch_series_set_frozen(s, row.frozen, row.freeze_event_id);
-	pw_watch_entry *e = pw_watch_entry_new(key, s, app->params.max_points);
-	if (!e)
-		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory adding series \"%s\"", key);
-	e->series_id = row.series_id;
-	snprintf(e->model, sizeof e->model, "%s", row.model);
-	snprintf(e->unit, sizeof e->unit, "%s", row.unit);
-	e->lower_is_better = row.lower_is_better;
-
-	st = pw_watch_store_points(app->pg, row.series_id, app->params.max_points, &pts, &npts,
-	                           errbuf, errlen);
+	pw_watch_entry *e = NULL;
+	pw_watch_loaded l;
+	pw_status st = pw_watch_store_load(&app->baselines, key, &app->params, &l, NULL, errbuf,
+	                                   errlen);
 	if (st != PW_OK)
 		goto fail;
-	int64_t since = npts ? pts[0].build.ts_us : 0;
-	emitted = calloc(app->params.max_emitted, sizeof *emitted);
-	marks = calloc(app->params.max_fleet_marks, sizeof *marks);
-	if (!emitted || !marks) {
-		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory reloading \"%s\"", key);
+	pw_watch_series *s = pw_watch_loaded_series(&l, &app->params, errbuf, errlen);
+	if (!s) {
+		st = PW_ERR_NOMEM;
 		goto fail;
 	}
-	size_t nem = 0, nmarks = 0;
-	st = pw_watch_store_emitted(app->pg, row.series_id, since, app->params.max_emitted, emitted,
-	                            &nem, errbuf, errlen);
-	if (st != PW_OK)
+	e = pw_watch_entry_new(key, s, app->params.max_points);
+	if (!e) {
+		pw_watch_series_free(s);
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory adding series \"%s\"", key);
 		goto fail;
-	for (size_t i = 0; i < nem; i++)
-		pw_watch_series_mark_emitted(s, emitted[i]);
-	if (npts) {
-		st = pw_watch_store_fleet_marks(app->pg, &pts[npts - 1].env, since - 1,
-		                                PW_WATCH_END_OF_TIME_US,
-		                                app->params.max_fleet_marks, marks, &nmarks, errbuf,
-		                                errlen);
-		if (st != PW_OK)
-			goto fail;
-		for (size_t i = 0; i < nmarks; i++)
-			pw_watch_series_fleet_change(s, marks[i].event_id, marks[i].ts_us);
 	}
-	/* the history goes in without a scan per point, then one scan over the window */
-	for (size_t i = 0; i < npts; i++) {
-		st = pw_watch_series_load(s, pts[i].value, &pts[i].build, errbuf, errlen);
-		if (st != PW_OK)
-			goto fail;
-		e->last = pts[i].key;
+	e->series_id = l.row.series_id;
+	snprintf(e->model, sizeof e->model, "%s", l.row.model);
+	snprintf(e->unit, sizeof e->unit, "%s", l.row.unit);
+	e->lower_is_better = l.row.lower_is_better;
+	for (size_t i = 0; i < l.npoints; i++) {
+		e->last = l.points[i].key;
 		e->has_last = true;
-		pw_watch_entry_remember(e, &pts[i].key);
-		e->env = pts[i].env;
+		pw_watch_entry_remember(e, &l.points[i].key);
+		e->env = l.points[i].env;
 		e->has_env = true;
 	}
-	pw_metric_add(app->m.points, (const char *[]){"reloaded"}, (double)npts);
-	{
-		pw_watch_stored_provisional prov[PW_WATCH_MAX_PROVISIONAL + 4];
-		size_t nprov = 0;
-		st = pw_watch_store_provisional(app->pg, row.series_id, PW_WATCH_MAX_PROVISIONAL + 4,
-		                                prov, &nprov, errbuf, errlen);
-		if (st != PW_OK)
-			goto fail;
-		for (size_t i = 0; i < nprov; i++)
-			if (prov[i].trend)
-				pw_watch_series_mark_drift(s, prov[i].build_id, prov[i].after > prov[i].before);
-			else
-				pw_watch_series_mark_provisional(s, prov[i].build_id, prov[i].before,
-				                                 prov[i].after, prov[i].p);
-	}
+	pw_metric_add(app->m.points, (const char *[]){"reloaded"}, (double)l.npoints);
 	/* one scan over the window, the early rule as a stream of the loaded points had it */
 	size_t nev = 0;
-	st = pw_watch_series_scan_loaded(s, npts, app->ev, app->evcap, &nev, errbuf, errlen);
+	st = pw_watch_series_scan_loaded(s, l.npoints, app->ev, app->evcap, &nev, errbuf, errlen);
+	for (size_t i = 0; st == PW_OK && i < nev; i++)
+		st = handle_event(app, e, &app->ev[i], errbuf, errlen);
 	if (st != PW_OK)
 		goto fail;
-	for (size_t i = 0; i < nev; i++)
-		if ((st = handle_event(app, e, &app->ev[i], errbuf, errlen)) != PW_OK)
-			goto fail;
-	free(pts);
-	free(emitted);
-	free(marks);
+	pw_watch_loaded_release(&l);
 	st = pw_watch_table_put(app->table, e);
 	if (st != PW_OK)
 		return pw_fail(st, errbuf, errlen, "adding series \"%s\" to the table: %s", key,
@@ -330,9 +281,7 @@ static pw_status load_series(watcher_app *app, const char *key, pw_watch_entry *
 	*out = e;
 	return PW_OK;
 fail:
-	free(pts);
-	free(emitted);
-	free(marks);
+	pw_watch_loaded_release(&l);
 	pw_watch_entry_free(e);
 	return st;
 }

@@ -427,3 +427,73 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 	*inserted = true;
 	return PW_OK;
 }
+
+pw_status pw_watch_store_load(pw_baseline_reader *br, const char *series_key,
+                              const pw_watch_params *p, pw_watch_loaded *out,
+                              pw_baseline_outcome *outcome, char *errbuf, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	pw_status st = pw_watch_store_series(br, series_key, &out->row, outcome, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	int64_t id = out->row.series_id;
+	st = pw_watch_store_points(br->pg, id, p->max_points, &out->points, &out->npoints, errbuf,
+	                           errlen);
+	if (st != PW_OK)
+		return st;
+	int64_t since = out->npoints ? out->points[0].build.ts_us : 0;
+	out->emitted = calloc(p->max_emitted, sizeof *out->emitted);
+	out->marks = calloc(p->max_fleet_marks, sizeof *out->marks);
+	if (!out->emitted || !out->marks)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory reloading \"%s\"", series_key);
+	st = pw_watch_store_emitted(br->pg, id, since, p->max_emitted, out->emitted, &out->nemitted,
+	                            errbuf, errlen);
+	if (st == PW_OK && out->npoints)
+		st = pw_watch_store_fleet_marks(br->pg, &out->points[out->npoints - 1].env, since - 1,
+		                                PW_WATCH_END_OF_TIME_US, p->max_fleet_marks, out->marks,
+		                                &out->nmarks, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_watch_store_provisional(br->pg, id, sizeof out->prov / sizeof out->prov[0],
+		                                out->prov, &out->nprov, errbuf, errlen);
+	return st;
+}
+
+void pw_watch_loaded_release(pw_watch_loaded *l)
+{
+	free(l->points);
+	free(l->emitted);
+	free(l->marks);
+	l->points = NULL;
+	l->emitted = NULL;
+	l->marks = NULL;
+}
+
+pw_watch_series *pw_watch_loaded_series(const pw_watch_loaded *l, const pw_watch_params *p,
+                                        char *errbuf, size_t errlen)
+{
+	pw_watch_series *s = pw_watch_series_new(p, l->row.lower_is_better, l->row.top_tier, errbuf,
+	                                         errlen);
+	if (!s)
+		return NULL;
+	pw_watch_series_set_frozen(s, l->row.frozen, l->row.freeze_event_id);
+	for (size_t i = 0; i < l->nemitted; i++)
+		pw_watch_series_mark_emitted(s, l->emitted[i]);
+	for (size_t i = 0; i < l->nmarks; i++)
+		pw_watch_series_fleet_change(s, l->marks[i].event_id, l->marks[i].ts_us);
+	/* the history goes in without a scan per point; the caller scans once */
+	for (size_t i = 0; i < l->npoints; i++)
+		if (pw_watch_series_load(s, l->points[i].value, &l->points[i].build, errbuf, errlen) !=
+		    PW_OK) {
+			pw_watch_series_free(s);
+			return NULL;
+		}
+	/* after the points: a provisional shift is marked at its build's position */
+	for (size_t i = 0; i < l->nprov; i++)
+		if (l->prov[i].trend)
+			pw_watch_series_mark_drift(s, l->prov[i].build_id,
+			                           l->prov[i].after > l->prov[i].before);
+		else
+			pw_watch_series_mark_provisional(s, l->prov[i].build_id, l->prov[i].before,
+			                                 l->prov[i].after, l->prov[i].p);
+	return s;
+}

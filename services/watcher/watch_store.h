@@ -128,4 +128,41 @@ pw_status pw_watch_store_provisional(pw_pg *pg, int64_t series_id, size_t max,
                                      pw_watch_stored_provisional *out, size_t *n, char *errbuf,
                                      size_t errlen);
 
+/* What the watcher reads of one series on first sight (docs/watcher.md, "Restart"). */
+typedef struct pw_watch_loaded {
+	pw_watch_series_row row;
+	pw_watch_stored_point *points;            /* the newest max_points, oldest first */
+	size_t npoints;
+	char (*emitted)[PW_WATCH_BUILD_LEN];      /* stored shifts' first shifted builds */
+	size_t nemitted;
+	pw_watch_fleet_mark *marks;               /* fleet changes selecting the newest point */
+	size_t nmarks;
+	pw_watch_stored_provisional prov[PW_WATCH_MAX_PROVISIONAL + 4];
+	size_t nprov;
+} pw_watch_loaded;
+
+/*
+ * Reads series_key's row (its frozen state through br), its newest
+ * p->max_points nightly points, the shifts stored since the oldest of them,
+ * the fleet changes since then that select its newest point's environment,
+ * and its provisional shifts and drifts, into *out (release with
+ * pw_watch_loaded_release, also after a failure). *outcome (may be NULL)
+ * is what the baseline cache did. PW_ERR_NOT_FOUND when perfwatch.series
+ * has no such series.
+ */
+pw_status pw_watch_store_load(pw_baseline_reader *br, const char *series_key,
+                              const pw_watch_params *p, pw_watch_loaded *out,
+                              pw_baseline_outcome *outcome, char *errbuf, size_t errlen);
+void pw_watch_loaded_release(pw_watch_loaded *l);
+
+/*
+ * A series built from what was read: direction, tier and frozen state, the
+ * stored shifts marked emitted, the fleet marks, the points loaded without a
+ * scan per point, then the provisional shifts and drifts marked. The caller
+ * scans it once (pw_watch_series_scan_loaded with l->npoints). NULL when
+ * the parameters are bad or memory is short (errbuf says which).
+ */
+pw_watch_series *pw_watch_loaded_series(const pw_watch_loaded *l, const pw_watch_params *p,
+                                        char *errbuf, size_t errlen);
+
 #endif
