@@ -12,9 +12,11 @@
  * pw_baseline_get / pw_baseline_get_many below.
  *
  * The reader never serves an entry older than the version the caller names
- * as current. A caller that holds the current version already (the gate
- * reads it with the series it gates, in the query it runs anyway) passes
- * it; one that holds none passes PW_BASELINE_ASK and the reader asks
+ * as current. A caller that holds the current version already passes it:
+ * the gate, the watcher and `perfwatch series show` read the newest
+ * baseline's version and state with the series row, in the query they run
+ * anyway (a join that returns two columns more). One that holds none (GET
+ * /api/baseline) passes PW_BASELINE_ASK and the reader asks
  * PostgreSQL for it when Redis holds an entry to check
  * (pw_baseline_current_pg: the newest version and state of the series, an
  * index probe that returns two columns instead of the record; a miss reads

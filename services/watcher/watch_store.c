@@ -28,10 +28,15 @@ pw_status pw_watch_store_series(pw_baseline_reader *br, const char *series_key,
                                 pw_watch_series_row *out, pw_baseline_outcome *outcome,
                                 char *errbuf, size_t errlen)
 {
+	/* the newest baseline's version and state come with the row, in the same
+	 * round trip: the version the cache is checked against */
 	static const char sql[] =
-		"SELECT s.series_id, s.model, s.unit, s.direction, coalesce(w.tier, 'tail')"
+		"SELECT s.series_id, s.model, s.unit, s.direction, coalesce(w.tier, 'tail'),"
+		"       coalesce(b.version, 0), coalesce(b.state, '')"
 		"  FROM perfwatch.series s"
 		"  LEFT JOIN perfwatch.spend_weights w ON w.model = s.model"
+		"  LEFT JOIN LATERAL (SELECT version, state FROM perfwatch.baselines"
+		"                      WHERE series_id = s.series_id ORDER BY version DESC LIMIT 1) b ON true"
 		" WHERE s.series_key = $1";
 	PGresult *res = NULL;
 	if (outcome)
@@ -51,13 +56,18 @@ pw_status pw_watch_store_series(pw_baseline_reader *br, const char *series_key,
 	copy_field(out->unit, sizeof out->unit, PQgetvalue(res, 0, 2));
 	out->lower_is_better = strcmp(PQgetvalue(res, 0, 3), "lower_is_better") == 0;
 	out->top_tier = strcmp(PQgetvalue(res, 0, 4), "top") == 0;
+	uint64_t current = pw_baseline_cache_version_of(
+		(uint32_t)strtoul(PQgetvalue(res, 0, 5), NULL, 10),
+		pw_baseline_state_parse(PQgetvalue(res, 0, 6)));
 	PQclear(res);
-	/* the latest baseline: the watcher holds no version of it, so the reader
-	 * checks a cached one against PostgreSQL's */
+	if (current == 0)
+		return PW_OK; /* no baseline yet: baselining, not frozen */
+	/* the rest of the record (the freeze's event) from Redis when it holds
+	 * that version, else from PostgreSQL */
 	pw_baseline_record b;
-	st = pw_baseline_get(br, series_key, PW_BASELINE_ASK, &b, NULL, outcome, errbuf, errlen);
+	st = pw_baseline_get(br, series_key, current, &b, NULL, outcome, errbuf, errlen);
 	if (st == PW_ERR_NOT_FOUND)
-		return PW_OK; /* baselining: not frozen */
+		return PW_OK; /* deleted since */
 	if (st != PW_OK)
 		return st;
 	out->frozen = b.state == PW_BASELINE_FROZEN;

@@ -87,8 +87,12 @@ static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t 
 {
 	const char *p[1] = {v->key};
 	PGresult *res = NULL;
-	if (pw_pg_exec(pg, "SELECT series_id FROM perfwatch.series WHERE series_key = $1", 1, p, &res,
-	               err, errlen) != PW_OK)
+	/* with the newest baseline's version and state: what the cache is checked against */
+	if (pw_pg_exec(pg, "SELECT s.series_id, coalesce(b.version, 0), coalesce(b.state, '') "
+	                   "FROM perfwatch.series s LEFT JOIN LATERAL (SELECT version, state "
+	                   "FROM perfwatch.baselines WHERE series_id = s.series_id "
+	                   "ORDER BY version DESC LIMIT 1) b ON true WHERE s.series_key = $1",
+	               1, p, &res, err, errlen) != PW_OK)
 		return PW_CLI_EXIT_FAIL;
 	if (PQntuples(res) != 1) {
 		PQclear(res);
@@ -96,6 +100,9 @@ static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t 
 		return PW_CLI_EXIT_USAGE;
 	}
 	v->series_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	uint64_t current = pw_baseline_cache_version_of(
+		(uint32_t)strtoul(PQgetvalue(res, 0, 1), NULL, 10),
+		pw_baseline_state_parse(PQgetvalue(res, 0, 2)));
 	PQclear(res);
 
 	if (pw_pg_exec(pg, "SELECT state, window_n, window_need FROM perfwatch.baseliner_series "
@@ -111,8 +118,10 @@ static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t 
 
 	pw_baseline_reader br;
 	pw_baseline_reader_init(&br, rd, pg, NULL);
-	pw_status st = pw_baseline_get(&br, v->key, PW_BASELINE_ASK, &v->b, &v->src, &v->cache, err,
-	                               errlen);
+	v->cache = rd ? PW_BASELINE_MISS : PW_BASELINE_UNCACHED; /* no baseline: nothing to read */
+	pw_status st = current ? pw_baseline_get(&br, v->key, current, &v->b, &v->src, &v->cache,
+	                                         err, errlen)
+	                       : PW_ERR_NOT_FOUND;
 	v->redis_failed = v->cache == PW_BASELINE_FALLBACK;
 	if (st == PW_OK)
 		v->has_baseline = true;
