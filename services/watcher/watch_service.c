@@ -59,6 +59,7 @@ typedef struct watcher_metrics {
 	pw_metric *reload_s;
 	pw_metric *rebuilds;
 	pw_metric *cache_reads;  /* perfwatch_baseline_cache_reads_total{outcome} */
+	pw_metric *registrations; /* registered changes that rebuilt a series held in memory */
 } watcher_metrics;
 
 /* Series keys collected during a batch. */
@@ -85,6 +86,8 @@ typedef struct watcher_app {
 	bool feed_started;      /* positioned where the group had committed */
 	double feed_at_end_s;   /* pw_mono_s() when the reader was last seen at the feed's end */
 	uint64_t revocations;   /* the consumer's partition revocations when the last batch began */
+	int64_t registered_upto_us; /* the newest registration seen (perfwatch.expected_wins) */
+	double registered_at_s;     /* pw_mono_s() of the last look for new registrations */
 } watcher_app;
 
 
@@ -151,6 +154,15 @@ static pw_status handle_event(watcher_app *app, pw_watch_entry *e, pw_watch_even
 		goto out;
 	}
 	pw_watch_msgs_build(m, ev, &info, app->page_route, pw_now_us());
+	if (ev->stage == PW_WATCH_STAGE_REGISTERED && ev->revises) {
+		/* the validated win revises the alert of the report it replaces */
+		uint32_t rev = 0;
+		st = pw_watch_store_alert_revision(app->pg, m->alert_id, &rev, errbuf, errlen);
+		if (st != PW_OK)
+			goto out;
+		ev->alert_revision = rev + 1;
+		m->alert.revision = pw_watch_alert_revision(ev);
+	}
 	size_t cp_len = perfwatch__v1__changepoint__get_packed_size(&m->cp);
 	size_t alert_len = perfwatch__v1__alert__get_packed_size(&m->alert);
 	cp_pb = malloc(cp_len + 1);
@@ -544,6 +556,47 @@ static pw_status fleet_feed_read(watcher_app *app, rd_kafka_message_t *const *ms
 	return PW_OK;
 }
 
+/* how often new registrations are looked for, and how far back (their
+ * transactions may commit out of registered_at order) */
+#define REGISTERED_CHECK_S 1.0
+#define REGISTERED_OVERLAP_US (60LL * 1000000)
+
+/* A registration read by new_registrations: a series held that does not
+ * apply it yet is rebuilt from PostgreSQL, with it, before the batch commits. */
+static pw_status registration_seen(void *arg, const char *series_key, int64_t cl_number,
+                                   double expected_pct)
+{
+	watcher_app *app = arg;
+	pw_watch_entry *e = pw_watch_table_get(app->table, series_key);
+	if (!e || e->stale || pw_watch_series_registered(e->series, cl_number, expected_pct))
+		return PW_OK;
+	e->stale = true;
+	pw_metric_inc(app->m.registrations, NULL);
+	pw_log_info(app->lg, "series \"%s\" has a new registered change (cl %lld, %+.2f%%): rebuilt "
+	            "as observed - expected", series_key, (long long)cl_number, expected_pct);
+	return ids_add(&app->stale, series_key);
+}
+
+/*
+ * Registered changes stored since the last look (the gate stores a release's
+ * expected wins as it receives the request, usually after the nightlies of
+ * the CL were judged): a series held in memory that does not apply one is
+ * rebuilt in this batch, so that its points are judged as observed −
+ * expected and a report made before the registration is revised (watch.h
+ * pw_watch_series_register). Series loaded later read theirs when loaded.
+ */
+static pw_status new_registrations(watcher_app *app, char *errbuf, size_t errlen)
+{
+	if (app->registered_at_s && pw_mono_s() - app->registered_at_s < REGISTERED_CHECK_S)
+		return PW_OK;
+	app->registered_at_s = pw_mono_s();
+	int64_t since = app->registered_upto_us > REGISTERED_OVERLAP_US
+	                        ? app->registered_upto_us - REGISTERED_OVERLAP_US
+	                        : 0;
+	return pw_watch_store_registered_since(app->pg, since, registration_seen, app,
+	                                       &app->registered_upto_us, errbuf, errlen);
+}
+
 pw_status pw_watcher_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
                            size_t errlen)
 {
@@ -574,6 +627,7 @@ pw_status pw_watcher_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,
 	st = pw_pg_begin(app->pg, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
+	st = new_registrations(app, errbuf, errlen);
 	/* fleet changes first: a batch's points are then judged knowing them */
 	for (int pass = 0; pass < 2 && st == PW_OK; pass++)
 		for (size_t i = 0; i < n && st == PW_OK; i++) {
@@ -647,6 +701,10 @@ static pw_status register_metrics(watcher_app *app, pw_metrics *r, char *errbuf,
 	                             "messages sent to perf.dlq.v1, by source topic",
 	                             (const char *const[]){"topic", NULL}, &m->dead_letters, errbuf,
 	                             errlen)) != PW_OK ||
+	    (st = pw_metrics_counter(r, "perfwatch_watcher_registrations_total",
+	                             "registered changes (perfwatch.expected_wins) that rebuilt a "
+	                             "series held in memory as observed - expected",
+	                             NULL, &m->registrations, errbuf, errlen)) != PW_OK ||
 	    (st = pw_baseline_cache_metric(r, &m->cache_reads, errbuf, errlen)) != PW_OK)
 		return st;
 	return PW_OK;

@@ -144,7 +144,7 @@ pw_status pw_watch_store_emitted(pw_pg *pg, int64_t series_id, int64_t since_us,
 		"SELECT first_shifted_build_id FROM ("
 		"  SELECT first_shifted_build_id, shift_at FROM perfwatch.changepoints"
 		"   WHERE series_id = $1 AND shift_at >= " TS_IN("$2")
-		"     AND stage NOT IN ('provisional', 'trend')"
+		"     AND stage NOT IN ('provisional', 'trend') AND method <> 'registered'"
 		"   ORDER BY shift_at DESC LIMIT $3) c ORDER BY shift_at";
 	char id[32], since[32], lim[32];
 	snprintf(id, sizeof id, "%" PRId64, series_id);
@@ -279,19 +279,32 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
                                const uint8_t *cp_pb, size_t cp_len, const uint8_t *alert_pb,
                                size_t alert_len, bool *inserted, char *errbuf, size_t errlen)
 {
-	static const char cp_sql[] =
-		"INSERT INTO perfwatch.changepoints (series_id, first_shifted_build_id, changepoint_id,"
-		"  position, day, shift_at, last_clean_build_id, last_clean_cl, last_clean_cl_number,"
-		"  first_shifted_cl, first_shifted_cl_number, n_cls, level_before, level_after, unit,"
-		"  delta_pct, p, direction, method, annotation, fleet_event_id, routing, detected_at,"
-		"  stage, first_reported_at, confirmed_at, points_first, points_confirmed)"
-		" VALUES ($1, $2, $3, $4, $5::date, " TS_IN("$6") ", $7, $8, $9, $10, $11, $12, $13, $14,"
-		"  $15, $16, $17, $18, $23, $19, $20, $21, " TS_IN("$22") ","
-		"  CASE $23 WHEN 'early' THEN 'provisional' WHEN 'drift' THEN 'trend' ELSE 'confirmed' END,"
-		"  " TS_IN("$22") ","
-		"  CASE WHEN $23 = 'pelt' THEN " TS_IN("$22") " END, $24::integer,"
-		"  CASE WHEN $23 = 'pelt' THEN $24::integer END)"
-		" ON CONFLICT DO NOTHING RETURNING 1";
+#define CP_INSERT_SQL                                                                              \
+	"INSERT INTO perfwatch.changepoints (series_id, first_shifted_build_id, changepoint_id,"   \
+	"  position, day, shift_at, last_clean_build_id, last_clean_cl, last_clean_cl_number,"     \
+	"  first_shifted_cl, first_shifted_cl_number, n_cls, level_before, level_after, unit,"      \
+	"  delta_pct, p, direction, method, annotation, fleet_event_id, routing, detected_at,"      \
+	"  stage, first_reported_at, confirmed_at, points_first, points_confirmed,"                 \
+	"  expected_delta_pct, registered_cl)"                                                      \
+	" VALUES ($1, $2, $3, $4, $5::date, " TS_IN("$6") ", $7, $8, $9, $10, $11, $12, $13, $14,"  \
+	"  $15, $16, $17, $18, $23, $19, $20, $21, " TS_IN("$22") ","                              \
+	"  CASE $23 WHEN 'early' THEN 'provisional' WHEN 'drift' THEN 'trend' ELSE 'confirmed' END," \
+	"  " TS_IN("$22") ","                                                                      \
+	"  CASE WHEN $23 IN ('pelt', 'registered') THEN " TS_IN("$22") " END, $24::integer,"       \
+	"  CASE WHEN $23 IN ('pelt', 'registered') THEN $24::integer END, $25, $26)"
+	static const char cp_sql[] = CP_INSERT_SQL " ON CONFLICT DO NOTHING RETURNING 1";
+	/* a validated win: new, or the revision of a report of the same step made
+	 * before the registration was known (once) */
+	static const char cp_registered_sql[] =
+		CP_INSERT_SQL
+		" ON CONFLICT (series_id, first_shifted_build_id) DO UPDATE SET"
+		"  method = 'registered', annotation = 'registered', stage = 'confirmed',"
+		"  routing = EXCLUDED.routing, direction = EXCLUDED.direction,"
+		"  level_before = EXCLUDED.level_before, level_after = EXCLUDED.level_after,"
+		"  delta_pct = EXCLUDED.delta_pct, p = EXCLUDED.p,"
+		"  confirmed_at = EXCLUDED.confirmed_at, points_confirmed = EXCLUDED.points_confirmed,"
+		"  expected_delta_pct = EXCLUDED.expected_delta_pct, registered_cl = EXCLUDED.registered_cl"
+		" WHERE perfwatch.changepoints.method <> 'registered' RETURNING 1";
 	/* PELT's confirmation or the withdrawal of a provisional shift: its row moves on */
 	static const char cp_update_sql[] =
 		"UPDATE perfwatch.changepoints SET stage = $3,"
@@ -299,7 +312,7 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		"  confirmed_at = CASE WHEN $3 = 'confirmed' THEN " TS_IN("$4") " END,"
 		"  points_confirmed = CASE WHEN $3 = 'confirmed' THEN $5::integer END,"
 		"  level_before = $6, level_after = $7, delta_pct = $8, p = $9, routing = $10,"
-		"  annotation = $11, fleet_event_id = $12"
+		"  annotation = $11, fleet_event_id = $12, expected_delta_pct = $13, registered_cl = $14"
 		" WHERE series_id = $1 AND first_shifted_build_id = $2 AND stage = 'provisional'"
 		" RETURNING 1";
 	static const char alert_sql[] =
@@ -345,6 +358,8 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		pw_pg_params_text(&q, routing);
 		pw_pg_params_text(&q, pw_watch_annotation_name(ev->annotation));
 		pw_pg_params_text(&q, cp->fleet_event_id);
+		pw_pg_params_double(&q, isfinite(ev->expected_pct) ? ev->expected_pct : 0.0);
+		pw_pg_params_text(&q, ev->registered_cl);
 		pw_status st = pw_pg_exec_params(pg, cp_update_sql, &q, 0, &res, errbuf, errlen);
 		if (st != PW_OK)
 			return st;
@@ -371,12 +386,18 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		pw_pg_params_text(&q, cp->fleet_event_id);
 		pw_pg_params_text(&q, routing);
 		pw_pg_params_int(&q, cp->detected_unix_us);
-		/* the method says the stage: early is provisional, pelt confirmed */
-		pw_pg_params_text(&q, ev->stage == PW_WATCH_STAGE_PROVISIONAL ? "early"
-		                      : ev->stage == PW_WATCH_STAGE_TREND     ? "drift"
-		                                                              : "pelt");
+		/* the method says the stage: early is provisional, pelt and registered confirmed */
+		pw_pg_params_text(&q, ev->stage == PW_WATCH_STAGE_PROVISIONAL   ? "early"
+		                      : ev->stage == PW_WATCH_STAGE_TREND       ? "drift"
+		                      : ev->stage == PW_WATCH_STAGE_REGISTERED  ? "registered"
+		                                                                : "pelt");
 		pw_pg_params_int(&q, (int64_t)cp->points_after);
-		pw_status st = pw_pg_exec_params(pg, cp_sql, &q, 0, &res, errbuf, errlen);
+		pw_pg_params_double(&q, isfinite(ev->expected_pct) ? ev->expected_pct : 0.0);
+		pw_pg_params_text(&q, ev->registered_cl);
+		pw_status st = pw_pg_exec_params(pg,
+		                                 ev->stage == PW_WATCH_STAGE_REGISTERED ? cp_registered_sql
+		                                                                        : cp_sql,
+		                                 &q, 0, &res, errbuf, errlen);
 		if (st != PW_OK)
 			return st;
 	}
@@ -465,6 +486,9 @@ pw_status pw_watch_store_load(pw_baseline_reader *br, const char *series_key,
 	if (st == PW_OK)
 		st = pw_watch_store_provisional(br->pg, id, sizeof out->prov / sizeof out->prov[0],
 		                                out->prov, &out->nprov, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_watch_store_registrations(br->pg, id, series_key, out->regs,
+		                                  PW_WATCH_MAX_REGISTERED, &out->nregs, errbuf, errlen);
 	return st;
 }
 
@@ -486,6 +510,14 @@ pw_watch_series *pw_watch_loaded_series(const pw_watch_loaded *l, const pw_watch
 	if (!s)
 		return NULL;
 	pw_watch_series_set_frozen(s, l->row.frozen, l->row.freeze_event_id);
+	/* before the points: they go in as observed − expected */
+	for (size_t i = 0; i < l->nregs; i++)
+		if (pw_watch_series_register(s, l->regs[i].cl, l->regs[i].cl_number,
+		                             l->regs[i].expected_pct, l->regs[i].judged, errbuf,
+		                             errlen) != PW_OK) {
+			pw_watch_series_free(s);
+			return NULL;
+		}
 	for (size_t i = 0; i < l->nemitted; i++)
 		pw_watch_series_mark_emitted(s, l->emitted[i]);
 	for (size_t i = 0; i < l->nmarks; i++)
@@ -506,4 +538,86 @@ pw_watch_series *pw_watch_loaded_series(const pw_watch_loaded *l, const pw_watch
 			pw_watch_series_mark_provisional(s, l->prov[i].build_id, l->prov[i].before,
 			                                 l->prov[i].after, l->prov[i].p);
 	return s;
+}
+
+pw_status pw_watch_store_registrations(pw_pg *pg, int64_t series_id, const char *series_key,
+                                       pw_watch_registration *out, size_t max, size_t *n,
+                                       char *errbuf, size_t errlen)
+{
+	/* by CL, the newest registration of each (a win registered with two RCs
+	 * is one change); a CL that is not "cl/N" cannot be placed in the
+	 * nightlies and is left to the gate */
+	static const char sql[] =
+		"SELECT w.cl, w.n, w.expected_delta_pct,"
+		"       EXISTS (SELECT 1 FROM perfwatch.changepoints c WHERE c.series_id = $2"
+		"               AND c.registered_cl = w.cl AND c.stage <> 'withdrawn')"
+		"  FROM (SELECT DISTINCT ON (cl) cl, (regexp_match(cl, '^cl/([1-9][0-9]{0,17})$'))[1]::bigint AS n,"
+		"               expected_delta_pct"
+		"          FROM perfwatch.expected_wins WHERE series_key = $1"
+		"         ORDER BY cl, registered_at DESC) w"
+		" WHERE w.n IS NOT NULL ORDER BY w.n LIMIT $3";
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, series_key);
+	pw_pg_params_int(&p, series_id);
+	pw_pg_params_int(&p, (int64_t)max);
+	PGresult *res = NULL;
+	*n = 0;
+	pw_status st = pw_pg_exec_params(pg, sql, &p, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int r = 0; r < PQntuples(res) && *n < max; r++) {
+		pw_watch_registration *x = &out[(*n)++];
+		copy_field(x->cl, sizeof x->cl, PQgetvalue(res, r, 0));
+		x->cl_number = strtoll(PQgetvalue(res, r, 1), NULL, 10);
+		x->expected_pct = strtod(PQgetvalue(res, r, 2), NULL);
+		x->judged = PQgetvalue(res, r, 3)[0] == 't';
+	}
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status pw_watch_store_registered_since(pw_pg *pg, int64_t since_us,
+                                          pw_status (*fn)(void *arg, const char *series_key,
+                                                          int64_t cl_number, double expected_pct),
+                                          void *arg, int64_t *newest_us, char *errbuf,
+                                          size_t errlen)
+{
+	static const char sql[] =
+		"SELECT series_key, (regexp_match(cl, '^cl/([1-9][0-9]{0,17})$'))[1]::bigint,"
+		"       expected_delta_pct, " TS_OUT("registered_at")
+		"  FROM perfwatch.expected_wins WHERE registered_at > " TS_IN("$1")
+		" ORDER BY registered_at";
+	char since[32];
+	snprintf(since, sizeof since, "%" PRId64, since_us);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(pg, sql, 1, (const char *const[]){since}, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int r = 0; r < PQntuples(res) && st == PW_OK; r++) {
+		int64_t at = strtoll(PQgetvalue(res, r, 3), NULL, 10);
+		if (at > *newest_us)
+			*newest_us = at;
+		if (PQgetisnull(res, r, 1))
+			continue;
+		st = fn(arg, PQgetvalue(res, r, 0), strtoll(PQgetvalue(res, r, 1), NULL, 10),
+		        strtod(PQgetvalue(res, r, 2), NULL));
+	}
+	PQclear(res);
+	return st;
+}
+
+pw_status pw_watch_store_alert_revision(pw_pg *pg, const char *alert_id, uint32_t *revision,
+                                        char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	*revision = 0;
+	pw_status st = pw_pg_exec(pg, "SELECT revision FROM perfwatch.alerts WHERE alert_id = $1", 1,
+	                          (const char *const[]){alert_id}, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (PQntuples(res) == 1)
+		*revision = (uint32_t)strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return PW_OK;
 }
