@@ -111,7 +111,7 @@ pw_status pw_pg_rollback(pw_pg *pg, char *errbuf, size_t errlen);
  * list overflowed and pw_pg_exec_params fails with PW_ERR_INVALID. The list
  * lives on the caller's stack; nothing to free.
  */
-#define PW_PG_PARAMS_MAX 24
+#define PW_PG_PARAMS_MAX 32
 
 typedef struct pw_pg_params {
 	int n;

@@ -417,6 +417,24 @@ static int provisional_near(const pw_watch_series *s, size_t i)
 	return -1;
 }
 
+/*
+ * The provisional shift PELT's cp confirms: within the slack of it and the
+ * same way. A step the other way a few points from a reported one is another
+ * shift (a regression landing days after a reported win).
+ */
+static int provisional_same(const pw_watch_series *s, const pw_changepoint *cp)
+{
+	size_t slack = s->params.same_shift_slack;
+	bool up = cp->after > cp->before;
+	for (size_t k = 0; k < s->n_prov; k++) {
+		size_t j = s->prov[k].cp.index;
+		if ((j > cp->index ? j - cp->index : cp->index - j) <= slack &&
+		    (s->prov[k].cp.after > s->prov[k].cp.before) == up)
+			return (int)k;
+	}
+	return -1;
+}
+
 static void provisional_remove(pw_watch_series *s, size_t k)
 {
 	s->prov[k] = s->prov[--s->n_prov];
@@ -855,7 +873,7 @@ pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t c
 			cp.index--;
 		if (cp.index == 0 || !in_ring(s, cp.index - 1) || !in_ring(s, cp.index))
 			continue;
-		int pv = provisional_near(s, cp.index);
+		int pv = provisional_same(s, &cp);
 		if (pv >= 0) {
 			/* PELT found the shift the early rule reported: the same finding,
 			 * keyed by the provisional's first shifted build */

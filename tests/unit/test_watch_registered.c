@@ -329,6 +329,88 @@ Test(watch_registered, a_late_registration_revises_the_report_of_the_win)
 	pw_watch_series_free(s);
 }
 
+/* The late registration over a netted week: the rebuild finds the regression
+ * three nightlies after the reported win as a shift of its own (not PELT's
+ * confirmation of the win's report, which lies within the same-shift slack
+ * but the other way), and revises the win's report into the validated win. */
+#define LOADED 75
+Test(watch_registered, a_late_registration_over_a_netted_week_finds_the_regression)
+{
+	shape sh = {.win_at = WIN_AT, .win = -0.04, .reg_at = WIN_AT + 3, .reg = 1.0 / 0.96 - 1.0};
+	pw_watch_series *before = new_series();
+	found a;
+	uint64_t rng = 8;
+	a.n = 0;
+	char err[256];
+	pw_watch_event ev[16];
+	size_t nev = 0;
+	for (int k = 0; k < 70; k++) {
+		pw_watch_build b = nightly(k);
+		if (k >= 67)
+			break; /* the registration arrives after nightly 66 */
+		cr_assert_eq(pw_watch_series_append(before, level_at(&sh, k) * (1 + SIGMA * noise(&rng)),
+		                                    &b, ev, 16, &nev, err, sizeof err),
+		             PW_OK);
+		for (size_t j = 0; j < nev && a.n < 32; j++) {
+			a.at[a.n] = k;
+			a.ev[a.n++] = ev[j];
+		}
+	}
+	print("netted week, before the registration", &a);
+	size_t nr = 0;
+	regression(&a, &nr);
+	cr_assert_eq(nr, 0, "without the registration the week nets out");
+	cr_assert_geq(a.n, 1);
+	const pw_watch_event *rep = &a.ev[0];
+	cr_assert(!rep->regression && rep->stage == PW_WATCH_STAGE_PROVISIONAL);
+	pw_watch_series *s = new_series();
+	do_register(s, WIN_AT, -4.0);
+	rng = 8;
+	for (int k = 0; k < LOADED; k++) {
+		pw_watch_build b = nightly(k);
+		cr_assert_eq(pw_watch_series_load(s, level_at(&sh, k) * (1 + SIGMA * noise(&rng)), &b,
+		                                  err, sizeof err),
+		             PW_OK);
+	}
+	pw_watch_series_mark_provisional(s, rep->first_shifted.build_id, rep->level_before,
+	                                  rep->level_after, rep->cp.p);
+	found b;
+	b.n = 0;
+	/* the load's scan, then the next nightly (the rebuild's judgement may
+	 * wait for the regression's report to cut its candidate) */
+	cr_assert_eq(pw_watch_series_scan_loaded(s, LOADED, ev, 16, &nev, err, sizeof err), PW_OK);
+	for (size_t j = 0; j < nev; j++) {
+		b.at[b.n] = LOADED - 1;
+		b.ev[b.n++] = ev[j];
+	}
+	/* PELT places the regression in the load's own scan (seven nightlies after it) */
+	pw_watch_build b70 = nightly(LOADED);
+	cr_assert_eq(pw_watch_series_append(s, level_at(&sh, 70), &b70, ev, 16, &nev, err, sizeof err),
+	             PW_OK);
+	for (size_t j = 0; j < nev; j++) {
+		b.at[b.n] = LOADED;
+		b.ev[b.n++] = ev[j];
+	}
+	print("netted week, rebuilt with the registration", &b);
+	const pw_watch_event *r = regression(&b, &nr);
+	cr_assert_eq(nr, 1, "the regression, got %zu", nr);
+	cr_assert_str_eq(r->first_shifted.build_id, "nightly-063");
+	cr_assert_eq(r->annotation, PW_WATCH_ANNOTATION_NONE);
+	size_t nv = 0;
+	const pw_watch_event *v = validated(&b, &nv);
+	cr_assert_eq(nv, 1, "the win validated");
+	cr_assert(v->revises);
+	cr_assert_str_eq(v->first_shifted.build_id, rep->first_shifted.build_id);
+	for (size_t i = 0; i < b.n; i++)
+		cr_assert(b.ev[i].stage != PW_WATCH_STAGE_CONFIRMING ||
+		              strcmp(b.ev[i].first_shifted.build_id, rep->first_shifted.build_id) != 0,
+		          "nothing confirms the win's report as a shift");
+	pw_watch_series_free(before);
+	pw_watch_series_free(s);
+}
+
+#undef LOADED
+
 Test(watch_registered, one_nightly_with_both_is_a_shortfall_and_twice_is_an_overshoot)
 {
 	/* the win and a regression of its size in the same nightly: the series does
