@@ -64,7 +64,8 @@ integration-test-asan: asan
 test: INTEGRATION_SKIP = $(SANITIZER_TESTS)
 test: unit-test integration-test integration-test-asan fuzz-ci
 
-demo: build
+# the demo builds quietly itself (one line; the log in run/demo/build.log)
+demo: deps-check
 	@tools/demo.sh $(BUILD)
 
 bench: build

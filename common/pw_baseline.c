@@ -116,6 +116,11 @@ pw_status pw_baseline_record_pack(const pw_baseline_record *r, uint8_t **buf, si
 	b.freeze_reason = (char *)r->freeze_reason;
 	b.freeze_event_id = (char *)r->freeze_event_id;
 	b.computed_unix_us = r->computed_us;
+	b.required_n_top = r->required_n_top;
+	b.required_n_tail = r->required_n_tail;
+	b.mde_top_pct = r->mde_top_pct;
+	b.mde_tail_pct = r->mde_tail_pct;
+	b.gpu_class = r->gpu_class;
 	size_t n = perfwatch__v1__baseline__get_packed_size(&b);
 	uint8_t *out = malloc(n ? n : 1);
 	if (!out)
@@ -153,6 +158,11 @@ pw_status pw_baseline_record_unpack(const uint8_t *buf, size_t len, pw_baseline_
 	copy_str(r->freeze_reason, sizeof r->freeze_reason, b->freeze_reason);
 	copy_str(r->freeze_event_id, sizeof r->freeze_event_id, b->freeze_event_id);
 	r->computed_us = b->computed_unix_us;
+	r->required_n_top = b->required_n_top;
+	r->required_n_tail = b->required_n_tail;
+	r->mde_top_pct = b->mde_top_pct;
+	r->mde_tail_pct = b->mde_tail_pct;
+	r->gpu_class = b->gpu_class;
 	perfwatch__v1__baseline__free_unpacked(b, NULL);
 	return PW_OK;
 }

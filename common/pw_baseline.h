@@ -52,6 +52,12 @@ typedef struct pw_baseline_record {
 	char freeze_reason[128];
 	char freeze_event_id[64];
 	int64_t computed_us;
+	/* §4.5: candidate runs a release needs to certify each tier's MDE at
+	 * sigma_pct (the baseliner's pw_baseline_record_power); 0 when not
+	 * published (a row stored before migration 0044) */
+	uint32_t required_n_top, required_n_tail;
+	double mde_top_pct, mde_tail_pct;
+	bool gpu_class;
 } pw_baseline_record;
 
 /*

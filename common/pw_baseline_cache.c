@@ -36,7 +36,8 @@ pw_status pw_baseline_cache_put(pw_redis *rd, const pw_baseline_record *r, char 
 	"b.series_id, b.series_key, b.version, b.state, b.median, b.mad_n, b.band_lo, "       \
 	"b.band_hi, b.sigma, b.sigma_pct, b.platform_norm_sigma_pct, b.n, b.days, "           \
 	"b.chip_sets, " US_SQL("b.window_start") ", " US_SQL("b.window_end") ", b.unit, "     \
-	"b.build_id, b.freeze_reason, b.freeze_event_id, " US_SQL("b.computed_at")
+	"b.build_id, b.freeze_reason, b.freeze_event_id, " US_SQL("b.computed_at") ", "    \
+	"b.required_n_top, b.required_n_tail, b.mde_top_pct, b.mde_tail_pct, b.gpu_class"
 
 /* A row of BASELINE_COLS starting at column c0 into r. */
 static void record_from_row(PGresult *res, int row, int c0, pw_baseline_record *r)
@@ -63,6 +64,11 @@ static void record_from_row(PGresult *res, int row, int c0, pw_baseline_record *
 	copy_str(r->freeze_reason, sizeof r->freeze_reason, PQgetvalue(res, row, c0 + 18));
 	copy_str(r->freeze_event_id, sizeof r->freeze_event_id, PQgetvalue(res, row, c0 + 19));
 	r->computed_us = strtoll(PQgetvalue(res, row, c0 + 20), NULL, 10);
+	r->required_n_top = (uint32_t)strtoul(PQgetvalue(res, row, c0 + 21), NULL, 10);
+	r->required_n_tail = (uint32_t)strtoul(PQgetvalue(res, row, c0 + 22), NULL, 10);
+	r->mde_top_pct = strtod(PQgetvalue(res, row, c0 + 23), NULL);
+	r->mde_tail_pct = strtod(PQgetvalue(res, row, c0 + 24), NULL);
+	r->gpu_class = PQgetvalue(res, row, c0 + 25)[0] == 't';
 }
 
 /* One row of BASELINE_COLS, or none: *out from it, else PW_ERR_NOT_FOUND naming what. */

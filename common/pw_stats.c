@@ -13,6 +13,7 @@
 #include "pw_stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1177,4 +1178,39 @@ pw_status pw_stats_compare(const double *base, size_t n_base, const double *cand
 free_work:
 	free(own);
 	return st;
+}
+
+int pw_compare_filter_text(char *buf, size_t len, const char *name, double value, double frac,
+                           double practical_pct, double k, double noise_floor_pct)
+{
+	double thr = practical_pct > noise_floor_pct ? practical_pct : noise_floor_pct;
+	return snprintf(buf, len, "%s=%+.2f%% %s max(%.2g*MDE=%.2f%%, %.2g*SE=%.2f%%)", name, value,
+	                fabs(value) > thr ? ">" : "<=", frac, practical_pct, k, noise_floor_pct);
+}
+
+pw_status pw_stats_required_n(double sigma_pct, double mde_pct, double alpha, double power,
+                              unsigned floor_n, unsigned *n)
+{
+	if (!isfinite(sigma_pct) || sigma_pct < 0.0 || !isfinite(mde_pct) || !(mde_pct > 0.0) ||
+	    floor_n < 1 || floor_n > PW_POWER_MAX_N)
+		return PW_ERR_INVALID;
+	if (sigma_pct == 0.0) {
+		*n = floor_n;
+		return PW_OK;
+	}
+	double real;
+	pw_status st = pw_stats_power_n(sigma_pct, mde_pct, alpha, power, false, &real);
+	if (st != PW_OK)
+		return st;
+	/* a hair below an integer is that integer (21.01·(σ/Δ)² lands on them) */
+	double up = ceil(real - 1e-9);
+	if (!(up <= (double)PW_POWER_MAX_N))
+		return PW_ERR_INVALID;
+	*n = up > (double)floor_n ? (unsigned)up : floor_n;
+	return PW_OK;
+}
+
+double pw_stats_series_mde(double tier_mde_pct, bool gpu, double gpu_mde_pct)
+{
+	return gpu && gpu_mde_pct > tier_mde_pct ? gpu_mde_pct : tier_mde_pct;
 }

@@ -261,29 +261,97 @@ pw_status pw_stats_power_mde(double sigma, size_t n_per_arm, double alpha, doubl
 pw_status pw_stats_power_t(double sigma, double delta, double n_per_arm, double alpha,
                            double *power);
 
+/*
+ * ---- Repeats per series (§4.5): the one function that chooses n ------------
+ *
+ * The gate, the baseliner (which publishes n with every baseline) and the
+ * repeat planner call pw_stats_required_n, so that n is a derived quantity
+ * decided in one place, never folklore. Contract:
+ *
+ *   n = max(floor_n, ⌈2·(z_{1−α/2} + z_{1−β})²·(σ/MDE)²⌉)
+ *
+ * the normal formula of pw_stats_power_n (exact = false; at α = 0.05, power
+ * 0.9 the factor is 21.01, the seed's "n ≈ 21·(σ/Δ)²"), rounded up, and
+ * never below floor_n: the fewest candidate runs with which the gate's rank
+ * test can reach significance at all under Benjamini–Hochberg over a release
+ * (docs/statistics.md §2: against 30 baseline runs 5 candidate runs clear
+ * 2,160 tests, 4 only when several regressions land together;
+ * PW_POWER_FLOOR_N). Inputs: sigma_pct the series' relative noise in percent
+ * (the baseline's MAD_n/median × 100, its noise floor), mde_pct the minimum
+ * detectable effect it is certified at (pw_stats_series_mde), alpha and
+ * power the §4.5 targets (PW_POWER_ALPHA, PW_POWER_TARGET). At the design's
+ * figures: σ 0.4%, MDE 1% (TPU, top-20) → 3.36 → 5 (the floor: "5 repeats");
+ * σ 0.4%, MDE 3% (tail) → 0.37 → 5; σ 2%, MDE 4% (GPU) → 5.25 → 6 ("MDE 4%
+ * at n = 6"); σ 2%, MDE 1% → 84.06 → 85 (unaffordable: the GPU MDE is 4%).
+ * sigma_pct = 0 (a constant series) gives floor_n. PW_ERR_INVALID for a
+ * non-finite or negative sigma_pct, mde_pct <= 0 or non-finite, alpha or
+ * power out of pw_stats_power_n's range, floor_n < 1, or an n beyond
+ * PW_POWER_MAX_N (a series that needs more runs than any fleet will give is
+ * a harness defect, §4.2, not a repeat count).
+ */
+#define PW_POWER_ALPHA 0.05     /* §4.5: two-sided significance the n is computed for */
+#define PW_POWER_TARGET 0.9     /* §4.5: power at the MDE */
+#define PW_POWER_FLOOR_N 5u     /* the rank test's floor (docs/statistics.md §2) */
+#define PW_POWER_MAX_N 100000u
+#define PW_POWER_MDE_TOP_PCT 1.0  /* §4.5: the top-20 models by spend */
+#define PW_POWER_MDE_TAIL_PCT 3.0 /* §4.5: the tail */
+/* §4.5: on GPU-class platforms (σ ≈ 2%) the benchmarks certify 4% whatever
+ * the tier; the band between the tier's MDE and 4% (1–4% on the top tier) is
+ * the production canary's to catch (big N from live traffic), not the gate's. */
+#define PW_POWER_MDE_GPU_PCT 4.0
+
+pw_status pw_stats_required_n(double sigma_pct, double mde_pct, double alpha, double power,
+                              unsigned floor_n, unsigned *n);
+
+/*
+ * The MDE a series is certified at: the tier's (tier_mde_pct), raised to
+ * gpu_mde_pct on a GPU-class platform (gpu true). Pure.
+ */
+double pw_stats_series_mde(double tier_mde_pct, bool gpu, double gpu_mde_pct);
+
 /* ---- The two-sample verdict ------------------------------------------------ */
 
 /*
  * pw_stats_compare is the decision of §4.3(a) for one series: baseline runs
  * against candidate runs. `perfwatch compare` and the release gate call it, so
  * that both decide alike. It fires (REGRESSED or IMPROVED) only when
- *   p < alpha                      (Mann–Whitney two-sided, PW_MWU_AUTO), and
- *   |E| > max(T, k·σ·√(1/n_b + 1/n_c))   (the minimum-effect filter),
- * where E = HL shift/|median_base| × 100 (the Hodges–Lehmann estimate of the
- * shift, in percent), T the practical-significance threshold (practical_pct,
- * by default PW_COMPARE_PRACTICAL_FRAC × MDE), σ the baseline's relative noise
- * MAD_n(base)/|median_base| × 100 and k = noise_k (default 2): the noise
- * floor is k standard errors of a difference of means. The MDE is the shift
- * the test must catch with power 0.9, the threshold is below it so that an
- * effect of exactly the MDE is not a coin toss (docs/statistics.md §6 has
- * the arithmetic). The sign of E and the direction decide which of the two
- * it is. alpha is the caller's: the gate passes its Benjamini–Hochberg level
- * (and compares q-values itself, using the p it gets back).
+ *   p < alpha   (Mann–Whitney two-sided, PW_MWU_AUTO), and
+ *   the minimum-effect filter passes — the one rule, stated here and in
+ *   these words in docs/statistics.md §4, docs/gate.md and the gate's
+ *   console report (PW_COMPARE_FILTER_RULE, pw_compare_filter_text):
+ *
+ *     |effect| > max(0.7*MDE, 2*SE),  SE = sigma*sqrt(1/n_base + 1/n_cand)
+ *
+ * effect = HL shift/|median_base| × 100 (the Hodges–Lehmann estimate of the
+ * shift, in percent; the gate tests a registered win's excess over its
+ * registration the same way), MDE the tier's minimum detectable effect,
+ * sigma the baseline's relative noise MAD_n(base)/|median_base| × 100; 0.7
+ * is the practical fraction (PW_COMPARE_PRACTICAL_FRAC, `practical_pct` =
+ * 0.7 × mde_pct unless set, gate.practical_frac) and 2 the noise arm's k
+ * (PW_COMPARE_NOISE_K, `noise_k`, gate.noise_k): k standard errors of a
+ * difference of means.
+ *
+ * Why 0.7: the MDE is the shift the test must catch with power 0.9; a
+ * threshold at the MDE itself passes a true shift of exactly the MDE half
+ * the time (power 0.50 by construction). The HL estimate is asymptotically
+ * normal with sd sigma·√(π/3·(1/n_base + 1/n_cand)), 0.198% at the seed's
+ * sigma 0.4% and 30 × 5 runs, so 0.7 × MDE = 0.70% passes a true +1.0% with
+ * probability Φ(0.30/0.198) = 0.935 and a +0.3% wiggle with 0.021; the whole
+ * rule (with p < 0.05) fires at 0.930 and 0.022 (scipy and numpy,
+ * tests/reference/filter_power.py; tests/unit/test_stats.c filter_power
+ * checks this code against those figures). docs/statistics.md §6 has the
+ * window 0.627% ≤ T ≤ 0.745% that 0.7 sits in.
+ *
+ * The sign of effect and the direction decide which of the two it is. alpha
+ * is the caller's: the gate passes its Benjamini–Hochberg level (and
+ * compares q-values itself, using the p it gets back).
  *
  * Until 2026-12 the filter was |Δ| > max(MDE, 2σ) on the median difference Δ
  * (below); practical_pct = mde_pct with noise_k = 0 and the old 2σ check done
  * by the caller reproduces it (bench/bench_power.c does, to compare).
  */
+#define PW_COMPARE_FILTER_RULE "|effect| > max(0.7*MDE, 2*SE), SE = sigma*sqrt(1/n_base + 1/n_cand)"
+
 typedef enum pw_compare_direction {
 	PW_COMPARE_LOWER_IS_BETTER = 0, /* latency, step time: positive Δ is a regression */
 	PW_COMPARE_HIGHER_IS_BETTER,    /* throughput: negative Δ is a regression */
@@ -358,5 +426,19 @@ pw_status pw_stats_compare(const double *base, size_t n_base, const double *cand
 
 /* "REGRESSED", "IMPROVED" or "UNCHANGED". */
 const char *pw_compare_verdict_name(pw_compare_verdict v);
+
+/*
+ * One decided filter in the rule's words (PW_COMPARE_FILTER_RULE), into buf
+ * (len bytes, always NUL-terminated when len > 0):
+ *   "effect=+8.21% > max(0.7*MDE=0.70%, 2*SE=0.37%)"
+ * `name` is "effect" or "excess" (a registered win), `value` the percent
+ * tested, frac the practical fraction (practical_pct / mde_pct), k the noise
+ * arm's multiple of SE; ">" when |value| > max(practical_pct,
+ * noise_floor_pct), else "<=". The gate's console report and alert summaries
+ * print it, so that what they show is the rule the verdict was decided by.
+ * Returns snprintf's count.
+ */
+int pw_compare_filter_text(char *buf, size_t len, const char *name, double value, double frac,
+                           double practical_pct, double k, double noise_floor_pct);
 
 #endif

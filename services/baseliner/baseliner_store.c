@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pw_copy.h"
+#include "pw_stats.h"
 
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/baseline.pb-c.h"
@@ -99,6 +100,25 @@ void pw_baseline_record_from_entry(pw_baseline_record *r, const pw_series_entry 
 	copy_str(r->freeze_reason, sizeof r->freeze_reason, e->bs.freeze_reason);
 	copy_str(r->freeze_event_id, sizeof r->freeze_event_id, e->bs.freeze_event);
 	r->computed_us = computed_us;
+	r->gpu_class = e->gpu_class;
+	pw_baseline_record_power(r);
+}
+
+void pw_baseline_record_power(pw_baseline_record *r)
+{
+	r->required_n_top = r->required_n_tail = 0;
+	r->mde_top_pct = pw_stats_series_mde(PW_POWER_MDE_TOP_PCT, r->gpu_class, PW_POWER_MDE_GPU_PCT);
+	r->mde_tail_pct = pw_stats_series_mde(PW_POWER_MDE_TAIL_PCT, r->gpu_class,
+	                                      PW_POWER_MDE_GPU_PCT);
+	unsigned top, tail;
+	if (r->version == 0 ||
+	    pw_stats_required_n(r->sigma_pct, r->mde_top_pct, PW_POWER_ALPHA, PW_POWER_TARGET,
+	                        PW_POWER_FLOOR_N, &top) != PW_OK ||
+	    pw_stats_required_n(r->sigma_pct, r->mde_tail_pct, PW_POWER_ALPHA, PW_POWER_TARGET,
+	                        PW_POWER_FLOOR_N, &tail) != PW_OK)
+		return;
+	r->required_n_top = top;
+	r->required_n_tail = tail;
 }
 
 struct pw_baseline_cache_batch {
@@ -558,14 +578,15 @@ static int rec_order(const void *a, const void *b)
 #define BASELINE_COPY_COLS                                                                  \
 	"series_id, version, state, hlo_fingerprint, median, mad_n, band_lo, band_hi, sigma, "  \
 	"sigma_pct, platform_norm_sigma_pct, n, days, chip_sets, window_start, window_end, "    \
-	"unit, build_id, freeze_reason, freeze_event_id, computed_at"
+	"unit, build_id, freeze_reason, freeze_event_id, computed_at, required_n_top, "          \
+	"required_n_tail, mde_top_pct, mde_tail_pct, gpu_class"
 
 static void baseline_row_bin(pw_copybuf *b, const pw_baseline_record *r)
 {
 	char kb[PW_ST_KEY_MAX];
 	char *parts[5];
 	split_key(r->series_key, kb, sizeof kb, parts);
-	pw_copybin_row(b, 21);
+	pw_copybin_row(b, 26);
 	pw_copybin_int8(b, r->series_id);
 	pw_copybin_int4(b, (int32_t)r->version);
 	pw_copybin_text(b, pw_baseline_state_name(r->state));
@@ -587,6 +608,11 @@ static void baseline_row_bin(pw_copybuf *b, const pw_baseline_record *r)
 	pw_copybin_text(b, r->freeze_reason);
 	pw_copybin_text(b, r->freeze_event_id);
 	pw_copybin_timestamptz(b, r->computed_us);
+	pw_copybin_int4(b, (int32_t)r->required_n_top);
+	pw_copybin_int4(b, (int32_t)r->required_n_tail);
+	pw_copybin_float8(b, r->mde_top_pct);
+	pw_copybin_float8(b, r->mde_tail_pct);
+	pw_copybin_bool(b, r->gpu_class);
 }
 
 /* Upserts state changes of stored versions through a staging table (few rows: freezes). */
@@ -619,7 +645,9 @@ static pw_status upsert_baselines(pw_pg *pg, const pw_baseline_record *const *re
 		"sigma_pct = EXCLUDED.sigma_pct, n = EXCLUDED.n, days = EXCLUDED.days, "
 		"chip_sets = EXCLUDED.chip_sets, window_start = EXCLUDED.window_start, "
 		"window_end = EXCLUDED.window_end, freeze_reason = EXCLUDED.freeze_reason, "
-		"freeze_event_id = EXCLUDED.freeze_event_id, updated_at = now()",
+		"freeze_event_id = EXCLUDED.freeze_event_id, required_n_top = EXCLUDED.required_n_top, "
+		"required_n_tail = EXCLUDED.required_n_tail, mde_top_pct = EXCLUDED.mde_top_pct, "
+		"mde_tail_pct = EXCLUDED.mde_tail_pct, gpu_class = EXCLUDED.gpu_class, updated_at = now()",
 		0, NULL, NULL, errbuf, errlen);
 }
 

@@ -30,6 +30,15 @@
 #include "series_table.h"
 
 /*
+ * Sets r's power per tier from its sigma_pct and gpu_class: the MDEs the
+ * gate certifies (PW_POWER_MDE_TOP_PCT / _TAIL_PCT, PW_POWER_MDE_GPU_PCT
+ * for both on a GPU-class platform) and pw_stats_required_n for each at
+ * PW_POWER_ALPHA, PW_POWER_TARGET, floor PW_POWER_FLOOR_N; zeros for a
+ * record without a baseline (version 0) or a sigma that gives no n. Pure.
+ */
+void pw_baseline_record_power(pw_baseline_record *r);
+
+/*
  * Fills r from entry e's current baseline (e->bs.current), with state st and
  * computed_us. Pure.
  */

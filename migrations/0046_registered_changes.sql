@@ -1,4 +1,4 @@
--- 0039_registered_changes.sql: the watcher judges a series with a registered
+-- 0046_registered_changes.sql: the watcher judges a series with a registered
 -- change as observed - expected (services/watcher/watch.h
 -- pw_watch_series_register; common/pw_expected.h).
 --
