@@ -70,9 +70,22 @@ pw_status pw_baseline_record_pack(const pw_baseline_record *r, uint8_t **buf, si
 pw_status pw_baseline_record_unpack(const uint8_t *buf, size_t len, pw_baseline_record *r);
 
 /*
- * The order of a series' baselines as the cache compares them: version·4 +
- * 2 for frozen, + 1 otherwise, so that a state change of one version (active
- * -> frozen, made in place) replaces the older state. 0 is no baseline.
+ * The encoding of a cached baseline, the high bits of its cache version.
+ * 2: the record with the power of migration 0044 (required_n_top/_tail,
+ * mde_top_pct/_tail_pct, gpu_class). Entries written before (cache versions
+ * version·4 + 1 or 2, below 2^40) lack those fields: every one of them is
+ * older than any current version, so it is read as stale, never served with
+ * a required n of 0, and the record read from PostgreSQL replaces it. A
+ * change of what the cached payload holds takes the next number.
+ */
+#define PW_BASELINE_CACHE_ENCODING 2u
+
+/*
+ * The order of a series' baselines as the cache compares them:
+ * PW_BASELINE_CACHE_ENCODING·2^40 + version·4 + 2 for frozen, + 1
+ * otherwise, so that a state change of one version (active -> frozen, made
+ * in place) replaces the older state and an entry of an older encoding is
+ * older than every version. 0 is no baseline.
  */
 uint64_t pw_baseline_cache_version_of(uint32_t version, pw_baseline_state state);
 uint64_t pw_baseline_cache_version(const pw_baseline_record *r);

@@ -9,6 +9,8 @@
  *     version stored behind the cache's back, a version frozen in place, a
  *     version the caller names; each read returns PostgreSQL's record
  *     (outcome stale) and puts it back, so that the next read is a hit;
+ *   - an entry of the encoding before the record carried the required n
+ *     (cache version version·4 + 1) is stale, never served with n 0;
  *   - an entry that is not a baseline (bytes that do not decode under a huge
  *     version, a key of another type) is read past and replaced;
  *   - with Redis stopped (a client whose server is gone: a port nothing
@@ -45,7 +47,8 @@ static void sql(pw_pg *pg, const char *q, const char *a, const char *b)
 	}
 }
 
-/* A stored baseline version of key (median 10 + version, so each is told apart). */
+/* A stored baseline version of key (median 10 + version and a published
+ * required_n_top of 20 + version, so each is told apart). */
 static void store_version(pw_pg *pg, const char *key, int version)
 {
 	char v[16];
@@ -53,8 +56,10 @@ static void store_version(pw_pg *pg, const char *key, int version)
 	sql(pg,
 	    "INSERT INTO perfwatch.baselines (series_id, version, state, hlo_fingerprint, median, "
 	    "mad_n, band_lo, band_hi, sigma, sigma_pct, n, unit, build_id, window_start, window_end, "
-	    "computed_at) SELECT series_id, $2::integer, 'active', hlo_fingerprint, 10 + $2::integer, "
-	    "0.04, 9.88, 10.12, 0.04, 0.4, 30, 'ms', 'b' || $2, now() - interval '30 days', now(), now() "
+	    "computed_at, required_n_top, required_n_tail, mde_top_pct, mde_tail_pct, gpu_class) "
+	    "SELECT series_id, $2::integer, 'active', hlo_fingerprint, 10 + $2::integer, "
+	    "0.04, 9.88, 10.12, 0.04, 0.4, 30, 'ms', 'b' || $2, now() - interval '30 days', now(), "
+	    "now(), 20 + $2::integer, 5, 1, 3, false "
 	    "FROM perfwatch.series WHERE series_key = $1",
 	    key, v);
 }
@@ -81,13 +86,16 @@ static bool read_is(pw_baseline_reader *br, const char *key, uint64_t current, u
 	pw_baseline_source src;
 	pw_status st = pw_baseline_get(br, key, current, &r, &src, &o, err, sizeof err);
 	bool ok = st == PW_OK && r.version == version && r.state == state &&
-	          r.median == 10.0 + version && o == want &&
+	          r.median == 10.0 + version && r.required_n_top == 20 + version &&
+	          r.required_n_tail == 5 && r.mde_top_pct == 1.0 && o == want &&
 	          (src == PW_BASELINE_FROM_REDIS) == (want == PW_BASELINE_HIT);
 	if (!ok && st == PW_OK)
-		snprintf(err, sizeof err, "got v%u %s median %g outcome %s, want v%u %s outcome %s",
-		         r.version, pw_baseline_state_name(r.state), r.median,
-		         pw_baseline_outcome_name(o), version, pw_baseline_state_name(state),
-		         pw_baseline_outcome_name(want));
+		snprintf(err, sizeof err,
+		         "got v%u %s median %g required n %u/%u outcome %s, want v%u %s required n "
+		         "%u/5 outcome %s",
+		         r.version, pw_baseline_state_name(r.state), r.median, r.required_n_top,
+		         r.required_n_tail, pw_baseline_outcome_name(o), version,
+		         pw_baseline_state_name(state), 20 + version, pw_baseline_outcome_name(want));
 	snprintf(msg, sizeof msg, "%s (%s)", what, pw_baseline_outcome_name(want));
 	check(ok, msg, err);
 	return ok;
@@ -174,6 +182,28 @@ int main(void)
 	read_is(&br, k, v3, 3, PW_BASELINE_ACTIVE, PW_BASELINE_STALE,
 	        "the caller names v3, Redis holds v2: v3 from PostgreSQL");
 	read_is(&br, k, v3, 3, PW_BASELINE_ACTIVE, PW_BASELINE_HIT, "v3 named and cached: a hit");
+
+	/* v3 as cached before the record carried the power of migration 0044 (the
+	 * old encoding: cache version 3·4 + 1, no required n): never served as if
+	 * the series needed 0 runs; read from PostgreSQL and replaced */
+	pw_baseline_record old;
+	check(pw_baseline_read_pg(pg, k, &old, err, sizeof err) == PW_OK, "v3 read", err);
+	old.required_n_top = old.required_n_tail = 0;
+	old.mde_top_pct = old.mde_tail_pct = 0.0;
+	uint8_t *packed = NULL;
+	size_t plen = 0;
+	bool put_old = false;
+	check(pw_baseline_record_pack(&old, &packed, &plen) == PW_OK &&
+	          pw_redis_del(rd, ck, err, sizeof err) == PW_OK &&
+	          pw_redis_set_versioned(rd, ck, 3u * 4u + 1u, packed, plen, 0, &put_old, err,
+	                                 sizeof err) == PW_OK &&
+	          put_old,
+	      "v3 without its required n put at the old encoding's version", err);
+	free(packed);
+	read_is(&br, k, PW_BASELINE_ASK, 3, PW_BASELINE_ACTIVE, PW_BASELINE_STALE,
+	        "an entry of the old encoding: PostgreSQL's v3 with its required n");
+	read_is(&br, k, v3, 3, PW_BASELINE_ACTIVE, PW_BASELINE_HIT,
+	        "replaced by the put-back: the next read hits, with the required n");
 
 	/* an entry that is not a baseline, under a version above any real one */
 	bool stored = false;

@@ -26,8 +26,29 @@ Test(baseline_cache, versions_order_states_of_one_version_and_versions)
 	cr_assert_eq(v7a, v7q, "a version is created active or quarantined, never both");
 	cr_assert_gt(v7f, v7a, "a freeze in place replaces the active state of its version");
 	cr_assert_gt(v8a, v7f, "the next version replaces a frozen one");
-	cr_assert_eq(v7a, 29);
-	cr_assert_eq(v7f, 30);
+	uint64_t enc = (uint64_t)PW_BASELINE_CACHE_ENCODING << 40;
+	cr_assert_eq(v7a, enc + 29);
+	cr_assert_eq(v7f, enc + 30);
+}
+
+Test(baseline_cache, an_entry_cached_without_the_required_n_is_never_served)
+{
+	/* an entry put before the power fields (migration 0044) were cached had
+	 * cache version version·4 + 1 (+ 2 frozen): served as a hit, it would give
+	 * the gate a required n of 0 where PostgreSQL holds the published one */
+	for (uint32_t v = 1; v <= 1000; v += 37) {
+		uint64_t old_active = (uint64_t)v * 4u + 1u, old_frozen = (uint64_t)v * 4u + 2u;
+		for (int s = 0; s < 4; s++) {
+			uint64_t cur = pw_baseline_cache_version_of(v, (pw_baseline_state)s);
+			cr_assert_eq(pw_baseline_cache_judge(true, true, true, old_active, cur),
+			             PW_BASELINE_STALE, "v%u: the old active entry", v);
+			cr_assert_eq(pw_baseline_cache_judge(true, true, true, old_frozen, cur),
+			             PW_BASELINE_STALE, "v%u: the old frozen entry", v);
+		}
+	}
+	/* the largest version of the old encoding is still older than version 1 */
+	cr_assert_lt((uint64_t)UINT32_MAX * 4u + 2u,
+	             pw_baseline_cache_version_of(1, PW_BASELINE_ACTIVE));
 }
 
 Test(baseline_cache, judge_never_serves_an_older_entry)
@@ -102,7 +123,8 @@ Test(baseline_cache, record_round_trips_through_its_wire_form)
 	cr_assert_eq(back.required_n_top, 37, "the required n is cached with the baseline");
 	cr_assert_eq(back.required_n_tail, 9);
 	cr_assert(back.gpu_class);
-	cr_assert_eq(pw_baseline_cache_version(&back), 17 * 4 + 2);
+	cr_assert_eq(pw_baseline_cache_version(&back),
+	             ((uint64_t)PW_BASELINE_CACHE_ENCODING << 40) + 17 * 4 + 2);
 	static const uint8_t junk[] = {0xff, 0xff, 0xff, 0x0f};
 	cr_assert_eq(pw_baseline_record_unpack(junk, sizeof junk, &back), PW_ERR_INVALID);
 	char key[PW_BASELINE_CACHE_KEY_MAX];
