@@ -33,8 +33,8 @@
  *
  * It prints the median of the rounds per reader and the ratios redis /
  * stopped and redis / disabled, checks that the three readers gave the gate
- * the same verdict for every series, and counts the readers' outcomes. Not
- * part of CI (bench/run.sh; make bench-cache).
+ * the same verdict and required n for every series, and counts the readers'
+ * outcomes. Not part of CI (bench/run.sh; make bench-cache).
  *
  * Needs PW_PG_DSN and PW_REDIS_ADDR (run/stack.env). PW_CACHE_ROUNDS
  * (default 7) sets the rounds.
@@ -110,10 +110,15 @@ static pw_status setup(pw_pg *pg, const char *tag, char *err, size_t errlen)
 		"SELECT 'cb' || f || '-' || $1, 'hlo:' || $1, 'v6e-' || (4 + 4 * (j % 2)), "
 		"'cfg' || ((j / 2) % 3), 'metric' || (j / 6), 'ms', 'lower_is_better' "
 		"FROM generate_series(0, 59) f, generate_series(0, 35) j",
+		/* the n each baseline published (§4.5), 5 or 6 for the top tier's 1% and
+		 * 5 for the tail's 3%, is what the gate's required n reads: served from
+		 * Redis or PostgreSQL, the same */
 		"INSERT INTO perfwatch.baselines (series_id, version, state, hlo_fingerprint, median, mad_n, "
-		"band_lo, band_hi, sigma, sigma_pct, n, unit, build_id, window_start, window_end, computed_at) "
+		"band_lo, band_hi, sigma, sigma_pct, n, unit, build_id, window_start, window_end, computed_at, "
+		"required_n_top, required_n_tail, mde_top_pct, mde_tail_pct, gpu_class) "
 		"SELECT series_id, 1, 'active', hlo_fingerprint, 10, 0.04, 9.88, 10.12, 0.04, 0.4, 30, 'ms', "
-		"'xla-nightly-' || $1, now() - interval '31 days', now() - interval '1 day', now() "
+		"'xla-nightly-' || $1, now() - interval '31 days', now() - interval '1 day', now(), "
+		"5 + series_id % 2, 5, 1, 3, false "
 		"FROM perfwatch.series WHERE hlo_fingerprint = 'hlo:' || $1",
 		/* 30 nightlies in the window, one a day, and 5 runs of the candidate */
 		"CREATE TEMP TABLE cb_pts AS "
@@ -153,10 +158,11 @@ static pw_status setup(pw_pg *pg, const char *tag, char *err, size_t errlen)
 	return PW_OK;
 }
 
-/* The gate's evaluation reads and decision; verdicts[i] the series verdicts. */
+/* The gate's evaluation reads and decision; verdicts[i] the series verdicts,
+ * needs[i] their required n (from the baseline records the reader gave). */
 static pw_status gate_once(pw_baseline_reader *br, const char *release,
-                           const pw_gate_store_defaults *d, int *verdicts, size_t *tests,
-                           char *err, size_t errlen)
+                           const pw_gate_store_defaults *d, int *verdicts, int *needs,
+                           size_t *tests, char *err, size_t errlen)
 {
 	pw_gate_release *r = NULL;
 	pw_status st = pw_gate_store_load(br, release, 1, d, true, &r, err, errlen);
@@ -167,8 +173,10 @@ static pw_status gate_once(pw_baseline_reader *br, const char *release,
 	if (st == PW_OK && r->n_series != NSERIES)
 		st = pw_fail(PW_ERR_INVALID, err, errlen, "the release has %zu series, not %d",
 		             r->n_series, NSERIES);
-	for (size_t i = 0; st == PW_OK && i < r->n_series; i++)
+	for (size_t i = 0; st == PW_OK && i < r->n_series; i++) {
 		verdicts[i] = (int)r->sr[i].verdict;
+		needs[i] = (int)r->series[i].required_n;
+	}
 	if (st == PW_OK)
 		*tests = r->rr.n_tests;
 	pw_gate_release_free(r);
@@ -283,10 +291,11 @@ int main(void)
 	pw_watch_params wp;
 	pw_watch_params_default(&wp);
 
-	static int verdicts[READERS][NSERIES];
+	static int verdicts[READERS][NSERIES], needs[READERS][NSERIES];
 	size_t tests[READERS] = {0};
 	/* warm: the redis reader's first reads miss and put the baselines back */
-	if (gate_once(&br[0], release, &d, verdicts[0], &tests[0], err, sizeof err) != PW_OK) {
+	if (gate_once(&br[0], release, &d, verdicts[0], needs[0], &tests[0], err, sizeof err) !=
+	    PW_OK) {
 		fprintf(stderr, "bench_cache: warm-up: %s\n", err);
 		return 1;
 	}
@@ -319,7 +328,8 @@ int main(void)
 			/* the order of the readers turns each round: no reader always runs after another */
 			int x = (k + r) % READERS;
 			double a = now_s();
-			st = gate_once(&br[x], release, &d, verdicts[x], &tests[x], err, sizeof err);
+			st = gate_once(&br[x], release, &d, verdicts[x], needs[x], &tests[x], err,
+			               sizeof err);
 			gate_s[(size_t)x * (size_t)rounds + (size_t)r] = now_s() - a;
 		}
 		for (int k = 0; st == PW_OK && k < READERS; k++) {
@@ -357,7 +367,8 @@ int main(void)
 	}
 	int same = memcmp(verdicts[0], verdicts[1], sizeof verdicts[0]) == 0 &&
 	           memcmp(verdicts[0], verdicts[2], sizeof verdicts[0]) == 0 && tests[0] == tests[1] &&
-	           tests[0] == tests[2];
+	           tests[0] == tests[2] && memcmp(needs[0], needs[1], sizeof needs[0]) == 0 &&
+	           memcmp(needs[0], needs[2], sizeof needs[0]) == 0;
 	double m[6][READERS];
 	for (int x = 0; x < READERS; x++) {
 		size_t o = (size_t)x * (size_t)rounds;
@@ -393,8 +404,8 @@ int main(void)
 			       br[x].n[o] - (x == 0 ? warm[o] : 0));
 		printf("\n");
 	}
-	printf("gate verdicts identical across readers: %s (%zu tests)\n", same ? "yes" : "NO",
-	       tests[0]);
+	printf("gate verdicts and required n identical across readers: %s (%zu tests)\n",
+	       same ? "yes" : "NO", tests[0]);
 	pw_pg_exec(pg, "DELETE FROM perfwatch.spend_weights WHERE source = 'bench_cache'", 0, NULL,
 	           NULL, err, sizeof err);
 	free(gate_s);

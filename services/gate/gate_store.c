@@ -616,6 +616,25 @@ out:
 }
 
 /*
+ * Series `in`'s platform class and required n (§4.5) from its latest
+ * baseline's noise and the n it published for each tier, as
+ * pw_gate_required_n chooses for the gate's MDE of the series. The waiting
+ * rule reads them with the series; an evaluation again from the record whose
+ * window it reads (load_windows), so that both come from one version.
+ */
+static void series_power(const pw_gate_release *r, pw_gate_series_input *in, bool has_baseline,
+                         double sigma_pct, bool gpu_class, unsigned n_top, double mde_top_pct,
+                         unsigned n_tail, double mde_tail_pct)
+{
+	in->gpu = has_baseline && gpu_class;
+	bool top = in->tier == PW_GATE_TIER_TOP;
+	in->required_n = pw_gate_required_n(has_baseline, sigma_pct, top ? n_top : n_tail,
+	                                    top ? mde_top_pct : mde_tail_pct,
+	                                    pw_gate_series_mde(&r->policy, in),
+	                                    pw_gate_series_min_n(&r->policy, in));
+}
+
+/*
  * The window (and version) of the latest baseline of every series of r that
  * has one (meta[i].baseline_version > 0, in order; current[k] the cache
  * version the series query read for the k-th of them), read with one
@@ -652,6 +671,9 @@ static pw_status load_windows(pw_baseline_reader *br, pw_gate_release *r, const 
 		m->baseline_version = (int)rec[k].version; /* newer when one was stored meanwhile */
 		m->window_start_us = rec[k].window_start_us;
 		m->window_end_us = rec[k].window_end_us;
+		series_power(r, &r->series[at[k]], true, rec[k].sigma_pct, rec[k].gpu_class,
+		             rec[k].required_n_top, rec[k].mde_top_pct, rec[k].required_n_tail,
+		             rec[k].mde_tail_pct);
 	}
 	free(rec);
 	return st;
@@ -872,13 +894,9 @@ pw_status pw_gate_store_load(pw_baseline_reader *br, const char *release_id, uin
 		                     PQgetvalue(res, row, 10)[0] == 't');
 		in->n_cand = (size_t)getint(res, row, 11);
 		in->baseline_behind = PQgetvalue(res, row, 12)[0] == 't';
-		in->gpu = has_row && PQgetvalue(res, row, 14)[0] == 't';
-		bool top = in->tier == PW_GATE_TIER_TOP;
-		in->required_n = pw_gate_required_n(has_row, getdbl(res, row, 13),
-		                                    (unsigned)getint(res, row, top ? 15 : 17),
-		                                    getdbl(res, row, top ? 16 : 18),
-		                                    pw_gate_series_mde(&r->policy, in),
-		                                    pw_gate_series_min_n(&r->policy, in));
+		series_power(r, in, has_row, getdbl(res, row, 13), PQgetvalue(res, row, 14)[0] == 't',
+		             (unsigned)getint(res, row, 15), getdbl(res, row, 16),
+		             (unsigned)getint(res, row, 17), getdbl(res, row, 18));
 		if (has_row) /* the version just read is the current one: the cache's check */
 			current[nb++] = pw_baseline_cache_version_of(
 				(uint32_t)m->baseline_version,
