@@ -173,8 +173,8 @@ uint64_t pw_baseline_cache_version_of(uint32_t version, pw_baseline_state state)
 		return 0;
 	/* a frozen version replaces the same version's active or quarantined state;
 	 * version·4 + 2 < 2^34, below the encoding's bits */
-	return ((uint64_t)PW_BASELINE_CACHE_ENCODING << 40) + (uint64_t)version * 4u +
-	       (state == PW_BASELINE_FROZEN ? 2u : 1u);
+	return ((uint64_t)PW_BASELINE_CACHE_ENCODING << PW_BASELINE_CACHE_ENCODING_SHIFT) +
+	       (uint64_t)version * 4u + (state == PW_BASELINE_FROZEN ? 2u : 1u);
 }
 
 uint64_t pw_baseline_cache_version(const pw_baseline_record *r)

@@ -79,6 +79,8 @@ pw_status pw_baseline_record_unpack(const uint8_t *buf, size_t len, pw_baseline_
  * change of what the cached payload holds takes the next number.
  */
 #define PW_BASELINE_CACHE_ENCODING 2u
+/* The bit a cache version's encoding starts at (version·4 + 2 < 2^34). */
+#define PW_BASELINE_CACHE_ENCODING_SHIFT 40
 
 /*
  * The order of a series' baselines as the cache compares them:

@@ -250,13 +250,22 @@ static void count(pw_baseline_reader *br, pw_baseline_outcome o)
 
 /*
  * A Redis answer for key: whether it decodes into a record of that series
- * whose cache version is the one it is stored under. A value that does not
- * is treated as Redis not answering (the truth is read and put back over it).
+ * whose cache version is the one it is stored under, or that version in an
+ * older encoding (PW_BASELINE_CACHE_ENCODING: an entry put before the
+ * payload held what it holds now, below every current version, so judged
+ * stale and replaced). A value that does not is treated as Redis not
+ * answering (the truth is read and put back over it).
  */
 static bool decode_entry(const char *key, const pw_redis_read *x, pw_baseline_record *rec)
 {
-	return pw_baseline_record_unpack((const uint8_t *)x->val, x->len, rec) == PW_OK &&
-	       strcmp(rec->series_key, key) == 0 && pw_baseline_cache_version(rec) == x->version;
+	if (pw_baseline_record_unpack((const uint8_t *)x->val, x->len, rec) != PW_OK ||
+	    strcmp(rec->series_key, key) != 0)
+		return false;
+	const uint64_t low = (UINT64_C(1) << PW_BASELINE_CACHE_ENCODING_SHIFT) - 1;
+	uint64_t want = pw_baseline_cache_version(rec);
+	return x->version == want ||
+	       ((x->version >> PW_BASELINE_CACHE_ENCODING_SHIFT) < PW_BASELINE_CACHE_ENCODING &&
+	        (x->version & low) == (want & low));
 }
 
 /*

@@ -26,7 +26,7 @@ Test(baseline_cache, versions_order_states_of_one_version_and_versions)
 	cr_assert_eq(v7a, v7q, "a version is created active or quarantined, never both");
 	cr_assert_gt(v7f, v7a, "a freeze in place replaces the active state of its version");
 	cr_assert_gt(v8a, v7f, "the next version replaces a frozen one");
-	uint64_t enc = (uint64_t)PW_BASELINE_CACHE_ENCODING << 40;
+	uint64_t enc = (uint64_t)PW_BASELINE_CACHE_ENCODING << PW_BASELINE_CACHE_ENCODING_SHIFT;
 	cr_assert_eq(v7a, enc + 29);
 	cr_assert_eq(v7f, enc + 30);
 }
@@ -124,7 +124,8 @@ Test(baseline_cache, record_round_trips_through_its_wire_form)
 	cr_assert_eq(back.required_n_tail, 9);
 	cr_assert(back.gpu_class);
 	cr_assert_eq(pw_baseline_cache_version(&back),
-	             ((uint64_t)PW_BASELINE_CACHE_ENCODING << 40) + 17 * 4 + 2);
+	             ((uint64_t)PW_BASELINE_CACHE_ENCODING << PW_BASELINE_CACHE_ENCODING_SHIFT) +
+	                 17 * 4 + 2);
 	static const uint8_t junk[] = {0xff, 0xff, 0xff, 0x0f};
 	cr_assert_eq(pw_baseline_record_unpack(junk, sizeof junk, &back), PW_ERR_INVALID);
 	char key[PW_BASELINE_CACHE_KEY_MAX];
