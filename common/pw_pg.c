@@ -511,6 +511,23 @@ PGconn *pw_pg_conn(pw_pg *pg)
 	return conn_ok(pg) ? pg->conn : NULL;
 }
 
+const char *pw_pg_value(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+
+int64_t pw_pg_int(const PGresult *res, int row, int col)
+{
+	const char *v = pw_pg_value(res, row, col);
+	return v ? strtoll(v, NULL, 10) : 0;
+}
+
+double pw_pg_double(const PGresult *res, int row, int col)
+{
+	const char *v = pw_pg_value(res, row, col);
+	return v ? strtod(v, NULL) : 0.0;
+}
+
 void pw_pg_free(pw_pg *pg)
 {
 	if (!pg)

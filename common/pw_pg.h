@@ -163,6 +163,14 @@ void pw_pg_copy_abort(pw_pg *pg, const char *reason);
 PGconn *pw_pg_conn(pw_pg *pg);
 
 /*
+ * A text-format result's cell: pw_pg_value is NULL for SQL NULL;
+ * pw_pg_int and pw_pg_double read it as a number, 0 for SQL NULL.
+ */
+const char *pw_pg_value(const PGresult *res, int row, int col);
+int64_t pw_pg_int(const PGresult *res, int row, int col);
+double pw_pg_double(const PGresult *res, int row, int col);
+
+/*
  * How a failure should be treated, from the SQLSTATE (may be NULL) and
  * whether the connection is gone. Pure. PW_ERR_UNAVAILABLE: connection gone,
  * class 08 (connection exception), 53 (insufficient resources), 57P01-57P03

@@ -179,17 +179,6 @@ pw_status pw_bisector_init(pw_service *svc, void **out, char *errbuf, size_t err
 }
 
 
-static const char *val(PGresult *r, int row, int col)
-{
-	return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
-}
-
-static int64_t ival(PGresult *r, int row, int col)
-{
-	const char *v = val(r, row, col);
-	return v ? strtoll(v, NULL, 10) : 0;
-}
-
 static pw_status dead(worker *k, const rd_kafka_message_t *m, const char *type,
                       Perfwatch__V1__DlqReason reason, const char *detail, char *errbuf, size_t errlen)
 {
@@ -277,7 +266,7 @@ static pw_status query_int(pw_pg *pg, const char *sql, const pw_pg_params *p, in
 	pw_status st = pw_pg_exec_params(pg, sql, p, 0, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	*v = PQntuples(r) > 0 ? ival(r, 0, 0) : 0;
+	*v = PQntuples(r) > 0 ? pw_pg_int(r, 0, 0) : 0;
 	PQclear(r);
 	return PW_OK;
 }
@@ -410,9 +399,9 @@ static pw_status event_add(pw_pg *pg, const Perfwatch__V1__Alert *al, const char
 			goto out;
 		feed.lo_known = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
 		feed.hi_known = strcmp(PQgetvalue(r, 0, 1), "t") == 0;
-		feed.first = ival(r, 0, 2);
-		feed.last = ival(r, 0, 3);
-		feed.n = ival(r, 0, 4);
+		feed.first = pw_pg_int(r, 0, 2);
+		feed.last = pw_pg_int(r, 0, 3);
+		feed.n = pw_pg_int(r, 0, 4);
 		PQclear(r);
 		r = NULL;
 		if (!pw_bisect_range_known(al->alert_id, lo, hi, &feed, why, whylen)) {
@@ -438,8 +427,8 @@ static pw_status event_add(pw_pg *pg, const Perfwatch__V1__Alert *al, const char
 	                            &p, 0, &r, errbuf, errlen)) != PW_OK)
 		goto out;
 	if (PQntuples(r) == 1) {
-		f.cp_lo = ival(r, 0, 0);
-		f.cp_hi = ival(r, 0, 1);
+		f.cp_lo = pw_pg_int(r, 0, 0);
+		f.cp_hi = pw_pg_int(r, 0, 1);
 		snprintf(cp_id, sizeof cp_id, "%s", PQgetvalue(r, 0, 2));
 	}
 	PQclear(r);
@@ -715,8 +704,8 @@ static pw_status load_cls(pw_pg *pg, const bis *b, pw_bisect_cl **out, size_t *n
 	snprintf(target, sizeof target, "%s/%s/%s", b->model, b->platform, b->config);
 	*nflagged = 0;
 	for (int i = 0; i < nr; i++) {
-		c[i].number = ival(r, i, 0);
-		c[i].upstream = (uint32_t)ival(r, i, 3);
+		c[i].number = pw_pg_int(r, i, 0);
+		c[i].upstream = (uint32_t)pw_pg_int(r, i, 3);
 		bool rel = strcmp(PQgetvalue(r, i, 1), "t") == 0;
 		bool match = false;
 		char globs[2048];
@@ -776,11 +765,11 @@ static pw_status load_jobs(pw_pg *pg, const char *bid, stored_job **out, size_t 
 	}
 	for (int i = 0; i < nr; i++) {
 		snprintf(j[i].job_id, sizeof j[i].job_id, "%s", PQgetvalue(r, i, 0));
-		j[i].step = (uint32_t)ival(r, i, 1);
-		j[i].requested_us = ival(r, i, 2);
-		j[i].finished_us = ival(r, i, 3);
-		j[i].reissued = ival(r, i, 5);
-		const char *v = val(r, i, 4);
+		j[i].step = (uint32_t)pw_pg_int(r, i, 1);
+		j[i].requested_us = pw_pg_int(r, i, 2);
+		j[i].finished_us = pw_pg_int(r, i, 3);
+		j[i].reissued = pw_pg_int(r, i, 5);
+		const char *v = pw_pg_value(r, i, 4);
 		if (v && v[0]) {
 			size_t cnt = 1;
 			for (const char *q = v; *q; q++)
@@ -1302,13 +1291,13 @@ pw_status pw_bisector_tick(void *p, pw_service_worker *w, int64_t *next_ms, char
 		double v = 0;
 		for (int i = 0; i < PQntuples(r); i++)
 			if (strcmp(PQgetvalue(r, i, 0), all[s]) == 0)
-				v = (double)ival(r, i, 1);
+				v = (double)pw_pg_int(r, i, 1);
 		pw_metric_set(a->m_status, (const char *const[]){all[s]}, v);
 	}
 	double oldest = 0;
 	for (int i = 0; i < PQntuples(r); i++)
-		if ((double)ival(r, i, 2) > oldest)
-			oldest = (double)ival(r, i, 2);
+		if ((double)pw_pg_int(r, i, 2) > oldest)
+			oldest = (double)pw_pg_int(r, i, 2);
 	pw_metric_set(a->m_oldest, NULL, oldest);
 	PQclear(r);
 	pw_pg_params q;
@@ -1356,10 +1345,10 @@ pw_status pw_bisector_tick(void *p, pw_service_worker *w, int64_t *next_ms, char
 		                     sizeof b.firmware};
 		for (int c = 0; c < 13; c++)
 			snprintf(f[c], fs[c], "%s", PQgetvalue(r, i, c));
-		b.series_id = ival(r, i, 13);
-		b.lo = ival(r, i, 14);
-		b.hi = ival(r, i, 15);
-		b.started_us = ival(r, i, 16);
+		b.series_id = pw_pg_int(r, i, 13);
+		b.lo = pw_pg_int(r, i, 14);
+		b.hi = pw_pg_int(r, i, 15);
+		b.started_us = pw_pg_int(r, i, 16);
 		const char *corr = PQgetvalue(r, i, 17);
 		if (corr[0]) {
 			size_t cnt = 1;

@@ -133,17 +133,6 @@ out:
 
 /* ---- storage ---------------------------------------------------------------------------- */
 
-static const char *val(PGresult *r, int row, int col)
-{
-	return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
-}
-
-static int64_t ival(PGresult *r, int row, int col)
-{
-	const char *v = val(r, row, col);
-	return v ? strtoll(v, NULL, 10) : 0;
-}
-
 static void day_of(int64_t us, char *buf, size_t len)
 {
 	time_t t = (time_t)(us / 1000000);
@@ -371,8 +360,8 @@ static pw_status join_finding(const pw_confirm *c, pw_pg *pg, const Perfwatch__V
 	snprintf(finding, sizeof finding, "%s", PQgetvalue(r, row, 0));
 	snprintf(job, sizeof job, "%s", PQgetvalue(r, row, 1));
 	double level = strtod(PQgetvalue(r, row, 2), NULL);
-	int64_t range_lo = ival(r, row, 3), range_hi = ival(r, row, 4), confirmed_us = ival(r, row, 5);
-	day_of(ival(r, row, 6), nightly, sizeof nightly);
+	int64_t range_lo = pw_pg_int(r, row, 3), range_hi = pw_pg_int(r, row, 4), confirmed_us = pw_pg_int(r, row, 5);
+	day_of(pw_pg_int(r, row, 6), nightly, sizeof nightly);
 	bool regression = strcmp(PQgetvalue(r, row, 7), "t") == 0;
 	PQclear(r);
 	cl_name(range_lo, lo, sizeof lo);
@@ -470,7 +459,7 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 	        &p, 0, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	if (PQntuples(r) != 1 || !val(r, 0, 8)) {
+	if (PQntuples(r) != 1 || !pw_pg_value(r, 0, 8)) {
 		snprintf(detail, dlen, "unconfirmed alert \"%.100s\": %s \"%.150s\" is not known", al->alert_id,
 		         PQntuples(r) != 1 ? "series" : "run", PQntuples(r) != 1 ? al->series_key : al->point_run_id);
 		PQclear(r);
@@ -479,14 +468,14 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 	}
 	job_row j;
 	memset(&j, 0, sizeof j);
-	int64_t series_id = ival(r, 0, 0);
+	int64_t series_id = pw_pg_int(r, 0, 0);
 	char *const f[] = {j.model, j.hlo, j.platform, j.config, j.metric, j.model_rev, j.firmware};
 	const size_t fs[] = {sizeof j.model, sizeof j.hlo, sizeof j.platform, sizeof j.config, sizeof j.metric,
 	                     sizeof j.model_rev, sizeof j.firmware};
 	for (int i = 0; i < 7; i++)
 		snprintf(f[i], fs[i], "%s", PQgetvalue(r, 0, i + 1));
-	j.cl = ival(r, 0, 8);
-	j.prev_cl = ival(r, 0, 9);
+	j.cl = pw_pg_int(r, 0, 8);
+	j.prev_cl = pw_pg_int(r, 0, 9);
 	PQclear(r);
 	r = NULL;
 	snprintf(j.series_key, sizeof j.series_key, "%s", al->series_key);
@@ -532,7 +521,7 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 		size_t m = 0;
 		for (int i = 0; i < PQntuples(r) && m < CONFIRM_LOOKBACK; i++) {
 			xs[m] = strtod(PQgetvalue(r, i, 0), NULL);
-			cls[m++] = ival(r, i, 1);
+			cls[m++] = pw_pg_int(r, i, 1);
 		}
 		/* the newest must be the outlier's own nightly; else nothing to split */
 		if (m >= 2 && cls[m - 1] == j.cl) {
@@ -594,7 +583,7 @@ pw_status pw_confirm_take(const pw_confirm *c, pw_pg *pg, const Perfwatch__V1__A
 		    (st = pw_pg_exec_params(pg, "SELECT runs_used FROM perfwatch.confirm_budget WHERE day = $1::date "
 		                            "FOR UPDATE", &p, 0, &r, errbuf, errlen)) != PW_OK)
 			goto out;
-		int64_t used = PQntuples(r) == 1 ? ival(r, 0, 0) : 0;
+		int64_t used = PQntuples(r) == 1 ? pw_pg_int(r, 0, 0) : 0;
 		PQclear(r);
 		r = NULL;
 		granted = used + (int64_t)j.repeats <= c->budget_runs;
@@ -779,8 +768,8 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 	for (int i = 0; i < na; i++) {
 		snprintf(pa[i].alert_id, sizeof pa[i].alert_id, "%s", PQgetvalue(r, i, 0));
 		snprintf(pa[i].key, sizeof pa[i].key, "%s", PQgetvalue(r, i, 1));
-		pa[i].series_id = ival(r, i, 2);
-		pa[i].revision = (uint32_t)ival(r, i, 3);
+		pa[i].series_id = pw_pg_int(r, i, 2);
+		pa[i].revision = (uint32_t)pw_pg_int(r, i, 3);
 		pa[i].median = strtod(PQgetvalue(r, i, 4), NULL);
 		pa[i].point = strtod(PQgetvalue(r, i, 5), NULL);
 		pa[i].lo = strtod(PQgetvalue(r, i, 6), NULL);
@@ -789,8 +778,8 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 		pa[i].payload = unhex(PQgetvalue(r, i, 9), &pa[i].len);
 		snprintf(pa[i].series_key, sizeof pa[i].series_key, "%s", PQgetvalue(r, i, 10));
 		snprintf(pa[i].unit, sizeof pa[i].unit, "%s", PQgetvalue(r, i, 11));
-		pa[i].range_lo = ival(r, i, 12);
-		pa[i].range_hi = ival(r, i, 13) > 0 ? ival(r, i, 13) : j->cl;
+		pa[i].range_lo = pw_pg_int(r, i, 12);
+		pa[i].range_hi = pw_pg_int(r, i, 13) > 0 ? pw_pg_int(r, i, 13) : j->cl;
 		if (!pa[i].payload) {
 			st = PW_ERR_NOMEM;
 			goto out;
@@ -813,7 +802,7 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 	for (int i = 0; i < na && all_in; i++) {
 		uint32_t n = 0;
 		for (int k = 0; k < ns; k++)
-			n += ival(s, k, 0) == pa[i].series_id;
+			n += pw_pg_int(s, k, 0) == pa[i].series_id;
 		all_in = n >= j->repeats;
 	}
 	if (!all_in) {
@@ -838,11 +827,11 @@ static pw_status decide_job(const pw_confirm *c, pw_pg *pg, const job_row *j, ch
 		size_t n = 0;
 		int64_t last_us = 0;
 		for (int k = 0; k < ns && n < sizeof x / sizeof x[0]; k++) {
-			if (ival(s, k, 0) != pa[i].series_id)
+			if (pw_pg_int(s, k, 0) != pa[i].series_id)
 				continue;
 			x[n++] = strtod(PQgetvalue(s, k, 1), NULL);
-			if (ival(s, k, 2) > last_us)
-				last_us = ival(s, k, 2);
+			if (pw_pg_int(s, k, 2) > last_us)
+				last_us = pw_pg_int(s, k, 2);
 		}
 		pw_confirm_band band = {.median = pa[i].median, .lo = pa[i].lo, .hi = pa[i].hi,
 		                        .side = pa[i].point > pa[i].hi ? 1 : pa[i].point < pa[i].lo ? -1 : 0};
@@ -935,11 +924,11 @@ pw_status pw_confirm_tick(const pw_confirm *c, pw_pg *pg, char *errbuf, size_t e
 		job_row j;
 		memset(&j, 0, sizeof j);
 		snprintf(j.job_id, sizeof j.job_id, "%s", PQgetvalue(r, i, 0));
-		j.cl = ival(r, i, 1);
-		j.prev_cl = ival(r, i, 2);
-		j.point_us = ival(r, i, 3);
-		j.requested_us = ival(r, i, 4);
-		j.repeats = (uint32_t)ival(r, i, 5);
+		j.cl = pw_pg_int(r, i, 1);
+		j.prev_cl = pw_pg_int(r, i, 2);
+		j.point_us = pw_pg_int(r, i, 3);
+		j.requested_us = pw_pg_int(r, i, 4);
+		j.repeats = (uint32_t)pw_pg_int(r, i, 5);
 		if ((st = decide_job(c, pg, &j, errbuf, errlen)) != PW_OK) {
 			if (pw_service_retriable(st))
 				break;

@@ -478,16 +478,6 @@ static int id_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int64_t getint(PGresult *res, int row, int col)
-{
-	return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
-}
-
-static double getdbl(PGresult *res, int row, int col)
-{
-	return PQgetisnull(res, row, col) ? 0.0 : strtod(PQgetvalue(res, row, col), NULL);
-}
-
 static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_t errlen)
 {
 	pw_status st = PW_OK;
@@ -519,8 +509,10 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 	}
 	qsort(index, r->n_series, sizeof *index, id_cmp);
 	/* the candidate's runs; the baseline release's runs where it has enough,
-	 * else the runs behind the latest baseline (nightly and release samples
-	 * of its window, as the baseliner computed it) */
+	 * else the runs behind the baseline as of the request: the newest version
+	 * whose window ends by then (nightly and release samples of its window, as
+	 * the baseliner computed it); a version the baseliner folded from later
+	 * nightlies must not decide the verdict, nor how far it had got */
 	char minb[32];
 	snprintf(minb, sizeof minb, "%zu", r->policy.min_baseline_n);
 	char asked[32];
@@ -540,7 +532,8 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 	                "SELECT p.series_id, p.value, 'w', p.measured_at, p.run_id, p.repeat_index "
 	                "  FROM ids i JOIN LATERAL (SELECT b.window_start, b.window_end "
 	                "       FROM perfwatch.baselines b WHERE b.series_id = i.series_id "
-	                "       ORDER BY b.version DESC LIMIT 1) lb ON true "
+	                "       ORDER BY b.window_end <= to_timestamp($5::double precision / 1e6) "
+	                "       DESC NULLS LAST, b.version DESC LIMIT 1) lb ON true "
 	                "  JOIN perfwatch.samples p ON p.series_id = i.series_id "
 	                "   AND p.build_kind IN ('nightly', 'release') AND p.bisect_job_id = '' "
 	                "   AND p.build_id <> $2 "
@@ -571,7 +564,7 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 			}
 		}
 		for (int row = 0; row < rows; row++) {
-			id_index key = {getint(res, row, 0), 0};
+			id_index key = {pw_pg_int(res, row, 0), 0};
 			id_index *hit = bsearch(&key, index, r->n_series, sizeof *index, id_cmp);
 			if (!hit)
 				continue;
@@ -584,7 +577,7 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 				(cand ? nc : nb)[i]++;
 				continue;
 			}
-			double v = getdbl(res, row, 1);
+			double v = pw_pg_double(res, row, 1);
 			if (cand)
 				((double *)r->series[i].cand)[r->series[i].n_cand++] = v;
 			else
@@ -638,14 +631,14 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	r->candidate_cl = pw_gate_release_strdup(r, PQgetvalue(res, 0, 1));
 	r->baseline_release = pw_gate_release_strdup(r, PQgetvalue(res, 0, 2));
 	r->policy = d->policy;
-	r->policy.fdr_q = getdbl(res, 0, 3);
-	r->requested_us = getint(res, 0, 4);
-	r->deadline_us = getint(res, 0, 5);
+	r->policy.fdr_q = pw_pg_double(res, 0, 3);
+	r->requested_us = pw_pg_int(res, 0, 4);
+	r->deadline_us = pw_pg_int(res, 0, 5);
 	if (!r->deadline_us)
 		r->deadline_us = r->requested_us + d->default_wait_us;
-	r->received_us = getint(res, 0, 6);
+	r->received_us = pw_pg_int(res, 0, 6);
 	r->families_named = PQgetvalue(res, 0, 7)[0] == 't';
-	r->late_of = (uint32_t)getint(res, 0, 8);
+	r->late_of = (uint32_t)pw_pg_int(res, 0, 8);
 	/* a re-decision on late data is decided on what there is: its request's
 	 * deadline passed long ago, and min_wait is no reason to wait again */
 	if (!r->late_of && r->deadline_us < r->received_us + d->min_wait_us)
@@ -664,8 +657,8 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 		goto fail;
 	for (int i = 0; i < PQntuples(res); i++) {
 		bool top = strcmp(PQgetvalue(res, i, 0), "top") == 0;
-		size_t n = (size_t)getint(res, i, 1);
-		double mde = getdbl(res, i, 2);
+		size_t n = (size_t)pw_pg_int(res, i, 1);
+		double mde = pw_pg_double(res, i, 2);
 		if (top) {
 			r->policy.min_candidate_n = n;
 			r->policy.mde_top_pct = mde;
@@ -703,7 +696,7 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 		r->families[j].name = pw_gate_release_strdup(r, PQgetvalue(res, (int)j, 0));
 		if (!r->families[j].name)
 			goto nomem;
-		r->families[j].spend_share = getdbl(res, (int)j, 1);
+		r->families[j].spend_share = pw_pg_double(res, (int)j, 1);
 		r->families[j].waived = false;
 		r->family_tier[j] = strcmp(PQgetvalue(res, (int)j, 2), "top") == 0 ? PW_GATE_TIER_TOP
 		                                                                   : PW_GATE_TIER_TAIL;
@@ -720,8 +713,8 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	 * release or the candidate, or by a nightly or release run within
 	 * active_window of the request (either side: a replayed request is in
 	 * the past of the clock) (a series of an old HLO fingerprint,
-	 * no longer measured, is not waited for); state from the latest baseline
-	 * row and open freezes */
+	 * no longer measured, is not waited for); state from the baseline as of
+	 * the request (as load_samples picks it) and open freezes */
 	char since[32], until[32];
 	snprintf(since, sizeof since, "%" PRId64, r->requested_us - d->active_window_us);
 	snprintf(until, sizeof until, "%" PRId64, r->requested_us + d->active_window_us);
@@ -762,7 +755,8 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	                "  b.sigma_pct, b.gpu_class, b.required_n_top, b.mde_top_pct, "
 	                "  b.required_n_tail, b.mde_tail_pct "
 	                "  FROM perfwatch.baselines b WHERE b.series_id = s.series_id "
-	                "  ORDER BY b.version DESC LIMIT 1) lb ON true "
+	                "  ORDER BY b.window_end <= to_timestamp($6::double precision / 1e6) "
+	                "  DESC NULLS LAST, b.version DESC LIMIT 1) lb ON true "
 	                "WHERE s.model = ANY($1::text[]) AND (EXISTS ("
 	                "  SELECT 1 FROM perfwatch.samples p WHERE p.series_id = s.series_id "
 	                "  AND p.build_id IN ($2, $3)) OR EXISTS ("
@@ -789,7 +783,7 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 		int row = (int)i;
 		pw_gate_series_meta *m = &r->meta[i];
 		pw_gate_series_input *in = &r->series[i];
-		m->series_id = getint(res, row, 0);
+		m->series_id = pw_pg_int(res, row, 0);
 		m->key = pw_gate_release_strdup(r, PQgetvalue(res, row, 1));
 		m->model = pw_gate_release_strdup(r, PQgetvalue(res, row, 2));
 		m->platform = pw_gate_release_strdup(r, PQgetvalue(res, row, 3));
@@ -800,9 +794,9 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 		if (!m->key || !m->model || !m->platform || !m->config || !m->metric || !m->unit)
 			goto nomem;
 		bool has_row = !PQgetisnull(res, row, 8);
-		m->baseline_version = (int)getint(res, row, 8);
-		m->window_start_us = getint(res, row, 10);
-		m->window_end_us = getint(res, row, 11);
+		m->baseline_version = (int)pw_pg_int(res, row, 8);
+		m->window_start_us = pw_pg_int(res, row, 10);
+		m->window_end_us = pw_pg_int(res, row, 11);
 		in->series = m->key;
 		in->family = 0;
 		for (size_t j = 0; j < r->n_families; j++)
@@ -814,13 +808,13 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 		                    : PW_COMPARE_LOWER_IS_BETTER;
 		in->state = state_of(has_row ? PQgetvalue(res, row, 9) : "", has_row,
 		                     PQgetvalue(res, row, 12)[0] == 't');
-		in->n_cand = (size_t)getint(res, row, 13);
+		in->n_cand = (size_t)pw_pg_int(res, row, 13);
 		in->baseline_behind = PQgetvalue(res, row, 14)[0] == 't';
 		in->gpu = has_row && PQgetvalue(res, row, 16)[0] == 't';
 		bool top = in->tier == PW_GATE_TIER_TOP;
-		in->required_n = pw_gate_required_n(has_row, getdbl(res, row, 15),
-		                                    (unsigned)getint(res, row, top ? 17 : 19),
-		                                    getdbl(res, row, top ? 18 : 20),
+		in->required_n = pw_gate_required_n(has_row, pw_pg_double(res, row, 15),
+		                                    (unsigned)pw_pg_int(res, row, top ? 17 : 19),
+		                                    pw_pg_double(res, row, top ? 18 : 20),
 		                                    pw_gate_series_mde(&r->policy, in),
 		                                    pw_gate_series_min_n(&r->policy, in));
 		r->series_waiver[i] = "";
@@ -844,7 +838,7 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 			int c = strcmp(r->meta[mid].key, k);
 			if (c == 0) {
 				r->series[mid].has_expected = true;
-				r->series[mid].expected_pct = getdbl(res, row, 1);
+				r->series[mid].expected_pct = pw_pg_double(res, row, 1);
 				r->meta[mid].cl_note = pw_gate_release_strdup(r, PQgetvalue(res, row, 2));
 				if (!r->meta[mid].cl_note)
 					goto nomem;
@@ -878,7 +872,7 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 		w->platform = pw_gate_release_strdup(r, PQgetvalue(res, (int)k, 2));
 		w->config = pw_gate_release_strdup(r, PQgetvalue(res, (int)k, 3));
 		w->metric = pw_gate_release_strdup(r, PQgetvalue(res, (int)k, 4));
-		w->expires_unix_us = getint(res, (int)k, 5);
+		w->expires_unix_us = pw_pg_int(res, (int)k, 5);
 		if (!w->waiver_id || !w->model || !w->platform || !w->config || !w->metric)
 			goto nomem;
 	}
