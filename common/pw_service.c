@@ -250,6 +250,16 @@ static void on_consumer_health(void *arg, const pw_consumer_health *h)
 	int64_t since = h->brokers_down_ms > 0 ? pw_now_us() - h->brokers_down_ms * 1000 : 0;
 	if ((since == 0) != (atomic_load(&t->kafka_down_since_us) == 0))
 		atomic_store(&t->kafka_down_since_us, since);
+	/* A worker whose last batch lost its connection or left its outbox
+	 * unpublished (PostgreSQL went away just after the commit) has no next
+	 * batch to find out it recovered while its input is quiet: it looks now,
+	 * or /readyz would stay 503 until a message arrived. */
+	if (atomic_load(&t->pg_down) || atomic_load(&t->outbox_failing)) {
+		char err[SVC_ERRLEN];
+		if (t->w.pg && pw_pg_ensure(t->w.pg, err, sizeof err) == PW_OK)
+			outbox_round(t);
+		atomic_store(&t->pg_down, t->w.pg && !pw_pg_conn(t->w.pg));
+	}
 }
 
 /* ---------------------------------------------------------------- workers */
