@@ -197,7 +197,13 @@ all_ready() {
     reap "$cur_run"
     for s in "${services[@]}"; do ready "$s" || not_ready+="$s "; done
     [ -z "$not_ready" ] && return 0
-    [ $SECONDS -lt $deadline ] || return 1
+    if [ $SECONDS -ge $deadline ]; then
+      # say why: each one's /readyz answer
+      for s in $not_ready; do
+        not_ready+="; $s: $(curl -s --max-time 2 "http://127.0.0.1:${port[$s]}/readyz" | tr -s '\n' ' ' | head -c 300)"
+      done
+      return 1
+    fi
     sleep 1
   done
 }
