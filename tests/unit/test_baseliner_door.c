@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "baseliner.h"
-#include "wire_build.h"
+#include "door_table.h"
 #include "series_table.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "bisect_msg.h"
-#include "wire_build.h"
+#include "door_table.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
 #define R_DECODE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
