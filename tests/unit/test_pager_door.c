@@ -21,6 +21,7 @@
 #include "perfwatch/v1/changepoint.pb-c.h"
 #include "pw_topics.h"
 #include "door_table.h"
+#include "wire_messages.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
 #define R_DECODE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
@@ -84,54 +85,24 @@ static void run_topic(const char *topic, pw_pager_in kind, const door_case *case
 
 /* ====================================================== perf.alerts.v1 */
 
-typedef struct alert_parts {
-	Perfwatch__V1__Alert al;
-	Perfwatch__V1__SeriesKey key;
-	Perfwatch__V1__AlertDelta delta;
-	Perfwatch__V1__AlertBaseline base;
-	Perfwatch__V1__AlertObserved obs;
-	Perfwatch__V1__AlertScope scope;
-	Perfwatch__V1__AlertChangepoint cp;
-} alert_parts;
-
+/*
+ * The worked example's B64 TPOT alert of the gate (wire_messages.h) as the
+ * pager reads it: no series_id, baseline window, observed median or
+ * changepoint id, with the 10-digit fingerprint of GOOD_SERIES.
+ */
 static wire_buf pack_alert(door_edit_fn edit)
 {
-	static alert_parts q;
-	memset(&q, 0, sizeof q);
-	perfwatch__v1__alert__init(&q.al);
-	perfwatch__v1__series_key__init(&q.key);
-	perfwatch__v1__alert_delta__init(&q.delta);
-	perfwatch__v1__alert_baseline__init(&q.base);
-	perfwatch__v1__alert_observed__init(&q.obs);
-	perfwatch__v1__alert_scope__init(&q.scope);
-	perfwatch__v1__alert_changepoint__init(&q.cp);
-	q.key.model = "chat-8b";
+	static wire_alert_parts q;
+	wire_alert_init(&q);
 	q.key.hlo_fingerprint = "hlo:9f31c2";
-	q.key.platform = "v6e-4";
-	q.key.config = "decode.B64.s2048.int8";
-	q.key.metric = "tpot_p50_ms";
-	q.delta.abs = 0.32;
-	q.delta.abs_unit = "ms";
-	q.delta.pct = 8.2;
-	q.base.median = 3.90;
-	q.base.mad = 0.017;
-	q.obs.release = "xla-rc-2026-06-17";
-	q.cp.cl_range_lo = "cl/7841885";
-	q.cp.cl_range_hi = "cl/7841923";
-	q.al.alert_id = GOOD_ALERT;
-	q.al.revision = 1;
-	q.al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION;
-	q.al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE;
-	q.al.created_unix_us = NOW_US;
-	q.al.series_key = GOOD_SERIES;
-	q.al.series = &q.key;
-	q.al.delta = &q.delta;
-	q.al.baseline = &q.base;
-	q.al.observed = &q.obs;
-	q.al.changepoint = &q.cp;
-	q.al.verdict = PERFWATCH__V1__VERDICT__VERDICT_BLOCKING;
-	q.al.owner_hint = "xla-fusion";
-	q.al.summary = "chat-8b decode B64 TPOT +8.2%";
+	q.al.series_id = 0;
+	q.base.window_start_unix_us = 0;
+	q.base.window_end_unix_us = 0;
+	q.base.window = "";
+	q.obs.median = 0;
+	q.obs.n = 0;
+	q.cp.changepoint_id = "";
+	wire_rekey_alert(&q);
 	if (edit)
 		edit(&q);
 	return wire_pack(&q.al.base);
@@ -140,7 +111,7 @@ static wire_buf pack_alert(door_edit_fn edit)
 #define AEDIT(fn, stmt)                                                                            \
 	static void fn(void *p)                                                                    \
 	{                                                                                          \
-		alert_parts *q = p;                                                                \
+		wire_alert_parts *q = p;                                                           \
 		stmt;                                                                              \
 	}
 AEDIT(a_no_id, q->al.alert_id = "")
@@ -162,15 +133,16 @@ AEDIT(a_long_summary, q->al.summary = (char *)wire_letters('s', 60000))
 AEDIT(a_long_owner, q->al.owner_hint = (char *)wire_letters('o', 5000))
 static void a_many_scope(void *p)
 {
-	alert_parts *q = p;
+	wire_alert_parts *q = p;
+	static Perfwatch__V1__AlertScope scope = PERFWATCH__V1__ALERT_SCOPE__INIT;
 	static char *many[20000];
 	for (size_t i = 0; i < 20000; i++)
 		many[i] = "chat-8b/v6e-4/decode.B8/tpot_p50_ms: +7.4%";
-	q->scope.correlated_series = many;
-	q->scope.n_correlated_series = 20000;
-	q->scope.clean_series = many;
-	q->scope.n_clean_series = 20000;
-	q->al.scope = &q->scope;
+	scope.correlated_series = many;
+	scope.n_correlated_series = 20000;
+	scope.clean_series = many;
+	scope.n_clean_series = 20000;
+	q->al.scope = &scope;
 }
 static void a_nul_model(wire_buf *b) { wire_nested(b, 8, 1, "chat\0-8b", 8); }
 static void a_ff_scope(wire_buf *b) { wire_nested(b, 14, 1, "chat-8b/\377: +1%", 14); }
