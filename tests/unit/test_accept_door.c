@@ -245,7 +245,7 @@ static const char *cp_id(const ProtobufCMessage *m)
 
 Test(accept_door, every_hostile_changepoint_gets_its_reason)
 {
-	door_cases_run("baseliner perf.changepoints.v1", ccases, sizeof ccases / sizeof ccases[0], pack_cp,
+	door_cases_run("baseliner perf.changepoints.v1", DOOR_TABLE(ccases), pack_cp,
 	               GOOD_CP, cp_door, cp_id);
 }
 
@@ -424,7 +424,7 @@ static const char *gate_waiver(const ProtobufCMessage *m)
 
 Test(accept_door, every_hostile_gate_verdict_gets_its_reason)
 {
-	door_cases_run("baseliner perf.gate.verdicts.v1", gcases, sizeof gcases / sizeof gcases[0], pack_gate,
+	door_cases_run("baseliner perf.gate.verdicts.v1", DOOR_TABLE(gcases), pack_gate,
 	               GOOD_WAIVER, gate_door, gate_waiver);
 }
 
@@ -528,7 +528,7 @@ static const char *triage_page(const ProtobufCMessage *m)
 
 Test(accept_door, every_hostile_triage_verdict_gets_its_reason)
 {
-	door_cases_run("baseliner perf.triage.v1", tcases, sizeof tcases / sizeof tcases[0], pack_triage,
+	door_cases_run("baseliner perf.triage.v1", DOOR_TABLE(tcases), pack_triage,
 	               GOOD_PAGE, triage_door, triage_page);
 }
 

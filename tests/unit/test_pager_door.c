@@ -185,7 +185,7 @@ static const door_case acases[] = {
 
 Test(pager_door, every_hostile_alert_gets_its_reason)
 {
-	run_topic("pager perf.alerts.v1", PW_PAGER_IN_ALERT, acases, sizeof acases / sizeof acases[0], pack_alert,
+	run_topic("pager perf.alerts.v1", PW_PAGER_IN_ALERT, DOOR_TABLE(acases), pack_alert,
 	          KEY_ALERT);
 }
 
@@ -263,7 +263,7 @@ static const door_case gcases[] = {
 
 Test(pager_door, every_hostile_gate_verdict_gets_its_reason)
 {
-	run_topic("pager perf.gate.verdicts.v1", PW_PAGER_IN_GATE, gcases, sizeof gcases / sizeof gcases[0], pack_gate,
+	run_topic("pager perf.gate.verdicts.v1", PW_PAGER_IN_GATE, DOOR_TABLE(gcases), pack_gate,
 	          KEY_GATE);
 }
 
@@ -357,7 +357,7 @@ static const door_case ccases[] = {
 
 Test(pager_door, every_hostile_changepoint_gets_its_reason)
 {
-	run_topic("pager perf.changepoints.v1", PW_PAGER_IN_CHANGEPOINT, ccases, sizeof ccases / sizeof ccases[0], pack_cp,
+	run_topic("pager perf.changepoints.v1", PW_PAGER_IN_CHANGEPOINT, DOOR_TABLE(ccases), pack_cp,
 	          KEY_CP);
 }
 
@@ -463,7 +463,7 @@ static const door_case bcases[] = {
 
 Test(pager_door, every_hostile_bisection_gets_its_reason)
 {
-	run_topic("pager perf.bisections.v1", PW_PAGER_IN_BISECTION, bcases, sizeof bcases / sizeof bcases[0], pack_bis,
+	run_topic("pager perf.bisections.v1", PW_PAGER_IN_BISECTION, DOOR_TABLE(bcases), pack_bis,
 	          KEY_BIS);
 }
 
@@ -552,7 +552,7 @@ static const door_case tcases[] = {
 
 Test(pager_door, every_hostile_attribution_gets_its_reason)
 {
-	run_topic("pager perf.attributions.v1", PW_PAGER_IN_ATTRIBUTION, tcases, sizeof tcases / sizeof tcases[0], pack_attr,
+	run_topic("pager perf.attributions.v1", PW_PAGER_IN_ATTRIBUTION, DOOR_TABLE(tcases), pack_attr,
 	          KEY_ATTR);
 }
 
