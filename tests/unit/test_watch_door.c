@@ -280,7 +280,8 @@ static const char *fleet_id(const ProtobufCMessage *m)
 
 Test(watch_door, every_hostile_fleet_change_gets_its_reason)
 {
-	door_cases_run("watcher perf.fleet-changes.v1", DOOR_TABLE(fcases), pack_fleet, GOOD_EVENT, fleet_door, fleet_id);
+	door_cases_run("watcher perf.fleet-changes.v1", DOOR_TABLE(fcases), pack_fleet, GOOD_EVENT, fleet_door,
+	               fleet_id);
 }
 
 /* =================================================== perf.baselines.v1 */
