@@ -107,6 +107,13 @@ static inline void door_run(const char *topic, size_t n, door_case_fn build, doo
 
 /* An edit of a topic's good message before it is packed (parts: the topic's struct of parts). */
 typedef void (*door_edit_fn)(void *parts);
+/* defines fn, a door_edit_fn: decl takes the parts from p (as "T *q = p"), then stmt edits them */
+#define DOOR_EDIT(fn, decl, stmt)                                                                  \
+	static void fn(void *p)                                                                    \
+	{                                                                                          \
+		decl;                                                                              \
+		stmt;                                                                              \
+	}
 /* The topic's good message with edit applied (NULL: none), packed. */
 typedef wire_buf (*door_pack_fn)(door_edit_fn edit);
 
@@ -154,6 +161,21 @@ static inline wire_buf door_case_build(size_t i, door_expect *e)
 	else if (c->cut < 0 && (size_t)-c->cut < b.n)
 		b.n -= (size_t)-c->cut;
 	return b;
+}
+
+/*
+ * For a door that sorts its input into classes: expects in to be the class the
+ * case being run wants (dead, the door's own, when refused; else its in).
+ * Nothing during mutations.
+ */
+static inline void door_expect_class(const char *door, int in, int dead, const char *detail)
+{
+	const door_case *c = door_cur_case;
+	if (!c)
+		return;
+	int want = c->reason != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED ? dead : c->in;
+	cr_expect_eq(in, want, "case \"%s\": %s door: input class %d, want %d (%s)", c->name, door, in, want,
+	             detail);
 }
 
 /* door_run on a table of n door_cases; good: the good message's identifying text. */

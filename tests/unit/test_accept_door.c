@@ -95,12 +95,7 @@ static wire_buf pack_cp(door_edit_fn edit)
 	return wire_pack(&q.c.base);
 }
 
-#define CEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		cp_parts *q = p;                                                                   \
-		stmt;                                                                              \
-	}
+#define CEDIT(fn, stmt) DOOR_EDIT(fn, cp_parts *q = p, stmt)
 CEDIT(c_no_id, q->c.changepoint_id = "")
 CEDIT(c_no_key, q->c.series_key = "")
 CEDIT(c_id_zero, q->c.series_id = 0)
@@ -304,12 +299,7 @@ static wire_buf pack_gate(door_edit_fn edit)
 	return wire_pack(&q.v.base);
 }
 
-#define GEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		gate_parts *q = p;                                                                 \
-		stmt;                                                                              \
-	}
+#define GEDIT(fn, stmt) DOOR_EDIT(fn, gate_parts *q = p, stmt)
 GEDIT(g_no_waiver, q->waived.waiver_id = "")
 GEDIT(g_waiver_127, q->waived.waiver_id = (char *)fill_id(id_127, 'w', 127))
 GEDIT(g_waiver_128, q->waived.waiver_id = (char *)wire_letters('w', 128))
@@ -450,12 +440,7 @@ static wire_buf pack_triage(door_edit_fn edit)
 	return wire_pack(&q.t.base);
 }
 
-#define TEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		triage_parts *q = p;                                                               \
-		stmt;                                                                              \
-	}
+#define TEDIT(fn, stmt) DOOR_EDIT(fn, triage_parts *q = p, stmt)
 TEDIT(t_false, q->t.outcome = PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_FALSE_REGRESSION)
 TEDIT(t_no_outcome, q->t.outcome = PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_UNSPECIFIED)
 TEDIT(t_outcome_99, q->t.outcome = (Perfwatch__V1__TriageOutcome)99)

@@ -32,12 +32,6 @@
 #define FOLLOW PW_ATTR_INPUT_FOLLOW_UP
 #define DEAD PW_ATTR_INPUT_DEAD
 
-/* the input class a case wants of the door: DEAD when refused */
-static int want_class(const door_case *c)
-{
-	return c->reason != R_OK_ ? DEAD : c->in;
-}
-
 #define GOOD_ALERT "perfreg-2026-06-18-00412"
 #define GOOD_BISECTION "bs-chat-8b-7841923"
 #define NOW_US 1781740800000000LL
@@ -66,12 +60,7 @@ static wire_buf pack_alert(door_edit_fn edit)
 	return wire_pack(&q.al.base);
 }
 
-#define AEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		wire_alert_parts *q = p;                                                           \
-		stmt;                                                                              \
-	}
+#define AEDIT(fn, stmt) DOOR_EDIT(fn, wire_alert_parts *q = p, stmt)
 #define NO_WINDOW(q) ((q)->base.window_start_unix_us = 0, (q)->base.window_end_unix_us = 0)
 AEDIT(a_no_id, q->al.alert_id = "")
 AEDIT(a_no_series, q->al.series = NULL)
@@ -278,9 +267,7 @@ static Perfwatch__V1__DlqReason alert_door(const uint8_t *buf, size_t len, Proto
 	pw_attr_before bf;
 	pw_attr_input in = pw_attr_alert_decode(buf, len, &al, &bf, &reason, detail, detail_len);
 	const door_case *c = door_cur_case;
-	if (c)
-		cr_expect_eq((int)in, want_class(c), "alert door: input class %d, want %d (%s)", in, want_class(c),
-		             detail);
+	door_expect_class("alert", (int)in, DEAD, detail);
 	if (in == ACCEPT && c) {
 		char side = bf.window_start_us > 0 && bf.window_end_us > bf.window_start_us ? 'w'
 		            : bf.max_cl > 0                                                 ? 'c'
@@ -390,12 +377,7 @@ static wire_buf pack_bisection(door_edit_fn edit)
 	return b;
 }
 
-#define BEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		bis_parts *q = p;                                                                  \
-		stmt;                                                                              \
-	}
+#define BEDIT(fn, stmt) DOOR_EDIT(fn, bis_parts *q = p, stmt)
 BEDIT(b_running, q->bs.status = PERFWATCH__V1__BISECTION_STATUS__BISECTION_STATUS_RUNNING)
 BEDIT(b_no_culprit, q->bs.culprit = "")
 BEDIT(b_status_unknown, q->bs.status = (Perfwatch__V1__BisectionStatus)99)
@@ -537,9 +519,7 @@ static Perfwatch__V1__DlqReason bisection_door(const uint8_t *buf, size_t len, P
 	Perfwatch__V1__Bisection *bs = (Perfwatch__V1__Bisection *)*out;
 	Perfwatch__V1__DlqReason reason = R_OK_;
 	pw_attr_input in = pw_attr_bisection_decode(buf, len, &bs, &reason, detail, detail_len);
-	if (door_cur_case)
-		cr_expect_eq((int)in, want_class(door_cur_case), "bisection door: input class %d, want %d (%s)", in,
-		             want_class(door_cur_case), detail);
+	door_expect_class("bisection", (int)in, DEAD, detail);
 	if (in == ACCEPT) {
 		size_t nb = 0, na = 0;
 		pw_attr_culprit_steps(bs, NULL, &nb, NULL, &na);

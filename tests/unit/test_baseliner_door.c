@@ -43,12 +43,7 @@ static wire_buf pack_point(door_edit_fn edit)
 }
 
 /* ---- struct edits ---- */
-#define PEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		Perfwatch__V1__SeriesPoint *s = &((wire_point_parts *)p)->sp;                      \
-		stmt;                                                                              \
-	}
+#define PEDIT(fn, stmt) DOOR_EDIT(fn, Perfwatch__V1__SeriesPoint *s = &((wire_point_parts *)p)->sp, stmt)
 PEDIT(no_key, s->series_key = "")
 PEDIT(id_zero, s->series_id = 0)
 PEDIT(id_negative, s->series_id = -7)
@@ -220,12 +215,7 @@ static wire_buf pack_fleet(door_edit_fn edit)
 	return wire_pack(&fc.base);
 }
 
-#define FEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		Perfwatch__V1__FleetChangeEvent *f = p;                                            \
-		stmt;                                                                              \
-	}
+#define FEDIT(fn, stmt) DOOR_EDIT(fn, Perfwatch__V1__FleetChangeEvent *f = p, stmt)
 FEDIT(f_no_id, f->event_id = "")
 static void f_id_len(Perfwatch__V1__FleetChangeEvent *f, size_t n)
 {

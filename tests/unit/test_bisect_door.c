@@ -33,12 +33,6 @@
 #define FOLLOW PW_BISECT_INPUT_FOLLOW_UP
 #define DEAD PW_BISECT_INPUT_DEAD
 
-/* the input class a case wants of the door: DEAD when refused */
-static int want_class(const door_case *c)
-{
-	return c->reason != R_OK_ ? DEAD : c->in;
-}
-
 #define GOOD_ALERT "perfreg-2026-06-18-00412"
 #define GOOD_CL "cl/7841917"
 
@@ -67,12 +61,7 @@ static wire_buf pack_alert(door_edit_fn edit)
 	return wire_pack(&q.al.base);
 }
 
-#define AEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		wire_alert_parts *q = p;                                                           \
-		stmt;                                                                              \
-	}
+#define AEDIT(fn, stmt) DOOR_EDIT(fn, wire_alert_parts *q = p, stmt)
 AEDIT(a_no_id, q->al.alert_id = "")
 AEDIT(a_no_series, q->al.series = NULL)
 AEDIT(a_no_model, (q->key.model = "", wire_rekey_alert(q)))
@@ -246,9 +235,7 @@ static Perfwatch__V1__DlqReason alert_door(const uint8_t *buf, size_t len, Proto
 	Perfwatch__V1__Alert *al = (Perfwatch__V1__Alert *)*out;
 	Perfwatch__V1__DlqReason reason = R_OK_;
 	pw_bisect_input in = pw_bisect_alert_decode(buf, len, &al, &reason, detail, detail_len);
-	if (door_cur_case)
-		cr_expect_eq((int)in, want_class(door_cur_case), "alert door: input class %d, want %d (%s)", in,
-		             want_class(door_cur_case), detail);
+	door_expect_class("alert", (int)in, DEAD, detail);
 	*out = (ProtobufCMessage *)al;
 	*skip = in == IGNORE || in == FOLLOW;
 	return in == DEAD ? reason : R_OK_;
@@ -305,12 +292,7 @@ static char **many_strings(size_t n, const char *s)
 	return r;
 }
 
-#define CEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		cl_parts *q = p;                                                                   \
-		stmt;                                                                              \
-	}
+#define CEDIT(fn, stmt) DOOR_EDIT(fn, cl_parts *q = p, stmt)
 #define ROLL(q) ((q)->c.roll = &(q)->roll, (q)->roll.upstream_repo = "llvm/llvm-project")
 CEDIT(c_nothing, (q->c.cl = "", q->c.cl_number = 0))
 CEDIT(c_no_number, q->c.cl_number = 0)

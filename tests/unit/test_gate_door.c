@@ -95,12 +95,7 @@ static wire_buf pack_request(door_edit_fn edit)
 }
 
 /* ---- struct edits ---- */
-#define EDIT(fn, stmt)                                                                             \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		req_parts *q = p;                                                                  \
-		stmt;                                                                              \
-	}
+#define EDIT(fn, stmt) DOOR_EDIT(fn, req_parts *q = p, stmt)
 EDIT(no_release, q->r.release_id = "")
 EDIT(eval_zero, q->r.evaluation = 0)
 EDIT(no_candidate, q->r.candidate = NULL)

@@ -108,12 +108,7 @@ static wire_buf pack_alert(door_edit_fn edit)
 	return wire_pack(&q.al.base);
 }
 
-#define AEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		wire_alert_parts *q = p;                                                           \
-		stmt;                                                                              \
-	}
+#define AEDIT(fn, stmt) DOOR_EDIT(fn, wire_alert_parts *q = p, stmt)
 AEDIT(a_no_id, q->al.alert_id = "")
 AEDIT(a_no_key, q->al.series_key = "")
 AEDIT(a_no_series, q->al.series = NULL)
@@ -215,12 +210,7 @@ static wire_buf pack_gate(door_edit_fn edit)
 	return wire_pack(&q.v.base);
 }
 
-#define GEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		gate_parts *q = p;                                                                 \
-		stmt;                                                                              \
-	}
+#define GEDIT(fn, stmt) DOOR_EDIT(fn, gate_parts *q = p, stmt)
 GEDIT(g_no_release, q->v.release_id = "")
 GEDIT(g_eval_0, q->v.evaluation = 0)
 GEDIT(g_verdict_unknown, q->v.verdict = (Perfwatch__V1__Verdict)99)
@@ -305,12 +295,7 @@ static wire_buf pack_cp(door_edit_fn edit)
 	return wire_pack(&q.c.base);
 }
 
-#define CEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		cp_parts *q = p;                                                                   \
-		stmt;                                                                              \
-	}
+#define CEDIT(fn, stmt) DOOR_EDIT(fn, cp_parts *q = p, stmt)
 CEDIT(c_no_id, q->c.changepoint_id = "")
 CEDIT(c_no_key, q->c.series_key = "")
 CEDIT(c_no_series, q->c.key = NULL)
@@ -406,12 +391,7 @@ static wire_buf pack_bis(door_edit_fn edit)
 	return wire_pack(&q.b.base);
 }
 
-#define BEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		bis_parts *q = p;                                                                  \
-		stmt;                                                                              \
-	}
+#define BEDIT(fn, stmt) DOOR_EDIT(fn, bis_parts *q = p, stmt)
 BEDIT(b_no_id, q->b.bisection_id = "")
 BEDIT(b_no_alert_no_key, (q->b.alert_id = "", q->b.series_key = ""))
 BEDIT(b_no_alert, q->b.alert_id = "")
@@ -501,12 +481,7 @@ static wire_buf pack_attr(door_edit_fn edit)
 	return wire_pack(&q.a.base);
 }
 
-#define TEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		attr_parts *q = p;                                                                 \
-		stmt;                                                                              \
-	}
+#define TEDIT(fn, stmt) DOOR_EDIT(fn, attr_parts *q = p, stmt)
 TEDIT(t_no_id, q->a.alert_id = "")
 TEDIT(t_no_series, (q->a.series = NULL, q->a.series_key = ""))
 TEDIT(t_nan, (q->a.top_op_family_share = NAN, q->a.kernel_sum_before_us = -INFINITY))

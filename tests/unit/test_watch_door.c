@@ -61,12 +61,7 @@ static wire_buf pack_point(door_edit_fn edit)
 	return wire_pack(&q.sp.base);
 }
 
-#define PEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		point_parts *q = p;                                                                \
-		stmt;                                                                              \
-	}
+#define PEDIT(fn, stmt) DOOR_EDIT(fn, point_parts *q = p, stmt)
 PEDIT(p_no_key, q->sp.series_key = "")
 PEDIT(p_nan, q->sp.value = NAN)
 PEDIT(p_inf, q->sp.value = INFINITY)
@@ -179,12 +174,7 @@ static wire_buf pack_fleet(door_edit_fn edit)
 	return wire_pack(&fc.base);
 }
 
-#define FEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		Perfwatch__V1__FleetChangeEvent *f = p;                                            \
-		stmt;                                                                              \
-	}
+#define FEDIT(fn, stmt) DOOR_EDIT(fn, Perfwatch__V1__FleetChangeEvent *f = p, stmt)
 FEDIT(f_no_id, f->event_id = "")
 FEDIT(f_no_time, f->occurred_unix_us = 0)
 FEDIT(f_no_selector, f->n_platforms = 0)
@@ -324,12 +314,7 @@ static wire_buf pack_baseline(door_edit_fn edit)
 	return wire_pack(&q.b.base);
 }
 
-#define BEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		baseline_parts *q = p;                                                             \
-		stmt;                                                                              \
-	}
+#define BEDIT(fn, stmt) DOOR_EDIT(fn, baseline_parts *q = p, stmt)
 /* what a valid baseliner sends besides a frozen series */
 BEDIT(b_baselining, (q->b.state = PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_BASELINING,
                      q->b.version = 0, q->b.median = q->b.mad_n = q->b.sigma = 0, q->b.n = 3,
