@@ -9,7 +9,11 @@
  * replaces it by raw bytes, and says what the door must answer: the DlqReason
  * and a detail substring, or, for what must pass, the input class and the
  * identifying text. door_cases_run runs a table, door_mutations random
- * mutations of the good message. A new service's door adds tables, not loops.
+ * mutations of the good message. A new service's door adds tables, not loops:
+ * its edits are DOOR_EDIT one-liners over its parts, its door a door_fn that
+ * calls the service's decode (and door_expect_class when the service sorts
+ * its input into classes), its table a door_case array passed with DOOR_TABLE.
+ * Every row names all eleven fields (-Wmissing-field-initializers).
  */
 #ifndef PW_TEST_DOOR_TABLE_H
 #define PW_TEST_DOOR_TABLE_H
