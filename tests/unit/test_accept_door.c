@@ -21,7 +21,7 @@
 #include "baseliner.h"
 #include "pw_time.h"
 #include "series_table.h"
-#include "wire_build.h"
+#include "door_table.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
 #define R_DECODE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
@@ -95,12 +95,7 @@ static wire_buf pack_cp(door_edit_fn edit)
 	return wire_pack(&q.c.base);
 }
 
-#define CEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		cp_parts *q = p;                                                                   \
-		stmt;                                                                              \
-	}
+#define CEDIT(fn, stmt) DOOR_EDIT(fn, cp_parts *q = p, stmt)
 CEDIT(c_no_id, q->c.changepoint_id = "")
 CEDIT(c_no_key, q->c.series_key = "")
 CEDIT(c_id_zero, q->c.series_id = 0)
@@ -156,75 +151,84 @@ static void c_stage_ld(wire_buf *b) { wire_ld(b, 26, "PROVISIONAL", 11); }
 #define CP_NEEDS "changepoint needs a changepoint_id, a series_key and a series_id"
 #define LEVELS "two finite, distinct levels"
 static const door_case ccases[] = {
-	{"the good changepoint (provisional)", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"the good changepoint (provisional)", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	DOOR_COMMON_CASES(R_MISSING, CP_NEEDS, NOT_CP),
-	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_CP},
-	{"level_after with the varint wire type", NULL, c_level_varint, NULL, 0, 0, R_DECODE, NOT_CP},
-	{"stage as a string", NULL, c_stage_ld, NULL, 0, 0, R_DECODE, NOT_CP},
+	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_CP, 0, 0, 0},
+	{"level_after with the varint wire type", NULL, c_level_varint, NULL, 0, 0, R_DECODE, NOT_CP, 0, 0, 0},
+	{"stage as a string", NULL, c_stage_ld, NULL, 0, 0, R_DECODE, NOT_CP, 0, 0, 0},
 	/* every required field missing in turn */
-	{"no changepoint_id", c_no_id, NULL, NULL, 0, 0, R_MISSING, CP_NEEDS},
-	{"no series_key", c_no_key, NULL, NULL, 0, 0, R_MISSING, CP_NEEDS},
-	{"series_id 0", c_id_zero, NULL, NULL, 0, 0, R_MISSING, CP_NEEDS},
-	{"series_id INT64_MIN", c_id_min, NULL, NULL, 0, 0, R_MISSING, CP_NEEDS},
+	{"no changepoint_id", c_no_id, NULL, NULL, 0, 0, R_MISSING, CP_NEEDS, 0, 0, 0},
+	{"no series_key", c_no_key, NULL, NULL, 0, 0, R_MISSING, CP_NEEDS, 0, 0, 0},
+	{"series_id 0", c_id_zero, NULL, NULL, 0, 0, R_MISSING, CP_NEEDS, 0, 0, 0},
+	{"series_id INT64_MIN", c_id_min, NULL, NULL, 0, 0, R_MISSING, CP_NEEDS, 0, 0, 0},
 	{"no first_shifted_build_id", c_no_build, NULL, NULL, 0, 0, R_MISSING,
-	 "changepoint needs its first_shifted_build_id"},
+	 "changepoint needs its first_shifted_build_id", 0, 0, 0},
 	{"withdrawn without first_shifted_build_id", c_withdrawn_no_build, NULL, NULL, 0, 0, R_MISSING,
-	 "changepoint needs its first_shifted_build_id"},
-	{"no structured key (series_key carries it)", c_no_structured_key, NULL, NULL, 0, 0, R_OK_, NULL},
+	 "changepoint needs its first_shifted_build_id", 0, 0, 0},
+	{"no structured key (series_key carries it)", c_no_structured_key, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* times */
-	{"shifted at 0", c_shift_zero, NULL, NULL, 0, 0, R_INVALID, "measured time (shift_unix_us 0: after 1970"},
+	{"shifted at 0", c_shift_zero, NULL, NULL, 0, 0, R_INVALID, "measured time (shift_unix_us 0: after 1970", 0, 0,
+	 0},
 	{"shifted at INT64_MIN", c_shift_min, NULL, NULL, 0, 0, R_INVALID,
-	 "measured time (shift_unix_us -9223372036854775808:"},
+	 "measured time (shift_unix_us -9223372036854775808:", 0, 0, 0},
 	{"shifted in the year 292277 (INT64_MAX: PostgreSQL cannot hold it)", c_shift_future, NULL, NULL, 0, 0,
-	 R_INVALID, "measured time (shift_unix_us 9223372036854775807: after 1970, before the year 10000)"},
-	{"shifted at 9999-12-31T23:59:59.999999Z (the last time stored)", c_shift_last, NULL, NULL, 0, 0, R_OK_,
-	 NULL},
-	{"shifted a microsecond later", c_shift_after_last, NULL, NULL, 0, 0, R_INVALID, "before the year 10000"},
-	{"withdrawn in the year 292277 (the time is not read)", c_withdrawn_future, NULL, NULL, 0, 0, R_OK_, NULL},
+	 R_INVALID, "measured time (shift_unix_us 9223372036854775807: after 1970, before the year 10000)", 0, 0, 0},
+	{"shifted at 9999-12-31T23:59:59.999999Z (the last time stored)", c_shift_last, NULL, NULL, 0, 0, R_OK_, NULL,
+	 0, 0, 0},
+	{"shifted a microsecond later", c_shift_after_last, NULL, NULL, 0, 0, R_INVALID, "before the year 10000", 0, 0,
+	 0},
+	{"withdrawn in the year 292277 (the time is not read)", c_withdrawn_future, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0,
+	 0},
 	/* numbers */
-	{"level_after NaN", c_after_nan, NULL, NULL, 0, 0, R_INVALID, "level_after nan"},
-	{"level_before +inf", c_before_inf, NULL, NULL, 0, 0, R_INVALID, "level_before inf"},
-	{"level_after -inf", c_after_ninf, NULL, NULL, 0, 0, R_INVALID, "level_after -inf"},
-	{"the same level before and after", c_levels_equal, NULL, NULL, 0, 0, R_INVALID, LEVELS},
-	{"levels 0 and -0 (equal)", c_levels_zeros, NULL, NULL, 0, 0, R_INVALID, LEVELS},
-	{"levels -1e308 and 1e308, delta NaN (finite, distinct)", c_levels_absurd, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"level_after NaN", c_after_nan, NULL, NULL, 0, 0, R_INVALID, "level_after nan", 0, 0, 0},
+	{"level_before +inf", c_before_inf, NULL, NULL, 0, 0, R_INVALID, "level_before inf", 0, 0, 0},
+	{"level_after -inf", c_after_ninf, NULL, NULL, 0, 0, R_INVALID, "level_after -inf", 0, 0, 0},
+	{"the same level before and after", c_levels_equal, NULL, NULL, 0, 0, R_INVALID, LEVELS, 0, 0, 0},
+	{"levels 0 and -0 (equal)", c_levels_zeros, NULL, NULL, 0, 0, R_INVALID, LEVELS, 0, 0, 0},
+	{"levels -1e308 and 1e308, delta NaN (finite, distinct)", c_levels_absurd, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0,
+	 0},
 	/* sizes */
-	{"series_key of 255 bytes (the cap)", c_key_255, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"series_key of 255 bytes (the cap)", c_key_255, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	{"series_key of 256 bytes", c_key_256, NULL, NULL, 0, 0, R_OVERSIZE,
-	 "series_key of 256 bytes is too long (the cap is 255)"},
-	{"series_key of 60 kB", c_key_60k, NULL, NULL, 0, 0, R_OVERSIZE, "series_key of 60000 bytes"},
-	{"changepoint_id of 1024 bytes (the cap)", c_id_1024, NULL, NULL, 0, 0, R_OK_, id_1024},
+	 "series_key of 256 bytes is too long (the cap is 255)", 0, 0, 0},
+	{"series_key of 60 kB", c_key_60k, NULL, NULL, 0, 0, R_OVERSIZE, "series_key of 60000 bytes", 0, 0, 0},
+	{"changepoint_id of 1024 bytes (the cap)", c_id_1024, NULL, NULL, 0, 0, R_OK_, id_1024, 0, 0, 0},
 	{"changepoint_id of 1025 bytes", c_id_1025, NULL, NULL, 0, 0, R_OVERSIZE,
-	 "changepoint_id of 1025 bytes is too long (the cap is 1024)"},
-	{"changepoint_id of 60 kB", c_id_60k, NULL, NULL, 0, 0, R_OVERSIZE, "changepoint_id of 60000 bytes"},
-	{"first_shifted_build_id of 60 kB (hashed into the accept id)", c_build_60k, NULL, NULL, 0, 0, R_OK_, NULL},
+	 "changepoint_id of 1025 bytes is too long (the cap is 1024)", 0, 0, 0},
+	{"changepoint_id of 60 kB", c_id_60k, NULL, NULL, 0, 0, R_OVERSIZE, "changepoint_id of 60000 bytes", 0, 0, 0},
+	{"first_shifted_build_id of 60 kB (hashed into the accept id)", c_build_60k, NULL, NULL, 0, 0, R_OK_, NULL, 0,
+	 0, 0},
 	/* enums */
 	{"stage 99", c_stage_99, NULL, NULL, 0, 0, R_INVALID,
-	 "changepoint stage 99 is not a ChangepointStage this build knows"},
-	{"stage -1", c_stage_neg, NULL, NULL, 0, 0, R_INVALID, "changepoint stage -1"},
+	 "changepoint stage 99 is not a ChangepointStage this build knows", 0, 0, 0},
+	{"stage -1", c_stage_neg, NULL, NULL, 0, 0, R_INVALID, "changepoint stage -1", 0, 0, 0},
 	{"annotation 99", c_annotation_99, NULL, NULL, 0, 0, R_INVALID,
-	 "changepoint annotation 99 is not a ChangepointAnnotation this build knows"},
-	{"direction, method and routing out of range (not read)", c_other_enums, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"stage and annotation unspecified (from before stages: tracked)", c_unspecified, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"a trend without a second level or build (ignored)", c_trend, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"an infra step without a shift (ignored)", c_infra, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"frozen without a build (ignored)", c_frozen, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"withdrawn without time or levels", c_withdrawn_no_levels, NULL, NULL, 0, 0, R_OK_, NULL},
+	 "changepoint annotation 99 is not a ChangepointAnnotation this build knows", 0, 0, 0},
+	{"direction, method and routing out of range (not read)", c_other_enums, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0,
+	 0},
+	{"stage and annotation unspecified (from before stages: tracked)", c_unspecified, NULL, NULL, 0, 0, R_OK_, NULL,
+	 0, 0, 0},
+	{"a trend without a second level or build (ignored)", c_trend, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"an infra step without a shift (ignored)", c_infra, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"frozen without a build (ignored)", c_frozen, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"withdrawn without time or levels", c_withdrawn_no_levels, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* NUL and UTF-8 in the strings the door reads, at any depth */
-	{"NUL inside series_key", NULL, c_nul_key, NULL, 0, 0, R_INVALID, "\"series_key\" contains a NUL byte"},
+	{"NUL inside series_key", NULL, c_nul_key, NULL, 0, 0, R_INVALID, "\"series_key\" contains a NUL byte", 0, 0,
+	 0},
 	{"0xff in first_shifted_build_id", NULL, c_ff_build, NULL, 0, 0, R_INVALID,
-	 "\"first_shifted_build_id\" is not valid UTF-8"},
+	 "\"first_shifted_build_id\" is not valid UTF-8", 0, 0, 0},
 	{"NUL at the end of fleet_event_id", NULL, c_nul_fleet, NULL, 0, 0, R_INVALID,
-	 "\"fleet_event_id\" contains a NUL byte"},
-	{"a lone continuation byte in unit", NULL, c_cont_unit, NULL, 0, 0, R_INVALID, "\"unit\" is not valid UTF-8"},
+	 "\"fleet_event_id\" contains a NUL byte", 0, 0, 0},
+	{"a lone continuation byte in unit", NULL, c_cont_unit, NULL, 0, 0, R_INVALID, "\"unit\" is not valid UTF-8", 0,
+	 0, 0},
 	{"a surrogate in key.metric", NULL, c_surrogate_metric, NULL, 0, 0, R_INVALID,
-	 "\"key.metric\" is not valid UTF-8"},
+	 "\"key.metric\" is not valid UTF-8", 0, 0, 0},
 	/* let through, unchanged */
 	{"SQL and printf metacharacters in changepoint_id (data)", c_sql_id, NULL, NULL, 0, 0, R_OK_,
-	 "cp'); DROP TABLE perfwatch.shift_acceptances;--%s%n"},
-	{"SQL metacharacters in series_key (data)", c_sql_key, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"a 4-byte UTF-8 character in series_key", NULL, c_emoji_key, NULL, 0, 0, R_OK_, NULL},
-	{"changepoint_id twice: the last counts", NULL, c_second_id, NULL, 0, 0, R_OK_, "cp-second"},
+	 "cp'); DROP TABLE perfwatch.shift_acceptances;--%s%n", 0, 0, 0},
+	{"SQL metacharacters in series_key (data)", c_sql_key, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a 4-byte UTF-8 character in series_key", NULL, c_emoji_key, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"changepoint_id twice: the last counts", NULL, c_second_id, NULL, 0, 0, R_OK_, "cp-second", 0, 0, 0},
 };
 
 DOOR_FN(cp_door, Perfwatch__V1__Changepoint, pw_baseliner_changepoint_decode)
@@ -236,7 +240,7 @@ static const char *cp_id(const ProtobufCMessage *m)
 
 Test(accept_door, every_hostile_changepoint_gets_its_reason)
 {
-	door_cases_run("baseliner perf.changepoints.v1", ccases, sizeof ccases / sizeof ccases[0], pack_cp,
+	door_cases_run("baseliner perf.changepoints.v1", DOOR_TABLE(ccases), pack_cp,
 	               GOOD_CP, cp_door, cp_id);
 }
 
@@ -295,12 +299,7 @@ static wire_buf pack_gate(door_edit_fn edit)
 	return wire_pack(&q.v.base);
 }
 
-#define GEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		gate_parts *q = p;                                                                 \
-		stmt;                                                                              \
-	}
+#define GEDIT(fn, stmt) DOOR_EDIT(fn, gate_parts *q = p, stmt)
 GEDIT(g_no_waiver, q->waived.waiver_id = "")
 GEDIT(g_waiver_127, q->waived.waiver_id = (char *)fill_id(id_127, 'w', 127))
 GEDIT(g_waiver_128, q->waived.waiver_id = (char *)wire_letters('w', 128))
@@ -350,54 +349,55 @@ WIRE_APPEND_STR(g_overlong_summary, 12, "PASS \xe0\x80\xaf")
 #define WAIVED_NEEDS "waived series 1 needs a series_key, a series_id and a waiver_id of 1 to 127 bytes"
 #define MEDIANS "waived series 1 needs finite, distinct baseline and candidate medians"
 static const door_case gcases[] = {
-	{"the good verdict (one series passes, one is waived)", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
-	DOOR_COMMON_CASES(R_OK_, "", NOT_GATE), /* empty: nothing waived, nothing to do */
-	{"truncated at byte 40", NULL, NULL, NULL, 0, 40, R_DECODE, NOT_GATE},
-	{"a series result's verdict as a string", NULL, g_verdict_ld, NULL, 0, 0, R_DECODE, NOT_GATE},
-	{"a series result's median as a string", NULL, g_median_ld, NULL, 0, 0, R_DECODE, NOT_GATE},
+	{"the good verdict (one series passes, one is waived)", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	DOOR_COMMON_CASES(R_OK_, "", NOT_GATE),
+	/* empty: nothing waived, nothing to do */
+	{"truncated at byte 40", NULL, NULL, NULL, 0, 40, R_DECODE, NOT_GATE, 0, 0, 0},
+	{"a series result's verdict as a string", NULL, g_verdict_ld, NULL, 0, 0, R_DECODE, NOT_GATE, 0, 0, 0},
+	{"a series result's median as a string", NULL, g_median_ld, NULL, 0, 0, R_DECODE, NOT_GATE, 0, 0, 0},
 	/* every field a waived series result needs, missing in turn */
-	{"no waiver_id", g_no_waiver, NULL, NULL, 0, 0, R_MISSING, WAIVED_NEEDS},
-	{"no series_key", g_no_key, NULL, NULL, 0, 0, R_MISSING, WAIVED_NEEDS},
-	{"series_id 0", g_id_zero, NULL, NULL, 0, 0, R_MISSING, WAIVED_NEEDS},
-	{"series_id -3", g_id_neg, NULL, NULL, 0, 0, R_MISSING, WAIVED_NEEDS},
+	{"no waiver_id", g_no_waiver, NULL, NULL, 0, 0, R_MISSING, WAIVED_NEEDS, 0, 0, 0},
+	{"no series_key", g_no_key, NULL, NULL, 0, 0, R_MISSING, WAIVED_NEEDS, 0, 0, 0},
+	{"series_id 0", g_id_zero, NULL, NULL, 0, 0, R_MISSING, WAIVED_NEEDS, 0, 0, 0},
+	{"series_id -3", g_id_neg, NULL, NULL, 0, 0, R_MISSING, WAIVED_NEEDS, 0, 0, 0},
 	{"the second waived series bad (its index named)", g_second_waived_bad, NULL, NULL, 0, 0, R_INVALID,
-	 "waived series 1 needs finite"},
-	{"no release_id (not the baseliner's)", g_no_release, NULL, NULL, 0, 0, R_OK_, NULL},
+	 "waived series 1 needs finite", 0, 0, 0},
+	{"no release_id (not the baseliner's)", g_no_release, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* sizes */
-	{"waiver_id of 127 bytes (the cap)", g_waiver_127, NULL, NULL, 0, 0, R_OK_, id_127},
-	{"waiver_id of 128 bytes", g_waiver_128, NULL, NULL, 0, 0, R_MISSING, WAIVED_NEEDS},
-	{"waiver_id of 60 kB", g_waiver_60k, NULL, NULL, 0, 0, R_MISSING, WAIVED_NEEDS},
+	{"waiver_id of 127 bytes (the cap)", g_waiver_127, NULL, NULL, 0, 0, R_OK_, id_127, 0, 0, 0},
+	{"waiver_id of 128 bytes", g_waiver_128, NULL, NULL, 0, 0, R_MISSING, WAIVED_NEEDS, 0, 0, 0},
+	{"waiver_id of 60 kB", g_waiver_60k, NULL, NULL, 0, 0, R_MISSING, WAIVED_NEEDS, 0, 0, 0},
 	{"series_key of 256 bytes", g_key_256, NULL, NULL, 0, 0, R_OVERSIZE,
-	 "waived series 1: series_key of 256 bytes is too long (the cap is 255)"},
-	{"series_key of 60 kB", g_key_60k, NULL, NULL, 0, 0, R_OVERSIZE, "series_key of 60000 bytes"},
-	{"5000 waived series results", g_many_rows, NULL, NULL, 0, 0, R_OK_, NULL},
+	 "waived series 1: series_key of 256 bytes is too long (the cap is 255)", 0, 0, 0},
+	{"series_key of 60 kB", g_key_60k, NULL, NULL, 0, 0, R_OVERSIZE, "series_key of 60000 bytes", 0, 0, 0},
+	{"5000 waived series results", g_many_rows, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* numbers */
-	{"candidate median NaN", g_cand_nan, NULL, NULL, 0, 0, R_INVALID, MEDIANS " (2.15, nan)"},
-	{"baseline median +inf", g_base_inf, NULL, NULL, 0, 0, R_INVALID, MEDIANS " (inf, 2.32)"},
-	{"candidate median -inf", g_cand_ninf, NULL, NULL, 0, 0, R_INVALID, MEDIANS " (2.15, -inf)"},
-	{"the same median before and after", g_medians_equal, NULL, NULL, 0, 0, R_INVALID, MEDIANS},
-	{"medians 0 and -0 (equal)", g_medians_zeros, NULL, NULL, 0, 0, R_INVALID, MEDIANS},
-	{"medians 1e-308 and 1e308, delta +inf, p NaN (finite, distinct)", g_medians_absurd, NULL, NULL, 0, 0,
-	 R_OK_, NULL},
+	{"candidate median NaN", g_cand_nan, NULL, NULL, 0, 0, R_INVALID, MEDIANS " (2.15, nan)", 0, 0, 0},
+	{"baseline median +inf", g_base_inf, NULL, NULL, 0, 0, R_INVALID, MEDIANS " (inf, 2.32)", 0, 0, 0},
+	{"candidate median -inf", g_cand_ninf, NULL, NULL, 0, 0, R_INVALID, MEDIANS " (2.15, -inf)", 0, 0, 0},
+	{"the same median before and after", g_medians_equal, NULL, NULL, 0, 0, R_INVALID, MEDIANS, 0, 0, 0},
+	{"medians 0 and -0 (equal)", g_medians_zeros, NULL, NULL, 0, 0, R_INVALID, MEDIANS, 0, 0, 0},
+	{"medians 1e-308 and 1e308, delta +inf, p NaN (finite, distinct)", g_medians_absurd, NULL, NULL, 0, 0, R_OK_,
+	 NULL, 0, 0, 0},
 	/* what is not waived is not the baseliner's business */
-	{"a blocking result with a waived one's gaps", g_blocking_gaps, NULL, NULL, 0, 0, R_OK_, ""},
-	{"a verdict 99 result with a waived one's gaps", g_verdict_99_gaps, NULL, NULL, 0, 0, R_OK_, ""},
-	{"no series results", g_no_rows, NULL, NULL, 0, 0, R_OK_, ""},
+	{"a blocking result with a waived one's gaps", g_blocking_gaps, NULL, NULL, 0, 0, R_OK_, "", 0, 0, 0},
+	{"a verdict 99 result with a waived one's gaps", g_verdict_99_gaps, NULL, NULL, 0, 0, R_OK_, "", 0, 0, 0},
+	{"no series results", g_no_rows, NULL, NULL, 0, 0, R_OK_, "", 0, 0, 0},
 	/* times */
-	{"evaluated in the year 292277, fdr_q NaN", g_future, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"evaluated at INT64_MIN", g_past, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"evaluated in the year 292277, fdr_q NaN", g_future, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"evaluated at INT64_MIN", g_past, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* NUL and UTF-8, nested */
 	{"NUL inside a series result's waiver_id", NULL, g_nul_waiver, NULL, 0, 0, R_INVALID,
-	 "\"series.waiver_id\" contains a NUL byte"},
+	 "\"series.waiver_id\" contains a NUL byte", 0, 0, 0},
 	{"0xff in a series result's series_key", NULL, g_ff_key, NULL, 0, 0, R_INVALID,
-	 "\"series.series_key\" is not valid UTF-8"},
+	 "\"series.series_key\" is not valid UTF-8", 0, 0, 0},
 	{"NUL inside a family's name", NULL, g_nul_family, NULL, 0, 0, R_INVALID,
-	 "\"families.family\" contains a NUL byte"},
+	 "\"families.family\" contains a NUL byte", 0, 0, 0},
 	{"an overlong '/' in summary", NULL, g_overlong_summary, NULL, 0, 0, R_INVALID,
-	 "\"summary\" is not valid UTF-8"},
+	 "\"summary\" is not valid UTF-8", 0, 0, 0},
 	/* let through, unchanged */
 	{"SQL metacharacters in waiver_id (data)", g_sql_waiver, NULL, NULL, 0, 0, R_OK_,
-	 "wv'); UPDATE perfwatch.shift_acceptances SET status='accepted';--"},
+	 "wv'); UPDATE perfwatch.shift_acceptances SET status='accepted';--", 0, 0, 0},
 };
 
 DOOR_FN(gate_door, Perfwatch__V1__GateVerdict, pw_baseliner_verdict_decode)
@@ -414,7 +414,7 @@ static const char *gate_waiver(const ProtobufCMessage *m)
 
 Test(accept_door, every_hostile_gate_verdict_gets_its_reason)
 {
-	door_cases_run("baseliner perf.gate.verdicts.v1", gcases, sizeof gcases / sizeof gcases[0], pack_gate,
+	door_cases_run("baseliner perf.gate.verdicts.v1", DOOR_TABLE(gcases), pack_gate,
 	               GOOD_WAIVER, gate_door, gate_waiver);
 }
 
@@ -440,12 +440,7 @@ static wire_buf pack_triage(door_edit_fn edit)
 	return wire_pack(&q.t.base);
 }
 
-#define TEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		triage_parts *q = p;                                                               \
-		stmt;                                                                              \
-	}
+#define TEDIT(fn, stmt) DOOR_EDIT(fn, triage_parts *q = p, stmt)
 TEDIT(t_false, q->t.outcome = PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_FALSE_REGRESSION)
 TEDIT(t_no_outcome, q->t.outcome = PERFWATCH__V1__TRIAGE_OUTCOME__TRIAGE_OUTCOME_UNSPECIFIED)
 TEDIT(t_outcome_99, q->t.outcome = (Perfwatch__V1__TriageOutcome)99)
@@ -475,38 +470,38 @@ static void t_decided_fixed(wire_buf *b)
 #define NOT_TRIAGE "payload is not a perfwatch.v1.TriageVerdict"
 #define PAGE_NEEDS "triage verdict needs a page_id of 1 to 127 bytes"
 static const door_case tcases[] = {
-	{"the good verdict (a true regression)", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"the good verdict (a true regression)", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	DOOR_COMMON_CASES(R_MISSING, PAGE_NEEDS, NOT_TRIAGE),
-	{"outcome as a string", NULL, t_outcome_ld, NULL, 0, 0, R_DECODE, NOT_TRIAGE},
-	{"decided_unix_us as a fixed64", NULL, t_decided_fixed, NULL, 0, 0, R_DECODE, NOT_TRIAGE},
+	{"outcome as a string", NULL, t_outcome_ld, NULL, 0, 0, R_DECODE, NOT_TRIAGE, 0, 0, 0},
+	{"decided_unix_us as a fixed64", NULL, t_decided_fixed, NULL, 0, 0, R_DECODE, NOT_TRIAGE, 0, 0, 0},
 	/* every required field missing in turn */
-	{"no page_id", t_no_page, NULL, NULL, 0, 0, R_MISSING, PAGE_NEEDS},
+	{"no page_id", t_no_page, NULL, NULL, 0, 0, R_MISSING, PAGE_NEEDS, 0, 0, 0},
 	{"no outcome", t_no_outcome, NULL, NULL, 0, 0, R_MISSING,
-	 "triage verdict of page \"" GOOD_PAGE "\" has no outcome"},
-	{"no triager, note or time (not read)", t_no_triager, NULL, NULL, 0, 0, R_OK_, NULL},
+	 "triage verdict of page \"" GOOD_PAGE "\" has no outcome", 0, 0, 0},
+	{"no triager, note or time (not read)", t_no_triager, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* enums */
-	{"a false regression (passes, changes nothing)", t_false, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"a false regression (passes, changes nothing)", t_false, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	{"outcome 99", t_outcome_99, NULL, NULL, 0, 0, R_INVALID,
-	 "triage outcome 99 of page \"" GOOD_PAGE "\" is not a TriageOutcome this build knows"},
-	{"outcome -1", t_outcome_neg, NULL, NULL, 0, 0, R_INVALID, "triage outcome -1"},
-	{"routed to an owner this build does not know (not read)", t_owner_99, NULL, NULL, 0, 0, R_OK_, NULL},
+	 "triage outcome 99 of page \"" GOOD_PAGE "\" is not a TriageOutcome this build knows", 0, 0, 0},
+	{"outcome -1", t_outcome_neg, NULL, NULL, 0, 0, R_INVALID, "triage outcome -1", 0, 0, 0},
+	{"routed to an owner this build does not know (not read)", t_owner_99, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* sizes */
-	{"page_id of 127 bytes (the cap)", t_page_127, NULL, NULL, 0, 0, R_OK_, id_127},
-	{"page_id of 128 bytes", t_page_128, NULL, NULL, 0, 0, R_MISSING, PAGE_NEEDS},
-	{"page_id of 60 kB", t_page_60k, NULL, NULL, 0, 0, R_MISSING, PAGE_NEEDS},
-	{"a 60 kB note (not read)", t_long_note, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"page_id of 127 bytes (the cap)", t_page_127, NULL, NULL, 0, 0, R_OK_, id_127, 0, 0, 0},
+	{"page_id of 128 bytes", t_page_128, NULL, NULL, 0, 0, R_MISSING, PAGE_NEEDS, 0, 0, 0},
+	{"page_id of 60 kB", t_page_60k, NULL, NULL, 0, 0, R_MISSING, PAGE_NEEDS, 0, 0, 0},
+	{"a 60 kB note (not read)", t_long_note, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* times */
-	{"decided in the year 292277", t_future, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"decided at INT64_MIN", t_past, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"decided in the year 292277", t_future, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"decided at INT64_MIN", t_past, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* NUL and UTF-8 in the other strings */
-	{"NUL inside triager", NULL, t_nul_triager, NULL, 0, 0, R_INVALID, "\"triager\" contains a NUL byte"},
-	{"0xff in note", NULL, t_ff_note, NULL, 0, 0, R_INVALID, "\"note\" is not valid UTF-8"},
-	{"a surrogate in note", NULL, t_surrogate_note, NULL, 0, 0, R_INVALID, "\"note\" is not valid UTF-8"},
+	{"NUL inside triager", NULL, t_nul_triager, NULL, 0, 0, R_INVALID, "\"triager\" contains a NUL byte", 0, 0, 0},
+	{"0xff in note", NULL, t_ff_note, NULL, 0, 0, R_INVALID, "\"note\" is not valid UTF-8", 0, 0, 0},
+	{"a surrogate in note", NULL, t_surrogate_note, NULL, 0, 0, R_INVALID, "\"note\" is not valid UTF-8", 0, 0, 0},
 	/* let through, unchanged */
 	{"SQL and printf metacharacters in page_id (data)", t_sql, NULL, NULL, 0, 0, R_OK_,
-	 "pg'); DELETE FROM perfwatch.pages;--%s"},
-	{"a 4-byte UTF-8 character in page_id", NULL, t_emoji_page, NULL, 0, 0, R_OK_, "pg-\xf0\x9f\x9a\x80"},
-	{"page_id twice: the last counts", NULL, t_second_page, NULL, 0, 0, R_OK_, "pg-2026-06-18-0032"},
+	 "pg'); DELETE FROM perfwatch.pages;--%s", 0, 0, 0},
+	{"a 4-byte UTF-8 character in page_id", NULL, t_emoji_page, NULL, 0, 0, R_OK_, "pg-\xf0\x9f\x9a\x80", 0, 0, 0},
+	{"page_id twice: the last counts", NULL, t_second_page, NULL, 0, 0, R_OK_, "pg-2026-06-18-0032", 0, 0, 0},
 };
 
 DOOR_FN(triage_door, Perfwatch__V1__TriageVerdict, pw_baseliner_triage_decode)
@@ -518,7 +513,7 @@ static const char *triage_page(const ProtobufCMessage *m)
 
 Test(accept_door, every_hostile_triage_verdict_gets_its_reason)
 {
-	door_cases_run("baseliner perf.triage.v1", tcases, sizeof tcases / sizeof tcases[0], pack_triage,
+	door_cases_run("baseliner perf.triage.v1", DOOR_TABLE(tcases), pack_triage,
 	               GOOD_PAGE, triage_door, triage_page);
 }
 

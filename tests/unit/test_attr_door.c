@@ -17,7 +17,8 @@
 #include "attr_door.h"
 #include "pw_alert_followup.h"
 #include "pw_input.h"
-#include "wire_build.h"
+#include "door_table.h"
+#include "wire_messages.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
 #define R_DECODE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
@@ -34,113 +35,40 @@
 #define GOOD_ALERT "perfreg-2026-06-18-00412"
 #define GOOD_BISECTION "bs-chat-8b-7841923"
 #define NOW_US 1781740800000000LL
-#define DAY_US 86400000000LL
-
-static const char *letters(char c, size_t n)
-{
-	static char bufs[16][70001];
-	static size_t used;
-	cr_assert(n <= 70000 && used < 16);
-	char *b = bufs[used++];
-	memset(b, c, n);
-	b[n] = 0;
-	return b;
-}
-
-static wire_buf cut_to(wire_buf b, long cut)
-{
-	if (cut > 0 && (size_t)cut < b.n)
-		b.n = (size_t)cut;
-	else if (cut < 0 && (size_t)-cut < b.n)
-		b.n -= (size_t)-cut;
-	return b;
-}
-
-/* what the case being run wants besides the runner's checks */
-static int want_in = -1; /* -1: any (the random mutations) */
-static char want_side; /* accepted alert: 'w' window, 'c' changepoint, 'b' baseline build */
 
 /* ====================================================== perf.alerts.v1 */
 
-typedef struct alert_parts {
-	Perfwatch__V1__Alert al;
-	Perfwatch__V1__SeriesKey key;
-	Perfwatch__V1__AlertDelta delta;
-	Perfwatch__V1__AlertBaseline base;
-	Perfwatch__V1__AlertObserved obs;
-	Perfwatch__V1__AlertChangepoint cp;
-	char series_key[1024];
-} alert_parts;
-
-typedef void (*aedit_fn)(alert_parts *q);
-
-static void rekey(alert_parts *q)
+/*
+ * The worked example's B64 TPOT alert of the gate (wire_messages.h) with all
+ * three before sides, without the fields the attributor does not read (the
+ * delta's unit and percentage, the changepoint id, the verdict, the owner)
+ * and with the 10-digit fingerprint the details below count bytes of.
+ */
+static wire_buf pack_alert(door_edit_fn edit)
 {
-	snprintf(q->series_key, sizeof q->series_key, "%s/%s/%s/%s/%s", q->key.model, q->key.hlo_fingerprint,
-	         q->key.platform, q->key.config, q->key.metric);
-	q->al.series_key = q->series_key;
-}
-
-/* The worked example's B64 TPOT alert of the gate, with all three before sides. */
-static wire_buf pack_alert(aedit_fn edit)
-{
-	static alert_parts q;
-	memset(&q, 0, sizeof q);
-	perfwatch__v1__alert__init(&q.al);
-	perfwatch__v1__series_key__init(&q.key);
-	perfwatch__v1__alert_delta__init(&q.delta);
-	perfwatch__v1__alert_baseline__init(&q.base);
-	perfwatch__v1__alert_observed__init(&q.obs);
-	perfwatch__v1__alert_changepoint__init(&q.cp);
-	q.key.model = "chat-8b";
+	static wire_alert_parts q;
+	wire_alert_init(&q);
 	q.key.hlo_fingerprint = "hlo:9f31c2";
-	q.key.platform = "v6e-4";
-	q.key.config = "decode.B64.s2048.int8";
-	q.key.metric = "tpot_p50_ms";
-	q.delta.abs = 0.32;
-	q.base.mad = 0.017;
-	q.base.median = 3.90;
-	q.base.window_start_unix_us = NOW_US - 37 * DAY_US;
-	q.base.window_end_unix_us = NOW_US - 2 * DAY_US;
-	q.base.window = "xla-2026-06-10";
-	q.obs.release = "xla-rc-2026-06-17";
-	q.obs.median = 4.22;
-	q.obs.n = 5;
-	q.cp.cl_range_lo = "cl/7841885";
-	q.cp.cl_range_hi = "cl/7841923";
-	q.al.alert_id = GOOD_ALERT;
-	q.al.revision = 1;
-	q.al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION;
-	q.al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE;
-	q.al.created_unix_us = NOW_US;
-	q.al.series_id = 412;
-	q.al.series = &q.key;
-	q.al.delta = &q.delta;
-	q.al.baseline = &q.base;
-	q.al.observed = &q.obs;
-	q.al.changepoint = &q.cp;
-	q.al.summary = "chat-8b decode B64 TPOT +8.2%";
-	rekey(&q);
+	q.delta.abs_unit = "";
+	q.delta.pct = 0;
+	q.cp.changepoint_id = "";
+	q.al.verdict = PERFWATCH__V1__VERDICT__VERDICT_UNSPECIFIED;
+	q.al.owner_hint = "";
+	wire_rekey_alert(&q);
 	if (edit)
 		edit(&q);
-	wire_buf b = {0};
-	b.n = perfwatch__v1__alert__get_packed_size(&q.al);
-	b.p = malloc(b.n + 1);
-	cr_assert_not_null(b.p);
-	perfwatch__v1__alert__pack(&q.al, b.p);
-	return b;
+	return wire_pack(&q.al.base);
 }
 
-#define AEDIT(fn, stmt)                                                                            \
-	static void fn(alert_parts *q) { stmt; }
+#define AEDIT(fn, stmt) DOOR_EDIT(fn, wire_alert_parts *q = p, stmt)
 #define NO_WINDOW(q) ((q)->base.window_start_unix_us = 0, (q)->base.window_end_unix_us = 0)
 AEDIT(a_no_id, q->al.alert_id = "")
 AEDIT(a_no_series, q->al.series = NULL)
-AEDIT(a_no_model, (q->key.model = "", rekey(q)))
-AEDIT(a_no_hlo, (q->key.hlo_fingerprint = "", rekey(q)))
-AEDIT(a_no_platform, (q->key.platform = "", rekey(q)))
-AEDIT(a_no_config, (q->key.config = "", rekey(q)))
-AEDIT(a_no_metric, (q->key.metric = "", rekey(q)))
+AEDIT(a_no_model, (q->key.model = "", wire_rekey_alert(q)))
+AEDIT(a_no_hlo, (q->key.hlo_fingerprint = "", wire_rekey_alert(q)))
+AEDIT(a_no_platform, (q->key.platform = "", wire_rekey_alert(q)))
+AEDIT(a_no_config, (q->key.config = "", wire_rekey_alert(q)))
+AEDIT(a_no_metric, (q->key.metric = "", wire_rekey_alert(q)))
 AEDIT(a_no_key, q->al.series_key = "")
 AEDIT(a_no_observed, q->al.observed = NULL)
 AEDIT(a_no_release, q->obs.release = "")
@@ -155,11 +83,11 @@ AEDIT(a_window_forever, q->base.window_end_unix_us = INT64_MAX)
 AEDIT(a_window_negative, q->base.window_start_unix_us = -1)
 AEDIT(a_window_min, q->base.window_start_unix_us = INT64_MIN)
 AEDIT(a_window_half, q->base.window_end_unix_us = 0)
-AEDIT(a_long_id, q->al.alert_id = (char *)letters('a', 60000))
-AEDIT(a_id_200, q->al.alert_id = (char *)letters('a', PW_ATTR_ID_MAX))
-AEDIT(a_long_key, q->al.series_key = (char *)letters('k', 300))
-AEDIT(a_long_release, q->obs.release = (char *)letters('r', 300))
-AEDIT(a_long_window, q->base.window = (char *)letters('w', 300))
+AEDIT(a_long_id, q->al.alert_id = (char *)wire_letters('a', 60000))
+AEDIT(a_id_200, q->al.alert_id = (char *)wire_letters('a', PW_ATTR_ID_MAX))
+AEDIT(a_long_key, q->al.series_key = (char *)wire_letters('k', 300))
+AEDIT(a_long_release, q->obs.release = (char *)wire_letters('r', 300))
+AEDIT(a_long_window, q->base.window = (char *)wire_letters('w', 300))
 
 /* n bytes of c in a buffer of its own (up to 3 MB), built once. */
 static char *filled(char *b, char c, size_t n)
@@ -169,23 +97,27 @@ static char *filled(char *b, char c, size_t n)
 	return b;
 }
 /* the 3 MB alert: a summary of 3,000,000 bytes (its follow-up copied it whole) */
-static void a_huge_summary(alert_parts *q)
+static void a_huge_summary(void *p)
 {
+	wire_alert_parts *q = p;
 	static char b[3000001];
 	q->al.summary = filled(b, 's', 3000000);
 }
-static void a_owner_4097(alert_parts *q)
+static void a_owner_4097(void *p)
 {
+	wire_alert_parts *q = p;
 	static char b[4098];
 	q->al.owner_hint = filled(b, 'o', PW_ALERT_STRING_MAX + 1);
 }
-static void a_owner_4096(alert_parts *q)
+static void a_owner_4096(void *p)
 {
+	wire_alert_parts *q = p;
 	static char b[4097];
 	q->al.owner_hint = filled(b, 'o', PW_ALERT_STRING_MAX);
 }
-static void a_scope_257(alert_parts *q)
+static void a_scope_257(void *p)
 {
+	wire_alert_parts *q = p;
 	static Perfwatch__V1__AlertScope sc = PERFWATCH__V1__ALERT_SCOPE__INIT;
 	static char *items[PW_ALERT_LIST_MAX + 1];
 	for (size_t i = 0; i < PW_ALERT_LIST_MAX + 1; i++)
@@ -200,7 +132,7 @@ AEDIT(a_key_slash_part, (q->key.config = "decode/B64", q->al.series_key =
                                  "chat-8b/hlo:9f31c2/v6e-4/decode/B64/tpot_p50_ms"))
 AEDIT(a_sql_id, q->al.alert_id = "perfreg'); DELETE FROM perfwatch.attributions;--")
 AEDIT(a_sql_release, q->obs.release = "xla' OR '1'='1")
-AEDIT(a_sql_key, (q->key.model = "chat'--", q->key.config = "decode\"; DROP TABLE x", rekey(q)))
+AEDIT(a_sql_key, (q->key.model = "chat'--", q->key.config = "decode\"; DROP TABLE x", wire_rekey_alert(q)))
 AEDIT(a_delta_nan, (q->delta.abs = NAN, q->base.mad = -INFINITY))
 AEDIT(a_median_inf, (q->obs.median = INFINITY, q->base.median = NAN))
 AEDIT(a_created_future, q->al.created_unix_us = INT64_MAX)
@@ -233,136 +165,99 @@ static void a_unknown(wire_buf *b)
 	wire_ld(b, 100, "a field of a later version", 26);
 }
 
-typedef struct akase {
-	const char *name;
-	aedit_fn edit;
-	void (*append)(wire_buf *b);
-	const uint8_t *raw;
-	size_t raw_len;
-	long cut;          /* > 0: keep the first cut bytes; < 0: drop -cut bytes at the end */
-	pw_attr_input in;
-	char side;         /* ACCEPT: the before side */
-	Perfwatch__V1__DlqReason reason;
-	const char *want;  /* refused: in the detail; accepted: the alert_id (NULL: GOOD_ALERT; "a200": 200 bytes) */
-} akase;
-
 #define NOT_ALERT "payload is not a perfwatch.v1.Alert"
 #define TOO_LONG "alert_id, series key, observed or baseline build too long"
-static const akase acases[] = {
-	{"the good alert (baseline window)", NULL, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
-	{"empty payload", NULL, NULL, (const uint8_t *)"", 0, 0, DEAD, 0, R_DECODE, "empty payload"},
-	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, DEAD, 0, R_DECODE, NOT_ALERT},
-	{"truncated after 3 bytes (inside alert_id)", NULL, NULL, NULL, 0, 3, DEAD, 0, R_DECODE, NOT_ALERT},
-	{"truncated at byte 40 (inside created_unix_us)", NULL, NULL, NULL, 0, 40, DEAD, 0, R_DECODE, NOT_ALERT},
-	{"truncated by its last byte (inside summary)", NULL, NULL, NULL, 0, -1, DEAD, 0, R_DECODE, NOT_ALERT},
-	{"alert_id as a varint", NULL, a_id_varint, NULL, 0, 0, DEAD, 0, R_DECODE, NOT_ALERT},
-	{"kind as a string", NULL, a_kind_ld, NULL, 0, 0, DEAD, 0, R_DECODE, NOT_ALERT},
-	{"a length prefix past the end", NULL, a_past_end, NULL, 0, 0, DEAD, 0, R_DECODE, NOT_ALERT},
-	{"a group that never ends", NULL, a_group, NULL, 0, 0, DEAD, 0, R_DECODE, NOT_ALERT},
-	{"unknown fields (a later version)", NULL, a_unknown, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
-	{"no alert_id", a_no_id, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "alert has no alert_id"},
-	{"no series", a_no_series, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
-	{"no model", a_no_model, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
-	{"no hlo_fingerprint", a_no_hlo, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
-	{"no platform", a_no_platform, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
-	{"no config", a_no_config, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
-	{"no metric", a_no_metric, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
-	{"no series_key", a_no_key, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "incomplete series key"},
-	{"no observed", a_no_observed, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "names no observed build"},
-	{"no observed build", a_no_release, NULL, NULL, 0, 0, DEAD, 0, R_MISSING, "names no observed build"},
-	{"no window: the changepoint's last clean CL", a_cp_side, NULL, NULL, 0, 0, ACCEPT, 'c', R_OK_, NULL},
-	{"no window, no changepoint: the baseline build", a_build_side, NULL, NULL, 0, 0, ACCEPT, 'b', R_OK_, NULL},
-	{"no window, changepoint lo not a CL: the baseline build", a_cp_text, NULL, NULL, 0, 0, ACCEPT, 'b', R_OK_,
-	 NULL},
-	{"no before side at all", a_no_side, NULL, NULL, 0, 0, DEAD, 0, R_MISSING,
-	 "has no baseline window, changepoint range or baseline build"},
-	{"no baseline, no changepoint", a_no_baseline, NULL, NULL, 0, 0, DEAD, 0, R_MISSING,
-	 "has no baseline window, changepoint range or baseline build"},
-	{"baseline window reversed", a_window_reversed, NULL, NULL, 0, 0, DEAD, 0, R_INCONS, "before it starts"},
-	{"baseline window empty", a_window_empty, NULL, NULL, 0, 0, DEAD, 0, R_INCONS, "before it starts"},
-	{"baseline window ending in the year 292277", a_window_forever, NULL, NULL, 0, 0, DEAD, 0, R_INVALID,
-	 "is not in 1970..2200"},
-	{"baseline window starting before 1970", a_window_negative, NULL, NULL, 0, 0, DEAD, 0, R_INVALID,
-	 "window -1.."},
-	{"baseline window starting at INT64_MIN", a_window_min, NULL, NULL, 0, 0, DEAD, 0, R_INVALID,
-	 "is not in 1970..2200"},
-	{"baseline window without an end: the changepoint", a_window_half, NULL, NULL, 0, 0, ACCEPT, 'c', R_OK_,
-	 NULL},
-	{"a 60 kB alert_id", a_long_id, NULL, NULL, 0, 0, DEAD, 0, R_INVALID, "(60000, "},
-	{"an alert_id of exactly 200 bytes", a_id_200, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, "a200"},
-	{"a 300-byte series_key", a_long_key, NULL, NULL, 0, 0, DEAD, 0, R_INVALID, TOO_LONG},
-	{"a 300-byte observed build", a_long_release, NULL, NULL, 0, 0, DEAD, 0, R_INVALID, TOO_LONG},
-	{"a 300-byte baseline build", a_long_window, NULL, NULL, 0, 0, DEAD, 0, R_INVALID, "58, 17, 300 bytes"},
-	{"a 3 MB summary (the alert that jammed the outbox)", a_huge_summary, NULL, NULL, 0, 0, DEAD, 0, R_OVERSIZE,
-	 "bytes (at most 262144)"},
-	{"a 4097-byte owner_hint", a_owner_4097, NULL, NULL, 0, 0, DEAD, 0, R_OVERSIZE,
-	 "field \"owner_hint\" of 4097 bytes (at most 4096)"},
-	{"a 4096-byte owner_hint", a_owner_4096, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
-	{"257 correlated series", a_scope_257, NULL, NULL, 0, 0, DEAD, 0, R_OVERSIZE,
-	 "field \"scope.correlated_series\" has 257 items (at most 256)"},
-	{"series_key names another series than series", a_key_other, NULL, NULL, 0, 0, DEAD, 0, R_INCONS,
-	 "does not match its series"},
-	{"series_key with a trailing '/'", a_key_extra, NULL, NULL, 0, 0, DEAD, 0, R_INCONS, "does not match"},
-	{"a '/' inside config, joined the same", a_key_slash_part, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
-	{"NUL inside alert_id", NULL, a_nul_id, NULL, 0, 0, DEAD, 0, R_INVALID,
-	 "perfwatch.v1.Alert: field \"alert_id\" contains a NUL byte"},
-	{"NUL inside series.platform", NULL, a_nul_platform, NULL, 0, 0, DEAD, 0, R_INVALID,
-	 "\"series.platform\" contains a NUL byte"},
-	{"0xff in observed.release", NULL, a_ff_release, NULL, 0, 0, DEAD, 0, R_INVALID,
-	 "\"observed.release\" is not valid UTF-8"},
-	{"an overlong '/' in baseline.window", NULL, a_overlong_window, NULL, 0, 0, DEAD, 0, R_INVALID,
-	 "\"baseline.window\" is not valid UTF-8"},
-	{"a surrogate in summary", NULL, a_surrogate_summary, NULL, 0, 0, DEAD, 0, R_INVALID,
-	 "\"summary\" is not valid UTF-8"},
-	{"a cut sequence in owner_hint", NULL, a_cut_owner, NULL, 0, 0, DEAD, 0, R_INVALID,
-	 "\"owner_hint\" is not valid UTF-8"},
-	{"a lone continuation byte in artifacts.op_diff", NULL, a_cont_op_diff, NULL, 0, 0, DEAD, 0, R_INVALID,
-	 "\"artifacts.op_diff\" is not valid UTF-8"},
-	{"SQL metacharacters in alert_id (data)", a_sql_id, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_,
-	 "perfreg'); DELETE FROM perfwatch.attributions;--"},
-	{"SQL metacharacters in the observed build (data)", a_sql_release, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_,
-	 NULL},
-	{"SQL metacharacters in the series key (data)", a_sql_key, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
-	{"delta NaN, noise -inf (not read: the attributor measures its own)", a_delta_nan, NULL, NULL, 0, 0, ACCEPT,
-	 'w', R_OK_, NULL},
-	{"medians inf and NaN (not read)", a_median_inf, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
-	{"created in the year 292277 (no latency observed)", a_created_future, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_,
-	 NULL},
-	{"created at INT64_MIN (no latency observed)", a_created_past, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
-	{"series_id negative (looked up by series_key)", a_series_id_negative, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_,
-	 NULL},
-	{"revision UINT32_MAX", a_revision_max, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
-	{"a kind this build does not know", a_kind_unknown, NULL, NULL, 0, 0, IGNORE, 0, R_OK_, NULL},
-	{"an improvement", a_improvement, NULL, NULL, 0, 0, IGNORE, 0, R_OK_, NULL},
-	{"an infra-health alert", a_infra, NULL, NULL, 0, 0, IGNORE, 0, R_OK_, NULL},
-	{"a source this build does not know", a_source_unknown, NULL, NULL, 0, 0, IGNORE, 0, R_OK_, NULL},
-	{"the baseliner's outlier", a_baseliner, NULL, NULL, 0, 0, IGNORE, 0, R_OK_, NULL},
-	{"the watcher's regression", a_watcher, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
-	{"a bare follow-up (nothing new to attribute)", a_follow_up_bare, NULL, NULL, 0, 0, FOLLOW, 0, R_OK_, NULL},
-	{"alert_id twice: the last counts", NULL, a_second_id, NULL, 0, 0, ACCEPT, 'w', R_OK_,
-	 "perfreg-2026-06-18-00413"},
+static const door_case acases[] = {
+	{"the good alert (baseline window)", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'w', 0},
+	{"empty payload", NULL, NULL, (const uint8_t *)"", 0, 0, R_DECODE, "empty payload", 0, 0, 0},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, R_DECODE, NOT_ALERT, 0, 0, 0},
+	{"truncated after 3 bytes (inside alert_id)", NULL, NULL, NULL, 0, 3, R_DECODE, NOT_ALERT, 0, 0, 0},
+	{"truncated at byte 40 (inside created_unix_us)", NULL, NULL, NULL, 0, 40, R_DECODE, NOT_ALERT, 0, 0, 0},
+	{"truncated by its last byte (inside summary)", NULL, NULL, NULL, 0, -1, R_DECODE, NOT_ALERT, 0, 0, 0},
+	{"alert_id as a varint", NULL, a_id_varint, NULL, 0, 0, R_DECODE, NOT_ALERT, 0, 0, 0},
+	{"kind as a string", NULL, a_kind_ld, NULL, 0, 0, R_DECODE, NOT_ALERT, 0, 0, 0},
+	{"a length prefix past the end", NULL, a_past_end, NULL, 0, 0, R_DECODE, NOT_ALERT, 0, 0, 0},
+	{"a group that never ends", NULL, a_group, NULL, 0, 0, R_DECODE, NOT_ALERT, 0, 0, 0},
+	{"unknown fields (a later version)", NULL, a_unknown, NULL, 0, 0, R_OK_, NULL, 0, 'w', 0},
+	{"no alert_id", a_no_id, NULL, NULL, 0, 0, R_MISSING, "alert has no alert_id", 0, 0, 0},
+	{"no series", a_no_series, NULL, NULL, 0, 0, R_MISSING, "incomplete series key", 0, 0, 0},
+	{"no model", a_no_model, NULL, NULL, 0, 0, R_MISSING, "incomplete series key", 0, 0, 0},
+	{"no hlo_fingerprint", a_no_hlo, NULL, NULL, 0, 0, R_MISSING, "incomplete series key", 0, 0, 0},
+	{"no platform", a_no_platform, NULL, NULL, 0, 0, R_MISSING, "incomplete series key", 0, 0, 0},
+	{"no config", a_no_config, NULL, NULL, 0, 0, R_MISSING, "incomplete series key", 0, 0, 0},
+	{"no metric", a_no_metric, NULL, NULL, 0, 0, R_MISSING, "incomplete series key", 0, 0, 0},
+	{"no series_key", a_no_key, NULL, NULL, 0, 0, R_MISSING, "incomplete series key", 0, 0, 0},
+	{"no observed", a_no_observed, NULL, NULL, 0, 0, R_MISSING, "names no observed build", 0, 0, 0},
+	{"no observed build", a_no_release, NULL, NULL, 0, 0, R_MISSING, "names no observed build", 0, 0, 0},
+	{"no window: the changepoint's last clean CL", a_cp_side, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'c', 0},
+	{"no window, no changepoint: the baseline build", a_build_side, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'b', 0},
+	{"no window, changepoint lo not a CL: the baseline build", a_cp_text, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'b', 0},
+	{"no before side at all", a_no_side, NULL, NULL, 0, 0, R_MISSING,
+	 "has no baseline window, changepoint range or baseline build", 0, 0, 0},
+	{"no baseline, no changepoint", a_no_baseline, NULL, NULL, 0, 0, R_MISSING,
+	 "has no baseline window, changepoint range or baseline build", 0, 0, 0},
+	{"baseline window reversed", a_window_reversed, NULL, NULL, 0, 0, R_INCONS, "before it starts", 0, 0, 0},
+	{"baseline window empty", a_window_empty, NULL, NULL, 0, 0, R_INCONS, "before it starts", 0, 0, 0},
+	{"baseline window ending in the year 292277", a_window_forever, NULL, NULL, 0, 0, R_INVALID,
+	 "is not in 1970..2200", 0, 0, 0},
+	{"baseline window starting before 1970", a_window_negative, NULL, NULL, 0, 0, R_INVALID, "window -1..", 0, 0,
+	 0},
+	{"baseline window starting at INT64_MIN", a_window_min, NULL, NULL, 0, 0, R_INVALID, "is not in 1970..2200", 0,
+	 0, 0},
+	{"baseline window without an end: the changepoint", a_window_half, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'c', 0},
+	{"a 60 kB alert_id", a_long_id, NULL, NULL, 0, 0, R_INVALID, "(60000, ", 0, 0, 0},
+	{"an alert_id of exactly 200 bytes", a_id_200, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'w', PW_ATTR_ID_MAX},
+	{"a 300-byte series_key", a_long_key, NULL, NULL, 0, 0, R_INVALID, TOO_LONG, 0, 0, 0},
+	{"a 300-byte observed build", a_long_release, NULL, NULL, 0, 0, R_INVALID, TOO_LONG, 0, 0, 0},
+	{"a 300-byte baseline build", a_long_window, NULL, NULL, 0, 0, R_INVALID, "58, 17, 300 bytes", 0, 0, 0},
+	{"a 3 MB summary (the alert that jammed the outbox)", a_huge_summary, NULL, NULL, 0, 0, R_OVERSIZE,
+	 "bytes (at most 262144)", 0, 0, 0},
+	{"a 4097-byte owner_hint", a_owner_4097, NULL, NULL, 0, 0, R_OVERSIZE,
+	 "field \"owner_hint\" of 4097 bytes (at most 4096)", 0, 0, 0},
+	{"a 4096-byte owner_hint", a_owner_4096, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'w', 0},
+	{"257 correlated series", a_scope_257, NULL, NULL, 0, 0, R_OVERSIZE,
+	 "field \"scope.correlated_series\" has 257 items (at most 256)", 0, 0, 0},
+	{"series_key names another series than series", a_key_other, NULL, NULL, 0, 0, R_INCONS,
+	 "does not match its series", 0, 0, 0},
+	{"series_key with a trailing '/'", a_key_extra, NULL, NULL, 0, 0, R_INCONS, "does not match", 0, 0, 0},
+	{"a '/' inside config, joined the same", a_key_slash_part, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'w', 0},
+	{"NUL inside alert_id", NULL, a_nul_id, NULL, 0, 0, R_INVALID,
+	 "perfwatch.v1.Alert: field \"alert_id\" contains a NUL byte", 0, 0, 0},
+	{"NUL inside series.platform", NULL, a_nul_platform, NULL, 0, 0, R_INVALID,
+	 "\"series.platform\" contains a NUL byte", 0, 0, 0},
+	{"0xff in observed.release", NULL, a_ff_release, NULL, 0, 0, R_INVALID,
+	 "\"observed.release\" is not valid UTF-8", 0, 0, 0},
+	{"an overlong '/' in baseline.window", NULL, a_overlong_window, NULL, 0, 0, R_INVALID,
+	 "\"baseline.window\" is not valid UTF-8", 0, 0, 0},
+	{"a surrogate in summary", NULL, a_surrogate_summary, NULL, 0, 0, R_INVALID, "\"summary\" is not valid UTF-8",
+	 0, 0, 0},
+	{"a cut sequence in owner_hint", NULL, a_cut_owner, NULL, 0, 0, R_INVALID, "\"owner_hint\" is not valid UTF-8",
+	 0, 0, 0},
+	{"a lone continuation byte in artifacts.op_diff", NULL, a_cont_op_diff, NULL, 0, 0, R_INVALID,
+	 "\"artifacts.op_diff\" is not valid UTF-8", 0, 0, 0},
+	{"SQL metacharacters in alert_id (data)", a_sql_id, NULL, NULL, 0, 0, R_OK_,
+	 "perfreg'); DELETE FROM perfwatch.attributions;--", 0, 'w', 0},
+	{"SQL metacharacters in the observed build (data)", a_sql_release, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'w', 0},
+	{"SQL metacharacters in the series key (data)", a_sql_key, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'w', 0},
+	{"delta NaN, noise -inf (not read: the attributor measures its own)", a_delta_nan, NULL, NULL, 0, 0, R_OK_,
+	 NULL, 0, 'w', 0},
+	{"medians inf and NaN (not read)", a_median_inf, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'w', 0},
+	{"created in the year 292277 (no latency observed)", a_created_future, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'w',
+	 0},
+	{"created at INT64_MIN (no latency observed)", a_created_past, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'w', 0},
+	{"series_id negative (looked up by series_key)", a_series_id_negative, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'w',
+	 0},
+	{"revision UINT32_MAX", a_revision_max, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'w', 0},
+	{"a kind this build does not know", a_kind_unknown, NULL, NULL, 0, 0, R_OK_, NULL, IGNORE, 0, 0},
+	{"an improvement", a_improvement, NULL, NULL, 0, 0, R_OK_, NULL, IGNORE, 0, 0},
+	{"an infra-health alert", a_infra, NULL, NULL, 0, 0, R_OK_, NULL, IGNORE, 0, 0},
+	{"a source this build does not know", a_source_unknown, NULL, NULL, 0, 0, R_OK_, NULL, IGNORE, 0, 0},
+	{"the baseliner's outlier", a_baseliner, NULL, NULL, 0, 0, R_OK_, NULL, IGNORE, 0, 0},
+	{"the watcher's regression", a_watcher, NULL, NULL, 0, 0, R_OK_, NULL, 0, 'w', 0},
+	{"a bare follow-up (nothing new to attribute)", a_follow_up_bare, NULL, NULL, 0, 0, R_OK_, NULL, FOLLOW, 0, 0},
+	{"alert_id twice: the last counts", NULL, a_second_id, NULL, 0, 0, R_OK_, "perfreg-2026-06-18-00413", 0, 'w',
+	 0},
 };
-#define NACASES (sizeof acases / sizeof acases[0])
-
-static wire_buf alert_case(size_t i, door_expect *e)
-{
-	const akase *c = &acases[i];
-	bool big = c->want && strcmp(c->want, "a200") == 0;
-	*e = (door_expect){c->name, c->reason, c->in == IGNORE || c->in == FOLLOW, c->want ? c->want : GOOD_ALERT,
-	                   big ? PW_ATTR_ID_MAX : 0};
-	door_want_detail = c->in == DEAD ? c->want : NULL;
-	want_in = c->in;
-	want_side = c->side;
-	wire_buf b = {0};
-	if (c->raw) {
-		wire_bytes(&b, c->raw, c->raw_len);
-		return b;
-	}
-	b = pack_alert(c->edit);
-	if (c->append)
-		c->append(&b);
-	return cut_to(b, c->cut);
-}
 
 static Perfwatch__V1__DlqReason alert_door(const uint8_t *buf, size_t len, ProtobufCMessage **out, bool *skip,
                                            char *detail, size_t detail_len)
@@ -371,14 +266,14 @@ static Perfwatch__V1__DlqReason alert_door(const uint8_t *buf, size_t len, Proto
 	Perfwatch__V1__DlqReason reason = R_OK_;
 	pw_attr_before bf;
 	pw_attr_input in = pw_attr_alert_decode(buf, len, &al, &bf, &reason, detail, detail_len);
-	if (want_in >= 0)
-		cr_expect_eq((int)in, want_in, "alert door: input class %d, want %d (%s)", in, want_in, detail);
-	if (in == ACCEPT && want_in >= 0) {
+	const door_case *c = door_cur_case;
+	door_expect_class("alert", (int)in, DEAD, detail);
+	if (in == ACCEPT && c) {
 		char side = bf.window_start_us > 0 && bf.window_end_us > bf.window_start_us ? 'w'
 		            : bf.max_cl > 0                                                 ? 'c'
 		            : bf.build_id && bf.build_id[0]                                 ? 'b'
 		                                                                            : '?';
-		cr_expect_eq(side, want_side, "alert door: before side %c, want %c", side, want_side);
+		cr_expect_eq(side, c->tag, "alert door: before side %c, want %c", side, c->tag);
 		if (side == 'c')
 			cr_expect_eq(bf.max_cl, 7841885);
 		if (side == 'b')
@@ -396,7 +291,7 @@ static const char *alert_id(const ProtobufCMessage *m)
 
 Test(attr_door, every_hostile_alert_gets_its_reason)
 {
-	door_run("attributor perf.alerts.v1", NACASES, alert_case, alert_door, alert_id);
+	door_cases_run("attributor perf.alerts.v1", DOOR_TABLE(acases), pack_alert, GOOD_ALERT, alert_door, alert_id);
 }
 
 /* ================================================== perf.bisections.v1 */
@@ -410,8 +305,6 @@ typedef struct bis_parts {
 	char series_key[1024];
 } bis_parts;
 
-typedef void (*bedit_fn)(bis_parts *q);
-
 static void brekey(bis_parts *q)
 {
 	snprintf(q->series_key, sizeof q->series_key, "%s/%s/%s/%s/%s", q->key.model, q->key.hlo_fingerprint,
@@ -420,7 +313,7 @@ static void brekey(bis_parts *q)
 }
 
 /* A done bisection of the worked example: culprit cl/7841917, verified on both sides. */
-static wire_buf pack_bisection(bedit_fn edit)
+static wire_buf pack_bisection(door_edit_fn edit)
 {
 	static bis_parts q;
 	memset(&q, 0, sizeof q);
@@ -484,8 +377,7 @@ static wire_buf pack_bisection(bedit_fn edit)
 	return b;
 }
 
-#define BEDIT(fn, stmt)                                                                            \
-	static void fn(bis_parts *q) { stmt; }
+#define BEDIT(fn, stmt) DOOR_EDIT(fn, bis_parts *q = p, stmt)
 BEDIT(b_running, q->bs.status = PERFWATCH__V1__BISECTION_STATUS__BISECTION_STATUS_RUNNING)
 BEDIT(b_no_culprit, q->bs.culprit = "")
 BEDIT(b_status_unknown, q->bs.status = (Perfwatch__V1__BisectionStatus)99)
@@ -499,10 +391,10 @@ BEDIT(b_no_key, q->bs.series_key = "")
 BEDIT(b_culprit_text, q->bs.culprit = "cl/abc")
 BEDIT(b_culprit_negative, q->bs.culprit = "cl/-3")
 BEDIT(b_culprit_roll, q->bs.culprit = "cl/7841917@12")
-BEDIT(b_long_id, q->bs.bisection_id = (char *)letters('b', 300))
-BEDIT(b_long_alert, q->bs.alert_id = (char *)letters('a', 60000))
-BEDIT(b_long_key, q->bs.series_key = (char *)letters('k', 300))
-BEDIT(b_long_job, q->st[1].job_id = (char *)letters('j', 300))
+BEDIT(b_long_id, q->bs.bisection_id = (char *)wire_letters('b', 300))
+BEDIT(b_long_alert, q->bs.alert_id = (char *)wire_letters('a', 60000))
+BEDIT(b_long_key, q->bs.series_key = (char *)wire_letters('k', 300))
+BEDIT(b_long_job, q->st[1].job_id = (char *)wire_letters('j', 300))
 BEDIT(b_no_before, (q->st[2].job_id = ""))
 BEDIT(b_no_after, (q->st[1].cl_number = 7841918))
 BEDIT(b_no_jobs, for (size_t i = 0; i < NSTEPS; i++) q->st[i].job_id = "")
@@ -515,20 +407,22 @@ BEDIT(b_levels_nan, (q->bs.clean_level = NAN, q->bs.regressed_level = INFINITY, 
 BEDIT(b_times_absurd, (q->bs.started_unix_us = INT64_MIN, q->bs.updated_unix_us = INT64_MAX))
 BEDIT(b_confidence_unknown, q->bs.confidence = (Perfwatch__V1__BisectionConfidence)99)
 BEDIT(b_purpose_unknown, q->st[0].purpose = (Perfwatch__V1__BisectPurpose)99)
-static void b_many_steps(bis_parts *q)
+static void b_many_steps(void *p)
 {
+	bis_parts *q = p;
 	static Perfwatch__V1__BisectStep *many[PW_ATTR_STEPS_MAX + 1];
 	for (size_t i = 0; i <= PW_ATTR_STEPS_MAX; i++)
 		many[i] = &q->st[i % NSTEPS];
 	q->bs.steps = many;
 	q->bs.n_steps = PW_ATTR_STEPS_MAX + 1;
 }
-static void b_wide_side(bis_parts *q)
+static void b_wide_side(void *p)
 {
+	bis_parts *q = p;
 	static Perfwatch__V1__BisectStep *many[64];
 	for (size_t i = 0; i < 64; i++)
 		many[i] = &q->st[1]; /* 64 steps at the culprit, each with a 200-byte job id */
-	q->st[1].job_id = (char *)letters('j', PW_ATTR_ID_MAX);
+	q->st[1].job_id = (char *)wire_letters('j', PW_ATTR_ID_MAX);
 	many[0] = &q->st[2];
 	q->bs.steps = many;
 	q->bs.n_steps = 64;
@@ -552,101 +446,72 @@ static void b_unknown(wire_buf *b)
 	wire_ld(b, 100, "a field of a later version", 26);
 }
 
-typedef struct bkase {
-	const char *name;
-	bedit_fn edit;
-	void (*append)(wire_buf *b);
-	const uint8_t *raw;
-	size_t raw_len;
-	long cut;
-	pw_attr_input in;
-	Perfwatch__V1__DlqReason reason;
-	const char *want; /* refused: in the detail; accepted: the bisection_id (NULL: GOOD_BISECTION) */
-} bkase;
-
 #define NOT_BIS "payload is not a perfwatch.v1.Bisection"
 #define NO_SIDES "has no step at cl/7841917 culprit-1 or at the culprit with a job id"
-static const bkase bcases[] = {
-	{"the good bisection", NULL, NULL, NULL, 0, 0, ACCEPT, R_OK_, NULL},
-	{"empty payload", NULL, NULL, (const uint8_t *)"", 0, 0, DEAD, R_DECODE, "empty payload"},
-	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, DEAD, R_DECODE, NOT_BIS},
-	{"truncated after 3 bytes (inside bisection_id)", NULL, NULL, NULL, 0, 3, DEAD, R_DECODE, NOT_BIS},
-	{"truncated at byte 60 (inside series_key)", NULL, NULL, NULL, 0, 60, DEAD, R_DECODE, NOT_BIS},
-	{"truncated by its last byte (inside metric)", NULL, NULL, NULL, 0, -1, DEAD, R_DECODE, NOT_BIS},
-	{"bisection_id as a varint", NULL, b_id_varint, NULL, 0, 0, DEAD, R_DECODE, NOT_BIS},
-	{"status as a string", NULL, b_status_ld, NULL, 0, 0, DEAD, R_DECODE, NOT_BIS},
-	{"a length prefix past the end", NULL, b_past_end, NULL, 0, 0, DEAD, R_DECODE, NOT_BIS},
-	{"a group that never ends", NULL, b_group, NULL, 0, 0, DEAD, R_DECODE, NOT_BIS},
-	{"unknown fields (a later version)", NULL, b_unknown, NULL, 0, 0, ACCEPT, R_OK_, NULL},
-	{"still running", b_running, NULL, NULL, 0, 0, IGNORE, R_OK_, NULL},
-	{"done without a culprit", b_no_culprit, NULL, NULL, 0, 0, IGNORE, R_OK_, NULL},
-	{"a status this build does not know", b_status_unknown, NULL, NULL, 0, 0, IGNORE, R_OK_, NULL},
-	{"failed, with a culprit field (never a guess)", b_failed, NULL, NULL, 0, 0, IGNORE, R_OK_, NULL},
-	{"no bisection_id", b_no_id, NULL, NULL, 0, 0, DEAD, R_MISSING, "bisection has no bisection_id"},
-	{"no alert_id", b_no_alert, NULL, NULL, 0, 0, DEAD, R_MISSING, "names no alert"},
-	{"no series", b_no_series, NULL, NULL, 0, 0, DEAD, R_MISSING, "incomplete series key"},
-	{"no model", b_no_model, NULL, NULL, 0, 0, DEAD, R_MISSING, "incomplete series key"},
-	{"no metric", b_no_metric, NULL, NULL, 0, 0, DEAD, R_MISSING, "incomplete series key"},
-	{"no series_key", b_no_key, NULL, NULL, 0, 0, DEAD, R_MISSING, "incomplete series key"},
-	{"culprit not a CL", b_culprit_text, NULL, NULL, 0, 0, DEAD, R_INVALID, "culprit \"cl/abc\", not cl/N"},
-	{"culprit negative", b_culprit_negative, NULL, NULL, 0, 0, DEAD, R_INVALID, "culprit \"cl/-3\""},
-	{"a roll culprit cl/N@K (its CL's steps)", b_culprit_roll, NULL, NULL, 0, 0, ACCEPT, R_OK_, NULL},
-	{"a 300-byte bisection_id", b_long_id, NULL, NULL, 0, 0, DEAD, R_INVALID, "ids of 300, 24, 58 bytes"},
-	{"a 60 kB alert_id", b_long_alert, NULL, NULL, 0, 0, DEAD, R_INVALID, "ids of 18, 60000, 58 bytes"},
-	{"a 300-byte series_key", b_long_key, NULL, NULL, 0, 0, DEAD, R_INVALID, "ids of 18, 24, 300 bytes"},
-	{"a 300-byte job id", b_long_job, NULL, NULL, 0, 0, DEAD, R_INVALID, "a job id of 300 bytes"},
-	{"4097 steps", b_many_steps, NULL, NULL, 0, 0, DEAD, R_INVALID, "4097 steps"},
-	{"64 steps of 200-byte job ids at the culprit", b_wide_side, NULL, NULL, 0, 0, DEAD, R_INVALID,
-	 "the job ids of a side take"},
-	{"no job at culprit-1", b_no_before, NULL, NULL, 0, 0, DEAD, R_INCONS, NO_SIDES},
-	{"no step at the culprit", b_no_after, NULL, NULL, 0, 0, DEAD, R_INCONS, NO_SIDES},
-	{"no step has a job id", b_no_jobs, NULL, NULL, 0, 0, DEAD, R_INCONS, NO_SIDES},
-	{"no steps", b_no_steps, NULL, NULL, 0, 0, DEAD, R_INCONS, NO_SIDES},
-	{"only the cherry-pick at the culprit", b_only_pick, NULL, NULL, 0, 0, DEAD, R_INCONS, NO_SIDES},
-	{"series_key names another series than series", b_key_other, NULL, NULL, 0, 0, DEAD, R_INCONS,
-	 "does not match its series"},
-	{"NUL inside bisection_id", NULL, b_nul_id, NULL, 0, 0, DEAD, R_INVALID,
-	 "perfwatch.v1.Bisection: field \"bisection_id\" contains a NUL byte"},
-	{"NUL inside a step's job_id", NULL, b_nul_job, NULL, 0, 0, DEAD, R_INVALID,
-	 "\"steps.job_id\" contains a NUL byte"},
-	{"0xff in culprit", NULL, b_ff_culprit, NULL, 0, 0, DEAD, R_INVALID, "\"culprit\" is not valid UTF-8"},
-	{"an overlong '.' in series.config", NULL, b_overlong_config, NULL, 0, 0, DEAD, R_INVALID,
-	 "\"series.config\" is not valid UTF-8"},
-	{"a surrogate in culprit_title", NULL, b_surrogate_title, NULL, 0, 0, DEAD, R_INVALID,
-	 "\"culprit_title\" is not valid UTF-8"},
-	{"a cut sequence in reason", NULL, b_cut_reason, NULL, 0, 0, DEAD, R_INVALID, "\"reason\" is not valid UTF-8"},
-	{"a lone continuation byte in a correlated series", NULL, b_cont_correlated, NULL, 0, 0, DEAD, R_INVALID,
-	 "\"correlated_series\" is not valid UTF-8"},
-	{"SQL metacharacters in bisection_id (data)", b_sql_id, NULL, NULL, 0, 0, ACCEPT, R_OK_,
-	 "bs'); DELETE FROM perfwatch.attributions;--"},
-	{"array-literal metacharacters in a job id (data, escaped)", b_array_job, NULL, NULL, 0, 0, ACCEPT, R_OK_,
-	 NULL},
-	{"levels and a median non-finite (not read)", b_levels_nan, NULL, NULL, 0, 0, ACCEPT, R_OK_, NULL},
-	{"started at INT64_MIN, updated at INT64_MAX (not read)", b_times_absurd, NULL, NULL, 0, 0, ACCEPT, R_OK_,
-	 NULL},
-	{"a confidence this build does not know (not read)", b_confidence_unknown, NULL, NULL, 0, 0, ACCEPT, R_OK_,
-	 NULL},
-	{"a step purpose this build does not know", b_purpose_unknown, NULL, NULL, 0, 0, ACCEPT, R_OK_, NULL},
-	{"bisection_id twice: the last counts", NULL, b_second_id, NULL, 0, 0, ACCEPT, R_OK_, "bs-chat-8b-7841923-b"},
+static const door_case bcases[] = {
+	{"the good bisection", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"empty payload", NULL, NULL, (const uint8_t *)"", 0, 0, R_DECODE, "empty payload", 0, 0, 0},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, R_DECODE, NOT_BIS, 0, 0, 0},
+	{"truncated after 3 bytes (inside bisection_id)", NULL, NULL, NULL, 0, 3, R_DECODE, NOT_BIS, 0, 0, 0},
+	{"truncated at byte 60 (inside series_key)", NULL, NULL, NULL, 0, 60, R_DECODE, NOT_BIS, 0, 0, 0},
+	{"truncated by its last byte (inside metric)", NULL, NULL, NULL, 0, -1, R_DECODE, NOT_BIS, 0, 0, 0},
+	{"bisection_id as a varint", NULL, b_id_varint, NULL, 0, 0, R_DECODE, NOT_BIS, 0, 0, 0},
+	{"status as a string", NULL, b_status_ld, NULL, 0, 0, R_DECODE, NOT_BIS, 0, 0, 0},
+	{"a length prefix past the end", NULL, b_past_end, NULL, 0, 0, R_DECODE, NOT_BIS, 0, 0, 0},
+	{"a group that never ends", NULL, b_group, NULL, 0, 0, R_DECODE, NOT_BIS, 0, 0, 0},
+	{"unknown fields (a later version)", NULL, b_unknown, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"still running", b_running, NULL, NULL, 0, 0, R_OK_, NULL, IGNORE, 0, 0},
+	{"done without a culprit", b_no_culprit, NULL, NULL, 0, 0, R_OK_, NULL, IGNORE, 0, 0},
+	{"a status this build does not know", b_status_unknown, NULL, NULL, 0, 0, R_OK_, NULL, IGNORE, 0, 0},
+	{"failed, with a culprit field (never a guess)", b_failed, NULL, NULL, 0, 0, R_OK_, NULL, IGNORE, 0, 0},
+	{"no bisection_id", b_no_id, NULL, NULL, 0, 0, R_MISSING, "bisection has no bisection_id", 0, 0, 0},
+	{"no alert_id", b_no_alert, NULL, NULL, 0, 0, R_MISSING, "names no alert", 0, 0, 0},
+	{"no series", b_no_series, NULL, NULL, 0, 0, R_MISSING, "incomplete series key", 0, 0, 0},
+	{"no model", b_no_model, NULL, NULL, 0, 0, R_MISSING, "incomplete series key", 0, 0, 0},
+	{"no metric", b_no_metric, NULL, NULL, 0, 0, R_MISSING, "incomplete series key", 0, 0, 0},
+	{"no series_key", b_no_key, NULL, NULL, 0, 0, R_MISSING, "incomplete series key", 0, 0, 0},
+	{"culprit not a CL", b_culprit_text, NULL, NULL, 0, 0, R_INVALID, "culprit \"cl/abc\", not cl/N", 0, 0, 0},
+	{"culprit negative", b_culprit_negative, NULL, NULL, 0, 0, R_INVALID, "culprit \"cl/-3\"", 0, 0, 0},
+	{"a roll culprit cl/N@K (its CL's steps)", b_culprit_roll, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a 300-byte bisection_id", b_long_id, NULL, NULL, 0, 0, R_INVALID, "ids of 300, 24, 58 bytes", 0, 0, 0},
+	{"a 60 kB alert_id", b_long_alert, NULL, NULL, 0, 0, R_INVALID, "ids of 18, 60000, 58 bytes", 0, 0, 0},
+	{"a 300-byte series_key", b_long_key, NULL, NULL, 0, 0, R_INVALID, "ids of 18, 24, 300 bytes", 0, 0, 0},
+	{"a 300-byte job id", b_long_job, NULL, NULL, 0, 0, R_INVALID, "a job id of 300 bytes", 0, 0, 0},
+	{"4097 steps", b_many_steps, NULL, NULL, 0, 0, R_INVALID, "4097 steps", 0, 0, 0},
+	{"64 steps of 200-byte job ids at the culprit", b_wide_side, NULL, NULL, 0, 0, R_INVALID,
+	 "the job ids of a side take", 0, 0, 0},
+	{"no job at culprit-1", b_no_before, NULL, NULL, 0, 0, R_INCONS, NO_SIDES, 0, 0, 0},
+	{"no step at the culprit", b_no_after, NULL, NULL, 0, 0, R_INCONS, NO_SIDES, 0, 0, 0},
+	{"no step has a job id", b_no_jobs, NULL, NULL, 0, 0, R_INCONS, NO_SIDES, 0, 0, 0},
+	{"no steps", b_no_steps, NULL, NULL, 0, 0, R_INCONS, NO_SIDES, 0, 0, 0},
+	{"only the cherry-pick at the culprit", b_only_pick, NULL, NULL, 0, 0, R_INCONS, NO_SIDES, 0, 0, 0},
+	{"series_key names another series than series", b_key_other, NULL, NULL, 0, 0, R_INCONS,
+	 "does not match its series", 0, 0, 0},
+	{"NUL inside bisection_id", NULL, b_nul_id, NULL, 0, 0, R_INVALID,
+	 "perfwatch.v1.Bisection: field \"bisection_id\" contains a NUL byte", 0, 0, 0},
+	{"NUL inside a step's job_id", NULL, b_nul_job, NULL, 0, 0, R_INVALID, "\"steps.job_id\" contains a NUL byte",
+	 0, 0, 0},
+	{"0xff in culprit", NULL, b_ff_culprit, NULL, 0, 0, R_INVALID, "\"culprit\" is not valid UTF-8", 0, 0, 0},
+	{"an overlong '.' in series.config", NULL, b_overlong_config, NULL, 0, 0, R_INVALID,
+	 "\"series.config\" is not valid UTF-8", 0, 0, 0},
+	{"a surrogate in culprit_title", NULL, b_surrogate_title, NULL, 0, 0, R_INVALID,
+	 "\"culprit_title\" is not valid UTF-8", 0, 0, 0},
+	{"a cut sequence in reason", NULL, b_cut_reason, NULL, 0, 0, R_INVALID, "\"reason\" is not valid UTF-8", 0, 0,
+	 0},
+	{"a lone continuation byte in a correlated series", NULL, b_cont_correlated, NULL, 0, 0, R_INVALID,
+	 "\"correlated_series\" is not valid UTF-8", 0, 0, 0},
+	{"SQL metacharacters in bisection_id (data)", b_sql_id, NULL, NULL, 0, 0, R_OK_,
+	 "bs'); DELETE FROM perfwatch.attributions;--", 0, 0, 0},
+	{"array-literal metacharacters in a job id (data, escaped)", b_array_job, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0,
+	 0},
+	{"levels and a median non-finite (not read)", b_levels_nan, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"started at INT64_MIN, updated at INT64_MAX (not read)", b_times_absurd, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0,
+	 0},
+	{"a confidence this build does not know (not read)", b_confidence_unknown, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0,
+	 0},
+	{"a step purpose this build does not know", b_purpose_unknown, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"bisection_id twice: the last counts", NULL, b_second_id, NULL, 0, 0, R_OK_, "bs-chat-8b-7841923-b", 0, 0, 0},
 };
-#define NBCASES (sizeof bcases / sizeof bcases[0])
-
-static wire_buf bisection_case(size_t i, door_expect *e)
-{
-	const bkase *c = &bcases[i];
-	*e = (door_expect){c->name, c->reason, c->in == IGNORE, c->want ? c->want : GOOD_BISECTION, 0};
-	door_want_detail = c->in == DEAD ? c->want : NULL;
-	want_in = c->in;
-	wire_buf b = {0};
-	if (c->raw) {
-		wire_bytes(&b, c->raw, c->raw_len);
-		return b;
-	}
-	b = pack_bisection(c->edit);
-	if (c->append)
-		c->append(&b);
-	return cut_to(b, c->cut);
-}
 
 static Perfwatch__V1__DlqReason bisection_door(const uint8_t *buf, size_t len, ProtobufCMessage **out,
                                                bool *skip, char *detail, size_t detail_len)
@@ -654,8 +519,7 @@ static Perfwatch__V1__DlqReason bisection_door(const uint8_t *buf, size_t len, P
 	Perfwatch__V1__Bisection *bs = (Perfwatch__V1__Bisection *)*out;
 	Perfwatch__V1__DlqReason reason = R_OK_;
 	pw_attr_input in = pw_attr_bisection_decode(buf, len, &bs, &reason, detail, detail_len);
-	if (want_in >= 0)
-		cr_expect_eq((int)in, want_in, "bisection door: input class %d, want %d (%s)", in, want_in, detail);
+	door_expect_class("bisection", (int)in, DEAD, detail);
 	if (in == ACCEPT) {
 		size_t nb = 0, na = 0;
 		pw_attr_culprit_steps(bs, NULL, &nb, NULL, &na);
@@ -673,7 +537,8 @@ static const char *bisection_id(const ProtobufCMessage *m)
 
 Test(attr_door, every_hostile_bisection_gets_its_reason)
 {
-	door_run("attributor perf.bisections.v1", NBCASES, bisection_case, bisection_door, bisection_id);
+	door_cases_run("attributor perf.bisections.v1", DOOR_TABLE(bcases), pack_bisection, GOOD_BISECTION,
+	               bisection_door, bisection_id);
 }
 
 /* ============================================ what the door hands on */
@@ -736,7 +601,6 @@ Test(attr_door, the_series_key_must_be_the_series_canonical_key)
 
 Test(attr_door, random_mutations_of_an_alert_and_a_bisection)
 {
-	want_in = -1;
 	wire_buf a = pack_alert(NULL), b = pack_bisection(NULL);
 	door_mutations("attributor perf.alerts.v1", &a, alert_door, 20000, 19);
 	door_mutations("attributor perf.bisections.v1", &b, bisection_door, 20000, 1919);

@@ -19,7 +19,8 @@
 #include <string.h>
 
 #include "baseliner.h"
-#include "wire_build.h"
+#include "door_table.h"
+#include "wire_messages.h"
 #include "series_table.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
@@ -31,80 +32,46 @@
 #define GOOD_KEY "chat-8b/hlo:9f31c2ab/v6e-4/decode.B64.s2048.int8/tpot_p50_ms"
 
 
-/* the good point, with an edit applied to the struct before packing */
-typedef void (*edit_fn)(Perfwatch__V1__SeriesPoint *sp, char *scratch);
-
-static wire_buf pack_point(edit_fn edit)
+/* the worked example's nightly point (wire_messages.h), with an edit of its parts before packing */
+static wire_buf pack_point(door_edit_fn edit)
 {
-	static char scratch[1 << 20];
-	Perfwatch__V1__SeriesKey key = PERFWATCH__V1__SERIES_KEY__INIT;
-	key.model = "chat-8b";
-	key.hlo_fingerprint = "hlo:9f31c2ab";
-	key.platform = "v6e-4";
-	key.config = "decode.B64.s2048.int8";
-	key.metric = "tpot_p50_ms";
-	Perfwatch__V1__CompilerBuild cb = PERFWATCH__V1__COMPILER_BUILD__INIT;
-	cb.build_id = "xla-nightly-2026-06-16";
-	cb.kind = PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY;
-	cb.cl = "cl/7841885";
-	cb.cl_number = 7841885;
-	Perfwatch__V1__SeriesPoint sp = PERFWATCH__V1__SERIES_POINT__INIT;
-	sp.series_id = 412;
-	sp.series_key = GOOD_KEY;
-	sp.key = &key;
-	sp.run_id = "t1-00412";
-	sp.repeat_index = 3;
-	sp.build = &cb;
-	sp.value = 3.91;
-	sp.unit = "ms";
-	sp.measured_unix_us = 1781568000000000LL;
-	sp.chip_set = "pinned-7";
-	sp.cell = "cell-mtv5-c12";
-	sp.firmware = "tpufw-2026.05.2";
-	sp.harness_version = "perfbench-2.31";
+	static wire_point_parts q;
+	wire_point_init(&q);
 	if (edit)
-		edit(&sp, scratch);
-	return wire_pack(&sp.base);
+		edit(&q);
+	return wire_pack(&q.sp.base);
 }
 
 /* ---- struct edits ---- */
-static void no_key(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->series_key = ""; }
-static void id_zero(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->series_id = 0; }
-static void id_negative(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->series_id = -7; }
-static void id_min(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->series_id = INT64_MIN; }
-static void value_nan(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->value = NAN; }
-static void value_inf(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->value = INFINITY; }
-static void value_ninf(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->value = -INFINITY; }
-static void value_huge(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->value = 1e308; }
-static void value_negative(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->value = -3.91; }
-static void value_denormal(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->value = 4.9e-324; }
-static void key_len(Perfwatch__V1__SeriesPoint *s, char *x, size_t n)
+#define PEDIT(fn, stmt) DOOR_EDIT(fn, Perfwatch__V1__SeriesPoint *s = &((wire_point_parts *)p)->sp, stmt)
+PEDIT(no_key, s->series_key = "")
+PEDIT(id_zero, s->series_id = 0)
+PEDIT(id_negative, s->series_id = -7)
+PEDIT(id_min, s->series_id = INT64_MIN)
+PEDIT(value_nan, s->value = NAN)
+PEDIT(value_inf, s->value = INFINITY)
+PEDIT(value_ninf, s->value = -INFINITY)
+PEDIT(value_huge, s->value = 1e308)
+PEDIT(value_negative, s->value = -3.91)
+PEDIT(value_denormal, s->value = 4.9e-324)
+static void key_len(Perfwatch__V1__SeriesPoint *s, size_t n)
 {
+	static char x[1 << 20];
 	memset(x, 'k', n);
 	x[n] = 0;
 	s->series_key = x;
 }
-static void key_255(Perfwatch__V1__SeriesPoint *s, char *x) { key_len(s, x, PW_ST_KEY_MAX - 1); }
-static void key_256(Perfwatch__V1__SeriesPoint *s, char *x) { key_len(s, x, PW_ST_KEY_MAX); }
-static void key_1mb(Perfwatch__V1__SeriesPoint *s, char *x) { key_len(s, x, (1 << 20) - 1); }
-static void key_sql(Perfwatch__V1__SeriesPoint *s, char *x)
+PEDIT(key_255, key_len(s, PW_ST_KEY_MAX - 1))
+PEDIT(key_256, key_len(s, PW_ST_KEY_MAX))
+PEDIT(key_1mb, key_len(s, (1 << 20) - 1))
+static void key_sql(void *p)
 {
-	(void)x;
+	Perfwatch__V1__SeriesPoint *s = &((wire_point_parts *)p)->sp;
 	s->series_key = "chat-8b'); DROP TABLE perfwatch.series;--/hlo:\"x\"/v6e-4/%s%n/tpot_p50_ms";
 }
-static void time_far_future(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->measured_unix_us = INT64_MAX; }
-static void time_before_1970(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->measured_unix_us = -1; }
-static void no_build(Perfwatch__V1__SeriesPoint *s, char *x) { (void)x; s->build = NULL; s->key = NULL; }
-
-typedef struct kase {
-	const char *name;
-	edit_fn edit;                           /* NULL: the good point */
-	void (*append)(wire_buf *b);                 /* raw bytes after the good payload; NULL: none */
-	const uint8_t *raw;                     /* instead of the point: these bytes */
-	size_t raw_len;
-	Perfwatch__V1__DlqReason want;
-	const char *want_key;                   /* R_OK_: the key that must come out (NULL: GOOD_KEY) */
-} kase;
+PEDIT(time_far_future, s->measured_unix_us = INT64_MAX)
+PEDIT(time_before_1970, s->measured_unix_us = -1)
+PEDIT(no_build, s->build = NULL; s->key = NULL)
 
 /* ---- appended raw fields ---- */
 WIRE_APPEND_STR(nul_key, 2, "chat-8b\0evil/hlo:1/v6e-4/c/m")
@@ -123,20 +90,8 @@ WIRE_APPEND_STR(cut_sequence, 2, "abc\xe2\x82")
 WIRE_APPEND_STR(above_unicode, 2, "a\xf4\x90\x80\x80")
 WIRE_APPEND_STR(second_key, 2, "rank-moe-110b/hlo:2/v5e-8/prefill/ttft_p50_ms")
 WIRE_APPEND_STR(emoji_key, 2, "chat-8b-\xf0\x9f\x9a\x80/hlo:1/v6e-4/c/m")
-static void bad_utf8_build(wire_buf *b)
-{
-	wire_buf in = {0};
-	wire_ld(&in, 1, "xla-\377", 5); /* CompilerBuild.build_id */
-	wire_ld(b, 7, in.p, in.n);
-	free(in.p);
-}
-static void nul_platform(wire_buf *b)
-{
-	wire_buf in = {0};
-	wire_ld(&in, 3, "v6e\0-4", 6); /* SeriesKey.platform */
-	wire_ld(b, 3, in.p, in.n);
-	free(in.p);
-}
+static void bad_utf8_build(wire_buf *b) { wire_nested(b, 7, 1, "xla-\377", 5); } /* build.build_id */
+static void nul_platform(wire_buf *b) { wire_nested(b, 3, 3, "v6e\0-4", 6); }   /* key.platform */
 static void unknown_field(wire_buf *b)
 {
 	wire_varint(b, 99u << 3 | 0);
@@ -168,80 +123,62 @@ static void field_zero(wire_buf *b)
 
 static const uint8_t text_json[] = "{\"series_key\":\"chat-8b/x\",\"value\":3.9}";
 
-static const kase cases[] = {
-	{"the good point", NULL, NULL, NULL, 0, R_OK_, NULL},
+static const door_case cases[] = {
+	{"the good point", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* bytes that are not a SeriesPoint */
-	{"empty payload (every field at its default)", NULL, NULL, (const uint8_t *)"", 0, R_MISSING, NULL},
-	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, R_DECODE, NULL},
-	{"JSON instead of protobuf", NULL, NULL, text_json, sizeof text_json - 1, R_DECODE, NULL},
-	{"a length prefix past the end", NULL, length_past_end, NULL, 0, R_DECODE, NULL},
-	{"series_key with the varint wire type", NULL, wrong_wire_type, NULL, 0, R_DECODE, NULL},
-	{"a group that never ends", NULL, open_group, NULL, 0, R_DECODE, NULL},
-	{"an 11-byte varint", NULL, bad_varint, NULL, 0, R_DECODE, NULL},
-	{"field number 0", NULL, field_zero, NULL, 0, R_DECODE, NULL},
+	{"empty payload (every field at its default)", NULL, NULL, (const uint8_t *)"", 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, R_DECODE, NULL, 0, 0, 0},
+	{"JSON instead of protobuf", NULL, NULL, text_json, sizeof text_json - 1, 0, R_DECODE, NULL, 0, 0, 0},
+	{"a length prefix past the end", NULL, length_past_end, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"series_key with the varint wire type", NULL, wrong_wire_type, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"a group that never ends", NULL, open_group, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"an 11-byte varint", NULL, bad_varint, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"field number 0", NULL, field_zero, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
 	/* required fields */
-	{"no series_key", no_key, NULL, NULL, 0, R_MISSING, NULL},
-	{"series_id 0", id_zero, NULL, NULL, 0, R_MISSING, NULL},
-	{"series_id negative", id_negative, NULL, NULL, 0, R_MISSING, NULL},
-	{"series_id INT64_MIN", id_min, NULL, NULL, 0, R_MISSING, NULL},
-	{"no build and no structured key (still a point)", no_build, NULL, NULL, 0, R_OK_, NULL},
+	{"no series_key", no_key, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"series_id 0", id_zero, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"series_id negative", id_negative, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"series_id INT64_MIN", id_min, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"no build and no structured key (still a point)", no_build, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* numbers */
-	{"value NaN", value_nan, NULL, NULL, 0, R_MISSING, NULL},
-	{"value +inf", value_inf, NULL, NULL, 0, R_MISSING, NULL},
-	{"value -inf", value_ninf, NULL, NULL, 0, R_MISSING, NULL},
-	{"value 1e308 (finite: the statistics' business)", value_huge, NULL, NULL, 0, R_OK_, NULL},
-	{"value negative (finite)", value_negative, NULL, NULL, 0, R_OK_, NULL},
-	{"value denormal (finite)", value_denormal, NULL, NULL, 0, R_OK_, NULL},
-	{"measured in the year 292277 (ordering only)", time_far_future, NULL, NULL, 0, R_OK_, NULL},
-	{"measured before 1970 (ordering only)", time_before_1970, NULL, NULL, 0, R_OK_, NULL},
+	{"value NaN", value_nan, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"value +inf", value_inf, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"value -inf", value_ninf, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"value 1e308 (finite: the statistics' business)", value_huge, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"value negative (finite)", value_negative, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"value denormal (finite)", value_denormal, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"measured in the year 292277 (ordering only)", time_far_future, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"measured before 1970 (ordering only)", time_before_1970, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* sizes */
-	{"series_key of 255 bytes (the cap)", key_255, NULL, NULL, 0, R_OK_, "k"},
-	{"series_key of 256 bytes", key_256, NULL, NULL, 0, R_OVERSIZE, NULL},
-	{"series_key of 1 MiB", key_1mb, NULL, NULL, 0, R_OVERSIZE, NULL},
+	{"series_key of 255 bytes (the cap)", key_255, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, PW_ST_KEY_MAX - 1},
+	{"series_key of 256 bytes", key_256, NULL, NULL, 0, 0, R_OVERSIZE, NULL, 0, 0, 0},
+	{"series_key of 1 MiB", key_1mb, NULL, NULL, 0, 0, R_OVERSIZE, NULL, 0, 0, 0},
 	/* NUL and UTF-8, at any depth */
-	{"NUL inside series_key", NULL, nul_key, NULL, 0, R_INVALID, NULL},
-	{"NUL inside run_id", NULL, nul_run, NULL, 0, R_INVALID, NULL},
-	{"NUL at the end of unit", NULL, nul_unit, NULL, 0, R_INVALID, NULL},
-	{"bisect_job_id a lone NUL", NULL, nul_job, NULL, 0, R_INVALID, NULL},
-	{"NUL inside key.platform (nested)", NULL, nul_platform, NULL, 0, R_INVALID, NULL},
-	{"0xff in series_key", NULL, bad_utf8_key, NULL, 0, R_INVALID, NULL},
-	{"0xff in chip_set", NULL, bad_utf8_chip, NULL, 0, R_INVALID, NULL},
-	{"a lone lead byte in cell", NULL, bad_utf8_cell, NULL, 0, R_INVALID, NULL},
-	{"a lone continuation byte in firmware", NULL, bad_utf8_fw, NULL, 0, R_INVALID, NULL},
-	{"0xfe in harness_version", NULL, bad_utf8_harness, NULL, 0, R_INVALID, NULL},
-	{"a 5-byte sequence in model_rev", NULL, bad_utf8_rev, NULL, 0, R_INVALID, NULL},
-	{"0xff in build.build_id (nested)", NULL, bad_utf8_build, NULL, 0, R_INVALID, NULL},
-	{"overlong '/' (C0 AF)", NULL, overlong_slash, NULL, 0, R_INVALID, NULL},
-	{"a UTF-16 surrogate (ED A0 80)", NULL, surrogate, NULL, 0, R_INVALID, NULL},
-	{"a sequence cut at the end", NULL, cut_sequence, NULL, 0, R_INVALID, NULL},
-	{"above U+10FFFF", NULL, above_unicode, NULL, 0, R_INVALID, NULL},
+	{"NUL inside series_key", NULL, nul_key, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL inside run_id", NULL, nul_run, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL at the end of unit", NULL, nul_unit, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"bisect_job_id a lone NUL", NULL, nul_job, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL inside key.platform (nested)", NULL, nul_platform, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in series_key", NULL, bad_utf8_key, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in chip_set", NULL, bad_utf8_chip, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a lone lead byte in cell", NULL, bad_utf8_cell, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a lone continuation byte in firmware", NULL, bad_utf8_fw, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xfe in harness_version", NULL, bad_utf8_harness, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a 5-byte sequence in model_rev", NULL, bad_utf8_rev, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in build.build_id (nested)", NULL, bad_utf8_build, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"overlong '/' (C0 AF)", NULL, overlong_slash, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a UTF-16 surrogate (ED A0 80)", NULL, surrogate, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a sequence cut at the end", NULL, cut_sequence, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"above U+10FFFF", NULL, above_unicode, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
 	/* let through, unchanged */
-	{"SQL and printf metacharacters in series_key", key_sql, NULL, NULL, 0, R_OK_,
-	 "chat-8b'); DROP TABLE perfwatch.series;--/hlo:\"x\"/v6e-4/%s%n/tpot_p50_ms"},
-	{"a 4-byte UTF-8 character in series_key", NULL, emoji_key, NULL, 0, R_OK_,
-	 "chat-8b-\xf0\x9f\x9a\x80/hlo:1/v6e-4/c/m"},
-	{"unknown fields", NULL, unknown_field, NULL, 0, R_OK_, NULL},
-	{"series_key twice: the last counts", NULL, second_key, NULL, 0, R_OK_,
-	 "rank-moe-110b/hlo:2/v5e-8/prefill/ttft_p50_ms"},
+	{"SQL and printf metacharacters in series_key", key_sql, NULL, NULL, 0, 0, R_OK_,
+	 "chat-8b'); DROP TABLE perfwatch.series;--/hlo:\"x\"/v6e-4/%s%n/tpot_p50_ms", 0, 0, 0},
+	{"a 4-byte UTF-8 character in series_key", NULL, emoji_key, NULL, 0, 0, R_OK_,
+	 "chat-8b-\xf0\x9f\x9a\x80/hlo:1/v6e-4/c/m", 0, 0, 0},
+	{"unknown fields", NULL, unknown_field, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"series_key twice: the last counts", NULL, second_key, NULL, 0, 0, R_OK_,
+	 "rank-moe-110b/hlo:2/v5e-8/prefill/ttft_p50_ms", 0, 0, 0},
 };
-#define NCASES (sizeof cases / sizeof cases[0])
-
-static wire_buf point_case(size_t i, door_expect *e)
-{
-	const kase *c = &cases[i];
-	bool cap = c->want_key && strcmp(c->want_key, "k") == 0;
-	*e = (door_expect){c->name, c->want, false, c->want_key ? c->want_key : GOOD_KEY,
-	                   cap ? PW_ST_KEY_MAX - 1 : 0};
-	wire_buf b = {0};
-	if (c->raw) {
-		wire_bytes(&b, c->raw, c->raw_len);
-	} else {
-		b = pack_point(c->edit);
-		if (c->append)
-			c->append(&b);
-	}
-	return b;
-}
 
 DOOR_FN(point_door, Perfwatch__V1__SeriesPoint, pw_baseliner_point_decode)
 
@@ -252,18 +189,15 @@ static const char *point_key(const ProtobufCMessage *m)
 
 Test(baseliner_door, every_hostile_point_gets_its_reason)
 {
-	door_run("perf.points.v1", NCASES, point_case, point_door, point_key);
+	door_cases_run("perf.points.v1", DOOR_TABLE(cases), pack_point, GOOD_KEY, point_door, point_key);
 }
 
 /* ================================================= perf.fleet-changes.v1 */
 
 #define GOOD_EVENT "fc-2026-06-15-0007"
 
-typedef void (*fedit_fn)(Perfwatch__V1__FleetChangeEvent *fc, char *scratch);
-
-static wire_buf pack_fleet(fedit_fn edit)
+static wire_buf pack_fleet(door_edit_fn edit)
 {
-	static char scratch[1 << 16];
 	static char *platforms[] = {"v6e-4"};
 	static char *cells[] = {"cell-mtv5-c12"};
 	Perfwatch__V1__FleetChangeEvent fc = PERFWATCH__V1__FLEET_CHANGE_EVENT__INIT;
@@ -277,66 +211,71 @@ static wire_buf pack_fleet(fedit_fn edit)
 	fc.cells = cells;
 	fc.n_cells = 1;
 	if (edit)
-		edit(&fc, scratch);
+		edit(&fc);
 	return wire_pack(&fc.base);
 }
 
-static void f_no_id(Perfwatch__V1__FleetChangeEvent *f, char *x) { (void)x; f->event_id = ""; }
-static void f_id_len(Perfwatch__V1__FleetChangeEvent *f, char *x, size_t n)
+#define FEDIT(fn, stmt) DOOR_EDIT(fn, Perfwatch__V1__FleetChangeEvent *f = p, stmt)
+FEDIT(f_no_id, f->event_id = "")
+static void f_id_len(Perfwatch__V1__FleetChangeEvent *f, size_t n)
 {
+	static char x[1 << 16];
 	memset(x, 'e', n);
 	x[n] = 0;
 	f->event_id = x;
 }
-static void f_id_63(Perfwatch__V1__FleetChangeEvent *f, char *x) { f_id_len(f, x, 63); }
-static void f_id_64(Perfwatch__V1__FleetChangeEvent *f, char *x) { f_id_len(f, x, 64); }
-static void f_id_60k(Perfwatch__V1__FleetChangeEvent *f, char *x) { f_id_len(f, x, 60000); }
-static void f_no_selector(Perfwatch__V1__FleetChangeEvent *f, char *x)
+FEDIT(f_id_63, f_id_len(f, 63))
+FEDIT(f_id_64, f_id_len(f, 64))
+FEDIT(f_id_60k, f_id_len(f, 60000))
+static void f_no_selector(void *p)
 {
-	(void)x;
+	Perfwatch__V1__FleetChangeEvent *f = p;
 	f->n_platforms = 0;
 	f->n_cells = 0;
 }
-static void f_fleet_wide(Perfwatch__V1__FleetChangeEvent *f, char *x)
+static void f_fleet_wide(void *p)
 {
-	f_no_selector(f, x);
+	Perfwatch__V1__FleetChangeEvent *f = p;
+	f_no_selector(f);
 	f->fleet_wide = 1;
 }
-static void f_only_harness(Perfwatch__V1__FleetChangeEvent *f, char *x)
+static void f_only_harness(void *p)
 {
+	Perfwatch__V1__FleetChangeEvent *f = p;
 	static char *h[] = {"perfbench-2.31"};
-	f_no_selector(f, x);
+	f_no_selector(f);
 	f->harness_versions = h;
 	f->n_harness_versions = 1;
 }
-static void f_empty_string_selector(Perfwatch__V1__FleetChangeEvent *f, char *x)
+static void f_empty_string_selector(void *p)
 {
+	Perfwatch__V1__FleetChangeEvent *f = p;
 	static char *e[] = {""};
-	f_no_selector(f, x);
+	f_no_selector(f);
 	f->platforms = e;
 	f->n_platforms = 1;
 }
-static void f_many_platforms(Perfwatch__V1__FleetChangeEvent *f, char *x)
+static void f_many_platforms(void *p)
 {
+	Perfwatch__V1__FleetChangeEvent *f = p;
 	static char *many[5000];
-	(void)x;
 	for (size_t i = 0; i < 5000; i++)
 		many[i] = "v6e-4";
 	f->platforms = many;
 	f->n_platforms = 5000;
 }
-static void f_sql(Perfwatch__V1__FleetChangeEvent *f, char *x)
+static void f_sql(void *p)
 {
-	(void)x;
+	Perfwatch__V1__FleetChangeEvent *f = p;
 	f->event_id = "fc'); DELETE FROM perfwatch.series;--";
 }
-static void f_unknown_kind(Perfwatch__V1__FleetChangeEvent *f, char *x)
+static void f_unknown_kind(void *p)
 {
-	(void)x;
+	Perfwatch__V1__FleetChangeEvent *f = p;
 	f->kind = (Perfwatch__V1__FleetChangeKind)999;
 }
-static void f_time_zero(Perfwatch__V1__FleetChangeEvent *f, char *x) { (void)x; f->occurred_unix_us = 0; }
-static void f_time_far(Perfwatch__V1__FleetChangeEvent *f, char *x) { (void)x; f->occurred_unix_us = INT64_MAX; }
+FEDIT(f_time_zero, f->occurred_unix_us = 0)
+FEDIT(f_time_far, f->occurred_unix_us = INT64_MAX)
 
 WIRE_APPEND_STR(f_bad_utf8_id, 1, "f-bad\377utf") /* issue 19, item 2 */
 WIRE_APPEND_STR(f_nul_id, 1, "fc-1\0evil")
@@ -358,77 +297,51 @@ static void f_wrong_wire_type(wire_buf *b)
 	wire_varint(b, 7);
 }
 
-typedef struct fkase {
-	const char *name;
-	fedit_fn edit;
-	void (*append)(wire_buf *b);
-	const uint8_t *raw;
-	size_t raw_len;
-	Perfwatch__V1__DlqReason want;
-	const char *want_id; /* R_OK_: the event_id that must come out (NULL: GOOD_EVENT) */
-} fkase;
-
-static const fkase fcases[] = {
-	{"the good event", NULL, NULL, NULL, 0, R_OK_, NULL},
+static const door_case fcases[] = {
+	{"the good event", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* not a FleetChangeEvent */
-	{"empty payload (no event_id)", NULL, NULL, (const uint8_t *)"", 0, R_MISSING, NULL},
-	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, R_DECODE, NULL},
-	{"JSON instead of protobuf", NULL, NULL, text_json, sizeof text_json - 1, R_DECODE, NULL},
-	{"a length prefix past the end", NULL, length_past_end, NULL, 0, R_DECODE, NULL},
-	{"event_id with the varint wire type", NULL, f_wrong_wire_type, NULL, 0, R_DECODE, NULL},
-	{"occurred_unix_us as a string", NULL, f_time_as_string, NULL, 0, R_DECODE, NULL},
-	{"a group that never ends", NULL, open_group, NULL, 0, R_DECODE, NULL},
-	{"an 11-byte varint", NULL, bad_varint, NULL, 0, R_DECODE, NULL},
-	{"field number 0", NULL, field_zero, NULL, 0, R_DECODE, NULL},
+	{"empty payload (no event_id)", NULL, NULL, (const uint8_t *)"", 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, R_DECODE, NULL, 0, 0, 0},
+	{"JSON instead of protobuf", NULL, NULL, text_json, sizeof text_json - 1, 0, R_DECODE, NULL, 0, 0, 0},
+	{"a length prefix past the end", NULL, length_past_end, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"event_id with the varint wire type", NULL, f_wrong_wire_type, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"occurred_unix_us as a string", NULL, f_time_as_string, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"a group that never ends", NULL, open_group, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"an 11-byte varint", NULL, bad_varint, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"field number 0", NULL, field_zero, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
 	/* the event id */
-	{"no event_id", f_no_id, NULL, NULL, 0, R_MISSING, NULL},
-	{"event_id of 63 bytes (the cap)", f_id_63, NULL, NULL, 0, R_OK_, "e63"},
-	{"event_id of 64 bytes", f_id_64, NULL, NULL, 0, R_MISSING, NULL},
-	{"event_id of 60 kB", f_id_60k, NULL, NULL, 0, R_MISSING, NULL},
-	{"event_id twice: the last counts", NULL, f_second_id, NULL, 0, R_OK_, "fc-2026-06-16-0001"},
+	{"no event_id", f_no_id, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"event_id of 63 bytes (the cap)", f_id_63, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 63},
+	{"event_id of 64 bytes", f_id_64, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"event_id of 60 kB", f_id_60k, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"event_id twice: the last counts", NULL, f_second_id, NULL, 0, 0, R_OK_, "fc-2026-06-16-0001", 0, 0, 0},
 	/* scope */
-	{"no selector (would freeze every series)", f_no_selector, NULL, NULL, 0, R_MISSING, NULL},
-	{"no selector but fleet_wide (said loudly)", f_fleet_wide, NULL, NULL, 0, R_OK_, NULL},
-	{"only a harness selector", f_only_harness, NULL, NULL, 0, R_OK_, NULL},
-	{"a selector of one empty string", f_empty_string_selector, NULL, NULL, 0, R_OK_, NULL},
-	{"5000 platforms", f_many_platforms, NULL, NULL, 0, R_OK_, NULL},
+	{"no selector (would freeze every series)", f_no_selector, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"no selector but fleet_wide (said loudly)", f_fleet_wide, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"only a harness selector", f_only_harness, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a selector of one empty string", f_empty_string_selector, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"5000 platforms", f_many_platforms, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* NUL and UTF-8 in every string field, lists included */
-	{"0xff in event_id (f-bad\\377utf)", NULL, f_bad_utf8_id, NULL, 0, R_INVALID, NULL},
-	{"NUL inside event_id", NULL, f_nul_id, NULL, 0, R_INVALID, NULL},
-	{"NUL at the end of reason", NULL, f_nul_reason, NULL, 0, R_INVALID, NULL},
-	{"a bad continuation in reason", NULL, f_bad_utf8_reason, NULL, 0, R_INVALID, NULL},
-	{"a lone continuation byte in source", NULL, f_bad_utf8_source, NULL, 0, R_INVALID, NULL},
-	{"0xff in a platform", NULL, f_bad_utf8_platform, NULL, 0, R_INVALID, NULL},
-	{"NUL inside a chip set", NULL, f_nul_chip, NULL, 0, R_INVALID, NULL},
-	{"an overlong '/' in a cell", NULL, f_bad_utf8_cell, NULL, 0, R_INVALID, NULL},
-	{"a surrogate in firmware", NULL, f_surrogate_fw, NULL, 0, R_INVALID, NULL},
-	{"a cut sequence in a harness version", NULL, f_cut_harness, NULL, 0, R_INVALID, NULL},
-	{"0xff in from_version", NULL, f_bad_utf8_from, NULL, 0, R_INVALID, NULL},
-	{"NUL at the end of to_version", NULL, f_nul_to, NULL, 0, R_INVALID, NULL},
+	{"0xff in event_id (f-bad\\377utf)", NULL, f_bad_utf8_id, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL inside event_id", NULL, f_nul_id, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL at the end of reason", NULL, f_nul_reason, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a bad continuation in reason", NULL, f_bad_utf8_reason, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a lone continuation byte in source", NULL, f_bad_utf8_source, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in a platform", NULL, f_bad_utf8_platform, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL inside a chip set", NULL, f_nul_chip, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"an overlong '/' in a cell", NULL, f_bad_utf8_cell, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a surrogate in firmware", NULL, f_surrogate_fw, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a cut sequence in a harness version", NULL, f_cut_harness, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in from_version", NULL, f_bad_utf8_from, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL at the end of to_version", NULL, f_nul_to, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
 	/* let through */
-	{"SQL metacharacters in event_id", f_sql, NULL, NULL, 0, R_OK_, "fc'); DELETE FROM perfwatch.series;--"},
-	{"a kind this build does not know", f_unknown_kind, NULL, NULL, 0, R_OK_, NULL},
-	{"occurred at 0", f_time_zero, NULL, NULL, 0, R_OK_, NULL},
-	{"occurred in the year 292277", f_time_far, NULL, NULL, 0, R_OK_, NULL},
-	{"unknown fields", NULL, unknown_field, NULL, 0, R_OK_, NULL},
+	{"SQL metacharacters in event_id", f_sql, NULL, NULL, 0, 0, R_OK_, "fc'); DELETE FROM perfwatch.series;--", 0,
+	 0, 0},
+	{"a kind this build does not know", f_unknown_kind, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"occurred at 0", f_time_zero, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"occurred in the year 292277", f_time_far, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"unknown fields", NULL, unknown_field, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 };
-#define NFCASES (sizeof fcases / sizeof fcases[0])
-
-static wire_buf fleet_case(size_t i, door_expect *e)
-{
-	const fkase *c = &fcases[i];
-	bool cap = c->want_id && strcmp(c->want_id, "e63") == 0;
-	*e = (door_expect){c->name, c->want, false, c->want_id ? c->want_id : GOOD_EVENT, cap ? 63 : 0};
-	wire_buf b = {0};
-	if (c->raw) {
-		wire_bytes(&b, c->raw, c->raw_len);
-	} else {
-		b = pack_fleet(c->edit);
-		if (c->append)
-			c->append(&b);
-	}
-	return b;
-}
 
 /* the door, and that an accepted event was counted (identified) */
 static Perfwatch__V1__DlqReason fleet_door(const uint8_t *buf, size_t len, ProtobufCMessage **out,
@@ -452,5 +365,5 @@ static const char *fleet_id(const ProtobufCMessage *m)
 
 Test(baseliner_door, every_hostile_fleet_change_gets_its_reason)
 {
-	door_run("perf.fleet-changes.v1", NFCASES, fleet_case, fleet_door, fleet_id);
+	door_cases_run("perf.fleet-changes.v1", DOOR_TABLE(fcases), pack_fleet, GOOD_EVENT, fleet_door, fleet_id);
 }

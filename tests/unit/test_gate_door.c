@@ -17,7 +17,7 @@
 
 #include "gate_policy.h"
 #include "gate_request.h"
-#include "wire_build.h"
+#include "door_table.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
 #define R_DECODE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
@@ -42,9 +42,7 @@ typedef struct req_parts {
 	char scratch[1024];
 } req_parts;
 
-typedef void (*edit_fn)(req_parts *q);
-
-static wire_buf pack_request(edit_fn edit)
+static wire_buf pack_request(door_edit_fn edit)
 {
 	static req_parts q;
 	memset(&q, 0, sizeof q);
@@ -93,17 +91,11 @@ static wire_buf pack_request(edit_fn edit)
 	q.r.deadline_unix_us = NOW_US + DAY_US;
 	if (edit)
 		edit(&q);
-	wire_buf b = {0};
-	b.n = perfwatch__v1__gate_request__get_packed_size(&q.r);
-	b.p = malloc(b.n + 1);
-	cr_assert_not_null(b.p);
-	perfwatch__v1__gate_request__pack(&q.r, b.p);
-	return b;
+	return wire_pack(&q.r.base);
 }
 
 /* ---- struct edits ---- */
-#define EDIT(fn, stmt)                                                                             \
-	static void fn(req_parts *q) { stmt; }
+#define EDIT(fn, stmt) DOOR_EDIT(fn, req_parts *q = p, stmt)
 EDIT(no_release, q->r.release_id = "")
 EDIT(eval_zero, q->r.evaluation = 0)
 EDIT(no_candidate, q->r.candidate = NULL)
@@ -152,9 +144,9 @@ static void release_len(req_parts *q, size_t n)
 	big[n] = 0;
 	q->r.release_id = big;
 }
-static void release_255(req_parts *q) { release_len(q, PW_GATE_RELEASE_ID_MAX - 1); }
-static void release_256(req_parts *q) { release_len(q, PW_GATE_RELEASE_ID_MAX); }
-static void release_60k(req_parts *q) { release_len(q, 60000); }
+static void release_255(void *p) { release_len(p, PW_GATE_RELEASE_ID_MAX - 1); }
+static void release_256(void *p) { release_len(p, PW_GATE_RELEASE_ID_MAX); }
+static void release_60k(void *p) { release_len(p, 60000); }
 
 /* ---- appended raw fields ---- */
 WIRE_APPEND_STR(nul_release, 1, "xla-rc\0-evil")
@@ -163,18 +155,11 @@ WIRE_APPEND_STR(nul_baseline, 4, "xla-2026\0")
 WIRE_APPEND_STR(bad_utf8_family, 5, "chat-\xc0\xaf")
 WIRE_APPEND_STR(surrogate_family, 5, "chat-\xed\xa0\x80")
 WIRE_APPEND_STR(second_release, 1, "xla-rc-2026-06-18")
-static void nested(wire_buf *b, unsigned outer, unsigned inner, const char *v, size_t n)
-{
-	wire_buf in = {0};
-	wire_ld(&in, inner, v, n);
-	wire_ld(b, outer, in.p, in.n);
-	free(in.p);
-}
-static void bad_utf8_candidate(wire_buf *b) { nested(b, 3, 1, "xla-\xff", 5); }
+static void bad_utf8_candidate(wire_buf *b) { wire_nested(b, 3, 1, "xla-\xff", 5); }
 /* a second, otherwise empty waiver / win: its strings are what the door sees */
-static void nul_waiver_reason(wire_buf *b) { nested(b, 7, 8, "why\0not", 7); }
-static void bad_utf8_waiver_owner(wire_buf *b) { nested(b, 7, 6, "team-\xfe", 6); }
-static void cut_win_note(wire_buf *b) { nested(b, 6, 5, "note \xe2\x82", 7); }
+static void nul_waiver_reason(wire_buf *b) { wire_nested(b, 7, 8, "why\0not", 7); }
+static void bad_utf8_waiver_owner(wire_buf *b) { wire_nested(b, 7, 6, "team-\xfe", 6); }
+static void cut_win_note(wire_buf *b) { wire_nested(b, 6, 5, "note \xe2\x82", 7); }
 static void unknown_field(wire_buf *b)
 {
 	wire_varint(b, 40u << 3 | 0);
@@ -199,101 +184,75 @@ static void length_past_end(wire_buf *b)
 
 static const uint8_t json[] = "{\"release_id\":\"xla-rc-2026-06-17\",\"evaluation\":1}";
 
-typedef struct kase {
-	const char *name;
-	edit_fn edit;
-	void (*append)(wire_buf *b);
-	const uint8_t *raw;
-	size_t raw_len;
-	Perfwatch__V1__DlqReason want;
-	const char *want_release; /* R_OK_: NULL means GOOD_RELEASE; "r255": 255 bytes of 'r' */
-} kase;
-
-static const kase cases[] = {
-	{"the good request", NULL, NULL, NULL, 0, R_OK_, NULL},
+static const door_case cases[] = {
+	{"the good request", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* not a GateRequest */
-	{"empty payload (no release_id)", NULL, NULL, (const uint8_t *)"", 0, R_INVALID, NULL},
-	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, R_DECODE, NULL},
-	{"JSON instead of protobuf", NULL, NULL, json, sizeof json - 1, R_DECODE, NULL},
-	{"release_id with the varint wire type", NULL, wrong_wire_type, NULL, 0, R_DECODE, NULL},
-	{"a waiver as a varint", NULL, waiver_as_varint, NULL, 0, R_DECODE, NULL},
-	{"a length prefix past the end", NULL, length_past_end, NULL, 0, R_DECODE, NULL},
+	{"empty payload (no release_id)", NULL, NULL, (const uint8_t *)"", 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, R_DECODE, NULL, 0, 0, 0},
+	{"JSON instead of protobuf", NULL, NULL, json, sizeof json - 1, 0, R_DECODE, NULL, 0, 0, 0},
+	{"release_id with the varint wire type", NULL, wrong_wire_type, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"a waiver as a varint", NULL, waiver_as_varint, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"a length prefix past the end", NULL, length_past_end, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
 	/* required fields */
-	{"no release_id", no_release, NULL, NULL, 0, R_INVALID, NULL},
-	{"evaluation 0", eval_zero, NULL, NULL, 0, R_INVALID, NULL},
-	{"no candidate", no_candidate, NULL, NULL, 0, R_INVALID, NULL},
-	{"a candidate without a build id", candidate_no_build, NULL, NULL, 0, R_INVALID, NULL},
-	{"no baseline_release", no_baseline, NULL, NULL, 0, R_INVALID, NULL},
+	{"no release_id", no_release, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"evaluation 0", eval_zero, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"no candidate", no_candidate, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a candidate without a build id", candidate_no_build, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"no baseline_release", no_baseline, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
 	/* sizes */
-	{"release_id of 255 bytes (the cap)", release_255, NULL, NULL, 0, R_OK_, "r255"},
-	{"release_id of 256 bytes", release_256, NULL, NULL, 0, R_INVALID, NULL},
-	{"release_id of 60 kB", release_60k, NULL, NULL, 0, R_INVALID, NULL},
+	{"release_id of 255 bytes (the cap)", release_255, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0,
+	 PW_GATE_RELEASE_ID_MAX - 1},
+	{"release_id of 256 bytes", release_256, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"release_id of 60 kB", release_60k, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
 	/* numbers */
-	{"fdr_q 1", fdr_one, NULL, NULL, 0, R_INVALID, NULL},
-	{"fdr_q negative", fdr_negative, NULL, NULL, 0, R_INVALID, NULL},
-	{"fdr_q NaN", fdr_nan, NULL, NULL, 0, R_INVALID, NULL},
-	{"fdr_q +inf", fdr_inf, NULL, NULL, 0, R_INVALID, NULL},
-	{"fdr_q 0 (the gate's default)", fdr_default, NULL, NULL, 0, R_OK_, NULL},
-	{"a tier unspecified", tier_unspecified, NULL, NULL, 0, R_INVALID, NULL},
-	{"a tier this build does not know", tier_unknown, NULL, NULL, 0, R_INVALID, NULL},
-	{"tier repeats n 0", tier_n_zero, NULL, NULL, 0, R_INVALID, NULL},
-	{"tier mde_pct 0", tier_mde_zero, NULL, NULL, 0, R_INVALID, NULL},
-	{"tier mde_pct NaN", tier_mde_nan, NULL, NULL, 0, R_INVALID, NULL},
-	{"tier mde_pct +inf", tier_mde_inf, NULL, NULL, 0, R_INVALID, NULL},
-	{"expected win without a key", win_no_key, NULL, NULL, 0, R_INVALID, NULL},
-	{"expected win of -100%", win_minus_100, NULL, NULL, 0, R_INVALID, NULL},
-	{"expected win NaN", win_nan, NULL, NULL, 0, R_INVALID, NULL},
-	{"expected win +inf", win_inf, NULL, NULL, 0, R_INVALID, NULL},
-	{"expected win of +1000% (finite)", win_plus_1000, NULL, NULL, 0, R_OK_, NULL},
+	{"fdr_q 1", fdr_one, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"fdr_q negative", fdr_negative, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"fdr_q NaN", fdr_nan, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"fdr_q +inf", fdr_inf, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"fdr_q 0 (the gate's default)", fdr_default, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a tier unspecified", tier_unspecified, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a tier this build does not know", tier_unknown, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"tier repeats n 0", tier_n_zero, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"tier mde_pct 0", tier_mde_zero, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"tier mde_pct NaN", tier_mde_nan, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"tier mde_pct +inf", tier_mde_inf, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"expected win without a key", win_no_key, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"expected win of -100%", win_minus_100, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"expected win NaN", win_nan, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"expected win +inf", win_inf, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"expected win of +1000% (finite)", win_plus_1000, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* waivers */
-	{"a waiver without an id", waiver_no_id, NULL, NULL, 0, R_INVALID, NULL},
-	{"a waiver without an owner", waiver_no_owner, NULL, NULL, 0, R_INVALID, NULL},
-	{"a waiver without a reason", waiver_no_reason, NULL, NULL, 0, R_INVALID, NULL},
-	{"a waiver without an expiry", waiver_no_expiry, NULL, NULL, 0, R_INVALID, NULL},
-	{"a waiver that never expires (INT64_MAX)", waiver_never_expires, NULL, NULL, 0, R_INVALID, NULL},
-	{"a waiver that expired before 1970", waiver_expiry_negative, NULL, NULL, 0, R_INVALID, NULL},
-	{"a waiver with no selector (the whole release)", waiver_no_scope, NULL, NULL, 0, R_INVALID, NULL},
-	{"a release-wide waiver that says so", waiver_release_wide, NULL, NULL, 0, R_OK_, NULL},
-	{"an old request: expiry counts from the gate's clock", waiver_old_request, NULL, NULL, 0, R_OK_, NULL},
-	{"one waiver sent twice (same id, same content)", waiver_twice_same, NULL, NULL, 0, R_OK_, NULL},
-	{"one waiver id, two expiries", waiver_twice_other_expiry, NULL, NULL, 0, R_INVALID, NULL},
-	{"one waiver id, two models", waiver_twice_other_model, NULL, NULL, 0, R_INVALID, NULL},
-	{"two waivers, two ids", two_waivers, NULL, NULL, 0, R_OK_, NULL},
+	{"a waiver without an id", waiver_no_id, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a waiver without an owner", waiver_no_owner, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a waiver without a reason", waiver_no_reason, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a waiver without an expiry", waiver_no_expiry, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a waiver that never expires (INT64_MAX)", waiver_never_expires, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a waiver that expired before 1970", waiver_expiry_negative, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a waiver with no selector (the whole release)", waiver_no_scope, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a release-wide waiver that says so", waiver_release_wide, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"an old request: expiry counts from the gate's clock", waiver_old_request, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0,
+	 0},
+	{"one waiver sent twice (same id, same content)", waiver_twice_same, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"one waiver id, two expiries", waiver_twice_other_expiry, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"one waiver id, two models", waiver_twice_other_model, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"two waivers, two ids", two_waivers, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	/* NUL and UTF-8, at any depth */
-	{"NUL inside release_id", NULL, nul_release, NULL, 0, R_INVALID, NULL},
-	{"0xff in release_id", NULL, bad_utf8_release, NULL, 0, R_INVALID, NULL},
-	{"NUL at the end of baseline_release", NULL, nul_baseline, NULL, 0, R_INVALID, NULL},
-	{"an overlong '/' in a family", NULL, bad_utf8_family, NULL, 0, R_INVALID, NULL},
-	{"a surrogate in a family", NULL, surrogate_family, NULL, 0, R_INVALID, NULL},
-	{"0xff in candidate.build_id (nested)", NULL, bad_utf8_candidate, NULL, 0, R_INVALID, NULL},
-	{"NUL in a waiver's reason (in a list)", NULL, nul_waiver_reason, NULL, 0, R_INVALID, NULL},
-	{"0xfe in a waiver's owner (in a list)", NULL, bad_utf8_waiver_owner, NULL, 0, R_INVALID, NULL},
-	{"a cut sequence in an expected win's note", NULL, cut_win_note, NULL, 0, R_INVALID, NULL},
+	{"NUL inside release_id", NULL, nul_release, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in release_id", NULL, bad_utf8_release, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL at the end of baseline_release", NULL, nul_baseline, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"an overlong '/' in a family", NULL, bad_utf8_family, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a surrogate in a family", NULL, surrogate_family, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in candidate.build_id (nested)", NULL, bad_utf8_candidate, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL in a waiver's reason (in a list)", NULL, nul_waiver_reason, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xfe in a waiver's owner (in a list)", NULL, bad_utf8_waiver_owner, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a cut sequence in an expected win's note", NULL, cut_win_note, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
 	/* let through */
-	{"no families, waivers, tiers or wins", no_lists, NULL, NULL, 0, R_OK_, NULL},
-	{"SQL metacharacters in release_id", sql_release, NULL, NULL, 0, R_OK_,
-	 "rc'); UPDATE perfwatch.gate_evaluations SET verdict = 'pass';--"},
-	{"unknown fields", NULL, unknown_field, NULL, 0, R_OK_, NULL},
-	{"release_id twice: the last counts", NULL, second_release, NULL, 0, R_OK_, "xla-rc-2026-06-18"},
+	{"no families, waivers, tiers or wins", no_lists, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"SQL metacharacters in release_id", sql_release, NULL, NULL, 0, 0, R_OK_,
+	 "rc'); UPDATE perfwatch.gate_evaluations SET verdict = 'pass';--", 0, 0, 0},
+	{"unknown fields", NULL, unknown_field, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"release_id twice: the last counts", NULL, second_release, NULL, 0, 0, R_OK_, "xla-rc-2026-06-18", 0, 0, 0},
 };
-#define NCASES (sizeof cases / sizeof cases[0])
-
-static wire_buf request_case(size_t i, door_expect *e)
-{
-	const kase *c = &cases[i];
-	bool cap = c->want_release && strcmp(c->want_release, "r255") == 0;
-	*e = (door_expect){c->name, c->want, false, c->want_release ? c->want_release : GOOD_RELEASE,
-	                   cap ? PW_GATE_RELEASE_ID_MAX - 1 : 0};
-	wire_buf b = {0};
-	if (c->raw) {
-		wire_bytes(&b, c->raw, c->raw_len);
-	} else {
-		b = pack_request(c->edit);
-		if (c->append)
-			c->append(&b);
-	}
-	return b;
-}
 
 static Perfwatch__V1__DlqReason request_door(const uint8_t *buf, size_t len, ProtobufCMessage **out,
                                              bool *skip, char *detail, size_t detail_len)
@@ -313,5 +272,6 @@ static const char *request_release(const ProtobufCMessage *m)
 
 Test(gate_door, every_hostile_request_gets_its_reason)
 {
-	door_run("perf.gate.requests.v1", NCASES, request_case, request_door, request_release);
+	door_cases_run("perf.gate.requests.v1", DOOR_TABLE(cases), pack_request, GOOD_RELEASE, request_door,
+	               request_release);
 }

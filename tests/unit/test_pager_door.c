@@ -20,7 +20,8 @@
 #include "pager_msg.h"
 #include "perfwatch/v1/changepoint.pb-c.h"
 #include "pw_topics.h"
-#include "wire_build.h"
+#include "door_table.h"
+#include "wire_messages.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
 #define R_DECODE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
@@ -84,65 +85,30 @@ static void run_topic(const char *topic, pw_pager_in kind, const door_case *case
 
 /* ====================================================== perf.alerts.v1 */
 
-typedef struct alert_parts {
-	Perfwatch__V1__Alert al;
-	Perfwatch__V1__SeriesKey key;
-	Perfwatch__V1__AlertDelta delta;
-	Perfwatch__V1__AlertBaseline base;
-	Perfwatch__V1__AlertObserved obs;
-	Perfwatch__V1__AlertScope scope;
-	Perfwatch__V1__AlertChangepoint cp;
-} alert_parts;
-
+/*
+ * The worked example's B64 TPOT alert of the gate (wire_messages.h) as the
+ * pager reads it: no series_id, baseline window, observed median or
+ * changepoint id, with the 10-digit fingerprint of GOOD_SERIES.
+ */
 static wire_buf pack_alert(door_edit_fn edit)
 {
-	static alert_parts q;
-	memset(&q, 0, sizeof q);
-	perfwatch__v1__alert__init(&q.al);
-	perfwatch__v1__series_key__init(&q.key);
-	perfwatch__v1__alert_delta__init(&q.delta);
-	perfwatch__v1__alert_baseline__init(&q.base);
-	perfwatch__v1__alert_observed__init(&q.obs);
-	perfwatch__v1__alert_scope__init(&q.scope);
-	perfwatch__v1__alert_changepoint__init(&q.cp);
-	q.key.model = "chat-8b";
+	static wire_alert_parts q;
+	wire_alert_init(&q);
 	q.key.hlo_fingerprint = "hlo:9f31c2";
-	q.key.platform = "v6e-4";
-	q.key.config = "decode.B64.s2048.int8";
-	q.key.metric = "tpot_p50_ms";
-	q.delta.abs = 0.32;
-	q.delta.abs_unit = "ms";
-	q.delta.pct = 8.2;
-	q.base.median = 3.90;
-	q.base.mad = 0.017;
-	q.obs.release = "xla-rc-2026-06-17";
-	q.cp.cl_range_lo = "cl/7841885";
-	q.cp.cl_range_hi = "cl/7841923";
-	q.al.alert_id = GOOD_ALERT;
-	q.al.revision = 1;
-	q.al.kind = PERFWATCH__V1__ALERT_KIND__ALERT_KIND_REGRESSION;
-	q.al.source = PERFWATCH__V1__ALERT_SOURCE__ALERT_SOURCE_GATE;
-	q.al.created_unix_us = NOW_US;
-	q.al.series_key = GOOD_SERIES;
-	q.al.series = &q.key;
-	q.al.delta = &q.delta;
-	q.al.baseline = &q.base;
-	q.al.observed = &q.obs;
-	q.al.changepoint = &q.cp;
-	q.al.verdict = PERFWATCH__V1__VERDICT__VERDICT_BLOCKING;
-	q.al.owner_hint = "xla-fusion";
-	q.al.summary = "chat-8b decode B64 TPOT +8.2%";
+	q.al.series_id = 0;
+	q.base.window_start_unix_us = 0;
+	q.base.window_end_unix_us = 0;
+	q.base.window = "";
+	q.obs.median = 0;
+	q.obs.n = 0;
+	q.cp.changepoint_id = "";
+	wire_rekey_alert(&q);
 	if (edit)
 		edit(&q);
 	return wire_pack(&q.al.base);
 }
 
-#define AEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		alert_parts *q = p;                                                                \
-		stmt;                                                                              \
-	}
+#define AEDIT(fn, stmt) DOOR_EDIT(fn, wire_alert_parts *q = p, stmt)
 AEDIT(a_no_id, q->al.alert_id = "")
 AEDIT(a_no_key, q->al.series_key = "")
 AEDIT(a_no_series, q->al.series = NULL)
@@ -162,15 +128,16 @@ AEDIT(a_long_summary, q->al.summary = (char *)wire_letters('s', 60000))
 AEDIT(a_long_owner, q->al.owner_hint = (char *)wire_letters('o', 5000))
 static void a_many_scope(void *p)
 {
-	alert_parts *q = p;
+	wire_alert_parts *q = p;
+	static Perfwatch__V1__AlertScope scope = PERFWATCH__V1__ALERT_SCOPE__INIT;
 	static char *many[20000];
 	for (size_t i = 0; i < 20000; i++)
 		many[i] = "chat-8b/v6e-4/decode.B8/tpot_p50_ms: +7.4%";
-	q->scope.correlated_series = many;
-	q->scope.n_correlated_series = 20000;
-	q->scope.clean_series = many;
-	q->scope.n_clean_series = 20000;
-	q->al.scope = &q->scope;
+	scope.correlated_series = many;
+	scope.n_correlated_series = 20000;
+	scope.clean_series = many;
+	scope.n_clean_series = 20000;
+	q->al.scope = &scope;
 }
 static void a_nul_model(wire_buf *b) { wire_nested(b, 8, 1, "chat\0-8b", 8); }
 static void a_ff_scope(wire_buf *b) { wire_nested(b, 14, 1, "chat-8b/\377: +1%", 14); }
@@ -179,39 +146,41 @@ WIRE_APPEND_STR(a_cont_owner, 19, "xla-\x80")
 
 #define NOT_ALERT "payload is not a perfwatch.v1.Alert"
 static const door_case acases[] = {
-	{"the good alert", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"the good alert", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	COMMON_CASES(NOT_ALERT),
-	{"truncated at byte 40", NULL, NULL, NULL, 0, 40, R_DECODE, NOT_ALERT},
-	{"no alert_id", a_no_id, NULL, NULL, 0, 0, R_MISSING, "alert has no alert_id"},
-	{"no series_key", a_no_key, NULL, NULL, 0, 0, R_MISSING, "has no series key"},
-	{"no series", a_no_series, NULL, NULL, 0, 0, R_MISSING, "has no series key"},
-	{"no model", a_no_model, NULL, NULL, 0, 0, R_MISSING, "has no series key"},
-	{"no platform (the page shows what it has)", a_no_platform, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"revision 0 (read as 1)", a_revision_0, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"revision UINT32_MAX", a_revision_max, NULL, NULL, 0, 0, R_OK_, "alert:" GOOD_ALERT ":r4294967295"},
-	{"NUL inside series.model", NULL, a_nul_model, NULL, 0, 0, R_INVALID, "\"series.model\" contains a NUL"},
+	{"truncated at byte 40", NULL, NULL, NULL, 0, 40, R_DECODE, NOT_ALERT, 0, 0, 0},
+	{"no alert_id", a_no_id, NULL, NULL, 0, 0, R_MISSING, "alert has no alert_id", 0, 0, 0},
+	{"no series_key", a_no_key, NULL, NULL, 0, 0, R_MISSING, "has no series key", 0, 0, 0},
+	{"no series", a_no_series, NULL, NULL, 0, 0, R_MISSING, "has no series key", 0, 0, 0},
+	{"no model", a_no_model, NULL, NULL, 0, 0, R_MISSING, "has no series key", 0, 0, 0},
+	{"no platform (the page shows what it has)", a_no_platform, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"revision 0 (read as 1)", a_revision_0, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"revision UINT32_MAX", a_revision_max, NULL, NULL, 0, 0, R_OK_, "alert:" GOOD_ALERT ":r4294967295", 0, 0, 0},
+	{"NUL inside series.model", NULL, a_nul_model, NULL, 0, 0, R_INVALID, "\"series.model\" contains a NUL", 0, 0,
+	 0},
 	{"0xff in a correlated series", NULL, a_ff_scope, NULL, 0, 0, R_INVALID,
-	 "\"scope.correlated_series\" is not valid UTF-8"},
+	 "\"scope.correlated_series\" is not valid UTF-8", 0, 0, 0},
 	{"a lone continuation byte in owner_hint", NULL, a_cont_owner, NULL, 0, 0, R_INVALID,
-	 "\"owner_hint\" is not valid UTF-8"},
+	 "\"owner_hint\" is not valid UTF-8", 0, 0, 0},
 	{"SQL metacharacters in alert_id (data)", a_sql_id, NULL, NULL, 0, 0, R_OK_,
-	 "alert:perfreg'); DELETE FROM perfwatch.incidents;--:r1"},
-	{"delta NaN and +inf, noise -inf (the payload writes null)", a_nan, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"delta 1e308, n UINT32_MAX", a_huge, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"created in the year 292277 (startsAt clamped)", a_future, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"created at INT64_MIN (startsAt clamped)", a_past, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"a kind this build does not know (a regression page)", a_kind_unknown, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"a verdict out of range (none)", a_verdict_unknown, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"an infra-health alert", a_infra, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"a 60 kB summary (not paged)", a_long_summary, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"a 5000-byte owner hint (display text)", a_long_owner, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"20000 correlated and clean series (the page lists 16)", a_many_scope, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"alert_id twice: the last counts", NULL, a_second_id, NULL, 0, 0, R_OK_, "alert:perfreg-2026-06-18-00413:r1"},
+	 "alert:perfreg'); DELETE FROM perfwatch.incidents;--:r1", 0, 0, 0},
+	{"delta NaN and +inf, noise -inf (the payload writes null)", a_nan, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"delta 1e308, n UINT32_MAX", a_huge, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"created in the year 292277 (startsAt clamped)", a_future, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"created at INT64_MIN (startsAt clamped)", a_past, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a kind this build does not know (a regression page)", a_kind_unknown, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a verdict out of range (none)", a_verdict_unknown, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"an infra-health alert", a_infra, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a 60 kB summary (not paged)", a_long_summary, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a 5000-byte owner hint (display text)", a_long_owner, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"20000 correlated and clean series (the page lists 16)", a_many_scope, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"alert_id twice: the last counts", NULL, a_second_id, NULL, 0, 0, R_OK_, "alert:perfreg-2026-06-18-00413:r1",
+	 0, 0, 0},
 };
 
 Test(pager_door, every_hostile_alert_gets_its_reason)
 {
-	run_topic("pager perf.alerts.v1", PW_PAGER_IN_ALERT, acases, sizeof acases / sizeof acases[0], pack_alert,
+	run_topic("pager perf.alerts.v1", PW_PAGER_IN_ALERT, DOOR_TABLE(acases), pack_alert,
 	          KEY_ALERT);
 }
 
@@ -241,12 +210,7 @@ static wire_buf pack_gate(door_edit_fn edit)
 	return wire_pack(&q.v.base);
 }
 
-#define GEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		gate_parts *q = p;                                                                 \
-		stmt;                                                                              \
-	}
+#define GEDIT(fn, stmt) DOOR_EDIT(fn, gate_parts *q = p, stmt)
 GEDIT(g_no_release, q->v.release_id = "")
 GEDIT(g_eval_0, q->v.evaluation = 0)
 GEDIT(g_verdict_unknown, q->v.verdict = (Perfwatch__V1__Verdict)99)
@@ -265,31 +229,31 @@ static void g_verdict_ld(wire_buf *b) { wire_ld(b, 3, "BLOCKING", 8); }
 
 #define NOT_GATE "payload is not a perfwatch.v1.GateVerdict"
 static const door_case gcases[] = {
-	{"the good verdict", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"the good verdict", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	COMMON_CASES(NOT_GATE),
-	{"truncated at byte 30", NULL, NULL, NULL, 0, 30, R_DECODE, NOT_GATE},
-	{"verdict as a string", NULL, g_verdict_ld, NULL, 0, 0, R_DECODE, NOT_GATE},
-	{"no release_id", g_no_release, NULL, NULL, 0, 0, R_MISSING, "gate verdict has no release_id"},
-	{"evaluation 0", g_eval_0, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"a verdict this build does not know", g_verdict_unknown, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"fdr_q NaN, impact -inf", g_nan, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"evaluated in the year 292277", g_future, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"evaluated at INT64_MIN", g_past, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"no candidate build", g_no_candidate, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"no tests", g_tests_0, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"truncated at byte 30", NULL, NULL, NULL, 0, 30, R_DECODE, NOT_GATE, 0, 0, 0},
+	{"verdict as a string", NULL, g_verdict_ld, NULL, 0, 0, R_DECODE, NOT_GATE, 0, 0, 0},
+	{"no release_id", g_no_release, NULL, NULL, 0, 0, R_MISSING, "gate verdict has no release_id", 0, 0, 0},
+	{"evaluation 0", g_eval_0, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a verdict this build does not know", g_verdict_unknown, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"fdr_q NaN, impact -inf", g_nan, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"evaluated in the year 292277", g_future, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"evaluated at INT64_MIN", g_past, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"no candidate build", g_no_candidate, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"no tests", g_tests_0, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	{"SQL metacharacters in release_id (data)", g_sql, NULL, NULL, 0, 0, R_OK_,
-	 "rc'); UPDATE perfwatch.incidents SET state = 'resolved';--"},
-	{"a 60 kB summary", g_long_summary, NULL, NULL, 0, 0, R_OK_, NULL},
+	 "rc'); UPDATE perfwatch.incidents SET state = 'resolved';--", 0, 0, 0},
+	{"a 60 kB summary", g_long_summary, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	{"NUL inside baseline_release", NULL, g_nul_baseline, NULL, 0, 0, R_INVALID,
-	 "\"baseline_release\" contains a NUL"},
-	{"0xff in summary", NULL, g_ff_summary, NULL, 0, 0, R_INVALID, "\"summary\" is not valid UTF-8"},
-	{"0xff in a family's name", NULL, g_ff_family, NULL, 0, 0, R_INVALID, "\"families."},
-	{"release_id twice: the last counts", NULL, g_second, NULL, 0, 0, R_OK_, "xla-rc-2026-06-18"},
+	 "\"baseline_release\" contains a NUL", 0, 0, 0},
+	{"0xff in summary", NULL, g_ff_summary, NULL, 0, 0, R_INVALID, "\"summary\" is not valid UTF-8", 0, 0, 0},
+	{"0xff in a family's name", NULL, g_ff_family, NULL, 0, 0, R_INVALID, "\"families.", 0, 0, 0},
+	{"release_id twice: the last counts", NULL, g_second, NULL, 0, 0, R_OK_, "xla-rc-2026-06-18", 0, 0, 0},
 };
 
 Test(pager_door, every_hostile_gate_verdict_gets_its_reason)
 {
-	run_topic("pager perf.gate.verdicts.v1", PW_PAGER_IN_GATE, gcases, sizeof gcases / sizeof gcases[0], pack_gate,
+	run_topic("pager perf.gate.verdicts.v1", PW_PAGER_IN_GATE, DOOR_TABLE(gcases), pack_gate,
 	          KEY_GATE);
 }
 
@@ -331,12 +295,7 @@ static wire_buf pack_cp(door_edit_fn edit)
 	return wire_pack(&q.c.base);
 }
 
-#define CEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		cp_parts *q = p;                                                                   \
-		stmt;                                                                              \
-	}
+#define CEDIT(fn, stmt) DOOR_EDIT(fn, cp_parts *q = p, stmt)
 CEDIT(c_no_id, q->c.changepoint_id = "")
 CEDIT(c_no_key, q->c.series_key = "")
 CEDIT(c_no_series, q->c.key = NULL)
@@ -357,32 +316,33 @@ static void c_shift_ld(wire_buf *b) { wire_ld(b, 7, "yesterday", 9); }
 
 #define NOT_CP "payload is not a perfwatch.v1.Changepoint"
 static const door_case ccases[] = {
-	{"the good changepoint", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"the good changepoint", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	COMMON_CASES(NOT_CP),
-	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_CP},
-	{"shift time as a string", NULL, c_shift_ld, NULL, 0, 0, R_DECODE, NOT_CP},
-	{"no changepoint_id", c_no_id, NULL, NULL, 0, 0, R_MISSING, "changepoint has no changepoint_id"},
-	{"no series_key", c_no_key, NULL, NULL, 0, 0, R_MISSING, "has no series_key"},
-	{"no series (the key carries it)", c_no_series, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"delta NaN, level +inf, p -1", c_nan, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"detected and shifted in the year 292277", c_future, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"shifted at INT64_MIN", c_past, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"a CL range reversed (display)", c_reversed, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"direction, annotation and stage out of range", c_enums, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_CP, 0, 0, 0},
+	{"shift time as a string", NULL, c_shift_ld, NULL, 0, 0, R_DECODE, NOT_CP, 0, 0, 0},
+	{"no changepoint_id", c_no_id, NULL, NULL, 0, 0, R_MISSING, "changepoint has no changepoint_id", 0, 0, 0},
+	{"no series_key", c_no_key, NULL, NULL, 0, 0, R_MISSING, "has no series_key", 0, 0, 0},
+	{"no series (the key carries it)", c_no_series, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"delta NaN, level +inf, p -1", c_nan, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"detected and shifted in the year 292277", c_future, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"shifted at INT64_MIN", c_past, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a CL range reversed (display)", c_reversed, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"direction, annotation and stage out of range", c_enums, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	{"SQL metacharacters in changepoint_id (data)", c_sql, NULL, NULL, 0, 0, R_OK_,
-	 "changepoint:cp'); DROP TABLE perfwatch.incidents;--"},
-	{"a 5000-byte day (display)", c_long_day, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"n_cls UINT32_MAX", c_cls_max, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"NUL inside series_key", NULL, c_nul_key, NULL, 0, 0, R_INVALID, "\"series_key\" contains a NUL"},
-	{"0xff in fleet_event_id", NULL, c_ff_fleet, NULL, 0, 0, R_INVALID, "\"fleet_event_id\" is not valid UTF-8"},
+	 "changepoint:cp'); DROP TABLE perfwatch.incidents;--", 0, 0, 0},
+	{"a 5000-byte day (display)", c_long_day, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"n_cls UINT32_MAX", c_cls_max, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"NUL inside series_key", NULL, c_nul_key, NULL, 0, 0, R_INVALID, "\"series_key\" contains a NUL", 0, 0, 0},
+	{"0xff in fleet_event_id", NULL, c_ff_fleet, NULL, 0, 0, R_INVALID, "\"fleet_event_id\" is not valid UTF-8", 0,
+	 0, 0},
 	{"a surrogate in key.metric", NULL, c_surrogate_metric, NULL, 0, 0, R_INVALID,
-	 "\"key.metric\" is not valid UTF-8"},
-	{"changepoint_id twice: the last counts", NULL, c_second, NULL, 0, 0, R_OK_, "changepoint:cp-second"},
+	 "\"key.metric\" is not valid UTF-8", 0, 0, 0},
+	{"changepoint_id twice: the last counts", NULL, c_second, NULL, 0, 0, R_OK_, "changepoint:cp-second", 0, 0, 0},
 };
 
 Test(pager_door, every_hostile_changepoint_gets_its_reason)
 {
-	run_topic("pager perf.changepoints.v1", PW_PAGER_IN_CHANGEPOINT, ccases, sizeof ccases / sizeof ccases[0], pack_cp,
+	run_topic("pager perf.changepoints.v1", PW_PAGER_IN_CHANGEPOINT, DOOR_TABLE(ccases), pack_cp,
 	          KEY_CP);
 }
 
@@ -431,12 +391,7 @@ static wire_buf pack_bis(door_edit_fn edit)
 	return wire_pack(&q.b.base);
 }
 
-#define BEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		bis_parts *q = p;                                                                  \
-		stmt;                                                                              \
-	}
+#define BEDIT(fn, stmt) DOOR_EDIT(fn, bis_parts *q = p, stmt)
 BEDIT(b_no_id, q->b.bisection_id = "")
 BEDIT(b_no_alert_no_key, (q->b.alert_id = "", q->b.series_key = ""))
 BEDIT(b_no_alert, q->b.alert_id = "")
@@ -456,39 +411,39 @@ static void b_status_ld(wire_buf *b) { wire_ld(b, 24, "done", 4); }
 
 #define NOT_BIS "payload is not a perfwatch.v1.Bisection"
 static const door_case bcases[] = {
-	{"the good bisection", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"the good bisection", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	COMMON_CASES(NOT_BIS),
-	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_BIS},
-	{"status as a string", NULL, b_status_ld, NULL, 0, 0, R_DECODE, NOT_BIS},
-	{"no bisection_id", b_no_id, NULL, NULL, 0, 0, R_MISSING, "bisection has no bisection_id"},
+	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_BIS, 0, 0, 0},
+	{"status as a string", NULL, b_status_ld, NULL, 0, 0, R_DECODE, NOT_BIS, 0, 0, 0},
+	{"no bisection_id", b_no_id, NULL, NULL, 0, 0, R_MISSING, "bisection has no bisection_id", 0, 0, 0},
 	{"neither alert nor series", b_no_alert_no_key, NULL, NULL, 0, 0, R_MISSING,
-	 "names neither an alert nor a series"},
-	{"a changepoint's bisection (no alert)", b_no_alert, NULL, NULL, 0, 0, R_OK_, NULL},
+	 "names neither an alert nor a series", 0, 0, 0},
+	{"a changepoint's bisection (no alert)", b_no_alert, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	{"a status this build does not know", b_status_unknown, NULL, NULL, 0, 0, R_OK_,
-	 "bisection:bs-chat-8b-7841923:unspecified:cl/7841917:1781744400000000"},
-	{"still running", b_running, NULL, NULL, 0, 0, R_OK_,
-	 "bisection:bs-chat-8b-7841923:running::1781744400000000"},
-	{"levels NaN and -inf (not paged)", b_nan, NULL, NULL, 0, 0, R_OK_, NULL},
+	 "bisection:bs-chat-8b-7841923:unspecified:cl/7841917:1781744400000000", 0, 0, 0},
+	{"still running", b_running, NULL, NULL, 0, 0, R_OK_, "bisection:bs-chat-8b-7841923:running::1781744400000000",
+	 0, 0, 0},
+	{"levels NaN and -inf (not paged)", b_nan, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	{"updated in the year 292277", b_future, NULL, NULL, 0, 0, R_OK_,
-	 "bisection:bs-chat-8b-7841923:done:cl/7841917:9223372036854775807"},
+	 "bisection:bs-chat-8b-7841923:done:cl/7841917:9223372036854775807", 0, 0, 0},
 	{"never updated, started at INT64_MIN", b_no_updated, NULL, NULL, 0, 0, R_OK_,
-	 "bisection:bs-chat-8b-7841923:done:cl/7841917:0"},
+	 "bisection:bs-chat-8b-7841923:done:cl/7841917:0", 0, 0, 0},
 	{"SQL metacharacters in bisection_id (data)", b_sql, NULL, NULL, 0, 0, R_OK_,
-	 "bisection:bs'); DELETE FROM perfwatch.incidents;--:done:cl/7841917:1781744400000000"},
+	 "bisection:bs'); DELETE FROM perfwatch.incidents;--:done:cl/7841917:1781744400000000", 0, 0, 0},
 	{"a culprit that is not a CL (display)", b_culprit_text, NULL, NULL, 0, 0, R_OK_,
-	 "bisection:bs-chat-8b-7841923:done:not a CL at all:1781744400000000"},
-	{"a 60 kB culprit title (display)", b_long_title, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"NUL inside alert_id", NULL, b_nul_alert, NULL, 0, 0, R_INVALID, "\"alert_id\" contains a NUL"},
-	{"0xff in culprit", NULL, b_ff_culprit, NULL, 0, 0, R_INVALID, "\"culprit\" is not valid UTF-8"},
+	 "bisection:bs-chat-8b-7841923:done:not a CL at all:1781744400000000", 0, 0, 0},
+	{"a 60 kB culprit title (display)", b_long_title, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"NUL inside alert_id", NULL, b_nul_alert, NULL, 0, 0, R_INVALID, "\"alert_id\" contains a NUL", 0, 0, 0},
+	{"0xff in culprit", NULL, b_ff_culprit, NULL, 0, 0, R_INVALID, "\"culprit\" is not valid UTF-8", 0, 0, 0},
 	{"an overlong '/' in a step's job_id", NULL, b_overlong_job, NULL, 0, 0, R_INVALID,
-	 "\"steps.job_id\" is not valid UTF-8"},
+	 "\"steps.job_id\" is not valid UTF-8", 0, 0, 0},
 	{"bisection_id twice: the last counts", NULL, b_second, NULL, 0, 0, R_OK_,
-	 "bisection:bs-second:done:cl/7841917:1781744400000000"},
+	 "bisection:bs-second:done:cl/7841917:1781744400000000", 0, 0, 0},
 };
 
 Test(pager_door, every_hostile_bisection_gets_its_reason)
 {
-	run_topic("pager perf.bisections.v1", PW_PAGER_IN_BISECTION, bcases, sizeof bcases / sizeof bcases[0], pack_bis,
+	run_topic("pager perf.bisections.v1", PW_PAGER_IN_BISECTION, DOOR_TABLE(bcases), pack_bis,
 	          KEY_BIS);
 }
 
@@ -526,12 +481,7 @@ static wire_buf pack_attr(door_edit_fn edit)
 	return wire_pack(&q.a.base);
 }
 
-#define TEDIT(fn, stmt)                                                                            \
-	static void fn(void *p)                                                                    \
-	{                                                                                          \
-		attr_parts *q = p;                                                                 \
-		stmt;                                                                              \
-	}
+#define TEDIT(fn, stmt) DOOR_EDIT(fn, attr_parts *q = p, stmt)
 TEDIT(t_no_id, q->a.alert_id = "")
 TEDIT(t_no_series, (q->a.series = NULL, q->a.series_key = ""))
 TEDIT(t_nan, (q->a.top_op_family_share = NAN, q->a.kernel_sum_before_us = -INFINITY))
@@ -550,32 +500,34 @@ static void t_created_ld(wire_buf *b) { wire_ld(b, 19, "now", 3); }
 
 #define NOT_ATTR "payload is not a perfwatch.v1.Attribution"
 static const door_case tcases[] = {
-	{"the good attribution", NULL, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"the good attribution", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	COMMON_CASES(NOT_ATTR),
-	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_ATTR},
-	{"created as a string", NULL, t_created_ld, NULL, 0, 0, R_DECODE, NOT_ATTR},
-	{"no alert_id", t_no_id, NULL, NULL, 0, 0, R_MISSING, "attribution has no alert_id"},
-	{"no series (joins its alert by id)", t_no_series, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"share NaN, kernel sum -inf", t_nan, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"share 1e300", t_share_absurd, NULL, NULL, 0, 0, R_OK_, NULL},
+	{"truncated at byte 50", NULL, NULL, NULL, 0, 50, R_DECODE, NOT_ATTR, 0, 0, 0},
+	{"created as a string", NULL, t_created_ld, NULL, 0, 0, R_DECODE, NOT_ATTR, 0, 0, 0},
+	{"no alert_id", t_no_id, NULL, NULL, 0, 0, R_MISSING, "attribution has no alert_id", 0, 0, 0},
+	{"no series (joins its alert by id)", t_no_series, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"share NaN, kernel sum -inf", t_nan, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"share 1e300", t_share_absurd, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	{"created in the year 292277", t_future, NULL, NULL, 0, 0, R_OK_,
-	 "attribution:" GOOD_ALERT ":9223372036854775807"},
-	{"created at INT64_MIN", t_past, NULL, NULL, 0, 0, R_OK_, "attribution:" GOOD_ALERT ":-9223372036854775808"},
-	{"an owner hint this build does not know", t_owner_other, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"a status this build does not know", t_status_other, NULL, NULL, 0, 0, R_OK_, NULL},
+	 "attribution:" GOOD_ALERT ":9223372036854775807", 0, 0, 0},
+	{"created at INT64_MIN", t_past, NULL, NULL, 0, 0, R_OK_, "attribution:" GOOD_ALERT ":-9223372036854775808", 0,
+	 0, 0},
+	{"an owner hint this build does not know", t_owner_other, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a status this build does not know", t_status_other, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	{"SQL metacharacters in alert_id (data)", t_sql, NULL, NULL, 0, 0, R_OK_,
-	 "attribution:perfreg'); DELETE FROM perfwatch.incidents;--:1781744400000000"},
-	{"a 60 kB HLO diff (stays in PostgreSQL)", t_long_hlo, NULL, NULL, 0, 0, R_OK_, NULL},
-	{"NUL at the end of owner_hint", NULL, t_nul_owner, NULL, 0, 0, R_INVALID, "\"owner_hint\" contains a NUL"},
-	{"0xff in report", NULL, t_ff_report, NULL, 0, 0, R_INVALID, "\"report\" is not valid UTF-8"},
-	{"a surrogate in an op row", NULL, t_surrogate_op, NULL, 0, 0, R_INVALID, "\"ops."},
+	 "attribution:perfreg'); DELETE FROM perfwatch.incidents;--:1781744400000000", 0, 0, 0},
+	{"a 60 kB HLO diff (stays in PostgreSQL)", t_long_hlo, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"NUL at the end of owner_hint", NULL, t_nul_owner, NULL, 0, 0, R_INVALID, "\"owner_hint\" contains a NUL", 0,
+	 0, 0},
+	{"0xff in report", NULL, t_ff_report, NULL, 0, 0, R_INVALID, "\"report\" is not valid UTF-8", 0, 0, 0},
+	{"a surrogate in an op row", NULL, t_surrogate_op, NULL, 0, 0, R_INVALID, "\"ops.", 0, 0, 0},
 	{"alert_id twice: the last counts", NULL, t_second, NULL, 0, 0, R_OK_,
-	 "attribution:perfreg-2026-06-18-00413:1781744400000000"},
+	 "attribution:perfreg-2026-06-18-00413:1781744400000000", 0, 0, 0},
 };
 
 Test(pager_door, every_hostile_attribution_gets_its_reason)
 {
-	run_topic("pager perf.attributions.v1", PW_PAGER_IN_ATTRIBUTION, tcases, sizeof tcases / sizeof tcases[0], pack_attr,
+	run_topic("pager perf.attributions.v1", PW_PAGER_IN_ATTRIBUTION, DOOR_TABLE(tcases), pack_attr,
 	          KEY_ATTR);
 }
 
@@ -614,10 +566,10 @@ AEDIT(a_id_60k, q->al.alert_id = (char *)wire_letters('a', 60000))
 AEDIT(a_key_256, q->al.series_key = (char *)wire_letters('k', 256))
 AEDIT(a_model_128, q->key.model = (char *)wire_letters('m', 128))
 static const door_case long_id_cases[] = {
-	{"a 128-byte alert_id", a_id_128, NULL, NULL, 0, 0, R_INVALID, "alert_id is 128 bytes"},
-	{"a 60 kB alert_id", a_id_60k, NULL, NULL, 0, 0, R_INVALID, "alert_id"},
-	{"a 256-byte series_key", a_key_256, NULL, NULL, 0, 0, R_INVALID, "series_key"},
-	{"a 128-byte model", a_model_128, NULL, NULL, 0, 0, R_INVALID, "series.model"},
+	{"a 128-byte alert_id", a_id_128, NULL, NULL, 0, 0, R_INVALID, "alert_id is 128 bytes", 0, 0, 0},
+	{"a 60 kB alert_id", a_id_60k, NULL, NULL, 0, 0, R_INVALID, "alert_id", 0, 0, 0},
+	{"a 256-byte series_key", a_key_256, NULL, NULL, 0, 0, R_INVALID, "series_key", 0, 0, 0},
+	{"a 128-byte model", a_model_128, NULL, NULL, 0, 0, R_INVALID, "series.model", 0, 0, 0},
 };
 
 Test(pager_door, random_mutations_on_every_topic)
@@ -662,7 +614,7 @@ Test(pager_door, ids_longer_than_kept_are_refused)
 		free(b.p);
 	}
 	/* 127 bytes is kept whole: it passes */
-	door_cur_cases = (const door_case[]){{"a 127-byte alert_id", a_id_127, NULL, NULL, 0, 0, R_OK_, ""}};
+	door_cur_cases = (const door_case[]){{"a 127-byte alert_id", a_id_127, NULL, NULL, 0, 0, R_OK_, "", 0, 0, 0}};
 	door_expect e;
 	wire_buf b = door_case_build(0, &e);
 	ProtobufCMessage *m = NULL;

@@ -6,8 +6,7 @@
  * DlqReason every one must get; for what must pass, whether the watcher takes
  * it or skips it (points of other builds, baseline tombstones), and the key
  * or id that must come out unchanged; then random mutations of a good message
- * of each. Raw fields are appended to a good message packed by protobuf-c
- * (wire_build.h).
+ * of each. The tables run on door_table.h.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -18,7 +17,7 @@
 
 #include "pw_input.h"
 #include "watch_door.h"
-#include "wire_build.h"
+#include "door_table.h"
 
 #define R_OK_ PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
 #define R_DECODE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
@@ -36,9 +35,7 @@ typedef struct point_parts {
 	Perfwatch__V1__SeriesKey key;
 } point_parts;
 
-typedef void (*pedit_fn)(point_parts *q);
-
-static wire_buf pack_point(pedit_fn edit)
+static wire_buf pack_point(door_edit_fn edit)
 {
 	static point_parts q;
 	perfwatch__v1__series_key__init(&q.key);
@@ -61,16 +58,10 @@ static wire_buf pack_point(pedit_fn edit)
 	q.sp.cell = "cell-mtv5-c12";
 	if (edit)
 		edit(&q);
-	wire_buf b = {0};
-	b.n = perfwatch__v1__series_point__get_packed_size(&q.sp);
-	b.p = malloc(b.n + 1);
-	cr_assert_not_null(b.p);
-	perfwatch__v1__series_point__pack(&q.sp, b.p);
-	return b;
+	return wire_pack(&q.sp.base);
 }
 
-#define PEDIT(fn, stmt)                                                                            \
-	static void fn(point_parts *q) { stmt; }
+#define PEDIT(fn, stmt) DOOR_EDIT(fn, point_parts *q = p, stmt)
 PEDIT(p_no_key, q->sp.series_key = "")
 PEDIT(p_nan, q->sp.value = NAN)
 PEDIT(p_inf, q->sp.value = INFINITY)
@@ -106,72 +97,45 @@ static void p_past_end(wire_buf *b) { wire_past_end(b, 9); }
 static void p_unknown(wire_buf *b) { wire_int(b, 99, 12345); }
 static void p_group(wire_buf *b) { wire_varint(b, 20u << 3 | 3); }
 
-typedef struct pkase {
-	const char *name;
-	pedit_fn edit;
-	void (*append)(wire_buf *b);
-	const uint8_t *raw;
-	size_t raw_len;
-	Perfwatch__V1__DlqReason want;
-	int skip;            /* R_OK_: 1 when the watcher must skip the point (not its build) */
-	const char *want_key; /* R_OK_ and not skipped: NULL means GOOD_KEY */
-} pkase;
-
-static const pkase pcases[] = {
-	{"the good point", NULL, NULL, NULL, 0, R_OK_, 0, NULL},
-	{"empty payload (no build: not a nightly)", NULL, NULL, (const uint8_t *)"", 0, R_OK_, 1, NULL},
-	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, R_DECODE, 0, NULL},
-	{"series_key as a varint", NULL, p_key_varint, NULL, 0, R_DECODE, 0, NULL},
-	{"value as a string", NULL, p_value_ld, NULL, 0, R_DECODE, 0, NULL},
-	{"a length prefix past the end", NULL, p_past_end, NULL, 0, R_DECODE, 0, NULL},
-	{"a group that never ends", NULL, p_group, NULL, 0, R_DECODE, 0, NULL},
-	{"no series_key", p_no_key, NULL, NULL, 0, R_INVALID, 0, NULL},
-	{"no build id", p_no_build_id, NULL, NULL, 0, R_INVALID, 0, NULL},
-	{"value NaN", p_nan, NULL, NULL, 0, R_INVALID, 0, NULL},
-	{"value +inf", p_inf, NULL, NULL, 0, R_INVALID, 0, NULL},
-	{"value -inf", p_ninf, NULL, NULL, 0, R_INVALID, 0, NULL},
-	{"value -1e308 (finite)", p_huge, NULL, NULL, 0, R_OK_, 0, NULL},
-	{"no build at all", p_no_build, NULL, NULL, 0, R_OK_, 1, NULL},
-	{"an RC build", p_rc, NULL, NULL, 0, R_OK_, 1, NULL},
-	{"a release build", p_release, NULL, NULL, 0, R_OK_, 1, NULL},
-	{"a build kind this build does not know", p_kind_unknown, NULL, NULL, 0, R_OK_, 1, NULL},
-	{"a bisection job's run", p_bisect_job, NULL, NULL, 0, R_OK_, 1, NULL},
-	{"a bisection job's NaN (not the watcher's)", p_bisect_nan, NULL, NULL, 0, R_OK_, 1, NULL},
-	{"NUL inside series_key", NULL, p_nul_key, NULL, 0, R_INVALID, 0, NULL},
-	{"NUL inside run_id", NULL, p_nul_run, NULL, 0, R_INVALID, 0, NULL},
-	{"0xff in series_key", NULL, p_ff_key, NULL, 0, R_INVALID, 0, NULL},
-	{"0xff in chip_set", NULL, p_ff_chip, NULL, 0, R_INVALID, 0, NULL},
-	{"a lone lead byte in cell", NULL, p_lead_cell, NULL, 0, R_INVALID, 0, NULL},
-	{"a lone continuation byte in firmware", NULL, p_cont_fw, NULL, 0, R_INVALID, 0, NULL},
-	{"an overlong '/' in series_key", NULL, p_overlong, NULL, 0, R_INVALID, 0, NULL},
-	{"a surrogate in harness_version", NULL, p_surrogate, NULL, 0, R_INVALID, 0, NULL},
-	{"a cut sequence in unit", NULL, p_cut, NULL, 0, R_INVALID, 0, NULL},
-	{"above U+10FFFF in bisect_job_id", NULL, p_above, NULL, 0, R_INVALID, 0, NULL},
-	{"0xff in build.build_id (nested)", NULL, p_nested_build, NULL, 0, R_INVALID, 0, NULL},
-	{"NUL in key.platform (nested)", NULL, p_nested_key, NULL, 0, R_INVALID, 0, NULL},
-	{"SQL metacharacters in series_key", p_sql, NULL, NULL, 0, R_OK_, 0,
-	 "chat-8b'); DROP TABLE perfwatch.series;--/h/p/c/m"},
-	{"measured in the year 292277", p_far_future, NULL, NULL, 0, R_OK_, 0, NULL},
-	{"series_id negative (the watcher keys on the text)", p_id_negative, NULL, NULL, 0, R_OK_, 0, NULL},
-	{"unknown fields", NULL, p_unknown, NULL, 0, R_OK_, 0, NULL},
-	{"series_key twice: the last counts", NULL, p_second_key, NULL, 0, R_OK_, 0, "rank-moe-110b/h/p/c/m"},
+static const door_case pcases[] = {
+	{"the good point", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"empty payload (no build: not a nightly)", NULL, NULL, (const uint8_t *)"", 0, 0, R_OK_, NULL, 1, 0, 0},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, R_DECODE, NULL, 0, 0, 0},
+	{"series_key as a varint", NULL, p_key_varint, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"value as a string", NULL, p_value_ld, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"a length prefix past the end", NULL, p_past_end, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"a group that never ends", NULL, p_group, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"no series_key", p_no_key, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"no build id", p_no_build_id, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"value NaN", p_nan, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"value +inf", p_inf, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"value -inf", p_ninf, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"value -1e308 (finite)", p_huge, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"no build at all", p_no_build, NULL, NULL, 0, 0, R_OK_, NULL, 1, 0, 0},
+	{"an RC build", p_rc, NULL, NULL, 0, 0, R_OK_, NULL, 1, 0, 0},
+	{"a release build", p_release, NULL, NULL, 0, 0, R_OK_, NULL, 1, 0, 0},
+	{"a build kind this build does not know", p_kind_unknown, NULL, NULL, 0, 0, R_OK_, NULL, 1, 0, 0},
+	{"a bisection job's run", p_bisect_job, NULL, NULL, 0, 0, R_OK_, NULL, 1, 0, 0},
+	{"a bisection job's NaN (not the watcher's)", p_bisect_nan, NULL, NULL, 0, 0, R_OK_, NULL, 1, 0, 0},
+	{"NUL inside series_key", NULL, p_nul_key, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL inside run_id", NULL, p_nul_run, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in series_key", NULL, p_ff_key, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in chip_set", NULL, p_ff_chip, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a lone lead byte in cell", NULL, p_lead_cell, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a lone continuation byte in firmware", NULL, p_cont_fw, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"an overlong '/' in series_key", NULL, p_overlong, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a surrogate in harness_version", NULL, p_surrogate, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a cut sequence in unit", NULL, p_cut, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"above U+10FFFF in bisect_job_id", NULL, p_above, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in build.build_id (nested)", NULL, p_nested_build, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL in key.platform (nested)", NULL, p_nested_key, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"SQL metacharacters in series_key", p_sql, NULL, NULL, 0, 0, R_OK_,
+	 "chat-8b'); DROP TABLE perfwatch.series;--/h/p/c/m", 0, 0, 0},
+	{"measured in the year 292277", p_far_future, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"series_id negative (the watcher keys on the text)", p_id_negative, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"unknown fields", NULL, p_unknown, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"series_key twice: the last counts", NULL, p_second_key, NULL, 0, 0, R_OK_, "rank-moe-110b/h/p/c/m", 0, 0, 0},
 };
-#define NPCASES (sizeof pcases / sizeof pcases[0])
-
-static wire_buf point_case(size_t i, door_expect *e)
-{
-	const pkase *c = &pcases[i];
-	*e = (door_expect){c->name, c->want, c->skip, c->want_key ? c->want_key : GOOD_KEY, 0};
-	wire_buf b = {0};
-	if (c->raw) {
-		wire_bytes(&b, c->raw, c->raw_len);
-	} else {
-		b = pack_point(c->edit);
-		if (c->append)
-			c->append(&b);
-	}
-	return b;
-}
 
 static Perfwatch__V1__DlqReason point_door(const uint8_t *buf, size_t len, ProtobufCMessage **out,
                                            bool *skip, char *detail, size_t detail_len)
@@ -189,14 +153,12 @@ static const char *point_key(const ProtobufCMessage *m)
 
 Test(watch_door, every_hostile_point_gets_its_reason)
 {
-	door_run("watcher perf.points.v1", NPCASES, point_case, point_door, point_key);
+	door_cases_run("watcher perf.points.v1", DOOR_TABLE(pcases), pack_point, GOOD_KEY, point_door, point_key);
 }
 
 /* ================================================= perf.fleet-changes.v1 */
 
-typedef void (*fedit_fn)(Perfwatch__V1__FleetChangeEvent *fc);
-
-static wire_buf pack_fleet(fedit_fn edit)
+static wire_buf pack_fleet(door_edit_fn edit)
 {
 	static char *platforms[] = {"v6e-4"};
 	static Perfwatch__V1__FleetChangeEvent fc;
@@ -209,16 +171,10 @@ static wire_buf pack_fleet(fedit_fn edit)
 	fc.n_platforms = 1;
 	if (edit)
 		edit(&fc);
-	wire_buf b = {0};
-	b.n = perfwatch__v1__fleet_change_event__get_packed_size(&fc);
-	b.p = malloc(b.n + 1);
-	cr_assert_not_null(b.p);
-	perfwatch__v1__fleet_change_event__pack(&fc, b.p);
-	return b;
+	return wire_pack(&fc.base);
 }
 
-#define FEDIT(fn, stmt)                                                                            \
-	static void fn(Perfwatch__V1__FleetChangeEvent *f) { stmt; }
+#define FEDIT(fn, stmt) DOOR_EDIT(fn, Perfwatch__V1__FleetChangeEvent *f = p, stmt)
 FEDIT(f_no_id, f->event_id = "")
 FEDIT(f_no_time, f->occurred_unix_us = 0)
 FEDIT(f_no_selector, f->n_platforms = 0)
@@ -227,14 +183,16 @@ FEDIT(f_negative_time, f->occurred_unix_us = -1)
 FEDIT(f_far_time, f->occurred_unix_us = INT64_MAX)
 FEDIT(f_sql, f->event_id = "fc'); DELETE FROM perfwatch.series;--")
 FEDIT(f_kind_unknown, f->kind = (Perfwatch__V1__FleetChangeKind)999)
-static void f_long_id(Perfwatch__V1__FleetChangeEvent *f)
+static void f_long_id(void *p)
 {
+	Perfwatch__V1__FleetChangeEvent *f = p;
 	static char big[60001];
 	memset(big, 'e', 60000);
 	f->event_id = big;
 }
-static void f_many(Perfwatch__V1__FleetChangeEvent *f)
+static void f_many(void *p)
 {
+	Perfwatch__V1__FleetChangeEvent *f = p;
 	static char *many[5000];
 	for (size_t i = 0; i < 5000; i++)
 		many[i] = "cell-x";
@@ -260,67 +218,40 @@ static void f_time_ld(wire_buf *b) { wire_ld(b, 2, "yesterday", 9); }
 static void f_past_end(wire_buf *b) { wire_past_end(b, 4); }
 static void f_unknown(wire_buf *b) { wire_int(b, 77, 1); }
 
-typedef struct fkase {
-	const char *name;
-	fedit_fn edit;
-	void (*append)(wire_buf *b);
-	const uint8_t *raw;
-	size_t raw_len;
-	Perfwatch__V1__DlqReason want;
-	const char *want_id; /* R_OK_: NULL means GOOD_EVENT; "e60000": 60000 bytes of 'e' */
-} fkase;
-
-static const fkase fcases[] = {
-	{"the good event", NULL, NULL, NULL, 0, R_OK_, NULL},
-	{"empty payload", NULL, NULL, (const uint8_t *)"", 0, R_MISSING, NULL},
-	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, R_DECODE, NULL},
-	{"event_id as a varint", NULL, f_id_varint, NULL, 0, R_DECODE, NULL},
-	{"occurred_unix_us as a string", NULL, f_time_ld, NULL, 0, R_DECODE, NULL},
-	{"a length prefix past the end", NULL, f_past_end, NULL, 0, R_DECODE, NULL},
-	{"no event_id", f_no_id, NULL, NULL, 0, R_MISSING, NULL},
-	{"no time", f_no_time, NULL, NULL, 0, R_MISSING, NULL},
-	{"no selector (would select every series)", f_no_selector, NULL, NULL, 0, R_MISSING, NULL},
-	{"no selector but fleet_wide", f_fleet_wide, NULL, NULL, 0, R_OK_, NULL},
-	{"0xff in event_id (f-bad\\377utf)", NULL, f_ff_id, NULL, 0, R_INVALID, NULL},
-	{"NUL inside event_id", NULL, f_nul_id, NULL, 0, R_INVALID, NULL},
-	{"NUL at the end of reason", NULL, f_nul_reason, NULL, 0, R_INVALID, NULL},
-	{"a bad continuation in reason", NULL, f_bad_reason, NULL, 0, R_INVALID, NULL},
-	{"a lone continuation byte in source", NULL, f_cont_source, NULL, 0, R_INVALID, NULL},
-	{"0xff in a platform", NULL, f_ff_platform, NULL, 0, R_INVALID, NULL},
-	{"NUL inside a chip set", NULL, f_nul_chip, NULL, 0, R_INVALID, NULL},
-	{"an overlong '/' in a cell", NULL, f_overlong_cell, NULL, 0, R_INVALID, NULL},
-	{"a surrogate in firmware", NULL, f_surrogate_fw, NULL, 0, R_INVALID, NULL},
-	{"a cut sequence in a harness version", NULL, f_cut_harness, NULL, 0, R_INVALID, NULL},
-	{"0xff in from_version", NULL, f_ff_from, NULL, 0, R_INVALID, NULL},
-	{"NUL at the end of to_version", NULL, f_nul_to, NULL, 0, R_INVALID, NULL},
-	{"occurred before 1970 (ordering only)", f_negative_time, NULL, NULL, 0, R_OK_, NULL},
-	{"occurred in the year 292277", f_far_time, NULL, NULL, 0, R_OK_, NULL},
-	{"a 60 kB event_id (PostgreSQL's to refuse: processing_failed)", f_long_id, NULL, NULL, 0, R_OK_,
-	 "e60000"},
-	{"5000 cells", f_many, NULL, NULL, 0, R_OK_, NULL},
-	{"SQL metacharacters in event_id", f_sql, NULL, NULL, 0, R_OK_, "fc'); DELETE FROM perfwatch.series;--"},
-	{"a kind this build does not know", f_kind_unknown, NULL, NULL, 0, R_OK_, NULL},
-	{"unknown fields", NULL, f_unknown, NULL, 0, R_OK_, NULL},
-	{"event_id twice: the last counts", NULL, f_second_id, NULL, 0, R_OK_, "fc-2026-06-16-0001"},
+static const door_case fcases[] = {
+	{"the good event", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"empty payload", NULL, NULL, (const uint8_t *)"", 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, R_DECODE, NULL, 0, 0, 0},
+	{"event_id as a varint", NULL, f_id_varint, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"occurred_unix_us as a string", NULL, f_time_ld, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"a length prefix past the end", NULL, f_past_end, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"no event_id", f_no_id, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"no time", f_no_time, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"no selector (would select every series)", f_no_selector, NULL, NULL, 0, 0, R_MISSING, NULL, 0, 0, 0},
+	{"no selector but fleet_wide", f_fleet_wide, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"0xff in event_id (f-bad\\377utf)", NULL, f_ff_id, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL inside event_id", NULL, f_nul_id, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL at the end of reason", NULL, f_nul_reason, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a bad continuation in reason", NULL, f_bad_reason, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a lone continuation byte in source", NULL, f_cont_source, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in a platform", NULL, f_ff_platform, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL inside a chip set", NULL, f_nul_chip, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"an overlong '/' in a cell", NULL, f_overlong_cell, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a surrogate in firmware", NULL, f_surrogate_fw, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a cut sequence in a harness version", NULL, f_cut_harness, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in from_version", NULL, f_ff_from, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL at the end of to_version", NULL, f_nul_to, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"occurred before 1970 (ordering only)", f_negative_time, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"occurred in the year 292277", f_far_time, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a 60 kB event_id (PostgreSQL's to refuse: processing_failed)", f_long_id, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0,
+	 60000},
+	{"5000 cells", f_many, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"SQL metacharacters in event_id", f_sql, NULL, NULL, 0, 0, R_OK_, "fc'); DELETE FROM perfwatch.series;--", 0,
+	 0, 0},
+	{"a kind this build does not know", f_kind_unknown, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"unknown fields", NULL, f_unknown, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"event_id twice: the last counts", NULL, f_second_id, NULL, 0, 0, R_OK_, "fc-2026-06-16-0001", 0, 0, 0},
 };
-#define NFCASES (sizeof fcases / sizeof fcases[0])
-
-static wire_buf fleet_case(size_t i, door_expect *e)
-{
-	const fkase *c = &fcases[i];
-	bool big = c->want_id && strcmp(c->want_id, "e60000") == 0;
-	*e = (door_expect){c->name, c->want, false, c->want_id ? c->want_id : GOOD_EVENT,
-	                   big ? 60000 : 0};
-	wire_buf b = {0};
-	if (c->raw) {
-		wire_bytes(&b, c->raw, c->raw_len);
-	} else {
-		b = pack_fleet(c->edit);
-		if (c->append)
-			c->append(&b);
-	}
-	return b;
-}
 
 static Perfwatch__V1__DlqReason fleet_door(const uint8_t *buf, size_t len, ProtobufCMessage **out,
                                            bool *skip, char *detail, size_t detail_len)
@@ -339,7 +270,8 @@ static const char *fleet_id(const ProtobufCMessage *m)
 
 Test(watch_door, every_hostile_fleet_change_gets_its_reason)
 {
-	door_run("watcher perf.fleet-changes.v1", NFCASES, fleet_case, fleet_door, fleet_id);
+	door_cases_run("watcher perf.fleet-changes.v1", DOOR_TABLE(fcases), pack_fleet, GOOD_EVENT, fleet_door,
+	               fleet_id);
 }
 
 /* =================================================== perf.baselines.v1 */
@@ -349,10 +281,8 @@ typedef struct baseline_parts {
 	Perfwatch__V1__SeriesKey key;
 } baseline_parts;
 
-typedef void (*bedit_fn)(baseline_parts *q);
-
 /* A frozen series as the baseliner publishes it: the fleet change's event id, no window. */
-static wire_buf pack_baseline(bedit_fn edit)
+static wire_buf pack_baseline(door_edit_fn edit)
 {
 	static baseline_parts q;
 	perfwatch__v1__series_key__init(&q.key);
@@ -381,26 +311,10 @@ static wire_buf pack_baseline(bedit_fn edit)
 	q.b.computed_unix_us = 1781568000000000LL;
 	if (edit)
 		edit(&q);
-	wire_buf b = {0};
-	b.n = perfwatch__v1__baseline__get_packed_size(&q.b);
-	b.p = malloc(b.n + 1);
-	cr_assert_not_null(b.p);
-	perfwatch__v1__baseline__pack(&q.b, b.p);
-	return b;
+	return wire_pack(&q.b.base);
 }
 
-static char *nbytes(char c, size_t n)
-{
-	static char buf[4][60001];
-	static unsigned next;
-	char *s = buf[next++ % 4];
-	memset(s, c, n);
-	s[n] = '\0';
-	return s;
-}
-
-#define BEDIT(fn, stmt)                                                                            \
-	static void fn(baseline_parts *q) { stmt; }
+#define BEDIT(fn, stmt) DOOR_EDIT(fn, baseline_parts *q = p, stmt)
 /* what a valid baseliner sends besides a frozen series */
 BEDIT(b_baselining, (q->b.state = PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_BASELINING,
                      q->b.version = 0, q->b.median = q->b.mad_n = q->b.sigma = 0, q->b.n = 3,
@@ -417,13 +331,13 @@ BEDIT(b_no_key, q->b.series_key = "")
 BEDIT(b_no_state, q->b.state = PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_UNSPECIFIED)
 BEDIT(b_state_42, q->b.state = (Perfwatch__V1__BaselineState)42)
 BEDIT(b_state_neg, q->b.state = (Perfwatch__V1__BaselineState)-1)
-BEDIT(b_key_255, q->b.series_key = nbytes('k', PW_SERIES_KEY_MAX - 1))
-BEDIT(b_key_256, q->b.series_key = nbytes('k', PW_SERIES_KEY_MAX))
-BEDIT(b_key_60k, q->b.series_key = nbytes('k', 60000))
-BEDIT(b_event_63, q->b.freeze_event_id = nbytes('e', 63))
-BEDIT(b_event_64, q->b.freeze_event_id = nbytes('e', 64))
-BEDIT(b_event_60k, q->b.freeze_event_id = nbytes('e', 60000))
-BEDIT(b_reason_60k, q->b.freeze_reason = nbytes('r', 60000))
+BEDIT(b_key_255, q->b.series_key = (char *)wire_letters('k', PW_SERIES_KEY_MAX - 1))
+BEDIT(b_key_256, q->b.series_key = (char *)wire_letters('k', PW_SERIES_KEY_MAX))
+BEDIT(b_key_60k, q->b.series_key = (char *)wire_letters('k', 60000))
+BEDIT(b_event_63, q->b.freeze_event_id = (char *)wire_letters('e', 63))
+BEDIT(b_event_64, q->b.freeze_event_id = (char *)wire_letters('e', 64))
+BEDIT(b_event_60k, q->b.freeze_event_id = (char *)wire_letters('e', 60000))
+BEDIT(b_reason_60k, q->b.freeze_reason = (char *)wire_letters('r', 60000))
 BEDIT(b_median_nan, (q->b.median = NAN, q->b.sigma_pct = NAN))
 BEDIT(b_band_inf, (q->b.band_lo = -INFINITY, q->b.band_hi = INFINITY, q->b.mad_n = INFINITY))
 BEDIT(b_huge, (q->b.median = -1e308, q->b.sigma = 1e308))
@@ -464,102 +378,65 @@ static void b_n_negative(wire_buf *b) { wire_int(b, 13, UINT64_MAX); }
 
 static const uint8_t b_only_unknown[] = {0x98, 0x06, 0x01}; /* field 99 = 1, nothing known */
 
-typedef struct bkase {
-	const char *name;
-	bedit_fn edit;
-	void (*append)(wire_buf *b);
-	const uint8_t *raw;
-	size_t raw_len;
-	Perfwatch__V1__DlqReason want;
-	int skip;             /* R_OK_: 1 for the compaction tombstone */
-	const char *want_key; /* R_OK_: NULL means GOOD_KEY; "k255": 255 bytes of 'k' */
-	const char *detail;   /* refused: what the detail must say (NULL: anything) */
-} bkase;
-
-static const bkase bcases[] = {
-	{"the good baseline (frozen, with its event id)", NULL, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"a baselining series, version 0", b_baselining, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"an active series", b_active, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"a quarantined series (a reason, no event)", b_quarantined, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"frozen with no event id (the proto allows it)", b_frozen_no_event, NULL, NULL, 0, R_OK_, 0, NULL,
-	 NULL},
-	{"active with a stale event id (not read)", b_active_stale_event, NULL, NULL, 0, R_OK_, 0, NULL,
-	 NULL},
-	{"empty payload (a compaction tombstone)", NULL, NULL, (const uint8_t *)"", 0, R_OK_, 1, NULL, NULL},
-	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, R_DECODE, 0, NULL, "perfwatch.v1.Baseline"},
-	{"cut inside series_key", NULL, b_cut_in_key, NULL, 0, R_DECODE, 0, NULL, NULL},
-	{"cut after the first tag", NULL, b_cut_to_tag, NULL, 0, R_DECODE, 0, NULL, NULL},
-	{"series_key as a varint", NULL, b_key_varint, NULL, 0, R_DECODE, 0, NULL, NULL},
-	{"median as a string", NULL, b_median_ld, NULL, 0, R_DECODE, 0, NULL, NULL},
-	{"state as a string", NULL, b_state_ld, NULL, 0, R_DECODE, 0, NULL, NULL},
-	{"a length prefix past the end", NULL, b_past_end, NULL, 0, R_DECODE, 0, NULL, NULL},
-	{"a group that never ends", NULL, b_group, NULL, 0, R_DECODE, 0, NULL, NULL},
-	{"only an unknown field (not a tombstone)", NULL, NULL, b_only_unknown, sizeof b_only_unknown,
-	 R_MISSING, 0, NULL, "no series key"},
-	{"no series_key", b_no_key, NULL, NULL, 0, R_MISSING, 0, NULL, "no series key"},
-	{"no state (would thaw a frozen series)", b_no_state, NULL, NULL, 0, R_MISSING, 0, NULL,
-	 "no state"},
-	{"state 42", b_state_42, NULL, NULL, 0, R_INVALID, 0, NULL, "state 42"},
-	{"state -1", b_state_neg, NULL, NULL, 0, R_INVALID, 0, NULL, "state -1"},
-	{"state twice, the last 0", NULL, b_state_then_0, NULL, 0, R_MISSING, 0, NULL, "no state"},
-	{"state twice, the last 7", NULL, b_state_then_7, NULL, 0, R_INVALID, 0, NULL, "state 7"},
-	{"state twice, the last ACTIVE: the last counts", NULL, b_state_then_active, NULL, 0, R_OK_, 0,
-	 NULL, NULL},
-	{"series_key twice: the last counts", NULL, b_second_key, NULL, 0, R_OK_, 0,
-	 "rank-moe-110b/h/p/c/m", NULL},
-	{"key disagreeing with series_key (the watcher keys on the text)", b_other_key, NULL, NULL, 0,
-	 R_OK_, 0, NULL, NULL},
-	{"series_key of 255 bytes (the limit)", b_key_255, NULL, NULL, 0, R_OK_, 0, "k255", NULL},
-	{"series_key of 256 bytes", b_key_256, NULL, NULL, 0, R_INVALID, 0, NULL, "256 bytes"},
-	{"series_key of 60 kB", b_key_60k, NULL, NULL, 0, R_INVALID, 0, NULL, "60000 bytes"},
-	{"freeze_event_id of 63 bytes (the limit)", b_event_63, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"freeze_event_id of 64 bytes (would be cut)", b_event_64, NULL, NULL, 0, R_INVALID, 0, NULL,
-	 "freeze_event_id is 64 bytes"},
-	{"freeze_event_id of 60 kB", b_event_60k, NULL, NULL, 0, R_INVALID, 0, NULL, "60000 bytes"},
-	{"freeze_reason of 60 kB (not read)", b_reason_60k, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"NUL inside series_key", NULL, b_nul_key, NULL, 0, R_INVALID, 0, NULL, "NUL"},
-	{"NUL inside freeze_event_id", NULL, b_nul_event, NULL, 0, R_INVALID, 0, NULL, "NUL"},
-	{"0xff in series_key", NULL, b_ff_key, NULL, 0, R_INVALID, 0, NULL, NULL},
-	{"an overlong '/' in freeze_event_id", NULL, b_overlong_event, NULL, 0, R_INVALID, 0, NULL, NULL},
-	{"a surrogate in freeze_reason", NULL, b_surrogate_reason, NULL, 0, R_INVALID, 0, NULL, NULL},
-	{"a cut sequence in unit", NULL, b_cut_unit, NULL, 0, R_INVALID, 0, NULL, NULL},
-	{"a lone continuation byte in build_id", NULL, b_cont_build, NULL, 0, R_INVALID, 0, NULL, NULL},
-	{"NUL in key.platform (nested)", NULL, b_nested_platform, NULL, 0, R_INVALID, 0, NULL, NULL},
-	{"0xff in key.model (nested)", NULL, b_nested_model, NULL, 0, R_INVALID, 0, NULL, NULL},
-	{"SQL metacharacters in series_key", b_sql_key, NULL, NULL, 0, R_OK_, 0,
-	 "chat-8b'); DROP TABLE perfwatch.baselines;--/h/p/c/m", NULL},
-	{"SQL metacharacters in freeze_event_id", b_sql_event, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"median and sigma_pct NaN (not read)", b_median_nan, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"band and mad_n infinite (not read)", b_band_inf, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"median -1e308, sigma 1e308", b_huge, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"n minus one (a ten-byte varint)", NULL, b_n_negative, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"version 0", b_version_0, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"version 2^32 - 1", b_version_max, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"computed in the year 292277", b_far_future, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"computed before 1970 (INT64_MIN)", b_far_past, NULL, NULL, 0, R_OK_, 0, NULL, NULL},
-	{"series_id negative (the watcher keys on the text)", b_id_negative, NULL, NULL, 0, R_OK_, 0, NULL,
-	 NULL},
-	{"unknown fields", NULL, b_unknown, NULL, 0, R_OK_, 0, NULL, NULL},
+static const door_case bcases[] = {
+	{"the good baseline (frozen, with its event id)", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a baselining series, version 0", b_baselining, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"an active series", b_active, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a quarantined series (a reason, no event)", b_quarantined, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"frozen with no event id (the proto allows it)", b_frozen_no_event, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"active with a stale event id (not read)", b_active_stale_event, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"empty payload (a compaction tombstone)", NULL, NULL, (const uint8_t *)"", 0, 0, R_OK_, NULL, 1, 0, 0},
+	{"random bytes", NULL, NULL, wire_junk, sizeof wire_junk, 0, R_DECODE, "perfwatch.v1.Baseline", 0, 0, 0},
+	{"cut inside series_key", NULL, b_cut_in_key, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"cut after the first tag", NULL, b_cut_to_tag, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"series_key as a varint", NULL, b_key_varint, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"median as a string", NULL, b_median_ld, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"state as a string", NULL, b_state_ld, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"a length prefix past the end", NULL, b_past_end, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"a group that never ends", NULL, b_group, NULL, 0, 0, R_DECODE, NULL, 0, 0, 0},
+	{"only an unknown field (not a tombstone)", NULL, NULL, b_only_unknown, sizeof b_only_unknown, 0, R_MISSING,
+	 "no series key", 0, 0, 0},
+	{"no series_key", b_no_key, NULL, NULL, 0, 0, R_MISSING, "no series key", 0, 0, 0},
+	{"no state (would thaw a frozen series)", b_no_state, NULL, NULL, 0, 0, R_MISSING, "no state", 0, 0, 0},
+	{"state 42", b_state_42, NULL, NULL, 0, 0, R_INVALID, "state 42", 0, 0, 0},
+	{"state -1", b_state_neg, NULL, NULL, 0, 0, R_INVALID, "state -1", 0, 0, 0},
+	{"state twice, the last 0", NULL, b_state_then_0, NULL, 0, 0, R_MISSING, "no state", 0, 0, 0},
+	{"state twice, the last 7", NULL, b_state_then_7, NULL, 0, 0, R_INVALID, "state 7", 0, 0, 0},
+	{"state twice, the last ACTIVE: the last counts", NULL, b_state_then_active, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"series_key twice: the last counts", NULL, b_second_key, NULL, 0, 0, R_OK_, "rank-moe-110b/h/p/c/m", 0, 0, 0},
+	{"key disagreeing with series_key (the watcher keys on the text)", b_other_key, NULL, NULL, 0, 0, R_OK_, NULL,
+	 0, 0, 0},
+	{"series_key of 255 bytes (the limit)", b_key_255, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, PW_SERIES_KEY_MAX - 1},
+	{"series_key of 256 bytes", b_key_256, NULL, NULL, 0, 0, R_INVALID, "256 bytes", 0, 0, 0},
+	{"series_key of 60 kB", b_key_60k, NULL, NULL, 0, 0, R_INVALID, "60000 bytes", 0, 0, 0},
+	{"freeze_event_id of 63 bytes (the limit)", b_event_63, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"freeze_event_id of 64 bytes (would be cut)", b_event_64, NULL, NULL, 0, 0, R_INVALID,
+	 "freeze_event_id is 64 bytes", 0, 0, 0},
+	{"freeze_event_id of 60 kB", b_event_60k, NULL, NULL, 0, 0, R_INVALID, "60000 bytes", 0, 0, 0},
+	{"freeze_reason of 60 kB (not read)", b_reason_60k, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"NUL inside series_key", NULL, b_nul_key, NULL, 0, 0, R_INVALID, "NUL", 0, 0, 0},
+	{"NUL inside freeze_event_id", NULL, b_nul_event, NULL, 0, 0, R_INVALID, "NUL", 0, 0, 0},
+	{"0xff in series_key", NULL, b_ff_key, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"an overlong '/' in freeze_event_id", NULL, b_overlong_event, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a surrogate in freeze_reason", NULL, b_surrogate_reason, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a cut sequence in unit", NULL, b_cut_unit, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a lone continuation byte in build_id", NULL, b_cont_build, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"NUL in key.platform (nested)", NULL, b_nested_platform, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"0xff in key.model (nested)", NULL, b_nested_model, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"SQL metacharacters in series_key", b_sql_key, NULL, NULL, 0, 0, R_OK_,
+	 "chat-8b'); DROP TABLE perfwatch.baselines;--/h/p/c/m", 0, 0, 0},
+	{"SQL metacharacters in freeze_event_id", b_sql_event, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"median and sigma_pct NaN (not read)", b_median_nan, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"band and mad_n infinite (not read)", b_band_inf, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"median -1e308, sigma 1e308", b_huge, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"n minus one (a ten-byte varint)", NULL, b_n_negative, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"version 0", b_version_0, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"version 2^32 - 1", b_version_max, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"computed in the year 292277", b_far_future, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"computed before 1970 (INT64_MIN)", b_far_past, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"series_id negative (the watcher keys on the text)", b_id_negative, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"unknown fields", NULL, b_unknown, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 };
-#define NBCASES (sizeof bcases / sizeof bcases[0])
-
-static wire_buf baseline_case(size_t i, door_expect *e)
-{
-	const bkase *c = &bcases[i];
-	bool big = c->want_key && strcmp(c->want_key, "k255") == 0;
-	*e = (door_expect){c->name, c->want, c->skip, c->want_key ? c->want_key : GOOD_KEY,
-	                   big ? PW_SERIES_KEY_MAX - 1 : 0};
-	door_want_detail = c->detail;
-	wire_buf b = {0};
-	if (c->raw) {
-		wire_bytes(&b, c->raw, c->raw_len);
-	} else {
-		b = pack_baseline(c->edit);
-		if (c->append)
-			c->append(&b);
-	}
-	return b;
-}
 
 static Perfwatch__V1__DlqReason baseline_door(const uint8_t *buf, size_t len, ProtobufCMessage **out,
                                               bool *skip, char *detail, size_t detail_len)
@@ -577,7 +454,8 @@ static const char *baseline_key(const ProtobufCMessage *m)
 
 Test(watch_door, every_hostile_baseline_gets_its_reason)
 {
-	door_run("watcher perf.baselines.v1", NBCASES, baseline_case, baseline_door, baseline_key);
+	door_cases_run("watcher perf.baselines.v1", DOOR_TABLE(bcases), pack_baseline, GOOD_KEY, baseline_door,
+	               baseline_key);
 }
 
 /* What the door hands back is what the watcher acts on: the state and the event id, unchanged;

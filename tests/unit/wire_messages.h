@@ -1,8 +1,10 @@
 /*
  * wire_messages.h: the worked example's good messages for the tests that run
- * doors (test_key_limits.c): the B64 TPOT alert of the gate with every before
- * side, and a nightly series point, each as a struct of parts that a test
- * edits before packing (wire_build.h's wire_pack).
+ * doors (test_key_limits.c; the alert and point tables of test_attr_door.c,
+ * test_bisect_door.c, test_pager_door.c and test_baseliner_door.c, which
+ * clear what their service does not read): the B64 TPOT alert of the gate
+ * with every before side, and a nightly series point, each as a struct of
+ * parts that a test edits before packing (wire_build.h's wire_pack).
  *
  * A parts struct holds its sub-messages and a buffer for the series key, so
  * that an edit of a key part followed by wire_rekey_* keeps series_key the
