@@ -536,3 +536,28 @@ void pw_pg_free(pw_pg *pg)
 	free(pg->dsn);
 	free(pg);
 }
+
+char *pw_pg_text_array(const char *const *list, size_t n)
+{
+	size_t len = 3;
+	for (size_t i = 0; i < n; i++)
+		len += 2 * strlen(list[i] ? list[i] : "") + 3;
+	char *s = malloc(len), *w = s;
+	if (!s)
+		return NULL;
+	*w++ = '{';
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			*w++ = ',';
+		*w++ = '"';
+		for (const char *c = list[i] ? list[i] : ""; *c; c++) {
+			if (*c == '"' || *c == '\\')
+				*w++ = '\\';
+			*w++ = *c;
+		}
+		*w++ = '"';
+	}
+	*w++ = '}';
+	*w = '\0';
+	return s;
+}

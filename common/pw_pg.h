@@ -111,7 +111,7 @@ pw_status pw_pg_rollback(pw_pg *pg, char *errbuf, size_t errlen);
  * list overflowed and pw_pg_exec_params fails with PW_ERR_INVALID. The list
  * lives on the caller's stack; nothing to free.
  */
-#define PW_PG_PARAMS_MAX 24
+#define PW_PG_PARAMS_MAX 32
 
 typedef struct pw_pg_params {
 	int n;
@@ -139,6 +139,13 @@ void pw_pg_params_opt_double(pw_pg_params *p, bool has, double v);
 /* pw_pg_execv with the list's values (result_format 0 text, 1 binary). */
 pw_status pw_pg_exec_params(pw_pg *pg, const char *sql, const pw_pg_params *p, int result_format,
                             PGresult **res, char *errbuf, size_t errlen);
+
+/*
+ * A PostgreSQL text[] literal of list[0..n) (a NULL element is the empty
+ * string), for a statement parameter such as $1::text[]; malloc'd, the caller
+ * frees it. NULL when out of memory.
+ */
+char *pw_pg_text_array(const char *const *list, size_t n);
 
 /* True between a successful pw_pg_begin and its commit or rollback. */
 bool pw_pg_in_transaction(const pw_pg *pg);
