@@ -712,6 +712,27 @@ static pw_finding first_signal(const char *model, const char *config, const char
 	return f;
 }
 
+/* The parts of alert a: the attributor's owner hint, and the bisector's verified culprit with its (the CL's author's). */
+static pw_finding attribution_part(const pw_finding *a, const char *owner, int64_t at_us)
+{
+	pw_finding f;
+	memset(&f, 0, sizeof f);
+	cp(f.alert_id, sizeof f.alert_id, a->alert_id);
+	cp(f.series_key, sizeof f.series_key, a->series_key);
+	cp(f.owner_hint, sizeof f.owner_hint, owner);
+	f.created_us = at_us;
+	return f;
+}
+
+static pw_finding bisection_part(const pw_finding *a, const char *owner, int64_t at_us)
+{
+	pw_finding f = attribution_part(a, owner, at_us);
+	cp(f.bisect_status, sizeof f.bisect_status, "done");
+	cp(f.culprit, sizeof f.culprit, "cl/7841917");
+	f.owner_from_bisection = true;
+	return f;
+}
+
 /*
  * Regression (make demo): the first signals of the worked example's nightly
  * opened about 30 ticket incidents, one per series and metric. They are the
@@ -794,20 +815,9 @@ Test(incident, first_signal_owner_never_passes_to_the_confirmed_finding)
 	cp(b8.owner_hint, sizeof b8.owner_hint, "needs-confirmation");
 	cp(fs64.owner_hint, sizeof fs64.owner_hint, "needs-confirmation");
 	cp(fs64.series_key, sizeof fs64.series_key, gate_b64().series_key); /* the gate's series */
-	pw_finding g64 = gate_b64(), att, bis;
-	memset(&att, 0, sizeof att);
-	cp(att.alert_id, sizeof att.alert_id, g64.alert_id);
-	cp(att.series_key, sizeof att.series_key, g64.series_key);
-	cp(att.owner_hint, sizeof att.owner_hint, "compiler");
-	att.created_us = g64.created_us + 10;
-	memset(&bis, 0, sizeof bis);
-	cp(bis.alert_id, sizeof bis.alert_id, g64.alert_id);
-	cp(bis.series_key, sizeof bis.series_key, g64.series_key);
-	cp(bis.bisect_status, sizeof bis.bisect_status, "done");
-	cp(bis.culprit, sizeof bis.culprit, "cl/7841917");
-	cp(bis.owner_hint, sizeof bis.owner_hint, "compiler");
-	bis.owner_from_bisection = true;
-	bis.created_us = g64.created_us + 20;
+	pw_finding g64 = gate_b64();
+	pw_finding att = attribution_part(&g64, "compiler", g64.created_us + 10);
+	pw_finding bis = bisection_part(&g64, "compiler", g64.created_us + 20);
 
 	/* live: the first signals' incident, the gate's own, the fold, then the parts */
 	pw_incident *live = calloc(2, sizeof *live);
@@ -864,20 +874,8 @@ Test(incident, first_signal_owner_never_passes_to_the_confirmed_finding)
 Test(incident, owner_hint_attribution_over_bisection_in_either_order)
 {
 	pw_finding b64 = gate_b64();
-	pw_finding bis, att;
-	memset(&bis, 0, sizeof bis);
-	cp(bis.alert_id, sizeof bis.alert_id, b64.alert_id);
-	cp(bis.series_key, sizeof bis.series_key, b64.series_key);
-	cp(bis.bisect_status, sizeof bis.bisect_status, "done");
-	cp(bis.culprit, sizeof bis.culprit, "cl/7841917");
-	cp(bis.owner_hint, sizeof bis.owner_hint, "xla-fusion");
-	bis.owner_from_bisection = true;
-	bis.created_us = b64.created_us + 10;
-	memset(&att, 0, sizeof att);
-	cp(att.alert_id, sizeof att.alert_id, b64.alert_id);
-	cp(att.series_key, sizeof att.series_key, b64.series_key);
-	cp(att.owner_hint, sizeof att.owner_hint, "compiler");
-	att.created_us = b64.created_us + 20;
+	pw_finding bis = bisection_part(&b64, "xla-fusion", b64.created_us + 10);
+	pw_finding att = attribution_part(&b64, "compiler", b64.created_us + 20);
 
 	pw_incident a, b;
 	pw_incident_open(&a, "inc-1", &b64);
