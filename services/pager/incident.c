@@ -255,8 +255,14 @@ static bool fill_parts_as(pw_finding *dst, const pw_finding *src, bool own)
 		/* the first hint of the better source: an attribution's (who owns the
 		 * regression) over the bisection's culprit owner (who wrote the CL),
 		 * in whichever order they arrive — a restart replays the parts in the
-		 * order stored, and two runs of one replay must page the same owner */
-		if (owner_rank(src) > owner_rank(dst)) {
+		 * order stored, and two runs of one replay must page the same owner.
+		 * A first signal's own hint ("needs-confirmation": its outlier is not
+		 * confirmed yet) speaks of that outlier only, never of the confirmed
+		 * finding that takes its place: live, the first signals' incident is
+		 * folded into the confirmed one without changing its page; a restart
+		 * replays the folded parts by id, the first signals before the gate's
+		 * alert of the same series, which then heads with that hint kept */
+		if (owner_rank(src) > owner_rank(dst) && (dst->first_signal || !src->first_signal)) {
 			copy(dst->owner_hint, sizeof dst->owner_hint, src->owner_hint);
 			dst->owner_from_bisection = src->owner_from_bisection;
 		}

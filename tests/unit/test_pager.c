@@ -712,6 +712,27 @@ static pw_finding first_signal(const char *model, const char *config, const char
 	return f;
 }
 
+/* The parts of alert a: the attributor's owner hint, and the bisector's verified culprit with its (the CL's author's). */
+static pw_finding attribution_part(const pw_finding *a, const char *owner, int64_t at_us)
+{
+	pw_finding f;
+	memset(&f, 0, sizeof f);
+	cp(f.alert_id, sizeof f.alert_id, a->alert_id);
+	cp(f.series_key, sizeof f.series_key, a->series_key);
+	cp(f.owner_hint, sizeof f.owner_hint, owner);
+	f.created_us = at_us;
+	return f;
+}
+
+static pw_finding bisection_part(const pw_finding *a, const char *owner, int64_t at_us)
+{
+	pw_finding f = attribution_part(a, owner, at_us);
+	cp(f.bisect_status, sizeof f.bisect_status, "done");
+	cp(f.culprit, sizeof f.culprit, "cl/7841917");
+	f.owner_from_bisection = true;
+	return f;
+}
+
 /*
  * Regression (make demo): the first signals of the worked example's nightly
  * opened about 30 ticket incidents, one per series and metric. They are the
@@ -775,6 +796,75 @@ Test(incident, first_signals_join_their_event)
 }
 
 /*
+ * Regression (test_pager under a CPU hog): the baseliner's first signals of the
+ * worked example reached the pager before the gate's alert, opened their own
+ * incident, and were folded into the gate's; the pager was killed -9 and,
+ * restarted, rebuilt the incident from its stored parts in id order: the
+ * first signal on chat-8b B64 TPOT (owner "needs-confirmation") headed until
+ * the gate's alert of the same series took its place and kept that hint, over
+ * which neither the attribution's "compiler" (the same rank) nor the
+ * bisection's could win: the page said "needs-confirmation" to the end, where
+ * the uninterrupted run said "compiler". A first signal's hint is its own.
+ */
+Test(incident, first_signal_owner_never_passes_to_the_confirmed_finding)
+{
+	pw_pager_params p;
+	pw_pager_params_default(&p);
+	pw_finding b8 = first_signal("chat-8b", "decode.B8.s2048.int8", "tpot_p99_ms", 7.0, 20);
+	pw_finding fs64 = first_signal("chat-8b", "decode.B64.s2048.int8", "tpot_p50_ms", 7.7, 40);
+	cp(b8.owner_hint, sizeof b8.owner_hint, "needs-confirmation");
+	cp(fs64.owner_hint, sizeof fs64.owner_hint, "needs-confirmation");
+	cp(fs64.series_key, sizeof fs64.series_key, gate_b64().series_key); /* the gate's series */
+	pw_finding g64 = gate_b64();
+	pw_finding att = attribution_part(&g64, "compiler", g64.created_us + 10);
+	pw_finding bis = bisection_part(&g64, "compiler", g64.created_us + 20);
+
+	/* live: the first signals' incident, the gate's own, the fold, then the parts */
+	pw_incident *live = calloc(2, sizeof *live);
+	cr_assert_not_null(live);
+	pw_incident_open(&live[0], "inc-bl", &b8);
+	cr_assert_eq(pw_incident_find(&p, live, 1, &fs64), 0);
+	pw_incident_add(&live[0], &fs64);
+	cr_assert_eq(pw_incident_find(&p, live, 1, &g64), -1);
+	pw_incident_open(&live[1], "inc-gate", &g64);
+	cr_assert(pw_incident_same_event(&live[1], &live[0]));
+	pw_incident_absorb(&live[1], &live[0]);
+	cr_expect_str_eq(live[1].primary.owner_hint, "", "live: the gate's alert has no hint of its own");
+
+	/* restarted: the same parts replayed in the order stored, the first signals first */
+	const pw_finding stored[] = {b8, fs64, g64};
+	pw_incident *re = calloc(1, sizeof *re);
+	cr_assert_not_null(re);
+	pw_incident_open(re, "inc-gate", &stored[0]);
+	for (size_t i = 1; i < sizeof stored / sizeof stored[0]; i++)
+		pw_incident_add(re, &stored[i]);
+	cr_expect_str_eq(re->primary.alert_id, g64.alert_id);
+	cr_expect_str_eq(re->primary.owner_hint, "", "rebuilt: the first signal's \"%s\" passed to the gate's alert",
+	                 re->primary.owner_hint);
+
+	/* the culprit joins: the bisection's owner stands while it is alone, the attribution's then */
+	pw_incident_add(&live[1], &bis);
+	pw_incident_add(re, &bis);
+	cr_expect_str_eq(live[1].primary.owner_hint, "compiler");
+	cr_expect_str_eq(re->primary.owner_hint, "compiler", "rebuilt, with the culprit: \"%s\"", re->primary.owner_hint);
+	pw_incident_add(&live[1], &att);
+	pw_incident_add(re, &att);
+	cr_expect_str_eq(re->primary.owner_hint, live[1].primary.owner_hint);
+	cr_expect_str_eq(re->primary.owner_hint, "compiler");
+	cr_expect(!re->primary.owner_from_bisection, "the attribution's hint");
+
+	/* an incident of first signals alone keeps their hint: it is theirs */
+	pw_incident *fs = calloc(1, sizeof *fs);
+	cr_assert_not_null(fs);
+	pw_incident_open(fs, "inc-bl", &b8);
+	pw_incident_add(fs, &fs64);
+	cr_expect_str_eq(fs->primary.owner_hint, "needs-confirmation");
+	free(live);
+	free(re);
+	free(fs);
+}
+
+/*
  * Regression (the fault harness, tests/faults): the page's owner was the first
  * hint to arrive, so a kill -9 of the pager that let the bisection's part in
  * before the attribution paged "xla-fusion" (the culprit CL's author) where
@@ -784,20 +874,8 @@ Test(incident, first_signals_join_their_event)
 Test(incident, owner_hint_attribution_over_bisection_in_either_order)
 {
 	pw_finding b64 = gate_b64();
-	pw_finding bis, att;
-	memset(&bis, 0, sizeof bis);
-	cp(bis.alert_id, sizeof bis.alert_id, b64.alert_id);
-	cp(bis.series_key, sizeof bis.series_key, b64.series_key);
-	cp(bis.bisect_status, sizeof bis.bisect_status, "done");
-	cp(bis.culprit, sizeof bis.culprit, "cl/7841917");
-	cp(bis.owner_hint, sizeof bis.owner_hint, "xla-fusion");
-	bis.owner_from_bisection = true;
-	bis.created_us = b64.created_us + 10;
-	memset(&att, 0, sizeof att);
-	cp(att.alert_id, sizeof att.alert_id, b64.alert_id);
-	cp(att.series_key, sizeof att.series_key, b64.series_key);
-	cp(att.owner_hint, sizeof att.owner_hint, "compiler");
-	att.created_us = b64.created_us + 20;
+	pw_finding bis = bisection_part(&b64, "xla-fusion", b64.created_us + 10);
+	pw_finding att = attribution_part(&b64, "compiler", b64.created_us + 20);
 
 	pw_incident a, b;
 	pw_incident_open(&a, "inc-1", &b64);
