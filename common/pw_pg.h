@@ -140,6 +140,13 @@ void pw_pg_params_opt_double(pw_pg_params *p, bool has, double v);
 pw_status pw_pg_exec_params(pw_pg *pg, const char *sql, const pw_pg_params *p, int result_format,
                             PGresult **res, char *errbuf, size_t errlen);
 
+/*
+ * The PostgreSQL text[] literal of v[0..n) into buf: {"a","b"} with '"' and
+ * '\' escaped, so that an element is always one element (a value passed as
+ * a parameter, never SQL text). PW_ERR_INVALID when it does not fit len.
+ */
+pw_status pw_pg_text_array(const char *const *v, size_t n, char *buf, size_t len);
+
 /* True between a successful pw_pg_begin and its commit or rollback. */
 bool pw_pg_in_transaction(const pw_pg *pg);
 

@@ -277,8 +277,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort(); /* the door promises a job on each side */
 				/* attr_store.c writes each side into a buffer of this size: the door checked it fits */
 				char lit[PW_ATTR_JOB_IDS_MAX];
-				if (pw_attr_text_array(sb, nb, lit, sizeof lit) != PW_OK ||
-				    pw_attr_text_array(sa, na, lit, sizeof lit) != PW_OK)
+				if (pw_pg_text_array(sb, nb, lit, sizeof lit) != PW_OK ||
+				    pw_pg_text_array(sa, na, lit, sizeof lit) != PW_OK)
 					abort();
 			}
 			free(sb);

@@ -80,11 +80,5 @@ int64_t pw_attr_cl_number(const char *cl);
 void pw_attr_culprit_steps(const Perfwatch__V1__Bisection *bs, const char **before, size_t *nb,
                            const char **after, size_t *na);
 
-/*
- * The PostgreSQL text[] literal of v[0..n) into buf: {"a","b"} with '"' and
- * '\' escaped, so that an element is always one element. PW_ERR_INVALID when
- * it does not fit len.
- */
-pw_status pw_attr_text_array(const char *const *v, size_t n, char *buf, size_t len);
 
 #endif

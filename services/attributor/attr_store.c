@@ -78,7 +78,7 @@ pw_status attr_side_load(pw_pg *pg, int64_t series_id, const attr_select *sel, a
 	snprintf(sid, sizeof sid, "%" PRId64, series_id);
 	if (sel->job_ids) {
 		/* escaped: a job id holding '"' or '\\' stays one element (attr_door.h) */
-		if (pw_attr_text_array(sel->job_ids, sel->njobs, ids, sizeof ids) != PW_OK)
+		if (pw_pg_text_array(sel->job_ids, sel->njobs, ids, sizeof ids) != PW_OK)
 			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "bisect job ids exceed %zu bytes", sizeof ids);
 		snprintf(cond, sizeof cond, "s.bisect_job_id = ANY($2::text[])");
 		p[1] = ids;
@@ -138,7 +138,7 @@ pw_status attr_side_load(pw_pg *pg, int64_t series_id, const attr_select *sel, a
 		orr += (size_t)snprintf(rr + orr, 16, "%s%s", i ? "," : "", PQgetvalue(res, i, 1));
 	}
 	snprintf(rr + orr, 2, "}");
-	st = pw_attr_text_array(rids, (size_t)n, rk, rkcap);
+	st = pw_pg_text_array(rids, (size_t)n, rk, rkcap);
 	free(rids);
 	if (st != PW_OK) { /* cannot happen: rkcap holds every byte escaped */
 		free(rk), free(rr);

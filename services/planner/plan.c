@@ -800,6 +800,7 @@ pw_status pw_plan_make(const pw_plan_inputs *in, const pw_plan_params *p, pw_pla
 		c.order[i] = bs[i].i;
 	free(bs);
 
+	out->models = (uint32_t)n;
 	choose_t1(&c);
 	st = in->sweep->kind == PW_PLAN_NIGHTLY ? plan_nightly(&c) : plan_rc(&c);
 	if (st != PW_OK)

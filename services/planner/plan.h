@@ -168,7 +168,7 @@ typedef struct pw_plan {
 	double chip_h;                   /* Σ lines (the reserve on an RC plan only) */
 	double naive_chip_h_week;        /* models × 4 × 6 × naive repeats × 0.25 × sweeps, from the catalogue */
 	uint32_t t0_candidates, t0_pruned;
-	uint32_t t1_models, clusters, rotation_models;
+	uint32_t models, t1_models, clusters, rotation_models;
 	double spend_measured, spend_inherited, spend_coverage; /* 0..1; coverage = measured + inherited */
 } pw_plan;
 
