@@ -32,14 +32,13 @@
 #include "svg_plot.h"
 
 #define DAY0 20577            /* 2026-05-04, a Monday, days since the epoch */
-#define WORKED_DAY 20621      /* 2026-06-17 */
-#define WORKED_HEAD 7841923LL /* its nightly's head */
-#define CLS_PER_DAY 38
-#define CULPRIT 7841917LL
+#define WORKED_DAY PW_SIM_CAT_ANCHOR_DAY
+#define CLS_PER_DAY PW_SIM_CAT_CLS_PER_DAY
+#define CULPRIT PW_SIM_CAT_CULPRIT
 
 static int64_t head_of(int32_t day)
 {
-	return WORKED_HEAD + (int64_t)CLS_PER_DAY * (day - WORKED_DAY);
+	return pw_sim_catalogue_head(day);
 }
 
 static void day_name(int32_t day, char *buf, size_t len)
@@ -78,6 +77,7 @@ typedef struct history {
 	pw_plan_seen *seen;         /* per model; model NULL when never */
 	char (*fp)[24];             /* fingerprints the seen rows point to */
 	int64_t *ran;               /* per model × platform × config: head of the last run, INT64_MIN never */
+	int32_t *adopted;           /* per model: the day its current program was adopted */
 } history;
 
 typedef struct week_sum {
@@ -172,7 +172,9 @@ static int simulate(size_t n, int weeks, uint64_t seed, effect *effects, size_t 
 	pw_plan_params prm;
 	pw_plan_params_default(&prm);
 	history h = {n, calloc(n, sizeof *h.seen), calloc(n, sizeof *h.fp),
-	             malloc(n * PW_SIM_CAT_PLATFORMS * PW_SIM_CAT_CONFIGS * sizeof *h.ran)};
+	             malloc(n * PW_SIM_CAT_PLATFORMS * PW_SIM_CAT_CONFIGS * sizeof *h.ran), malloc(n * sizeof *h.adopted)};
+	for (size_t i = 0; i < n; i++)
+		h.adopted[i] = DAY0;
 	pw_plan_seen *seen = malloc(n * sizeof *seen);
 	pw_plan_ran *ran = malloc(n * PW_SIM_CAT_PLATFORMS * PW_SIM_CAT_CONFIGS * sizeof *ran);
 	double *work = malloc(pw_stats_compare_work_len(30, 16) * sizeof *work);
@@ -189,23 +191,16 @@ static int simulate(size_t n, int weeks, uint64_t seed, effect *effects, size_t 
 	for (int32_t d = 0; d < weeks * 7; d++) {
 		int32_t day = DAY0 + d;
 		int64_t head = head_of(day), prev = head_of(day - 1);
-		/* the day's CLs; the culprit replaces the generated CL of its number */
-		size_t before = cls.ncls;
+		/* the day's CLs (cl/7841917 is the fusion cap) */
 		if (pw_sim_catalogue_day_cls(c, prev, CLS_PER_DAY, &cls) != PW_OK)
 			return 1;
-		for (size_t k = before, end = cls.ncls; k < end; k++)
-			if (cls.cls[k].cl_number == CULPRIT) {
-				cls.cls[k].ncosts = 0;
-				cls.cls[k].costs = NULL;
-				cls.cls[k].cl_number = -1; /* retired: the fusion cap below takes its number */
-				pw_sim_catalogue_fusion_cap_cl(c, CULPRIT, 1572864, &cls);
-			}
 		for (size_t e = 0; e < neffects; e++)
 			if (effects[e].cl > prev && effects[e].cl <= head && effects[e].first_seen == INT32_MIN)
 				effects[e].first_seen = day;
-		if (readopt_model >= 0 && day == readopt_day)
+		if (readopt_model >= 0 && day == readopt_day) {
 			pw_sim_catalogue_readopt(c, (size_t)readopt_model);
-		/* CLs must be in increasing number */
+			h.adopted[readopt_model] = day;
+		}
 		for (int kind = 0; kind < 2; kind++) {
 			if (kind == 1 && (d % 7) != 0)
 				continue;
@@ -225,7 +220,6 @@ static int simulate(size_t n, int weeks, uint64_t seed, effect *effects, size_t 
 							ran[nr++] = (pw_plan_ran){c->models[i].model, c->models[i].platforms[p],
 							                          c->models[i].configs[q], v};
 					}
-			/* the CL list: sorted by construction except the culprit appended after its day's CLs */
 			pw_plan_inputs in = {c->models, n, c->platforms, c->nplatforms, cls.cls, cls.ncls,
 			                     NULL, 0, seen, ns, ran, nr, &sw};
 			pw_plan plan;
@@ -295,6 +289,16 @@ static int simulate(size_t n, int weeks, uint64_t seed, effect *effects, size_t 
 						}
 				}
 			}
+			if (verbose && kind == 1 && readopt_model >= 0 && day > readopt_day) {
+				for (size_t k = 0; k < plan.nitems; k++)
+					if ((long)plan.items[k].model_index == readopt_model) {
+						printf("  %s: %s (new fingerprint %s) runs on its own: %s %s %s n=%u\n", sid,
+						       c->models[readopt_model].model, c->models[readopt_model].fingerprint,
+						       pw_plan_tier_name(plan.items[k].tier), plan.items[k].platform,
+						       plan.items[k].config, plan.items[k].repeats);
+						break;
+					}
+			}
 			if (verbose && kind == 1) {
 				for (size_t k = 0; k < plan.ninherits; k++)
 					if (strcmp(plan.inherits[k].model, "rank-x") == 0)
@@ -316,12 +320,12 @@ static int simulate(size_t n, int weeks, uint64_t seed, effect *effects, size_t 
 			history_record(&h, c, &plan, day, head);
 			pw_plan_release(&plan);
 		}
-		/* 28-day coverage: every model measured (with its current program) in the last 28 days */
+		/* 28-day coverage: every model's current program measured in the last 28 days, or adopted since */
 		if (d >= 27) {
 			size_t ok = 0;
 			for (size_t i = 0; i < n; i++)
-				ok += h.seen[i].model && strcmp(h.fp[i], c->models[i].fingerprint) == 0 &&
-				      day - h.seen[i].day < 28;
+				ok += (h.seen[i].model && strcmp(h.fp[i], c->models[i].fingerprint) == 0 &&
+				       day - h.seen[i].day < 28) || day - h.adopted[i] < 28;
 			double pct = 100.0 * ok / n;
 			if (pct < rr->measured28_min_pct)
 				rr->measured28_min_pct = pct;
@@ -346,6 +350,7 @@ static int simulate(size_t n, int weeks, uint64_t seed, effect *effects, size_t 
 	free(h.seen);
 	free(h.fp);
 	free(h.ran);
+	free(h.adopted);
 	free(seen);
 	free(ran);
 	free(work);

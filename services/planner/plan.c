@@ -529,7 +529,7 @@ static size_t quarter(due *list, size_t n, int32_t today, int32_t rotation_days,
 	qsort(list, n, sizeof *list, cmp_due);
 	size_t q = (n + 3) / 4, k = 0;
 	for (size_t j = 0; j < n; j++) {
-		bool must = list[j].last != INT32_MIN && today - list[j].last >= rotation_days - 7;
+		bool must = list[j].last != INT32_MIN && today - list[j].last > rotation_days - 7; /* 28 days old at the next RC */
 		if (j < q || must) {
 			take[list[j].i] = true;
 			k++;

@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "perfwatch/v1/compiler.pb-c.h"
+#include "perfwatch/v1/plan.pb-c.h"
 #include "sim_model.h"
 #include "sim_rng.h"
 
@@ -281,6 +284,11 @@ static pw_status buf_reserve(pw_sim_cl_buf *b, size_t k)
 	return PW_OK;
 }
 
+int64_t pw_sim_catalogue_head(int32_t day)
+{
+	return PW_SIM_CAT_ANCHOR_CL + (int64_t)PW_SIM_CAT_CLS_PER_DAY * (day - PW_SIM_CAT_ANCHOR_DAY);
+}
+
 pw_status pw_sim_catalogue_day_cls(const pw_sim_catalogue *c, int64_t first_cl, size_t per_day,
                                    pw_sim_cl_buf *b)
 {
@@ -288,6 +296,12 @@ pw_status pw_sim_catalogue_day_cls(const pw_sim_catalogue *c, int64_t first_cl, 
 	static const char *const phases[] = {"", "decode", "prefill"};
 	for (size_t j = 1; j <= per_day; j++) {
 		int64_t cl = first_cl + (int64_t)j;
+		if (cl == PW_SIM_CAT_CULPRIT) {
+			pw_status st = pw_sim_catalogue_fusion_cap_cl(c, cl, 1572864, b);
+			if (st != PW_OK)
+				return st;
+			continue;
+		}
 		pw_status st = buf_reserve(b, 1);
 		if (st != PW_OK)
 			return st;
@@ -295,7 +309,7 @@ pw_status pw_sim_catalogue_day_cls(const pw_sim_catalogue *c, int64_t first_cl, 
 		pw_sim_rng_init(&r, pw_sim_hash_u64(pw_sim_hash_u64(PW_SIM_HASH_INIT, c->seed ^ 0x5eedc1), (uint64_t)cl));
 		pw_plan_cl *out = &b->cls[b->ncls++];
 		*out = (pw_plan_cl){cl, NULL, 0};
-		if (pw_sim_rng_uniform(&r) >= 0.125)
+		if (pw_sim_rng_uniform(&r) >= 0.10)
 			continue; /* tests, docs, refactors: no op touched */
 		double u = pw_sim_rng_uniform(&r), acc = 0;
 		size_t kind = 0;
@@ -351,5 +365,131 @@ pw_status pw_sim_catalogue_op_cl(int64_t cl_number, const char *op, const char *
 	pw_plan_opcost *oc = &b->costs[b->ncosts++];
 	*oc = (pw_plan_opcost){op, platform, "", 0, bytes_factor, 1};
 	b->cls[b->ncls++] = (pw_plan_cl){cl_number, oc, 1};
+	return PW_OK;
+}
+
+/* ---- wire forms ------------------------------------------------------------------------- */
+
+pw_status pw_sim_catalogue_pack_model(const pw_sim_catalogue *c, size_t i, int64_t adopted_us,
+                                      uint8_t **out, size_t *len)
+{
+	const pw_plan_model *m = &c->models[i];
+	Perfwatch__V1__CatalogueModel msg = PERFWATCH__V1__CATALOGUE_MODEL__INIT;
+	Perfwatch__V1__CatalogueOp *ops = calloc(m->nops + 1, sizeof *ops);
+	Perfwatch__V1__CatalogueOp **pops = calloc(m->nops + 1, sizeof *pops);
+	if (!ops || !pops) {
+		free(ops);
+		free(pops);
+		return PW_ERR_NOMEM;
+	}
+	for (size_t k = 0; k < m->nops; k++) {
+		const pw_plan_op *o = &m->ops[k];
+		ops[k] = (Perfwatch__V1__CatalogueOp)PERFWATCH__V1__CATALOGUE_OP__INIT;
+		ops[k].op = (char *)o->op;
+		ops[k].shape = (char *)o->shape;
+		ops[k].config = (char *)m->configs[o->config];
+		ops[k].calls = o->calls;
+		ops[k].bytes = o->bytes;
+		ops[k].flops = o->flops;
+		pops[k] = &ops[k];
+	}
+	msg.model = (char *)m->model;
+	msg.family = (char *)m->family;
+	msg.tier = i < 20 ? "top" : "tail";
+	msg.spend_share = m->spend_share;
+	msg.platforms = (char **)m->platforms;
+	msg.n_platforms = m->nplatforms;
+	msg.configs = (char **)m->configs;
+	msg.n_configs = m->nconfigs;
+	msg.hlo_fingerprint = (char *)m->fingerprint;
+	msg.ops = pops;
+	msg.n_ops = m->nops;
+	msg.source = "pw-sim:planner";
+	msg.adopted_unix_us = adopted_us;
+	*len = perfwatch__v1__catalogue_model__get_packed_size(&msg);
+	*out = malloc(*len + 1);
+	pw_status st = PW_ERR_NOMEM;
+	if (*out) {
+		perfwatch__v1__catalogue_model__pack(&msg, *out);
+		st = PW_OK;
+	}
+	free(ops);
+	free(pops);
+	return st;
+}
+
+pw_status pw_sim_catalogue_pack_cl(const pw_plan_cl *cl, uint8_t **out, size_t *len)
+{
+	Perfwatch__V1__CompilerCl msg = PERFWATCH__V1__COMPILER_CL__INIT;
+	Perfwatch__V1__ClOpCost costs[16], *pc[16];
+	char name[32];
+	snprintf(name, sizeof name, "cl/%lld", (long long)cl->cl_number);
+	size_t n = cl->ncosts < 16 ? cl->ncosts : 16;
+	for (size_t k = 0; k < n; k++) {
+		const pw_plan_opcost *o = &cl->costs[k];
+		costs[k] = (Perfwatch__V1__ClOpCost)PERFWATCH__V1__CL_OP_COST__INIT;
+		costs[k].op = (char *)o->op;
+		costs[k].platform = (char *)o->platform;
+		costs[k].phase = (char *)o->phase;
+		costs[k].min_seq_len = o->min_seq_len;
+		costs[k].bytes_factor = o->bytes_factor;
+		costs[k].flops_factor = o->flops_factor;
+		pc[k] = &costs[k];
+	}
+	msg.cl = name;
+	msg.cl_number = cl->cl_number;
+	msg.title = cl->cl_number == 7841917 ? "fusion: cap producer-consumer fusion VMEM footprint at 1.5MB to prevent double-buffering spills"
+	                                     : n ? "compiler change touching an op" : "no generated-code change";
+	msg.author = cl->cl_number == 7841917 ? "xla-fusion" : "xla";
+	msg.op_costs = pc;
+	msg.n_op_costs = n;
+	msg.source = "pw-sim:planner";
+	*len = perfwatch__v1__compiler_cl__get_packed_size(&msg);
+	*out = malloc(*len + 1);
+	if (!*out)
+		return PW_ERR_NOMEM;
+	perfwatch__v1__compiler_cl__pack(&msg, *out);
+	return PW_OK;
+}
+
+pw_status pw_sim_catalogue_pack_capacity(const pw_plan_platform *p, double chip_hours, uint8_t **out,
+                                         size_t *len)
+{
+	Perfwatch__V1__PlatformCapacity msg = PERFWATCH__V1__PLATFORM_CAPACITY__INIT;
+	msg.platform = (char *)p->facts.name;
+	msg.chip_hours_per_week = chip_hours;
+	msg.sigma_pct = p->sigma_pct;
+	msg.source = "pw-sim:planner";
+	*len = perfwatch__v1__platform_capacity__get_packed_size(&msg);
+	*out = malloc(*len + 1);
+	if (!*out)
+		return PW_ERR_NOMEM;
+	perfwatch__v1__platform_capacity__pack(&msg, *out);
+	return PW_OK;
+}
+
+pw_status pw_sim_catalogue_pack_sweep(int kind, int32_t day, int64_t cl_head, char *id, size_t idlen,
+                                      uint8_t **out, size_t *len)
+{
+	char d[16], head[32], rel[64];
+	time_t t = (time_t)day * 86400;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(d, sizeof d, "%Y-%m-%d", &tm);
+	snprintf(id, idlen, "%s-%s", kind == 2 ? "rc" : "nightly", d);
+	snprintf(head, sizeof head, "cl/%lld", (long long)cl_head);
+	snprintf(rel, sizeof rel, "xla-%s-%s", kind == 2 ? "rc" : "nightly", d);
+	Perfwatch__V1__Sweep msg = PERFWATCH__V1__SWEEP__INIT;
+	msg.sweep_id = id;
+	msg.kind = kind == 2 ? PERFWATCH__V1__SWEEP_KIND__SWEEP_KIND_RC : PERFWATCH__V1__SWEEP_KIND__SWEEP_KIND_NIGHTLY;
+	msg.release = rel;
+	msg.cl_head = head;
+	msg.day = d;
+	msg.source = "pw-sim:planner";
+	*len = perfwatch__v1__sweep__get_packed_size(&msg);
+	*out = malloc(*len + 1);
+	if (!*out)
+		return PW_ERR_NOMEM;
+	perfwatch__v1__sweep__pack(&msg, *out);
 	return PW_OK;
 }

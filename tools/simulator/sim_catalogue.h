@@ -75,9 +75,20 @@ typedef struct pw_sim_cl_buf {
 
 void pw_sim_cl_buf_release(pw_sim_cl_buf *b);
 
+/* The simulated compiler history's calendar: the worked example's nightly of
+ * 2026-06-17 (day 20621) holds cl/7841923, 38 CLs a day. */
+#define PW_SIM_CAT_ANCHOR_DAY 20621
+#define PW_SIM_CAT_ANCHOR_CL 7841923LL
+#define PW_SIM_CAT_CLS_PER_DAY 38
+#define PW_SIM_CAT_CULPRIT 7841917LL
+
+/* The CL head of the nightly of `day` (days since the epoch). */
+int64_t pw_sim_catalogue_head(int32_t day);
+
 /*
- * Appends the CLs (first_cl, first_cl + per_day] of one day to b: most touch
- * no op (tests, docs, refactors); about one in eight touches one op kind on
+ * Appends the CLs (first_cl, first_cl + per_day] of one day to b; cl/7841917
+ * is the worked example's fusion cap (pw_sim_catalogue_fusion_cap_cl); most touch
+ * no op (tests, docs, refactors); one in ten touches one op kind on
  * one platform or all, in one phase or both, scaling its analytic bytes or
  * FLOPs by 0.96–1.08. Deterministic in (c->seed, cl number). The strings of
  * the costs are static. PW_ERR_NOMEM.
@@ -97,5 +108,20 @@ pw_status pw_sim_catalogue_fusion_cap_cl(const pw_sim_catalogue *c, int64_t cl_n
 /* Appends a CL that scales one op kind's bytes on one platform ("" every) — a targeted regression. */
 pw_status pw_sim_catalogue_op_cl(int64_t cl_number, const char *op, const char *platform,
                                  double bytes_factor, pw_sim_cl_buf *b);
+
+/*
+ * The wire forms pw-sim publishes: model i as a CatalogueModel (tier "top"
+ * for the top 20), cl as a CompilerCl carrying its op costs (source
+ * "pw-sim:planner"), a platform's capacity, a sweep. *out is malloc'ed
+ * (the caller frees it). PW_ERR_NOMEM.
+ */
+pw_status pw_sim_catalogue_pack_model(const pw_sim_catalogue *c, size_t i, int64_t adopted_us,
+                                      uint8_t **out, size_t *len);
+pw_status pw_sim_catalogue_pack_cl(const pw_plan_cl *cl, uint8_t **out, size_t *len);
+pw_status pw_sim_catalogue_pack_capacity(const pw_plan_platform *p, double chip_hours, uint8_t **out,
+                                         size_t *len);
+/* kind: 1 nightly, 2 rc; day: days since the epoch; ids "nightly-YYYY-MM-DD" / "rc-YYYY-MM-DD". */
+pw_status pw_sim_catalogue_pack_sweep(int kind, int32_t day, int64_t cl_head, char *id, size_t idlen,
+                                      uint8_t **out, size_t *len);
 
 #endif
