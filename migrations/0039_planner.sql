@@ -60,12 +60,15 @@ CREATE TABLE perfwatch.planner_cls (
     nop_costs      integer NOT NULL DEFAULT 0,
     perf_relevant  boolean NOT NULL DEFAULT false,
     nbenchmarks    integer NOT NULL DEFAULT 0,
-    checked_at     timestamptz NOT NULL DEFAULT now()
+    checked        boolean NOT NULL DEFAULT false,
+    checked_at     timestamptz
 );
 CREATE INDEX planner_cls_touching ON perfwatch.planner_cls (cl_number) WHERE nop_costs > 0;
+CREATE INDEX planner_cls_unchecked ON perfwatch.planner_cls (cl_number) WHERE NOT checked;
 COMMENT ON TABLE perfwatch.planner_cls IS 'every CL the planner read from perf.compiler-cls.v1, with its op costs (the packed CompilerCl) and the static check''s result';
 COMMENT ON COLUMN perfwatch.planner_cls.op_costs IS 'the packed CompilerCl as received; NULL when it touches no op';
 COMMENT ON COLUMN perfwatch.planner_cls.nbenchmarks IS 'benchmarks the static check flagged it for';
+COMMENT ON COLUMN perfwatch.planner_cls.checked IS 'the static check ran (against the catalogue read to its end) and the CL was republished; true at once for a CL without op costs';
 
 CREATE TABLE perfwatch.plans (
     plan_id               text PRIMARY KEY,

@@ -4,15 +4,17 @@
  *
  * Batch (one consumer over perf.catalogue.v1, perf.capacity.v1,
  * perf.sweeps.v1 and perf.compiler-cls.v1): each message through the door
- * (plan_door.h), then stored (plan_store.h). A CL that carries op costs is
- * run through the static check against the catalogue (pw_plan_cl_check)
- * and published again on perf.compiler-cls.v1 with perf_relevant,
- * perf_benchmarks and perf_checked_by = "planner", through the outbox in
- * the transaction that stores it; the door lets the planner's own
- * republished CLs by.
+ * (plan_door.h), then stored (plan_store.h). The door lets the planner's
+ * own republished CLs by.
  *
- * Tick (main thread): the earliest sweep without a plan is planned once its
- * inputs are in — a catalogue, and every CL up to the sweep's head read —
+ * Tick (main thread), once the group has read the catalogue and capacity
+ * topics to their ends (pw_kafka_group_lag 0: a half-read catalogue would
+ * give half a plan): first every stored CL with op costs not yet checked
+ * goes through the static check against the catalogue (pw_plan_cl_check)
+ * and is published again on perf.compiler-cls.v1 with perf_relevant,
+ * perf_benchmarks and perf_checked_by = "planner", through the outbox in
+ * the transaction that marks it checked; then the earliest sweep without a
+ * plan is planned once every CL up to its head is read —
  * from the stored catalogue, platforms and capacity, the CLs since the
  * oldest last run, and the past plans; the plan, its rows and its outbox
  * row are written in one transaction under plan_id "plan:" + sweep id. A
@@ -173,77 +175,10 @@ static const char *kind_name(pw_planner_kind k)
 	return "unknown";
 }
 
-/* The static check of one CL, stored with the CL and republished through the outbox. */
-static pw_status on_cl(worker *k, const Perfwatch__V1__CompilerCl *c, const rd_kafka_message_t *m,
-                       plan_catalogue *cat, plan_platforms *pl, bool *loaded, char *errbuf, size_t errlen)
-{
-	app *a = k->app;
-	pw_status st;
-	if (c->n_op_costs > 0 && !*loaded) {
-		if ((st = plan_catalogue_load(k->pg, cat, errbuf, errlen)) != PW_OK ||
-		    (st = plan_platforms_load(k->pg, a->tpu_sigma, a->gpu_sigma, pl, errbuf, errlen)) != PW_OK)
-			return st;
-		*loaded = true;
-	}
-	char **globs = NULL;
-	size_t ng = 0;
-	bool republish = c->n_op_costs > 0 && cat->n > 0;
-	if (republish) {
-		pw_plan_opcost *costs = calloc(c->n_op_costs, sizeof *costs);
-		if (!costs)
-			return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "cl \"%s\": out of memory", c->cl);
-		pw_plan_cl view;
-		plan_cl_view(c, costs, &view);
-		st = pw_plan_cl_check(cat->models, cat->n, pl->p, pl->n, &view, &a->params, &globs, &ng);
-		free(costs);
-		if (st != PW_OK)
-			return pw_fail(st, errbuf, errlen, "cl \"%s\": out of memory in the static check", c->cl);
-	}
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	if (republish) {
-		Perfwatch__V1__CompilerCl out = *c;
-		out.perf_relevant = ng > 0;
-		out.perf_benchmarks = globs;
-		out.n_perf_benchmarks = ng;
-		out.perf_checked_by = "planner";
-		len = perfwatch__v1__compiler_cl__get_packed_size(&out);
-		buf = malloc(len + 1);
-		if (!buf) {
-			st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "cl \"%s\": out of memory", c->cl);
-			goto out;
-		}
-		perfwatch__v1__compiler_cl__pack(&out, buf);
-	}
-	if ((st = pw_pg_begin(k->pg, errbuf, errlen)) != PW_OK)
-		goto out;
-	st = plan_store_cl(k->pg, c, m->payload, m->len, ng, errbuf, errlen);
-	if (st == PW_OK && republish)
-		st = pw_outbox_add(k->pg, SVC, c->cl, PW_TOPIC_COMPILER_CLS, c->cl, buf, len, errbuf, errlen);
-	if (st == PW_OK)
-		st = pw_pg_commit(k->pg, errbuf, errlen);
-	else
-		pw_pg_rollback(k->pg, NULL, 0);
-	if (st == PW_OK && republish) {
-		pw_metric_inc(a->m_cls, (const char *const[]){ng > 0 ? "true" : "false"});
-		if (ng > 0)
-			pw_log_info(a->lg, "cl \"%s\" is perf-relevant for %zu benchmarks (first: %s)", c->cl, ng, globs[0]);
-	}
-out:
-	free(buf);
-	for (size_t i = 0; i < ng; i++)
-		free(globs[i]);
-	free(globs);
-	return st;
-}
-
 pw_status pw_planner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf, size_t errlen)
 {
 	worker *k = ctx;
 	app *a = k->app;
-	plan_catalogue cat = {0};
-	plan_platforms pl = {0};
-	bool loaded = false;
 	pw_status st = PW_OK;
 	for (size_t i = 0; i < n && st == PW_OK; i++) {
 		const rd_kafka_message_t *m = msgs[i];
@@ -263,15 +198,10 @@ pw_status pw_planner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,
 			switch (kind) {
 			case PW_PLANNER_CATALOGUE:
 				st = plan_store_catalogue(k->pg, (const void *)msg, m->payload, m->len, errbuf, errlen);
-				if (loaded) { /* a CL later in the batch checks against the new entry */
-					plan_catalogue_release(&cat);
-					plan_platforms_release(&pl);
-					loaded = false;
-				}
 				break;
 			case PW_PLANNER_CAPACITY: st = plan_store_capacity(k->pg, (const void *)msg, errbuf, errlen); break;
 			case PW_PLANNER_SWEEP: st = plan_store_sweep(k->pg, (const void *)msg, errbuf, errlen); break;
-			case PW_PLANNER_CL: st = on_cl(k, (const void *)msg, m, &cat, &pl, &loaded, errbuf, errlen); break;
+			case PW_PLANNER_CL: st = plan_store_cl(k->pg, (const void *)msg, m->payload, m->len, errbuf, errlen); break;
 			}
 			if (st != PW_OK && !pw_service_retriable(st)) {
 				/* a conflicting sweep, a row the server refuses: retrying would stall the partition */
@@ -289,8 +219,60 @@ pw_status pw_planner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,
 		if (st == PW_OK)
 			pw_metric_inc(a->m_inputs, (const char *const[]){kind_name(kind), outcome});
 	}
-	plan_catalogue_release(&cat);
+	return st;
+}
+
+/* ---- the tick: the static check of new CLs ---------------------------------------------------- */
+
+/* Checks the CLs stored since the last tick against the catalogue and republishes each; *n checked. */
+static pw_status check_cls(app *a, pw_pg *pg, size_t *n, char *errbuf, size_t errlen)
+{
+	*n = 0;
+	plan_cls cls = {0};
+	plan_catalogue cat = {0};
+	plan_platforms pl = {0};
+	pw_status st = plan_cls_unchecked(pg, 500, &cls, errbuf, errlen);
+	if (st != PW_OK || cls.n == 0)
+		goto out;
+	if ((st = plan_catalogue_load(pg, &cat, errbuf, errlen)) != PW_OK ||
+	    (st = plan_platforms_load(pg, a->tpu_sigma, a->gpu_sigma, &pl, errbuf, errlen)) != PW_OK)
+		goto out;
+	for (size_t i = 0; i < cls.n && st == PW_OK; i++) {
+		const Perfwatch__V1__CompilerCl *c = cls.msgs[i];
+		char **globs = NULL;
+		size_t ng = 0;
+		if ((st = pw_plan_cl_check(cat.models, cat.n, pl.p, pl.n, &cls.cls[i], &a->params, &globs, &ng)) != PW_OK) {
+			pw_fail(st, errbuf, errlen, "cl \"%s\": out of memory in the static check", c->cl);
+			break;
+		}
+		Perfwatch__V1__CompilerCl out = *c;
+		out.perf_relevant = ng > 0;
+		out.perf_benchmarks = globs;
+		out.n_perf_benchmarks = ng;
+		out.perf_checked_by = "planner";
+		size_t len = perfwatch__v1__compiler_cl__get_packed_size(&out);
+		uint8_t *buf = malloc(len + 1);
+		if (!buf)
+			st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "cl \"%s\": out of memory", c->cl);
+		else {
+			perfwatch__v1__compiler_cl__pack(&out, buf);
+			st = plan_store_cl_checked(pg, SVC, c->cl, c->cl_number, ng, buf, len, errbuf, errlen);
+		}
+		if (st == PW_OK) {
+			(*n)++;
+			pw_metric_inc(a->m_cls, (const char *const[]){ng > 0 ? "true" : "false"});
+			if (ng > 0)
+				pw_log_info(a->lg, "cl \"%s\" is perf-relevant for %zu benchmarks (first: %s)", c->cl, ng, globs[0]);
+		}
+		free(buf);
+		for (size_t g = 0; g < ng; g++)
+			free(globs[g]);
+		free(globs);
+	}
+out:
 	plan_platforms_release(&pl);
+	plan_catalogue_release(&cat);
+	plan_cls_release(&cls);
 	return st;
 }
 
@@ -400,6 +382,23 @@ static double mono_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/*
+ * Whether the catalogue and capacity topics are read to their ends: every
+ * message published on them is stored (the group committed it). A plan or a
+ * static check made while a catalogue is half read would be made on a part
+ * of it.
+ */
+static pw_status inputs_read(app *a, bool *yes, char *errbuf, size_t errlen)
+{
+	static const char *const topics[] = {PW_TOPIC_CATALOGUE, PW_TOPIC_CAPACITY};
+	const pw_config *cf = pw_service_config(a->svc);
+	int64_t lag = -1;
+	pw_status st = pw_kafka_group_lag(pw_config_get_str(cf, "kafka.bootstrap.servers"),
+	                                  pw_config_get_str(cf, "kafka.group.id"), topics, 2, &lag, errbuf, errlen);
+	*yes = st == PW_OK && lag == 0;
+	return st == PW_OK ? PW_OK : PW_ERR_UNAVAILABLE;
+}
+
 /* Plans one sweep; *done false when it waits for inputs. */
 static pw_status plan_one(app *a, pw_pg *pg, const plan_sweep_row *sw, bool *done, char *errbuf, size_t errlen)
 {
@@ -413,6 +412,7 @@ static pw_status plan_one(app *a, pw_pg *pg, const plan_sweep_row *sw, bool *don
 		return PW_OK;
 	}
 	pw_metric_set(a->m_waiting, NULL, 0);
+	pw_log_info(a->lg, "planning \"%s\" (%s, head cl/%" PRId64 ")", sw->sweep_id, sw->rc ? "rc" : "nightly", sw->cl_head);
 	plan_catalogue cat = {0};
 	plan_platforms pl = {0};
 	plan_history h = {0};
@@ -488,11 +488,24 @@ out:
 pw_status pw_planner_tick(void *ctx, pw_service_worker *main, int64_t *next_ms, char *errbuf, size_t errlen)
 {
 	app *a = ctx;
+	bool read;
+	pw_status st = inputs_read(a, &read, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (!read) {
+		pw_metric_set(a->m_waiting, NULL, 1);
+		return PW_OK; /* the catalogue is being read: check and plan against all of it */
+	}
+	size_t checked;
+	if ((st = check_cls(a, main->pg, &checked, errbuf, errlen)) != PW_OK)
+		return pw_service_retriable(st) ? st : PW_ERR_UNAVAILABLE;
+	if (checked > 0)
+		*next_ms = 0;
 	for (int64_t i = 0; i < a->plans_per_tick; i++) {
 		if (pw_service_stopping(a->svc))
 			return PW_OK;
 		plan_sweep_row sw;
-		pw_status st = plan_next_sweep(main->pg, &sw, errbuf, errlen);
+		st = plan_next_sweep(main->pg, &sw, errbuf, errlen);
 		if (st == PW_ERR_NOT_FOUND) {
 			pw_metric_set(a->m_waiting, NULL, 0);
 			return PW_OK;

@@ -129,21 +129,44 @@ pw_status plan_store_sweep(pw_pg *pg, const Perfwatch__V1__Sweep *s, char *errbu
 }
 
 pw_status plan_store_cl(pw_pg *pg, const Perfwatch__V1__CompilerCl *c, const void *payload, size_t len,
-                        size_t nbenchmarks, char *errbuf, size_t errlen)
+                        char *errbuf, size_t errlen)
 {
 	pw_pg_params p;
 	pw_pg_params_init(&p);
 	pw_pg_params_int(&p, c->cl_number);
 	pw_pg_params_bin(&p, c->n_op_costs ? payload : NULL, len);
 	pw_pg_params_int(&p, (int64_t)c->n_op_costs);
+	return pw_pg_exec_params(pg,
+	                         "INSERT INTO perfwatch.planner_cls (cl_number, op_costs, nop_costs, checked, checked_at) "
+	                         "VALUES ($1, $2, $3, $3 = 0, CASE WHEN $3 = 0 THEN now() END) "
+	                         "ON CONFLICT (cl_number) DO UPDATE SET op_costs = EXCLUDED.op_costs, "
+	                         "nop_costs = EXCLUDED.nop_costs, checked = EXCLUDED.checked, checked_at = EXCLUDED.checked_at "
+	                         "WHERE perfwatch.planner_cls.op_costs IS DISTINCT FROM EXCLUDED.op_costs",
+	                         &p, 0, NULL, errbuf, errlen);
+}
+
+pw_status plan_store_cl_checked(pw_pg *pg, const char *service, const char *cl, int64_t cl_number,
+                                size_t nbenchmarks, const void *packed, size_t len, char *errbuf,
+                                size_t errlen)
+{
+	pw_status st = pw_pg_begin(pg, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, cl_number);
 	pw_pg_params_bool(&p, nbenchmarks > 0);
 	pw_pg_params_int(&p, (int64_t)nbenchmarks);
-	return pw_pg_exec_params(pg,
-	                         "INSERT INTO perfwatch.planner_cls (cl_number, op_costs, nop_costs, perf_relevant, nbenchmarks) "
-	                         "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (cl_number) DO UPDATE SET op_costs = EXCLUDED.op_costs, "
-	                         "nop_costs = EXCLUDED.nop_costs, perf_relevant = EXCLUDED.perf_relevant, "
-	                         "nbenchmarks = EXCLUDED.nbenchmarks, checked_at = now()",
-	                         &p, 0, NULL, errbuf, errlen);
+	st = pw_pg_exec_params(pg,
+	                       "UPDATE perfwatch.planner_cls SET checked = true, perf_relevant = $2, nbenchmarks = $3, "
+	                       "checked_at = now() WHERE cl_number = $1",
+	                       &p, 0, NULL, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_outbox_add(pg, service, cl, PW_TOPIC_COMPILER_CLS, cl, packed, len, errbuf, errlen);
+	if (st == PW_OK)
+		return pw_pg_commit(pg, errbuf, errlen);
+	pw_pg_rollback(pg, NULL, 0);
+	return st;
 }
 
 /* ---- loads -------------------------------------------------------------------------------- */
@@ -297,20 +320,9 @@ void plan_cls_release(plan_cls *c)
 	*c = (plan_cls){0};
 }
 
-pw_status plan_cls_load(pw_pg *pg, int64_t lo, int64_t hi, plan_cls *out, char *errbuf, size_t errlen)
+/* The CLs of res's first column (packed CompilerCl) into out. */
+static pw_status cls_from(PGresult *res, plan_cls *out, char *errbuf, size_t errlen)
 {
-	*out = (plan_cls){0};
-	pw_pg_params p;
-	pw_pg_params_init(&p);
-	pw_pg_params_int(&p, lo);
-	pw_pg_params_int(&p, hi);
-	PGresult *res = NULL;
-	pw_status st = pw_pg_exec_params(pg,
-	                                 "SELECT op_costs FROM perfwatch.planner_cls WHERE nop_costs > 0 AND cl_number > $1 "
-	                                 "AND cl_number <= $2 ORDER BY cl_number",
-	                                 &p, 0, &res, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
 	size_t n = (size_t)PQntuples(res), ncosts = 0;
 	out->msgs = calloc(n + 1, sizeof *out->msgs);
 	out->cls = calloc(n + 1, sizeof *out->cls);
@@ -343,6 +355,35 @@ nomem:
 		PQclear(res);
 	plan_cls_release(out);
 	return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "loading CLs: out of memory");
+}
+
+pw_status plan_cls_load(pw_pg *pg, int64_t lo, int64_t hi, plan_cls *out, char *errbuf, size_t errlen)
+{
+	*out = (plan_cls){0};
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, lo);
+	pw_pg_params_int(&p, hi);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec_params(pg,
+	                                 "SELECT op_costs FROM perfwatch.planner_cls WHERE nop_costs > 0 AND cl_number > $1 "
+	                                 "AND cl_number <= $2 ORDER BY cl_number",
+	                                 &p, 0, &res, errbuf, errlen);
+	return st == PW_OK ? cls_from(res, out, errbuf, errlen) : st;
+}
+
+pw_status plan_cls_unchecked(pw_pg *pg, int limit, plan_cls *out, char *errbuf, size_t errlen)
+{
+	*out = (plan_cls){0};
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, limit);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec_params(pg,
+	                                 "SELECT op_costs FROM perfwatch.planner_cls WHERE NOT checked AND nop_costs > 0 "
+	                                 "ORDER BY cl_number LIMIT $1",
+	                                 &p, 0, &res, errbuf, errlen);
+	return st == PW_OK ? cls_from(res, out, errbuf, errlen) : st;
 }
 
 void plan_history_release(plan_history *h)

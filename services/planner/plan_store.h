@@ -28,9 +28,17 @@ pw_status plan_store_capacity(pw_pg *pg, const Perfwatch__V1__PlatformCapacity *
                               size_t errlen);
 /* PW_ERR_CONFLICT when the sweep id is stored with another kind, head or day. */
 pw_status plan_store_sweep(pw_pg *pg, const Perfwatch__V1__Sweep *s, char *errbuf, size_t errlen);
-/* The CL as received (op costs) and the static check's result. */
+/* The CL as received; one with op costs waits for the static check (checked false). */
 pw_status plan_store_cl(pw_pg *pg, const Perfwatch__V1__CompilerCl *c, const void *payload, size_t len,
-                        size_t nbenchmarks, char *errbuf, size_t errlen);
+                        char *errbuf, size_t errlen);
+
+/*
+ * The static check's result for one CL and its republished CompilerCl in the
+ * outbox (topic perf.compiler-cls.v1, key cl), in one transaction.
+ */
+pw_status plan_store_cl_checked(pw_pg *pg, const char *service, const char *cl, int64_t cl_number,
+                                size_t nbenchmarks, const void *packed, size_t len, char *errbuf,
+                                size_t errlen);
 
 typedef struct plan_catalogue {
 	Perfwatch__V1__CatalogueModel **msgs;
@@ -64,6 +72,8 @@ typedef struct plan_cls {
 
 pw_status plan_cls_load(pw_pg *pg, int64_t lo, int64_t hi, plan_cls *out, char *errbuf, size_t errlen);
 void plan_cls_release(plan_cls *c);
+/* Up to `limit` CLs with op costs not yet checked, oldest first (messages in *out, *n). */
+pw_status plan_cls_unchecked(pw_pg *pg, int limit, plan_cls *out, char *errbuf, size_t errlen);
 /* A decoded CL's costs as the static check takes them (pointing into c); costs has c->n_op_costs room. */
 void plan_cl_view(const Perfwatch__V1__CompilerCl *c, pw_plan_opcost *costs, pw_plan_cl *out);
 

@@ -22,6 +22,15 @@
  *   pw-sim count   SCENARIO [options]   what replay would publish, as JSON
  *   pw-sim history SCENARIO [--from CL --to CL]  the compiler history as TSV
  *   pw-sim dump    SCENARIO [--limit N]  runs as JSON lines, no broker
+ *   pw-sim planner [--models N] [--from YYYY-MM-DD] [--days N] [--seed N]
+ *                  [--capacity CHIP_H] [--readopt MODEL@YYYY-MM-DD]
+ *                  the planner's inputs (docs/planner.md): each platform's
+ *                  capacity on perf.capacity.v1, the simulated catalogue of N
+ *                  models (sim_catalogue.h) on perf.catalogue.v1, then day by
+ *                  day the CLs with the ops they touch on perf.compiler-cls.v1
+ *                  and the sweeps on perf.sweeps.v1 (a nightly each day, an RC
+ *                  each Monday); --readopt republishes MODEL with a new program
+ *                  (fingerprint) on that day, before its sweeps
  * options: --seed N --models N --platforms N --configs N --days N --repeats N
  *          (scale overrides), --limit N (runs), --rate N (runs/s, 0 = as fast
  *          as possible), --dup-every K (also re-send every K-th run verbatim),
@@ -52,6 +61,7 @@
 #include "pw_kafka.h"
 #include "pw_log.h"
 #include "pw_topics.h"
+#include "sim_catalogue.h"
 #include "sim_model.h"
 #include "sim_proto.h"
 
@@ -736,8 +746,152 @@ static int cmd_dump(app *a)
 	return 0;
 }
 
+/* ---- pw-sim planner: the planner's inputs --------------------------------------------------- */
+
+static bool day_arg(const char *v, int32_t *day)
+{
+	int y, m, d;
+	char tail;
+	if (sscanf(v, "%4d-%2d-%2d%c", &y, &m, &d, &tail) != 3)
+		return false;
+	struct tm tm = {.tm_year = y - 1900, .tm_mon = m - 1, .tm_mday = d};
+	time_t t = timegm(&tm);
+	if (t == (time_t)-1)
+		return false;
+	*day = (int32_t)(t / 86400);
+	return true;
+}
+
+static int cmd_planner(int argc, char **argv)
+{
+	unsigned long long models = 300, days = 10, seed = 20260504, capacity = 3000;
+	int32_t from = 20612, readopt_day = -1; /* 2026-06-08, a Monday */
+	char readopt[128] = "";
+	for (int i = 2; i < argc; i++) {
+		unsigned long long v;
+		if (num_arg(argc, argv, &i, "--models", &v) && v >= 20 && v <= 100000)
+			models = v;
+		else if (num_arg(argc, argv, &i, "--days", &v) && v >= 1 && v <= 3660)
+			days = v;
+		else if (num_arg(argc, argv, &i, "--seed", &v))
+			seed = v;
+		else if (num_arg(argc, argv, &i, "--capacity", &v) && v > 0)
+			capacity = v;
+		else if (strcmp(argv[i], "--from") == 0 && i + 1 < argc && day_arg(argv[i + 1], &from))
+			i++;
+		else if (strcmp(argv[i], "--readopt") == 0 && i + 1 < argc && strchr(argv[i + 1], '@') &&
+		         strlen(argv[i + 1]) < sizeof readopt && day_arg(strchr(argv[i + 1], '@') + 1, &readopt_day)) {
+			snprintf(readopt, sizeof readopt, "%.*s", (int)(strchr(argv[i + 1], '@') - argv[i + 1]), argv[i + 1]);
+			i++;
+		} else {
+			fprintf(stderr, "usage: pw-sim planner [--models N>=20] [--from YYYY-MM-DD] [--days N] [--seed N]\n"
+			                "       [--capacity CHIP_H] [--readopt MODEL@YYYY-MM-DD]\n");
+			return 2;
+		}
+	}
+	app a;
+	memset(&a, 0, sizeof a);
+	char err[1024];
+	int rc = 1;
+	pw_log_init(&a.log, "simulator", PW_LOG_INFO);
+	pw_sim_catalogue *c = NULL;
+	pw_sim_cl_buf cls = {0};
+	uint64_t ncat = 0, ncls = 0, nsweeps = 0;
+	a.cfg = pw_config_new("simulator", NULL, 0, err, sizeof err);
+	if (!a.cfg || pw_config_load(a.cfg, NULL, NULL, err, sizeof err) != PW_OK) {
+		pw_log_error(&a.log, "configuration: %s", err);
+		rc = 2;
+		goto out;
+	}
+	size_t nprops = 0;
+	const pw_kv *props = pw_config_kafka_props(a.cfg, &nprops);
+	if (pw_producer_new(&a.prod, pw_config_get_str(a.cfg, "kafka.bootstrap.servers"), props, nprops, &a.log,
+	                    err, sizeof err) != PW_OK) {
+		pw_log_error(&a.log, "kafka producer: %s", err);
+		goto out;
+	}
+	if (pw_sim_catalogue_new((size_t)models, seed, &c) != PW_OK)
+		goto out;
+	long ro = readopt[0] ? pw_sim_catalogue_find(c, readopt) : -1;
+	if (readopt[0] && ro < 0) {
+		fprintf(stderr, "pw-sim: --readopt: no model \"%s\" in the catalogue\n", readopt);
+		rc = 2;
+		goto out;
+	}
+	uint8_t *buf;
+	size_t len;
+	pw_status st = PW_OK;
+	for (size_t p = 0; p < c->nplatforms && st == PW_OK; p++) {
+		if ((st = pw_sim_catalogue_pack_capacity(&c->platforms[p], (double)capacity, &buf, &len)) != PW_OK)
+			break;
+		st = produce(&a, PW_TOPIC_CAPACITY, c->platforms[p].facts.name, buf, len, err, sizeof err);
+		free(buf);
+	}
+	int64_t adopted = (int64_t)from * 86400 * 1000000;
+	for (size_t i = 0; i < c->n && st == PW_OK && !stop_flag; i++) {
+		if ((st = pw_sim_catalogue_pack_model(c, i, adopted, &buf, &len)) != PW_OK)
+			break;
+		st = produce(&a, PW_TOPIC_CATALOGUE, c->models[i].model, buf, len, err, sizeof err);
+		free(buf);
+		ncat++;
+	}
+	for (int32_t d = from; d < from + (int32_t)days && st == PW_OK && !stop_flag; d++) {
+		if (d == readopt_day) {
+			pw_sim_catalogue_readopt(c, (size_t)ro);
+			if ((st = pw_sim_catalogue_pack_model(c, (size_t)ro, (int64_t)d * 86400 * 1000000, &buf, &len)) != PW_OK)
+				break;
+			st = produce(&a, PW_TOPIC_CATALOGUE, c->models[ro].model, buf, len, err, sizeof err);
+			free(buf);
+		}
+		int64_t head = pw_sim_catalogue_head(d);
+		cls.ncls = cls.ncosts = 0;
+		if (st == PW_OK)
+			st = pw_sim_catalogue_day_cls(c, pw_sim_catalogue_head(d - 1), PW_SIM_CAT_CLS_PER_DAY, &cls);
+		for (size_t k = 0; k < cls.ncls && st == PW_OK; k++) {
+			char key[32];
+			snprintf(key, sizeof key, "cl/%lld", (long long)cls.cls[k].cl_number);
+			if ((st = pw_sim_catalogue_pack_cl(&cls.cls[k], &buf, &len)) != PW_OK)
+				break;
+			st = produce(&a, PW_TOPIC_COMPILER_CLS, key, buf, len, err, sizeof err);
+			free(buf);
+			ncls++;
+		}
+		/* Monday (the epoch was a Thursday): the RC after the day's nightly */
+		for (int kind = 1; kind <= 2 && st == PW_OK; kind++) {
+			if (kind == 2 && ((d + 3) % 7) != 0)
+				continue;
+			char id[64];
+			if ((st = pw_sim_catalogue_pack_sweep(kind, d, head, id, sizeof id, &buf, &len)) != PW_OK)
+				break;
+			st = produce(&a, PW_TOPIC_SWEEPS, id, buf, len, err, sizeof err);
+			free(buf);
+			nsweeps++;
+		}
+		pw_producer_poll(a.prod, 0);
+	}
+	if (st == PW_OK)
+		st = pw_producer_flush(a.prod, 60000, err, sizeof err);
+	if (st != PW_OK) {
+		pw_log_error(&a.log, "publishing the planner's inputs: %s", err);
+		goto out;
+	}
+	printf("{\"models\":%llu,\"catalogue\":%llu,\"cls\":%llu,\"sweeps\":%llu,\"days\":%llu}\n", models,
+	       (unsigned long long)ncat, (unsigned long long)ncls, (unsigned long long)nsweeps, days);
+	rc = stop_flag ? 1 : 0;
+out:
+	pw_sim_cl_buf_release(&cls);
+	pw_sim_catalogue_free(c);
+	pw_producer_free(a.prod);
+	pw_config_free(a.cfg);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "planner") == 0) {
+		signal(SIGPIPE, SIG_IGN);
+		return cmd_planner(argc, argv);
+	}
 	app a;
 	memset(&a, 0, sizeof a);
 	int rc = parse_args(argc, argv, &a.o);

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# test_planner.sh: the planner through the real stack (docs/planner.md).
+# pw-sim publishes the planner's inputs for 2026-06-08 .. 06-15 (300 models,
+# capacity, each day's CLs with their op costs, 8 nightlies and 2 RCs), then
+# for 06-16 .. 06-22 (rank-x gets a new program on 06-16; 7 nightlies and an
+# RC). pw-planner is killed -9 while it
+# plans a sweep (its "planning" line out, its plan not yet stored) and
+# restarted: every sweep gets one plan, published once on perf.plans.v1
+# under "plan:" + sweep id. The nightly of 06-17 runs chat-8b on v6e-4 decode
+# B64 (cl/7841917 touches its fusion) and not on v5e-8; cl/7841917 comes
+# back on perf.compiler-cls.v1 flagged by the planner for that benchmark;
+# every RC gates >= 95% of spend with lines that sum to the plan; rank-x
+# inherits chat-8b's verdict until its program changes. Then a table of bad
+# catalogue, capacity, sweep and CL inputs, each dead-lettered with its reason.
+set -euo pipefail
+
+. tests/integration/lib.sh
+need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
+need_tools kcat protoc
+bins=("$PW_BUILD/services/planner/pw-planner" "$PW_BUILD/tools/simulator/pw-sim" "$PW_BUILD/tools/perfwatch")
+need_bins "${bins[@]}"
+sim=${bins[1]}
+pw=${bins[2]}
+service_harness test_planner pl
+start() { service_start planner PW_PLANNER_TICK=100ms; }
+nplans() { q "SELECT count(*) FROM perfwatch.plans WHERE day BETWEEN '2026-06-08' AND '2026-06-22'"; }
+
+t0_ms=$(( $(date +%s%N) / 1000000 ))
+"$pw" group to-end "$ns-planner" perf.catalogue.v1 perf.capacity.v1 perf.sweeps.v1 perf.compiler-cls.v1 >/dev/null ||
+  fail "placing the group at the topics' ends"
+start
+service_joined planner
+"$sim" planner --models 300 --from 2026-06-08 --days 8 >"$work/sim.json" 2>"$work/sim.log" ||
+  fail "pw-sim planner failed"
+echo "test_planner: published $(cat "$work/sim.json") (2026-06-08 .. 06-15)"
+
+# --- killed -9 mid-plan, restarted ----------------------------------------------------------
+killed=""
+for attempt in 1 2 3 4 5; do
+  seen=$(grep -c '"msg":"planning ' "$work/planner.log" || true)
+  deadline=$((SECONDS + 120))
+  until [ "$(grep -c '"msg":"planning ' "$work/planner.log" || true)" -gt "$seen" ]; do
+    kill -0 "${pid[planner]}" 2>/dev/null || fail "pw-planner exited"
+    [ $SECONDS -lt $deadline ] || fail "no sweep planned within 120 s"
+    sleep 0.01
+  done
+  kill -9 "${pid[planner]}"
+  wait "${pid[planner]}" 2>/dev/null || true
+  sweep=$(grep '"msg":"planning ' "$work/planner.log" | tail -1 | sed 's/.*planning \\"\([^\\]*\)\\".*/\1/')
+  stored=$(q "SELECT count(*) FROM perfwatch.plans WHERE sweep_id = '$sweep'")
+  start
+  if [ "$stored" = 0 ]; then
+    killed=$sweep
+    echo "test_planner: pw-planner killed -9 while planning $sweep (attempt $attempt; its plan not stored)"
+    break
+  fi
+  echo "test_planner: attempt $attempt: the kill came after $sweep's plan was stored; again"
+done
+[ -n "$killed" ] || fail "five kills all came after the plan was stored"
+
+deadline=$((SECONDS + 300))
+until [ "$(nplans)" = 10 ]; do
+  kill -0 "${pid[planner]}" 2>/dev/null || fail "pw-planner exited after the restart"
+  [ $SECONDS -lt $deadline ] || fail "$(nplans) of 10 plans within 300 s"
+  sleep 0.5
+done
+# the second week: rank-x's new program is adopted on 06-16, before its sweeps
+"$sim" planner --models 300 --from 2026-06-16 --days 7 --readopt rank-x@2026-06-16 >"$work/sim2.json" 2>>"$work/sim.log" ||
+  fail "pw-sim planner (second week) failed"
+echo "test_planner: published $(cat "$work/sim2.json") (2026-06-16 .. 06-22, rank-x re-adopted)"
+deadline=$((SECONDS + 300))
+until [ "$(nplans)" = 18 ]; do
+  kill -0 "${pid[planner]}" 2>/dev/null || fail "pw-planner exited after the restart"
+  [ $SECONDS -lt $deadline ] || fail "$(nplans) of 18 plans within 300 s"
+  sleep 0.5
+done
+echo "test_planner: 18 plans (15 nightlies, 3 RCs)"
+[ "$(q "SELECT count(*) FROM perfwatch.plans WHERE sweep_id = '$killed' AND plan_id = 'plan:$killed'")" = 1 ] ||
+  fail "the killed sweep $killed has no plan under plan:$killed"
+
+# published once each: every outbox row sent, and one message per plan on the topic
+deadline=$((SECONDS + 60))
+until [ "$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'planner' AND topic = 'perf.plans.v1'
+              AND published_at IS NULL")" = 0 ]; do
+  [ $SECONDS -lt $deadline ] || fail "plans left unpublished in the outbox"
+  sleep 0.5
+done
+kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.plans.v1 -o beginning -e -q -f '%T %k\n' 2>/dev/null |
+  awk -v t0="$t0_ms" '$1 >= t0 && $2 ~ /^plan:.*2026-06-/ { print $2 }' | sort | uniq -c >"$work/plan_keys.txt"
+[ "$(wc -l <"$work/plan_keys.txt")" = 18 ] || fail "perf.plans.v1 holds $(wc -l <"$work/plan_keys.txt") plan keys, want 18"
+if awk '$1 != 1 { bad = 1 } END { exit !bad }' "$work/plan_keys.txt"; then
+  fail "a plan was published more than once: $(awk '$1 != 1' "$work/plan_keys.txt")"
+fi
+grep -q " plan:$killed\$" "$work/plan_keys.txt" || fail "plan:$killed is not on perf.plans.v1"
+echo "test_planner: perf.plans.v1 holds each of the 18 plans once, plan:$killed included"
+
+# --- the worked example: the static check puts chat-8b on v6e-4 in the nightly ----------------
+items="SELECT count(*) FROM perfwatch.plan_items WHERE plan_id = 'plan:nightly-2026-06-17' AND model = 'chat-8b'"
+[ "$(q "$items AND platform = 'v6e-4' AND config = 'decode.B64.s2048.int8' AND tier = 'T0'")" = 1 ] ||
+  fail "nightly-2026-06-17 does not run chat-8b/v6e-4/decode.B64.s2048.int8"
+[ "$(q "$items AND platform = 'v5e-8' AND config = 'decode.B64.s2048.int8'")" = 0 ] ||
+  fail "nightly-2026-06-17 runs chat-8b on v5e-8 decode B64 (128 lanes: the tile stays under the cap)"
+read -r cand pruned <<<"$(q "SELECT t0_candidates || ' ' || t0_pruned FROM perfwatch.plans WHERE sweep_id = 'nightly-2026-06-17'")"
+echo "test_planner: nightly-2026-06-17 runs chat-8b/v6e-4/decode.B64.s2048.int8, not v5e-8; $pruned of $cand T0 benchmarks pruned"
+[ "$(q "SELECT perf_relevant AND nbenchmarks > 0 FROM perfwatch.planner_cls WHERE cl_number = 7841917")" = t ] ||
+  fail "cl/7841917 is not perf-relevant in planner_cls"
+deadline=$((SECONDS + 60))
+until [ "$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'planner' AND topic = 'perf.compiler-cls.v1'
+              AND message_key = 'cl/7841917' AND published_at IS NOT NULL")" -ge 1 ]; do
+  [ $SECONDS -lt $deadline ] || fail "cl/7841917 was not republished by the planner"
+  sleep 0.5
+done
+python3 - "$PW_KAFKA_BOOTSTRAP_SERVERS" "$work" <<'PY' || fail "decoding the republished cl/7841917"
+import subprocess, sys
+bs, work = sys.argv[1], sys.argv[2]
+raw = subprocess.run(["kcat", "-C", "-b", bs, "-t", "perf.compiler-cls.v1", "-o", "beginning", "-e", "-q",
+                      "-f", "%k\t%o\n"], capture_output=True, text=True).stdout
+offs = [l.split("\t")[1] for l in raw.splitlines() if l.startswith("cl/7841917\t")]
+for o in offs:
+    msg = subprocess.run(["kcat", "-C", "-b", bs, "-t", "perf.compiler-cls.v1", "-p", "0", "-o", o, "-c", "1", "-e", "-q",
+                          "-f", "%s"], capture_output=True).stdout
+    txt = subprocess.run(["protoc", "--decode=perfwatch.v1.CompilerCl", "-I", "proto", "proto/perfwatch/v1/compiler.proto"],
+                         input=msg, capture_output=True).stdout.decode()
+    if 'perf_checked_by: "planner"' in txt:
+        open(f"{work}/cl7841917.txt", "w").write(txt)
+        break
+PY
+[ -s "$work/cl7841917.txt" ] || fail "no planner-checked cl/7841917 on perf.compiler-cls.v1"
+grep -q 'perf_relevant: true' "$work/cl7841917.txt" || fail "republished cl/7841917 is not perf_relevant"
+grep -q 'perf_benchmarks: "chat-8b/v6e-4/decode.B64.s2048.int8"' "$work/cl7841917.txt" ||
+  fail "republished cl/7841917 does not name chat-8b/v6e-4/decode.B64.s2048.int8"
+! grep -q 'perf_benchmarks: "chat-8b/v5e-8/decode.B64.s2048.int8"' "$work/cl7841917.txt" ||
+  fail "republished cl/7841917 names chat-8b on v5e-8 decode B64"
+! grep -q 'perf_benchmarks: "chat-8b/v6e-4/prefill' "$work/cl7841917.txt" ||
+  fail "republished cl/7841917 names a prefill benchmark"
+echo "test_planner: cl/7841917 republished perf_relevant for $(grep -c perf_benchmarks "$work/cl7841917.txt") benchmarks, chat-8b/v6e-4/decode.B64.s2048.int8 among them"
+
+# --- RCs: coverage, lines reconciling, inheritance and its loss -------------------------------
+bad=$(q "SELECT string_agg(sweep_id || ' ' || round(spend_coverage::numeric, 3), ', ') FROM perfwatch.plans
+         WHERE kind = 'rc' AND day BETWEEN '2026-06-08' AND '2026-06-22' AND spend_coverage < 0.95")
+[ -z "$bad" ] || fail "RC plans under 95% of spend: $bad"
+bad=$(q "SELECT string_agg(p.plan_id, ', ') FROM perfwatch.plans p WHERE p.day BETWEEN '2026-06-08' AND '2026-06-22'
+         AND abs(p.chip_hours - (SELECT sum(chip_hours) FROM perfwatch.plan_lines l WHERE l.plan_id = p.plan_id)) > 1e-6")
+[ -z "$bad" ] || fail "plans whose lines do not sum to their chip-hours: $bad"
+bad=$(q "SELECT string_agg(l.plan_id || ' ' || l.tier, ', ') FROM perfwatch.plan_lines l WHERE l.tier <> 'reserve'
+         AND l.plan_id LIKE 'plan:%2026-06-%' AND abs(l.chip_hours - coalesce((SELECT sum(i.repeats) * 0.25
+         FROM perfwatch.plan_items i WHERE i.plan_id = l.plan_id AND i.tier = l.tier), 0)) > 1e-6")
+[ -z "$bad" ] || fail "lines that are not their items' repeats x 0.25 chip-h: $bad"
+q "SELECT sweep_id, round(spend_coverage::numeric * 100, 1) || '% of spend', round(chip_hours::numeric, 1) || ' chip-h'
+   FROM perfwatch.plans WHERE kind = 'rc' AND day BETWEEN '2026-06-08' AND '2026-06-22' ORDER BY day" |
+  sed 's/^/test_planner: /'
+inh="SELECT representative || ' ' || round(similarity::numeric, 2) FROM perfwatch.plan_inheritances WHERE model = 'rank-x' AND plan_id"
+got=$(q "$inh = 'plan:rc-2026-06-15'")
+[ "${got%% *}" = chat-8b ] || fail "rank-x does not inherit from chat-8b on rc-2026-06-15 (got \"$got\")"
+echo "test_planner: rc-2026-06-15: rank-x inherits from $got"
+got=$(q "$inh = 'plan:rc-2026-06-22'")
+[ "${got%% *}" != chat-8b ] || fail "rank-x still inherits from chat-8b after its new program (rc-2026-06-22)"
+[ "$(q "SELECT count(*) FROM perfwatch.plan_items WHERE plan_id = 'plan:rc-2026-06-22' AND model = 'rank-x'")" -gt 0 ] ||
+  fail "rank-x, no longer inheriting, is not measured on rc-2026-06-22"
+echo "test_planner: rc-2026-06-22: rank-x's new program runs on its own"
+[ "$(q "SELECT tier FROM perfwatch.spend_weights WHERE model = 'chat-8b'")" = top ] ||
+  fail "spend_weights does not follow the catalogue"
+
+# --- bad inputs, each dead-lettered ------------------------------------------------------------
+enc() { protoc --encode="perfwatch.v1.$1" -I proto "proto/perfwatch/v1/$2"; }
+good_op='ops { op: "gemm" shape: "d4096" config: "decode.B64.s2048.int8" calls: 32 bytes: 1 flops: 1 }'
+printf 'model: "bad-spend" tier: "tail" spend_share: 1.5 platforms: "v6e-4" configs: "decode.B64.s2048.int8" hlo_fingerprint: "hlo:1" %s' "$good_op" |
+  enc CatalogueModel plan.proto >"$work/b1.bin"
+printf 'model: "bad-config" tier: "tail" spend_share: 0.001 platforms: "v6e-4" configs: "train.s1.bf16" hlo_fingerprint: "hlo:1" %s' "$good_op" |
+  enc CatalogueModel plan.proto >"$work/b2.bin"
+printf 'model: "no-ops" tier: "tail" spend_share: 0.001 platforms: "v6e-4" configs: "decode.B64.s2048.int8" hlo_fingerprint: "hlo:1"' |
+  enc CatalogueModel plan.proto >"$work/b3.bin"
+printf 'garbage \377' >"$work/b4.bin"
+printf 'platform: "v6e-4" chip_hours_per_week: -5' | enc PlatformCapacity plan.proto >"$work/b5.bin"
+printf 'chip_hours_per_week: 100' | enc PlatformCapacity plan.proto >"$work/b6.bin"
+printf 'sweep_id: "nightly-bad" kind: SWEEP_KIND_NIGHTLY release: "x" cl_head: "cl/7841900" day: "2026-02-30"' |
+  enc Sweep plan.proto >"$work/b7.bin"
+printf 'sweep_id: "rc-2026-06-15" kind: SWEEP_KIND_RC release: "x" cl_head: "cl/1" day: "2026-06-15"' |
+  enc Sweep plan.proto >"$work/b8.bin"
+printf 'cl: "cl/12" cl_number: 13' | enc CompilerCl compiler.proto >"$work/b9.bin"
+printf 'cl: "cl/14" cl_number: 14 op_costs { op: "gemm" bytes_factor: 0 flops_factor: 1 }' |
+  enc CompilerCl compiler.proto >"$work/b10.bin"
+table="perf.catalogue.v1 b1 invalid_value spend_share 1.5
+perf.catalogue.v1 b2 invalid_value train.s1.bf16
+perf.catalogue.v1 b3 missing_field no ops
+perf.catalogue.v1 b4 decode_failed CatalogueModel
+perf.capacity.v1 b5 invalid_value chip_hours_per_week -5
+perf.capacity.v1 b6 missing_field platform is empty
+perf.sweeps.v1 b7 invalid_value 2026-02-30
+perf.sweeps.v1 b8 conflict another kind, cl_head or day
+perf.compiler-cls.v1 b9 inconsistent disagree
+perf.compiler-cls.v1 b10 invalid_value factors 0, 1"
+key="bad-$ns"
+while read -r topic f _; do
+  kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t "$topic" -k "$key-$f" "$work/$f.bin" || fail "producing $f"
+done <<<"$table"
+while read -r topic f reason detail; do
+  deadline=$((SECONDS + 60))
+  until got=$(q "SELECT reason || ' ' || detail FROM perfwatch.dead_letters WHERE service = 'planner'
+                 AND source_topic = '$topic' AND original_key = convert_to('$key-$f', 'UTF8')") && [ -n "$got" ]; do
+    [ $SECONDS -lt $deadline ] || fail "$f on $topic was not dead-lettered"
+    sleep 0.3
+  done
+  [ "${got%% *}" = "$reason" ] || fail "$f on $topic: dead-lettered as \"$got\", want $reason"
+  [[ $got == *"$detail"* ]] || fail "$f on $topic: \"$got\" does not say \"$detail\""
+  echo "test_planner: $topic $f -> $got"
+done <<<"$table"
+[ "$(q "SELECT count(*) FROM perfwatch.catalogue WHERE model IN ('bad-spend', 'bad-config', 'no-ops')")" = 0 ] ||
+  fail "a refused catalogue entry was stored"
+[ "$(q "SELECT cl_head FROM perfwatch.sweeps WHERE sweep_id = 'rc-2026-06-15'")" != 1 ] ||
+  fail "the conflicting sweep replaced the stored one"
+kill -0 "${pid[planner]}" 2>/dev/null || fail "pw-planner exited on bad input"
+echo "test_planner: PASS"
