@@ -161,6 +161,20 @@ echo "test_planner: rc-2026-06-22: rank-x's new program runs on its own"
 [ "$(q "SELECT tier FROM perfwatch.spend_weights WHERE model = 'chat-8b'")" = top ] ||
   fail "spend_weights does not follow the catalogue"
 
+# --- perfwatch coverage: the week's lines reconcile to its total ------------------------------
+"$pw" coverage --week 2026-06-15 >"$work/coverage.json" || fail "perfwatch coverage failed"
+python3 - "$work/coverage.json" <<'PY' || fail "perfwatch coverage: $(cat "$work/coverage.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+lines = sum(v["chip_hours"] for v in c["lines"].values())
+assert c["week"] == "2026-06-15" and c["rc"] == "rc-2026-06-15" and c["nightlies"] == 7, c
+assert abs(lines - c["chip_hours"]) < 1e-6 and abs(c["lines_sum"] - c["chip_hours"]) < 1e-6, c
+assert c["spend_coverage"] >= 0.95 and c["naive_chip_hours"] == 72000, c
+assert c["chip_hours"] / c["naive_chip_hours"] <= 0.065 and abs(c["naive_ratio"] - c["chip_hours"] / 72000) < 1e-9, c
+assert 0 <= c["lines"]["T0"]["pruned_ratio"] <= 1 and c["lines"]["T0"]["planned_chip_hours"] == 280, c
+PY
+"$pw" coverage --week 2026-06-15 --text | sed 's/^/test_planner: /'
+
 # --- bad inputs, each dead-lettered ------------------------------------------------------------
 enc() { protoc --encode="perfwatch.v1.$1" -I proto "proto/perfwatch/v1/$2"; }
 good_op='ops { op: "gemm" shape: "d4096" config: "decode.B64.s2048.int8" calls: 32 bytes: 1 flops: 1 }'
