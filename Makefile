@@ -6,6 +6,8 @@
 #   make bench   benchmarks (not part of CI)
 #   make bench-peers  changepoints beside apache-otava, ruptures and MongoDB's E-divisive,
 #                installed from PyPI into run/peers (not part of CI nor of make bench)
+#   make bench-canary  the canary's confidence sequence beside Kayenta's judge looked at
+#                every window, CANARY_TRIALS simulated canaries a row (not part of CI)
 #   make faults  the fault-injection harness's short run (also in make test)
 #   make faults-soak  its long run (not part of CI)
 #   make fuzz    the libFuzzer targets of bench/fuzz, FUZZ_SECONDS each (not part of CI)
@@ -26,7 +28,7 @@ JOBS       ?= $(shell nproc)
 SANITIZER_TESTS ?= pager watcher ingest_hostile bisector_inputs
 CMAKE_FLAGS ?=
 
-.PHONY: all build asan deps deps-check test unit-test integration-test integration-test-asan demo bench bench-peers fuzz fuzz-ci faults faults-soak \
+.PHONY: all build asan deps deps-check test unit-test integration-test integration-test-asan demo bench bench-peers bench-canary fuzz fuzz-ci faults faults-soak \
         stack-start stack-stop stack-status clean
 
 all: build
@@ -62,7 +64,8 @@ integration-test-asan: asan
 test: INTEGRATION_SKIP = $(SANITIZER_TESTS)
 test: unit-test integration-test integration-test-asan fuzz-ci
 
-demo: build
+# the demo builds quietly itself (one line; the log in run/demo/build.log)
+demo: deps-check
 	@tools/demo.sh $(BUILD)
 
 bench: build
@@ -71,6 +74,11 @@ bench: build
 # bench/peers/peers.py; PEERS_FLAGS passes its options (--per-shape, --points, --seed)
 bench-peers: build
 	@bench/peers/run.sh $(BUILD) $(PEERS_FLAGS)
+
+# bench/bench_canary.c alone (no dev stack): false rollbacks and power, docs/canary.md
+CANARY_TRIALS ?= 1000
+bench-canary: build
+	@$(BUILD)/bench/bench_canary $(CANARY_TRIALS)
 
 # tests/faults/faults.sh (docs/operations.md, "Fault injection"); PW_FAULTS_SEED=N reproduces a run
 faults: build

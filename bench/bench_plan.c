@@ -29,7 +29,7 @@
 #include "pw_stats.h"
 #include "sim_catalogue.h"
 #include "sim_rng.h"
-#include "svg_plot.h"
+#include "pw_plot.h"
 
 #define DAY0 20577            /* 2026-05-04, a Monday, days since the epoch */
 #define WORKED_DAY PW_SIM_CAT_ANCHOR_DAY

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pw_input.h"
 #include "pw_outbox.h"
 #include "pw_topics.h"
 
@@ -26,6 +27,50 @@ static char *nz(const char *s)
 	return (char *)(s ? s : "");
 }
 
+bool pw_alert_within_bounds(const Perfwatch__V1__Alert *al, size_t len, char *detail, size_t dlen)
+{
+	const char *id = al && al->alert_id ? al->alert_id : "";
+	if (len > PW_ALERT_MAX_BYTES) {
+		snprintf(detail, dlen, "alert \"%.100s\" of %zu bytes (at most %u)", id, len, PW_ALERT_MAX_BYTES);
+		return false;
+	}
+	char why[512];
+	if (al && pw_input_check_bounds(&al->base, PW_ALERT_STRING_MAX, PW_ALERT_LIST_MAX, why, sizeof why) != PW_OK) {
+		snprintf(detail, dlen, "alert \"%.100s\": %s", id, why);
+		return false;
+	}
+	return true;
+}
+
+/* Strings a follow-up cuts: at most this many per follow-up, freed after packing. */
+#define CUT_MAX 32
+
+typedef struct cuts {
+	char *owned[CUT_MAX];
+	size_t n;
+	bool nomem;
+} cuts;
+
+/* s, or its first PW_ALERT_STRING_MAX bytes ending on a character boundary (owned by c). */
+static char *cut(cuts *c, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n <= PW_ALERT_STRING_MAX)
+		return nz(s);
+	n = PW_ALERT_STRING_MAX;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	char *o = c->n < CUT_MAX ? malloc(n + 1) : NULL;
+	if (!o) {
+		c->nomem = true;
+		return "";
+	}
+	memcpy(o, s, n);
+	o[n] = 0;
+	c->owned[c->n++] = o;
+	return o;
+}
+
 pw_status pw_alert_followup_pack(const void *payload, size_t len, uint32_t revision, const char *by,
                                  const pw_alert_blocks *b, uint8_t **out, size_t *outlen)
 {
@@ -35,52 +80,95 @@ pw_status pw_alert_followup_pack(const void *payload, size_t len, uint32_t revis
 	if (!al)
 		return PW_ERR_INVALID;
 	pw_status st = PW_OK;
+	cuts c = {.n = 0};
 	if (revision <= al->revision || revision == 0) {
 		st = PW_ERR_INVALID;
 		goto out;
 	}
-	/* the unpacked message owns its sub-messages; ours live on this stack until packed */
-	Perfwatch__V1__AlertBisection *own_bis = al->bisection;
-	Perfwatch__V1__AlertArtifacts *own_art = al->artifacts;
+	char why[16];
+	bool whole = pw_alert_within_bounds(al, len, why, sizeof why);
+	/*
+	 * What is packed: the original itself, or (beyond the bounds) an Alert of
+	 * its identity; either way the blocks below live on this stack until packed.
+	 */
+	Perfwatch__V1__Alert id = PERFWATCH__V1__ALERT__INIT;
+	Perfwatch__V1__SeriesKey sk = PERFWATCH__V1__SERIES_KEY__INIT;
+	Perfwatch__V1__Alert *f = al;
+	if (!whole) {
+		f = &id;
+		id.alert_id = cut(&c, al->alert_id);
+		id.revision = al->revision;
+		id.kind = al->kind;
+		id.source = al->source;
+		id.created_unix_us = al->created_unix_us;
+		id.series_id = al->series_id;
+		id.series_key = cut(&c, al->series_key);
+		if (al->series) {
+			sk.model = cut(&c, al->series->model);
+			sk.hlo_fingerprint = cut(&c, al->series->hlo_fingerprint);
+			sk.platform = cut(&c, al->series->platform);
+			sk.config = cut(&c, al->series->config);
+			sk.metric = cut(&c, al->series->metric);
+			id.series = &sk;
+		}
+		id.config_hash = cut(&c, al->config_hash);
+		id.verdict = al->verdict;
+		id.owner_hint = cut(&c, al->owner_hint);
+		id.page = cut(&c, al->page);
+		id.release_id = cut(&c, al->release_id);
+		id.summary = cut(&c, al->summary);
+		id.bisection = al->bisection;
+		id.artifacts = al->artifacts;
+	}
+	Perfwatch__V1__AlertBisection *own_bis = f->bisection;
+	Perfwatch__V1__AlertArtifacts *own_art = f->artifacts;
 	Perfwatch__V1__AlertBisection bis;
 	Perfwatch__V1__AlertArtifacts art;
-	char *own_by = al->follow_up_by;
-	al->revision = revision;
-	al->follow_up = true;
-	al->follow_up_by = nz(by);
+	char *own_by = f->follow_up_by;
+	f->revision = revision;
+	f->follow_up = true;
+	f->follow_up_by = cut(&c, by);
+	if (!whole)
+		f->bisection = NULL, f->artifacts = NULL; /* the original's own blocks are not copied either */
 	if (b && b->has_bisection) {
 		perfwatch__v1__alert_bisection__init(&bis);
-		bis.bisection_id = nz(b->bisection_id);
-		bis.status = nz(b->bisection_status);
-		bis.culprit = nz(b->culprit);
+		bis.bisection_id = cut(&c, b->bisection_id);
+		bis.status = cut(&c, b->bisection_status);
+		bis.culprit = cut(&c, b->culprit);
 		bis.verified_adjacent_clean = b->verified_adjacent_clean;
 		bis.cherry_pick_reproduced = b->cherry_pick_reproduced;
-		bis.confidence = nz(b->confidence);
-		bis.reason = nz(b->reason);
-		al->bisection = &bis;
+		bis.confidence = cut(&c, b->confidence);
+		bis.reason = cut(&c, b->reason);
+		f->bisection = &bis;
 	}
 	if (b && b->has_attribution) {
 		perfwatch__v1__alert_artifacts__init(&art);
 		if (own_art) {
 			/* the traces are the detector's; keep them */
-			art.trace_before = own_art->trace_before;
-			art.trace_after = own_art->trace_after;
+			art.trace_before = cut(&c, own_art->trace_before);
+			art.trace_after = cut(&c, own_art->trace_after);
 		}
-		art.attribution_id = nz(b->attribution_id);
-		art.op_diff = nz(b->op_diff);
-		art.hlo_diff = nz(b->hlo_diff);
-		al->artifacts = &art;
+		art.attribution_id = cut(&c, b->attribution_id);
+		art.op_diff = cut(&c, b->op_diff);
+		art.hlo_diff = cut(&c, b->hlo_diff);
+		f->artifacts = &art;
 	}
-	size_t n = perfwatch__v1__alert__get_packed_size(al);
-	*out = malloc(n ? n : 1);
-	if (!*out)
+	if (c.nomem) {
 		st = PW_ERR_NOMEM;
-	else
-		*outlen = perfwatch__v1__alert__pack(al, *out);
-	al->bisection = own_bis;
-	al->artifacts = own_art;
-	al->follow_up_by = own_by;
+	} else {
+		size_t n = perfwatch__v1__alert__get_packed_size(f);
+		*out = malloc(n ? n : 1);
+		if (!*out)
+			st = PW_ERR_NOMEM;
+		else
+			*outlen = perfwatch__v1__alert__pack(f, *out);
+	}
+	f->bisection = own_bis;
+	f->artifacts = own_art;
+	f->follow_up_by = own_by;
 out:
+	for (size_t i = 0; i < c.n; i++)
+		free(c.owned[i]);
 	perfwatch__v1__alert__free_unpacked(al, NULL);
 	return st;
 }

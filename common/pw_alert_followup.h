@@ -35,6 +35,26 @@ typedef struct pw_alert_blocks {
 	const char *attribution_id, *op_diff, *hlo_diff;
 } pw_alert_blocks;
 
+/*
+ * The limits of an Alert that a service takes in (the bisector's and the
+ * attributor's doors refuse one beyond them as oversize): its packed size,
+ * any string at any depth, any repeated field. Alerts of the gate and the
+ * watcher are a few KiB. Within them a follow-up, which adds two blocks of
+ * strings that pw_alert_followup_pack cuts to PW_ALERT_STRING_MAX, is at most
+ * about 300 KiB: always under perf.alerts.v1's limit (1,000,000 bytes,
+ * pw_topic_publish_limit).
+ */
+#define PW_ALERT_MAX_BYTES (256u << 10)
+#define PW_ALERT_STRING_MAX 4096u
+#define PW_ALERT_LIST_MAX 256u
+
+/*
+ * True when the alert al, received as len bytes, is within the limits above;
+ * otherwise false with detail (lower case, the alert and the field named)
+ * saying which: the door dead-letters it as oversize.
+ */
+bool pw_alert_within_bounds(const Perfwatch__V1__Alert *al, size_t len, char *detail, size_t dlen);
+
 /* True when al is a follow-up revision: do not start work from it. al may be NULL (false). */
 bool pw_alert_is_follow_up(const Perfwatch__V1__Alert *al);
 
@@ -42,9 +62,15 @@ bool pw_alert_is_follow_up(const Perfwatch__V1__Alert *al);
  * The follow-up of the original alert (payload, len): the same message with
  * revision `revision`, follow_up = true, follow_up_by = by, and the blocks
  * of b that are present (has_bisection / has_attribution) replacing the
- * message's own. *out is malloc'd (caller frees). PW_ERR_INVALID when
- * payload is not an Alert or revision is not above the original's;
- * PW_ERR_NOMEM.
+ * message's own. It copies a bounded amount, whatever the original holds:
+ * the blocks' strings are cut to PW_ALERT_STRING_MAX bytes (on a character
+ * boundary), and an original beyond pw_alert_within_bounds (one stored
+ * before the doors refused such alerts) is not copied whole: the follow-up
+ * then carries the alert's identity (ids, kind, source, times, series,
+ * config hash, verdict, owner, page, release, summary; strings cut likewise)
+ * and the blocks, not its other fields. *out is malloc'd (caller frees).
+ * PW_ERR_INVALID when payload is not an Alert or revision is not above the
+ * original's; PW_ERR_NOMEM.
  */
 pw_status pw_alert_followup_pack(const void *payload, size_t len, uint32_t revision, const char *by,
                                  const pw_alert_blocks *b, uint8_t **out, size_t *outlen);

@@ -1,13 +1,15 @@
 /*
- * pw_dlq.c: packing and publishing dead letters. See pw_dlq.h.
+ * pw_dlq.c: packing, storing and publishing dead letters. See pw_dlq.h.
  */
 #include "pw_dlq.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
 
+#include "pw_enums.h"
 #include "pw_input.h"
 #include "pw_time.h"
 #include "pw_topics.h"
@@ -34,6 +36,31 @@ static size_t utf8_cut(const char *s, size_t n)
 	return n;
 }
 
+/*
+ * detail as a proto3 string and a text column take it: valid UTF-8, capped at
+ * PW_DLQ_DETAIL_KEEP bytes (it may quote the bad input). Returns detail
+ * itself or dbuf holding the fixed copy; *cut says whether it was cut.
+ */
+static const char *detail_text(const char *detail, char dbuf[PW_DLQ_DETAIL_KEEP + 1], bool *cut)
+{
+	const char *det = detail ? detail : "";
+	size_t dn = strlen(det);
+	*cut = false;
+	if (dn <= PW_DLQ_DETAIL_KEEP && pw_input_utf8_ok(det, dn))
+		return det;
+	if (dn > PW_DLQ_DETAIL_KEEP) {
+		dn = utf8_cut(det, PW_DLQ_DETAIL_KEEP);
+		*cut = true;
+	}
+	memcpy(dbuf, det, dn);
+	dbuf[dn] = '\0';
+	if (!pw_input_utf8_ok(dbuf, dn))
+		for (size_t i = 0; i < dn; i++)
+			if ((unsigned char)dbuf[i] >= 0x80)
+				dbuf[i] = '?';
+	return dbuf;
+}
+
 pw_status pw_dlq_pack(const pw_dlq_source *src, Perfwatch__V1__DlqReason reason,
                       const char *detail, int64_t failed_unix_us, uint8_t **out,
                       size_t *outlen)
@@ -41,24 +68,10 @@ pw_status pw_dlq_pack(const pw_dlq_source *src, Perfwatch__V1__DlqReason reason,
 	Perfwatch__V1__DeadLetter d = PERFWATCH__V1__DEAD_LETTER__INIT;
 	uint8_t digest[32];
 	char dbuf[PW_DLQ_DETAIL_KEEP + 1];
-	const char *det = detail ? detail : "";
-	size_t dn = strlen(det);
-	/* the detail is a proto3 string: valid UTF-8, capped (it may quote the bad input) */
-	if (dn > PW_DLQ_DETAIL_KEEP || !pw_input_utf8_ok(det, dn)) {
-		if (dn > PW_DLQ_DETAIL_KEEP) {
-			dn = utf8_cut(det, PW_DLQ_DETAIL_KEEP);
-			d.detail_truncated = 1;
-		}
-		memcpy(dbuf, det, dn);
-		dbuf[dn] = '\0';
-		if (!pw_input_utf8_ok(dbuf, dn))
-			for (size_t i = 0; i < dn; i++)
-				if ((unsigned char)dbuf[i] >= 0x80)
-					dbuf[i] = '?';
-		det = dbuf;
-	}
+	bool cut;
 	d.reason = reason;
-	d.detail = (char *)det;
+	d.detail = (char *)detail_text(detail, dbuf, &cut);
+	d.detail_truncated = cut;
 	d.source_topic = (char *)(src->topic ? src->topic : "");
 	d.partition = src->partition;
 	d.offset = src->offset;
@@ -95,17 +108,57 @@ pw_status pw_dlq_pack(const pw_dlq_source *src, Perfwatch__V1__DlqReason reason,
 	return PW_OK;
 }
 
-pw_status pw_dlq_publish(pw_producer *p, const pw_dlq_source *src,
-                         Perfwatch__V1__DlqReason reason, const char *detail,
-                         int queue_wait_ms, char *errbuf, size_t errlen)
+const char *pw_dlq_reason_text(Perfwatch__V1__DlqReason r)
 {
+	return r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED ? "processing_failed"
+	                                                             : pw_dlq_reason_name(r);
+}
+
+/* The row of perfwatch.dead_letters, through pg. */
+static pw_status dlq_store(pw_pg *pg, const pw_dlq_source *src, Perfwatch__V1__DlqReason reason,
+                           const char *detail, int64_t failed_unix_us, char *errbuf, size_t errlen)
+{
+	char dbuf[PW_DLQ_DETAIL_KEEP + 1];
+	bool cut;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, src->topic ? src->topic : "");
+	pw_pg_params_int(&p, src->partition);
+	pw_pg_params_int(&p, src->offset);
+	pw_pg_params_text(&p, pw_dlq_reason_text(reason));
+	pw_pg_params_text(&p, detail_text(detail, dbuf, &cut));
+	pw_pg_params_text(&p, src->service ? src->service : "");
+	pw_pg_params_text(&p, src->payload_type ? src->payload_type : "");
+	pw_pg_params_bin(&p, src->key, src->key ? src->keylen : 0);
+	pw_pg_params_bin(&p, src->payload, src->payload ? src->len : 0);
+	pw_pg_params_int(&p, failed_unix_us);
+	return pw_pg_exec_params(pg,
+	                         "INSERT INTO perfwatch.dead_letters (source_topic, kafka_partition, "
+	                         "kafka_offset, reason, detail, service, payload_type, original_key, "
+	                         "original_payload, failed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+	                         "$8, $9, to_timestamp($10::double precision / 1e6)) "
+	                         "ON CONFLICT DO NOTHING",
+	                         &p, 0, NULL, errbuf, errlen);
+}
+
+pw_status pw_dlq_record(pw_pg *pg, pw_producer *p, const pw_dlq_source *src,
+                        Perfwatch__V1__DlqReason reason, const char *detail,
+                        int64_t failed_unix_us, int queue_wait_ms, char *errbuf, size_t errlen)
+{
+	if (!pg || !p)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "dead letter of %s[%d]@%lld: no database connection or producer to record it with",
+		               src->topic ? src->topic : "", (int)src->partition, (long long)src->offset);
+	pw_status st = dlq_store(pg, src, reason, detail, failed_unix_us, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
 	uint8_t *buf;
 	size_t len;
-	if (pw_dlq_pack(src, reason, detail, pw_now_us(), &buf, &len) != PW_OK)
+	if (pw_dlq_pack(src, reason, detail, failed_unix_us, &buf, &len) != PW_OK)
 		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory dead-lettering a message");
 	size_t kl = src->key ? src->keylen : 0;
-	pw_status st = pw_producer_produce(p, PW_TOPIC_DLQ, src->key, kl > PW_DLQ_KEY_KEEP ? PW_DLQ_KEY_KEEP : kl, buf, len,
-	                                   queue_wait_ms, errbuf, errlen);
+	st = pw_producer_produce(p, PW_TOPIC_DLQ, src->key, kl > PW_DLQ_KEY_KEEP ? PW_DLQ_KEY_KEEP : kl, buf, len,
+	                         queue_wait_ms, errbuf, errlen);
 	free(buf);
 	return st;
 }

@@ -6,10 +6,12 @@
  * A DeadLetter (proto/perfwatch/v1/dlq.proto) carries the reason, a detail
  * line, the service and the payload type it expected, the source topic,
  * partition and offset, and the original key and payload bytes, so that the
- * message can be inspected and replayed. Services call pw_dlq_publish from
- * their batch callback and count the result in their own metrics; the
- * ingester, which also stores dead letters in PostgreSQL, packs them itself
- * with pw_dlq_pack.
+ * message can be inspected and replayed. Every consumer records every dead
+ * letter in both places through one function, pw_dlq_record: a row of
+ * perfwatch.dead_letters (the whole original key and payload, one row per
+ * source position and consuming service) and a DeadLetter on perf.dlq.v1.
+ * The services on pw_service call it through pw_service_dead_letter (which
+ * also counts and logs), the ingester and the baseliner directly.
  */
 #ifndef PW_DLQ_H
 #define PW_DLQ_H
@@ -21,6 +23,7 @@
 
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "pw_kafka.h"
+#include "pw_pg.h"
 #include "pw_status.h"
 
 /*
@@ -64,12 +67,30 @@ pw_status pw_dlq_pack(const pw_dlq_source *src, Perfwatch__V1__DlqReason reason,
                       size_t *outlen);
 
 /*
- * Packs the dead letter of src and produces it on perf.dlq.v1 keyed by the
- * original key (cut to PW_DLQ_KEY_KEEP), waiting up to queue_wait_ms for room in the producer's queue
- * (pw_producer_produce). The caller flushes with the rest of its batch.
+ * The dead_letters.reason of r: its name, and "processing_failed" for
+ * DLQ_REASON_UNSPECIFIED (the table has no "unspecified").
  */
-pw_status pw_dlq_publish(pw_producer *p, const pw_dlq_source *src,
-                         Perfwatch__V1__DlqReason reason, const char *detail,
-                         int queue_wait_ms, char *errbuf, size_t errlen);
+const char *pw_dlq_reason_text(Perfwatch__V1__DlqReason r);
+
+/*
+ * Records the dead letter of src in both places, in this order:
+ *  1. a row of perfwatch.dead_letters through pg, in its open transaction if
+ *     it has one: source topic, partition and offset, reason, detail (made
+ *     valid UTF-8 and cut as in the DeadLetter), src->service,
+ *     src->payload_type, the whole original key and payload, failed_at
+ *     (failed_unix_us). Idempotent: ON CONFLICT DO NOTHING on (source topic,
+ *     partition, offset, service), so a redelivery is recorded once and every
+ *     service consuming the message records its own;
+ *  2. the packed DeadLetter produced on perf.dlq.v1 through p, keyed by the
+ *     original key (cut to PW_DLQ_KEY_KEEP), waiting up to queue_wait_ms
+ *     for room in the producer's queue (pw_producer_produce). The caller
+ *     flushes with the rest of its batch.
+ * pg and p are borrowed and required. PW_OK, or the PostgreSQL or Kafka error
+ * (the caller retries its batch: both steps are safe to repeat);
+ * PW_ERR_NOMEM on no memory.
+ */
+pw_status pw_dlq_record(pw_pg *pg, pw_producer *p, const pw_dlq_source *src,
+                        Perfwatch__V1__DlqReason reason, const char *detail,
+                        int64_t failed_unix_us, int queue_wait_ms, char *errbuf, size_t errlen);
 
 #endif

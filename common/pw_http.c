@@ -29,7 +29,7 @@
 #include <event2/util.h>
 
 #define PW_HTTP_MAX_HEADERS_SIZE 16384
-#define PW_HTTP_MAX_BODY_SIZE 4096 /* nothing here takes a body */
+#define PW_HTTP_MAX_BODY_SIZE PW_HTTP_MAX_FORM_BODY /* only form handlers take one (a POSTed form) */
 #define PW_HTTP_TIMEOUT_S 10
 #define PW_HTTP_REASON_MAX 512
 #define PW_HTTP_DEFAULT_MAX_CONNS 128
@@ -57,7 +57,8 @@ typedef struct conn {
 
 typedef struct handler {
 	char *path;
-	pw_http_handler_fn fn;
+	pw_http_handler_fn fn;    /* a GET handler, or */
+	pw_http_form_fn form_fn;  /* a form handler (GET, HEAD, POST) */
 	void *arg;
 } handler;
 
@@ -275,18 +276,54 @@ static void serve_metrics(pw_http *h, struct evhttp_request *req)
 	free(text);
 }
 
+/* The form request of req: its body copied NUL-terminated into *copy (caller frees). */
+static bool form_request(struct evhttp_request *req, const char *path, const char *query, pw_http_request *fr,
+                         char **copy)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	const char *ct = evhttp_find_header(in, "Content-Type"), *origin = evhttp_find_header(in, "Origin");
+	enum evhttp_cmd_type m = evhttp_request_get_command(req);
+	struct evbuffer *b = evhttp_request_get_input_buffer(req);
+	size_t n = m == EVHTTP_REQ_POST && b ? evbuffer_get_length(b) : 0;
+	*copy = malloc(n + 1);
+	if (!*copy)
+		return false;
+	if (n > 0)
+		evbuffer_copyout(b, *copy, n);
+	(*copy)[n] = '\0';
+	*fr = (pw_http_request){.method = m == EVHTTP_REQ_POST ? "POST" : m == EVHTTP_REQ_HEAD ? "HEAD" : "GET",
+	                        .path = path, .query = query, .body = *copy, .body_len = n,
+	                        .content_type = ct ? ct : "", .origin = origin ? origin : ""};
+	return true;
+}
+
 static void serve_handler(const handler *hd, struct evhttp_request *req, const char *path,
                           const char *query)
 {
-	char *body = NULL;
+	char *body = NULL, *form = NULL;
 	size_t len = 0;
+	pw_http_request fr;
 	pw_http_reply reply = {.status = 200, .content_type = "application/json"};
-	reply.body = open_memstream(&body, &len);
-	if (!reply.body) {
+	if (hd->form_fn && !form_request(req, path, query, &fr, &form)) {
 		reply_plain(req, 500, "out of memory\n");
 		return;
 	}
-	hd->fn(hd->arg, path, query, &reply);
+	if (form && memchr(form, 0, fr.body_len)) {
+		free(form);
+		reply_plain(req, 400, "the request body holds a NUL byte\n");
+		return;
+	}
+	reply.body = open_memstream(&body, &len);
+	if (!reply.body) {
+		free(form);
+		reply_plain(req, 500, "out of memory\n");
+		return;
+	}
+	if (hd->form_fn)
+		hd->form_fn(hd->arg, &fr, &reply);
+	else
+		hd->fn(hd->arg, path, query, &reply);
+	free(form);
 	if (fclose(reply.body) != 0) {
 		free(body);
 		reply_plain(req, 500, "out of memory\n");
@@ -308,8 +345,13 @@ static void on_request(struct evhttp_request *req, void *arg)
 	if (!path || !*path)
 		path = "/";
 	enum evhttp_cmd_type method = evhttp_request_get_command(req);
-	if (method != EVHTTP_REQ_GET && method != EVHTTP_REQ_HEAD) {
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
+	const handler *hd = NULL;
+	for (size_t i = 0; i < h->nhandlers; i++)
+		if (strcmp(path, h->handlers[i].path) == 0)
+			hd = &h->handlers[i];
+	bool form = hd && hd->form_fn;
+	if (method != EVHTTP_REQ_GET && method != EVHTTP_REQ_HEAD && !(form && method == EVHTTP_REQ_POST)) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", form ? "GET, HEAD, POST" : "GET, HEAD");
 		reply_plain(req, 405, "method not allowed\n");
 		return;
 	}
@@ -326,11 +368,9 @@ static void on_request(struct evhttp_request *req, void *arg)
 		serve_metrics(h, req);
 		return;
 	}
-	for (size_t i = 0; i < h->nhandlers; i++) {
-		if (strcmp(path, h->handlers[i].path) == 0) {
-			serve_handler(&h->handlers[i], req, path, query);
-			return;
-		}
+	if (hd) {
+		serve_handler(hd, req, path, query);
+		return;
 	}
 	reply_plain(req, 404, "not found\n");
 }
@@ -441,13 +481,13 @@ fail:
 	return st;
 }
 
-pw_status pw_http_handle(pw_http *h, const char *path, pw_http_handler_fn fn, void *arg,
-                         char *errbuf, size_t errlen)
+static pw_status handle_add(pw_http *h, const char *path, pw_http_handler_fn fn, pw_http_form_fn form_fn,
+                            void *arg, char *errbuf, size_t errlen)
 {
 	if (h->started)
 		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
 		               "cannot add HTTP handler \"%s\": server already started", path);
-	if (!path || path[0] != '/' || !fn)
+	if (!path || path[0] != '/' || (!fn && !form_fn))
 		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "invalid HTTP handler path \"%s\"",
 		               path ? path : "(null)");
 	if (strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0 ||
@@ -463,8 +503,20 @@ pw_status pw_http_handle(pw_http *h, const char *path, pw_http_handler_fn fn, vo
 	char *copy = strdup(path);
 	if (!copy)
 		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
-	h->handlers[h->nhandlers++] = (handler){.path = copy, .fn = fn, .arg = arg};
+	h->handlers[h->nhandlers++] = (handler){.path = copy, .fn = fn, .form_fn = form_fn, .arg = arg};
 	return PW_OK;
+}
+
+pw_status pw_http_handle(pw_http *h, const char *path, pw_http_handler_fn fn, void *arg,
+                         char *errbuf, size_t errlen)
+{
+	return handle_add(h, path, fn, NULL, arg, errbuf, errlen);
+}
+
+pw_status pw_http_handle_form(pw_http *h, const char *path, pw_http_form_fn fn, void *arg, char *errbuf,
+                              size_t errlen)
+{
+	return handle_add(h, path, NULL, fn, arg, errbuf, errlen);
 }
 
 pw_status pw_http_start(pw_http *h, char *errbuf, size_t errlen)
@@ -591,8 +643,9 @@ malformed:
 	               pw_config_source(cfg, "http.listen"), listen);
 }
 
-pw_status pw_http_query_param(const char *query, const char *name, char *out, size_t outlen,
-                              char *errbuf, size_t errlen)
+/* A field of a query (plus_is_space false: '+' stays '+') or of a form body (true: '+' is a space). */
+static pw_status field_param(const char *query, const char *name, bool plus_is_space, char *out, size_t outlen,
+                             char *errbuf, size_t errlen)
 {
 	if (!query)
 		return pw_fail(PW_ERR_NOT_FOUND, errbuf, errlen, "missing query parameter %s", name);
@@ -606,7 +659,7 @@ pw_status pw_http_query_param(const char *query, const char *name, char *out, si
 			if (!raw)
 				return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
 			size_t dn = 0;
-			char *v = evhttp_uridecode(raw, 0, &dn);
+			char *v = evhttp_uridecode(raw, plus_is_space, &dn);
 			free(raw);
 			if (!v)
 				return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
@@ -631,6 +684,18 @@ pw_status pw_http_query_param(const char *query, const char *name, char *out, si
 			p++;
 	}
 	return pw_fail(PW_ERR_NOT_FOUND, errbuf, errlen, "missing query parameter %s", name);
+}
+
+pw_status pw_http_query_param(const char *query, const char *name, char *out, size_t outlen,
+                              char *errbuf, size_t errlen)
+{
+	return field_param(query, name, false, out, outlen, errbuf, errlen);
+}
+
+pw_status pw_http_form_param(const char *body, const char *name, char *out, size_t outlen, char *errbuf,
+                             size_t errlen)
+{
+	return field_param(body, name, true, out, outlen, errbuf, errlen);
 }
 
 pw_status pw_http_query_get(const char *query, const char *name, char *out, size_t outlen)

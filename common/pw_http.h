@@ -9,7 +9,10 @@
  *                 with the callback's reason;
  *   GET /metrics  the pw_metrics.h registry in the text format 0.0.4;
  *   any path registered with pw_http_handle(), e.g. JSON for the CLI;
- *   404 for anything else, 405 for methods other than GET and HEAD.
+ *   any path registered with pw_http_handle_form(), which also takes POST
+ *   (an HTML form's application/x-www-form-urlencoded body);
+ *   404 for anything else, 405 for methods other than GET and HEAD (and
+ *   POST on a form's path).
  * It binds to 127.0.0.1 unless told otherwise (see
  * pw_http_listen_from_config() for the http.listen / http.port keys of
  * pw_config.h). Request headers and bodies are capped; connections idle for
@@ -69,6 +72,29 @@ typedef struct pw_http_reply {
 typedef void (*pw_http_handler_fn)(void *arg, const char *path, const char *query,
                                    pw_http_reply *reply);
 
+/*
+ * A request to a form handler. Every string is NUL-terminated and valid for
+ * the call only. A POST's body is at most PW_HTTP_MAX_FORM_BODY bytes and
+ * holds no NUL byte (else the server answers 413 or 400 itself).
+ */
+#define PW_HTTP_MAX_FORM_BODY 8192
+typedef struct pw_http_request {
+	const char *method;       /* "GET", "HEAD" or "POST" */
+	const char *path;         /* without the query */
+	const char *query;        /* the raw text after '?', NULL when there is none */
+	const char *body;         /* POST: the body ("" when empty); "" for GET and HEAD */
+	size_t body_len;
+	const char *content_type; /* the Content-Type header, "" when absent */
+	const char *origin;       /* the Origin header, "" when absent */
+} pw_http_request;
+
+/*
+ * A form handler: GET and HEAD show (HEAD gets GET's headers without the
+ * body, and a handler must not change state on either), POST acts. Read the
+ * body's fields with pw_http_form_param.
+ */
+typedef void (*pw_http_form_fn)(void *arg, const pw_http_request *req, pw_http_reply *reply);
+
 typedef struct pw_http_opts {
 	const char *host;         /* "127.0.0.1" when NULL; copied */
 	int port;                 /* 0 picks a free port; see pw_http_port() */
@@ -105,6 +131,13 @@ pw_status pw_http_new(const pw_http_opts *opts, pw_http **out, char *errbuf, siz
  */
 pw_status pw_http_handle(pw_http *h, const char *path, pw_http_handler_fn fn, void *arg,
                          char *errbuf, size_t errlen);
+
+/*
+ * Serves GET, HEAD and POST of path with fn, as pw_http_handle does GET;
+ * other methods get 405 with "Allow: GET, HEAD, POST". Same errors.
+ */
+pw_status pw_http_handle_form(pw_http *h, const char *path, pw_http_form_fn fn, void *arg, char *errbuf,
+                              size_t errlen);
 
 /* Starts the server thread. PW_ERR_INVALID if already started, PW_ERR_IO. */
 pw_status pw_http_start(pw_http *h, char *errbuf, size_t errlen);
@@ -146,5 +179,12 @@ pw_status pw_http_query_get(const char *query, const char *name, char *out, size
  */
 pw_status pw_http_query_param(const char *query, const char *name, char *out, size_t outlen,
                               char *errbuf, size_t errlen);
+
+/*
+ * pw_http_query_param for an application/x-www-form-urlencoded body (a
+ * POSTed form): the same checks, and '+' is a space, as browsers encode it.
+ */
+pw_status pw_http_form_param(const char *body, const char *name, char *out, size_t outlen, char *errbuf,
+                             size_t errlen);
 
 #endif

@@ -161,6 +161,73 @@ Perfwatch__V1__DlqReason pw_input_decode(const ProtobufCMessageDescriptor *desc,
 	return PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED;
 }
 
+/* 1 = a field beyond its cap (errbuf set), 0 = within. */
+static int bounds_walk(const ProtobufCMessage *m, size_t string_max, size_t list_max, char *path,
+                       size_t pathcap, int depth, char *errbuf, size_t errlen)
+{
+	if (!m || depth > DEPTH_MAX)
+		return 0;
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	size_t base = strlen(path);
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		const char *at = (const char *)m + f->offset;
+		size_t n = 1;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			n = *(const size_t *)((const char *)m + f->quantifier_offset);
+			if (n > list_max) {
+				snprintf(errbuf, errlen, "field \"%s%s%s\" has %zu items (at most %zu)", path,
+				         base ? "." : "", f->name, n, list_max);
+				return 1;
+			}
+			at = *(const char *const *)at;
+		} else if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+		           *(const uint32_t *)((const char *)m + f->quantifier_offset) != f->id) {
+			continue;
+		}
+		for (size_t k = 0; at && k < n; k++) {
+			size_t len = 0;
+			if (f->type == PROTOBUF_C_TYPE_STRING) {
+				const char *str = ((const char *const *)at)[k];
+				len = str ? strlen(str) : 0;
+			} else if (f->type == PROTOBUF_C_TYPE_BYTES) {
+				len = ((const ProtobufCBinaryData *)at)[k].len;
+			} else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+				const ProtobufCMessage *sub = ((const ProtobufCMessage *const *)at)[k];
+				int w = snprintf(path + base, pathcap - base, "%s%s", base ? "." : "", f->name);
+				if (w < 0 || (size_t)w >= pathcap - base) {
+					path[base] = '\0';
+					continue;
+				}
+				int r = bounds_walk(sub, string_max, list_max, path, pathcap, depth + 1, errbuf,
+				                    errlen);
+				path[base] = '\0';
+				if (r)
+					return r;
+				continue;
+			} else {
+				break; /* numbers, bools, enums: fixed size */
+			}
+			if (len > string_max) {
+				snprintf(errbuf, errlen, "field \"%s%s%s\" of %zu bytes (at most %zu)", path,
+				         base ? "." : "", f->name, len, string_max);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+pw_status pw_input_check_bounds(const ProtobufCMessage *m, size_t string_max, size_t list_max,
+                                char *errbuf, size_t errlen)
+{
+	char path[256] = "";
+	char msg[512];
+	if (bounds_walk(m, string_max, list_max, path, sizeof path, 0, msg, sizeof msg))
+		return pw_fail(PW_ERR_TOO_LARGE, errbuf, errlen, "%s", msg);
+	return PW_OK;
+}
+
 bool pw_input_series_key_matches(const char *key, const Perfwatch__V1__SeriesKey *k)
 {
 	if (!key || !k)

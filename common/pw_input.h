@@ -8,8 +8,8 @@
  * not check UTF-8, so invalid bytes would reach PostgreSQL, which refuses
  * them on every retry. pw_input_check_wire walks the wire form of a message
  * with its descriptor and refuses both before the message is unpacked.
- * PW_SERIES_KEY_MAX is the one limit on a series key (the baseliner's key
- * table, the ingester's door and the CLI all use it).
+ * The lengths of keys and ids are pw_limits.h's (PW_SERIES_KEY_MAX: the one
+ * limit on a series key; the ingester enforces each part's).
  */
 #ifndef PW_INPUT_H
 #define PW_INPUT_H
@@ -22,10 +22,9 @@
 
 #include "perfwatch/v1/common.pb-c.h"
 #include "perfwatch/v1/dlq.pb-c.h"
+#include "pw_limits.h"
 #include "pw_status.h"
 
-/* Bytes of a series key, its terminating NUL included (a key is at most 255 bytes). */
-#define PW_SERIES_KEY_MAX 256
 
 /* True when s[0..n) is well-formed UTF-8 (no overlongs, no surrogates) without a NUL byte. */
 bool pw_input_utf8_ok(const char *s, size_t n);
@@ -51,6 +50,17 @@ pw_status pw_input_check_wire(const ProtobufCMessageDescriptor *desc, const void
 Perfwatch__V1__DlqReason pw_input_decode(const ProtobufCMessageDescriptor *desc, const void *buf,
                                          size_t len, ProtobufCMessage **out, char *detail,
                                          size_t detail_len);
+
+/*
+ * Checks an unpacked message m at any depth against two caps: every string
+ * and bytes field at most string_max bytes, every repeated field at most
+ * list_max items. PW_OK, or PW_ERR_TOO_LARGE with errbuf naming the first
+ * field beyond its cap ("field \"scope.correlated_series\" has 300 items (at
+ * most 256)"). A door uses it so that what it accepts, and whatever a service
+ * copies from it, stays bounded.
+ */
+pw_status pw_input_check_bounds(const ProtobufCMessage *m, size_t string_max, size_t list_max,
+                                char *errbuf, size_t errlen);
 
 /*
  * True when key is the canonical series key of k (the series table's

@@ -183,6 +183,7 @@ struct pw_producer {
 	pw_producer_counts counts;
 	uint64_t failed_window;     /* failures since the last flush */
 	char last_error[256];
+	rd_kafka_resp_err_t last_err; /* of the latest failed delivery report */
 	struct producer_topic *topics;
 	size_t ntopics, cap_topics;
 	uint64_t gen;               /* the open generation: what is produced now joins it */
@@ -207,6 +208,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 		slot->failed++;
 	p->counts.failed++;
 	p->failed_window++;
+	p->last_err = m->err;
 	snprintf(p->last_error, sizeof p->last_error, "%s", rd_kafka_err2str(m->err));
 	/* Every failure is counted and surfaces in pw_producer_flush; the log
 	 * shows the first of a run and then one in 10000, to stay readable when a
@@ -432,6 +434,11 @@ pw_status pw_producer_settle(pw_producer *p, uint64_t gen, int timeout_ms, char 
 void pw_producer_counts_get(const pw_producer *p, pw_producer_counts *out)
 {
 	*out = p->counts;
+}
+
+rd_kafka_resp_err_t pw_producer_last_error(const pw_producer *p)
+{
+	return p->last_err;
 }
 
 void pw_producer_free(pw_producer *p)

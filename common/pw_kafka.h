@@ -111,6 +111,14 @@ pw_status pw_producer_settle(pw_producer *p, uint64_t gen, int timeout_ms, char 
 /* Copies the counters into *out. */
 void pw_producer_counts_get(const pw_producer *p, pw_producer_counts *out);
 
+/*
+ * The error of the latest delivery report that failed
+ * (RD_KAFKA_RESP_ERR_NO_ERROR before any did), so that a caller whose flush
+ * failed can tell a message the broker refuses as too large
+ * (RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE) from a broker that is away.
+ */
+rd_kafka_resp_err_t pw_producer_last_error(const pw_producer *p);
+
 
 /*
  * Flushes for up to 10 s (logging what remains undelivered), then destroys

@@ -8,12 +8,28 @@
  * transaction. A crash anywhere before the commit leaves the rows unpublished
  * for the next round; the only duplicates are rows acknowledged just before a
  * crash, which consumers dedupe on the messages' natural ids.
+ *
+ * A row that can never be published is set aside, never retried: one over
+ * its topic's limit (pw_topic_publish_limit: written before pw_outbox_add
+ * refused such rows, or under another limit), or one the producer or the
+ * broker refuses as too large, is dead-lettered (perfwatch.dead_letters and
+ * perf.dlq.v1, reason oversize, source PW_OUTBOX_DLQ_SOURCE at offset = the
+ * row's id) and marked (dead_lettered_at) in the round's transaction, and the
+ * rows behind it go out. When the broker refuses one message of a round at
+ * delivery, the round is sent again one row at a time to find it; rows of
+ * the round it had already acknowledged are then sent twice (at least once,
+ * as above).
  */
 #include "pw_outbox.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "pw_dlq.h"
+#include "pw_time.h"
+#include "pw_topics.h"
 
 #define OUTBOX_BATCH_DEFAULT 512
 #define OUTBOX_FLUSH_DEFAULT 10000
@@ -29,6 +45,7 @@ struct pw_outbox {
 	int queue_wait_ms;
 	pw_metric *published; /* {service, topic} */
 	pw_metric *pending;   /* {service} */
+	pw_metric *dead;      /* {service, topic}: rows dead-lettered */
 	char *ids;            /* "{1,2,...}" of the round, grown as needed */
 	size_t ids_cap;
 };
@@ -37,6 +54,12 @@ pw_status pw_outbox_add(pw_pg *pg, const char *service, const char *ref, const c
                         const char *key, const void *payload, size_t len, char *errbuf,
                         size_t errlen)
 {
+	size_t keylen = key ? strlen(key) : 0, limit = pw_topic_publish_limit(topic);
+	if (len + keylen > limit)
+		return pw_fail(PW_ERR_TOO_LARGE, errbuf, errlen,
+		               "outbox row of %s for \"%s\" (ref \"%.200s\"): message of %zu bytes over "
+		               "the topic's limit of %zu bytes",
+		               service, topic ? topic : "", ref ? ref : "", len + keylen, limit);
 	pw_pg_params p;
 	pw_pg_params_init(&p);
 	pw_pg_params_text(&p, service);
@@ -106,6 +129,14 @@ pw_status pw_outbox_new(pw_outbox **out, pw_pg *pg, pw_producer *producer, pw_me
 			                      "service",
 			                      (const char *const[]){"service", NULL}, &b->pending, errbuf,
 			                      errlen);
+		b->dead = pw_metrics_find(metrics, PW_METRIC_COUNTER,
+		                          "perfwatch_outbox_dead_lettered_total");
+		if (st == PW_OK && !b->dead)
+			st = pw_metrics_counter(metrics, "perfwatch_outbox_dead_lettered_total",
+			                        "outbox messages that could not be published (too large) "
+			                        "and were dead-lettered instead, by service and topic",
+			                        (const char *const[]){"service", "topic", NULL}, &b->dead,
+			                        errbuf, errlen);
 		if (st != PW_OK) {
 			pw_outbox_free(b);
 			return st;
@@ -133,6 +164,140 @@ static pw_status ids_append(pw_outbox *o, size_t *used, const char *id)
 	return PW_OK;
 }
 
+/* True for a delivery error that says the message itself is too large: retrying cannot help. */
+static bool refused_as_too_large(rd_kafka_resp_err_t err)
+{
+	return err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE ||
+	       err == RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE;
+}
+
+/*
+ * Sets row i of the claimed round aside: a row in perfwatch.dead_letters and
+ * a DeadLetter produced on perf.dlq.v1 (flushed with the round), the row
+ * marked; in the round's transaction. detail says why.
+ */
+static pw_status dead_letter_row(pw_outbox *o, PGresult *res, int i, const char *detail,
+                                 char *errbuf, size_t errlen)
+{
+	const char *id = PQgetvalue(res, i, 0), *topic = PQgetvalue(res, i, 1);
+	const pw_topic_spec *t = pw_topic_find(topic);
+	const char *type = t && t->payload ? t->payload : "";
+	const char *reason = pw_dlq_reason_text(PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE);
+	pw_dlq_source src = {.service = o->service, .payload_type = type, .topic = PW_OUTBOX_DLQ_SOURCE,
+	                     .partition = 0, .offset = strtoll(id, NULL, 10),
+	                     .key = PQgetvalue(res, i, 2), .keylen = (size_t)PQgetlength(res, i, 2),
+	                     .payload = PQgetvalue(res, i, 3), .len = (size_t)PQgetlength(res, i, 3)};
+	pw_status st = pw_dlq_record(o->pg, o->producer, &src, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE,
+	                             detail, pw_now_us(), o->queue_wait_ms, errbuf, errlen);
+	if (st == PW_ERR_INVALID) {
+		/* a producer whose message.max.bytes is below even the DeadLetter (a few KiB over
+		 * PW_DLQ_PAYLOAD_KEEP): the row in perfwatch.dead_letters is the dead letter */
+		if (o->lg)
+			pw_log_warn(o->lg, "outbox row %s: its dead letter is not on %s either: %s", id, PW_TOPIC_DLQ,
+			            errbuf);
+		st = PW_OK;
+	}
+	if (st != PW_OK)
+		return st;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, id);
+	pw_pg_params_text(&p, reason);
+	pw_pg_params_text(&p, detail);
+	st = pw_pg_exec_params(o->pg,
+	                       "UPDATE perfwatch.outbox SET published_at = now(), dead_lettered_at = now(), "
+	                       "dead_letter_reason = $2, dead_letter_detail = $3 WHERE id = $1::bigint",
+	                       &p, 0, NULL, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (o->lg)
+		pw_log_write(o->lg, PW_LOG_WARN,
+		             (const char *[]){"service", o->service, "topic", topic, "outbox_id", id, "reason",
+		                              reason, NULL},
+		             "outbox row dead-lettered: %s", detail);
+	return PW_OK;
+}
+
+/*
+ * Row i of the round before it is produced: over its topic's limit it is
+ * dead-lettered (*dead true), otherwise left to produce.
+ */
+static pw_status check_row(pw_outbox *o, PGresult *res, int i, bool *dead, char *errbuf,
+                           size_t errlen)
+{
+	const char *topic = PQgetvalue(res, i, 1);
+	size_t n = (size_t)PQgetlength(res, i, 2) + (size_t)PQgetlength(res, i, 3);
+	size_t limit = pw_topic_publish_limit(topic);
+	*dead = n > limit;
+	if (!*dead)
+		return PW_OK;
+	char detail[512];
+	snprintf(detail, sizeof detail,
+	         "outbox row %s of %s (ref \"%.200s\") for \"%s\": message of %zu bytes over the topic's "
+	         "limit of %zu bytes",
+	         PQgetvalue(res, i, 0), o->service, PQgetvalue(res, i, 4), topic, n, limit);
+	return dead_letter_row(o, res, i, detail, errbuf, errlen);
+}
+
+/*
+ * Produces row i. A row the producer refuses as too large (its own
+ * message.max.bytes) is dead-lettered (*dead true); other failures are
+ * returned.
+ */
+static pw_status produce_row(pw_outbox *o, PGresult *res, int i, bool *dead, char *errbuf,
+                             size_t errlen)
+{
+	*dead = false;
+	const char *topic = PQgetvalue(res, i, 1);
+	pw_status st = pw_producer_produce(o->producer, topic, PQgetvalue(res, i, 2),
+	                                   (size_t)PQgetlength(res, i, 2), PQgetvalue(res, i, 3),
+	                                   (size_t)PQgetlength(res, i, 3), o->queue_wait_ms, errbuf,
+	                                   errlen);
+	if (st != PW_ERR_INVALID)
+		return st;
+	/* pw_producer_produce: PW_ERR_INVALID is a payload over message.max.bytes */
+	char detail[768];
+	snprintf(detail, sizeof detail, "outbox row %s of %s (ref \"%.200s\"): the producer refuses it: %s",
+	         PQgetvalue(res, i, 0), o->service, PQgetvalue(res, i, 4), errbuf);
+	*dead = true;
+	return dead_letter_row(o, res, i, detail, errbuf, errlen);
+}
+
+/*
+ * The broker refused a message of the round as too large: the round's rows
+ * not set aside yet (sent[i]) are sent again one at a time, each flushed on
+ * its own; the one the broker refuses is dead-lettered, the others stay
+ * sent. Any other failure is returned.
+ */
+static pw_status resend_one_by_one(pw_outbox *o, PGresult *res, bool *sent, char *errbuf,
+                                   size_t errlen)
+{
+	for (int i = 0; i < PQntuples(res); i++) {
+		if (!sent[i])
+			continue;
+		bool dead = false;
+		pw_status st = produce_row(o, res, i, &dead, errbuf, errlen);
+		if (st == PW_OK && !dead)
+			st = pw_producer_flush(o->producer, o->flush_timeout_ms, errbuf, errlen);
+		if (st != PW_OK && !dead &&
+		    refused_as_too_large(pw_producer_last_error(o->producer))) {
+			char detail[768];
+			snprintf(detail, sizeof detail,
+			         "outbox row %s of %s (ref \"%.200s\") for \"%s\": the broker refuses it (%zu "
+			         "bytes): %s",
+			         PQgetvalue(res, i, 0), o->service, PQgetvalue(res, i, 4), PQgetvalue(res, i, 1),
+			         (size_t)PQgetlength(res, i, 3), errbuf);
+			dead = true;
+			st = dead_letter_row(o, res, i, detail, errbuf, errlen);
+		}
+		if (st != PW_OK)
+			return st;
+		if (dead)
+			sent[i] = false;
+	}
+	return pw_producer_flush(o->producer, o->flush_timeout_ms, errbuf, errlen);
+}
+
 /* One round: claim up to o->batch rows, send, wait, mark. *n gets the rows. */
 static pw_status publish_round(pw_outbox *o, size_t *n, char *errbuf, size_t errlen)
 {
@@ -144,14 +309,15 @@ static pw_status publish_round(pw_outbox *o, size_t *n, char *errbuf, size_t err
 	pw_pg_params_text(&p, o->service);
 	pw_pg_params_text(&p, lim);
 	PGresult *res = NULL;
+	bool *sent = NULL;
 	pw_status st = pw_pg_begin(o->pg, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	/* binary results: the payload arrives as its bytes; id is cast to text first */
 	st = pw_pg_exec_params(o->pg,
-	                       "SELECT id::text, topic, message_key, payload FROM perfwatch.outbox "
-	                       "WHERE service = $1 AND published_at IS NULL ORDER BY id "
-	                       "LIMIT $2::int FOR UPDATE SKIP LOCKED",
+	                       "SELECT id::text, topic, message_key, payload, coalesce(ref, '') "
+	                       "FROM perfwatch.outbox WHERE service = $1 AND published_at IS NULL "
+	                       "ORDER BY id LIMIT $2::int FOR UPDATE SKIP LOCKED",
 	                       &p, 1, &res, errbuf, errlen);
 	if (st != PW_OK)
 		goto fail;
@@ -160,7 +326,25 @@ static pw_status publish_round(pw_outbox *o, size_t *n, char *errbuf, size_t err
 		PQclear(res);
 		return pw_pg_commit(o->pg, errbuf, errlen);
 	}
-	size_t used = 1;
+	if (!(sent = calloc((size_t)rows, sizeof *sent))) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory publishing the outbox");
+		goto fail;
+	}
+	for (int i = 0; i < rows; i++) {
+		bool dead = false;
+		st = check_row(o, res, i, &dead, errbuf, errlen);
+		if (st == PW_OK && !dead)
+			st = produce_row(o, res, i, &dead, errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+		sent[i] = !dead;
+	}
+	st = pw_producer_flush(o->producer, o->flush_timeout_ms, errbuf, errlen);
+	if (st != PW_OK && refused_as_too_large(pw_producer_last_error(o->producer)))
+		st = resend_one_by_one(o, res, sent, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	size_t used = 1, nsent = 0;
 	if (ids_append(o, &used, "") != PW_OK) {
 		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory publishing the outbox");
 		goto fail;
@@ -168,39 +352,36 @@ static pw_status publish_round(pw_outbox *o, size_t *n, char *errbuf, size_t err
 	o->ids[0] = '{';
 	used = 1;
 	for (int i = 0; i < rows; i++) {
-		const char *topic = PQgetvalue(res, i, 1);
-		st = pw_producer_produce(o->producer, topic, PQgetvalue(res, i, 2),
-		                         (size_t)PQgetlength(res, i, 2), PQgetvalue(res, i, 3),
-		                         (size_t)PQgetlength(res, i, 3), o->queue_wait_ms, errbuf,
-		                         errlen);
-		if (st != PW_OK)
-			goto fail;
+		if (!sent[i])
+			continue;
 		if (ids_append(o, &used, PQgetvalue(res, i, 0)) != PW_OK) {
 			st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory publishing the outbox");
 			goto fail;
 		}
+		nsent++;
 	}
 	o->ids[used++] = '}';
 	o->ids[used] = '\0';
-	st = pw_producer_flush(o->producer, o->flush_timeout_ms, errbuf, errlen);
-	if (st != PW_OK)
-		goto fail;
-	pw_pg_params_init(&p);
-	pw_pg_params_text(&p, o->ids);
-	st = pw_pg_exec_params(o->pg,
-	                       "UPDATE perfwatch.outbox SET published_at = now() "
-	                       "WHERE id = ANY ($1::bigint[])",
-	                       &p, 0, NULL, errbuf, errlen);
-	if (st != PW_OK)
-		goto fail;
+	if (nsent > 0) {
+		pw_pg_params_init(&p);
+		pw_pg_params_text(&p, o->ids);
+		st = pw_pg_exec_params(o->pg,
+		                       "UPDATE perfwatch.outbox SET published_at = now() "
+		                       "WHERE id = ANY ($1::bigint[])",
+		                       &p, 0, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
 	st = pw_pg_commit(o->pg, errbuf, errlen);
 	if (st != PW_OK)
 		goto fail_clear;
-	if (o->published)
-		for (int i = 0; i < rows; i++)
-			pw_metric_inc(o->published,
-			              (const char *const[]){o->service, PQgetvalue(res, i, 1)});
+	for (int i = 0; i < rows; i++) {
+		pw_metric *m = sent[i] ? o->published : o->dead;
+		if (m)
+			pw_metric_inc(m, (const char *const[]){o->service, PQgetvalue(res, i, 1)});
+	}
 	*n = (size_t)rows;
+	free(sent);
 	PQclear(res);
 	return PW_OK;
 
@@ -208,6 +389,7 @@ fail:
 	if (pw_pg_in_transaction(o->pg))
 		pw_pg_rollback(o->pg, NULL, 0);
 fail_clear:
+	free(sent);
 	PQclear(res);
 	return st;
 }

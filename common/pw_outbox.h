@@ -32,9 +32,21 @@
 #include "pw_status.h"
 
 /*
+ * The source_topic of an outbox row's dead letter (perfwatch.dead_letters,
+ * DeadLetter.source_topic): the table, partition 0, offset the row's id. The
+ * topic it was meant for is in the detail and its payload_type.
+ */
+#define PW_OUTBOX_DLQ_SOURCE "perfwatch.outbox"
+
+/*
  * Appends one message to the outbox inside the caller's open transaction on
  * pg. service, ref, topic and key are text (ref may be NULL), payload len
- * bytes. Nothing is sent until pw_outbox_publish. PW_OK, or pw_pg's error.
+ * bytes. Nothing is sent until pw_outbox_publish. PW_OK, or pw_pg's error;
+ * PW_ERR_TOO_LARGE, with nothing written, when key and payload together are
+ * over the topic's limit (pw_topic_publish_limit: 1,000,000 bytes for a
+ * topic at the broker's default): the row could never be published, so the
+ * caller sets aside what asked for it (pw_service_failure_reason: a dead
+ * letter with reason oversize) instead of blocking the rows behind it.
  */
 pw_status pw_outbox_add(pw_pg *pg, const char *service, const char *ref, const char *topic,
                         const char *key, const void *payload, size_t len, char *errbuf,
@@ -60,7 +72,8 @@ typedef struct pw_outbox_opts {
 /*
  * A publisher over pg and producer (both borrowed, used from the caller's
  * thread only, must outlive the handle). metrics (may be NULL) gets
- * perfwatch_outbox_published_total{service,topic} and
+ * perfwatch_outbox_published_total{service,topic},
+ * perfwatch_outbox_dead_lettered_total{service,topic} and
  * perfwatch_outbox_pending{service} (registered once per registry).
  */
 pw_status pw_outbox_new(pw_outbox **out, pw_pg *pg, pw_producer *producer, pw_metrics *metrics,
@@ -70,9 +83,17 @@ pw_status pw_outbox_new(pw_outbox **out, pw_pg *pg, pw_producer *producer, pw_me
  * Publishes every unpublished row of the service, in rounds of at most
  * `batch` rows: claim (own transaction, FOR UPDATE SKIP LOCKED), produce,
  * wait for every acknowledgement, mark published, commit. *published (may be
- * NULL) gets the rows published. On a delivery failure or timeout the round's
- * rows stay unpublished and the error is returned (retriable); rows already
- * marked stay marked. Must not be called inside an open transaction on pg.
+ * NULL) gets the rows that left the outbox. On a delivery failure or timeout
+ * the round's rows stay unpublished and the error is returned (retriable);
+ * rows already marked stay marked. A row that can never be published (over
+ * its topic's limit, or refused as too large by the producer or the broker)
+ * is not retried: it is dead-lettered (reason oversize, source
+ * PW_OUTBOX_DLQ_SOURCE at offset = its id, in perfwatch.dead_letters and on
+ * perf.dlq.v1) and marked (published_at and dead_lettered_at, with
+ * dead_letter_reason and dead_letter_detail) in the round's transaction, and
+ * the rows behind it are published; perfwatch_outbox_dead_lettered_total
+ * {service,topic} counts it. Must not be called inside an open transaction
+ * on pg.
  */
 pw_status pw_outbox_publish(pw_outbox *o, size_t *published, char *errbuf, size_t errlen);
 

@@ -107,47 +107,15 @@ pw_consumer *pw_service_worker_consumer(const pw_service_worker *w)
 
 /* ------------------------------------------------------------ dead letters */
 
-/* The dead_letters.reason of r (the table has no "unspecified"). */
-static const char *reason_name(Perfwatch__V1__DlqReason r)
-{
-	return r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED ? "processing_failed"
-	                                                             : pw_dlq_reason_name(r);
-}
-
 pw_status pw_service_dead_letter(pw_service_worker *w, const rd_kafka_message_t *msg,
                                  const char *payload_type, Perfwatch__V1__DlqReason reason,
                                  const char *detail, char *errbuf, size_t errlen)
 {
 	pw_service *svc = w->svc;
-	const char *name = svc->def->name;
 	const char *topic = rd_kafka_topic_name(msg->rkt);
-	pw_status st;
-	if (w->pg) {
-		pw_pg_params p;
-		pw_pg_params_init(&p);
-		pw_pg_params_text(&p, topic);
-		pw_pg_params_int(&p, msg->partition);
-		pw_pg_params_int(&p, msg->offset);
-		pw_pg_params_text(&p, reason_name(reason));
-		pw_pg_params_text(&p, detail);
-		pw_pg_params_text(&p, name);
-		pw_pg_params_text(&p, payload_type);
-		pw_pg_params_bin(&p, msg->key, msg->key_len);
-		pw_pg_params_bin(&p, msg->payload, msg->len);
-		pw_pg_params_int(&p, pw_now_us());
-		st = pw_pg_exec_params(w->pg,
-		                       "INSERT INTO perfwatch.dead_letters (source_topic, kafka_partition, "
-		                       "kafka_offset, reason, detail, service, payload_type, original_key, "
-		                       "original_payload, failed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, "
-		                       "$8, $9, to_timestamp($10::double precision / 1e6)) "
-		                       "ON CONFLICT DO NOTHING",
-		                       &p, 0, NULL, errbuf, errlen);
-		if (st != PW_OK)
-			return st;
-	}
 	pw_dlq_source src;
-	pw_dlq_source_from_message(&src, msg, name, payload_type);
-	st = pw_dlq_publish(w->producer, &src, reason, detail, 5000, errbuf, errlen);
+	pw_dlq_source_from_message(&src, msg, svc->def->name, payload_type);
+	pw_status st = pw_dlq_record(w->pg, w->producer, &src, reason, detail, pw_now_us(), 5000, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	char part[16], off[32];
@@ -156,7 +124,7 @@ pw_status pw_service_dead_letter(pw_service_worker *w, const rd_kafka_message_t 
 	pw_metric_inc(svc->m_dead, (const char *const[]){topic});
 	pw_log_write(&svc->lg, PW_LOG_WARN,
 	             (const char *[]){"topic", topic, "partition", part, "offset", off, "reason",
-	                              reason_name(reason), NULL},
+	                              pw_dlq_reason_text(reason), NULL},
 	             "%s dead-lettered: %s", payload_type, detail);
 	return PW_OK;
 }
@@ -787,4 +755,10 @@ bool pw_service_retriable(pw_status st)
 {
 	return st == PW_ERR_UNAVAILABLE || st == PW_ERR_TIMEOUT || st == PW_ERR_NOMEM ||
 	       st == PW_ERR_KAFKA || st == PW_ERR_SHUTDOWN;
+}
+
+Perfwatch__V1__DlqReason pw_service_failure_reason(pw_status st)
+{
+	return st == PW_ERR_TOO_LARGE ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE
+	                              : PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED;
 }

@@ -241,6 +241,14 @@ pw_consumer *pw_service_worker_consumer(const pw_service_worker *w);
 bool pw_service_retriable(pw_status st);
 
 /*
+ * The dead letter's reason for a message whose callback failed with st and
+ * is not retried (pw_service_retriable false): DLQ_REASON_OVERSIZE for
+ * PW_ERR_TOO_LARGE (what the message made would not fit its topic:
+ * pw_outbox_add), DLQ_REASON_PROCESSING_FAILED for anything else.
+ */
+Perfwatch__V1__DlqReason pw_service_failure_reason(pw_status st);
+
+/*
  * Dead-letters one consumed message in the worker's transaction and on
  * perf.dlq.v1: a row in perfwatch.dead_letters (idempotent on the source
  * offset) and a DeadLetter produced on w->producer (flushed with the batch's

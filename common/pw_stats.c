@@ -1,6 +1,8 @@
 /*
  * pw_stats.c: descriptive statistics, two-sample tests, Benjamini–Hochberg,
- * power, and the two-sample verdict of §4.3(a).
+ * power, the two-sample verdict of §4.3(a), and the canary's always-valid
+ * paired comparison (a confidence sequence) beside Kayenta's fixed-horizon
+ * judge, its reference.
  *
  * Everything here is a pure function of its inputs: the CLI, the baseliner,
  * the gate and the benchmarks call the same code. The changepoint and
@@ -8,11 +10,12 @@
  * and tests defined here. Standard distributions come from GSL; the only
  * distribution computed here is the exact null distribution of Mann–Whitney
  * U, which is a counting recurrence, not a special function. The reasoning
- * and references are in docs/statistics.md.
+ * and references are in docs/statistics.md and docs/canary.md.
  */
 #include "pw_stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_roots.h>
 #include <gsl/gsl_sf_gamma.h>
+#include <gsl/gsl_sf_lambert.h>
 
 /* Exact tables up to this many doubles live on the stack (16 KiB). */
 #define MWU_STACK_TABLE 2048
@@ -376,24 +380,19 @@ static bool mwu_exact_ok(size_t n1, size_t n2)
 }
 
 /*
- * Ranks x and y jointly without building a rank array: sorts copies of each
- * (work: n1 + n2 doubles) and merges, accumulating U1 and Σ(t³ − t) over tie
- * groups.
+ * U1 of (xs − shift) against ys, both sorted ascending, and Σ(t³ − t) over the
+ * tie groups of the pooled sample, by one merge. fl(a − shift) is monotone in
+ * a, so the shifted xs stay sorted.
  */
-static void mwu_u_and_ties(const double *x, size_t n1, const double *y, size_t n2,
-                           double *work, double *u1, double *tie_term)
+static void mwu_u_ties_sorted(const double *xs, size_t n1, double shift, const double *ys,
+                              size_t n2, double *u1, double *tie_term)
 {
-	double *xs = work, *ys = work + n1;
-	memcpy(xs, x, n1 * sizeof *xs);
-	memcpy(ys, y, n2 * sizeof *ys);
-	sort_doubles(xs, n1);
-	sort_doubles(ys, n2);
 	size_t i = 0, j = 0;
 	double u = 0.0, ties = 0.0;
 	while (i < n1 || j < n2) {
-		double v = i < n1 && (j >= n2 || xs[i] <= ys[j]) ? xs[i] : ys[j];
+		double v = i < n1 && (j >= n2 || xs[i] - shift <= ys[j]) ? xs[i] - shift : ys[j];
 		size_t a = 0, b = 0;
-		while (i < n1 && xs[i] == v) {
+		while (i < n1 && xs[i] - shift == v) {
 			i++;
 			a++;
 		}
@@ -408,6 +407,29 @@ static void mwu_u_and_ties(const double *x, size_t n1, const double *y, size_t n
 	}
 	*u1 = u;
 	*tie_term = ties;
+}
+
+/*
+ * Ranks x and y jointly without building a rank array: sorts copies of each
+ * (work: n1 + n2 doubles) and merges, accumulating U1 and Σ(t³ − t) over tie
+ * groups.
+ */
+static void mwu_u_and_ties(const double *x, size_t n1, const double *y, size_t n2,
+                           double *work, double *u1, double *tie_term)
+{
+	double *xs = work, *ys = work + n1;
+	memcpy(xs, x, n1 * sizeof *xs);
+	memcpy(ys, y, n2 * sizeof *ys);
+	sort_doubles(xs, n1);
+	sort_doubles(ys, n2);
+	mwu_u_ties_sorted(xs, n1, 0.0, ys, n2, u1, tie_term);
+}
+
+/* The standard deviation of U under H0 with the tie correction (Hollander & Wolfe §4.1). */
+static double mwu_sigma(size_t n1, size_t n2, double tie_term)
+{
+	double mn = (double)n1 * (double)n2, n = (double)(n1 + n2);
+	return sqrt(mn / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0))));
 }
 
 /*
@@ -505,8 +527,7 @@ static pw_status mwu_run(const double *x, size_t n1, const double *y, size_t n2,
 			p = 1.0 - mwu_counts_cdf(counts, n1, n2, ku - 1);
 		free(heap);
 	} else {
-		double n = (double)(n1 + n2);
-		double s = sqrt(mn / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0))));
+		double s = mwu_sigma(n1, n2, tie_term);
 		if (!(s > 0.0)) {
 			p = 1.0; /* every value tied: no evidence either way */
 		} else {
@@ -1102,4 +1123,563 @@ pw_status pw_stats_compare(const double *base, size_t n_base, const double *cand
 free_work:
 	free(own);
 	return st;
+}
+
+int pw_compare_filter_text(char *buf, size_t len, const char *name, double value, double frac,
+                           double practical_pct, double k, double noise_floor_pct)
+{
+	double thr = practical_pct > noise_floor_pct ? practical_pct : noise_floor_pct;
+	return snprintf(buf, len, "%s=%+.2f%% %s max(%.2g*MDE=%.2f%%, %.2g*SE=%.2f%%)", name, value,
+	                fabs(value) > thr ? ">" : "<=", frac, practical_pct, k, noise_floor_pct);
+}
+
+pw_status pw_stats_required_n(double sigma_pct, double mde_pct, double alpha, double power,
+                              unsigned floor_n, unsigned *n)
+{
+	if (!isfinite(sigma_pct) || sigma_pct < 0.0 || !isfinite(mde_pct) || !(mde_pct > 0.0) ||
+	    floor_n < 1 || floor_n > PW_POWER_MAX_N)
+		return PW_ERR_INVALID;
+	if (sigma_pct == 0.0) {
+		*n = floor_n;
+		return PW_OK;
+	}
+	double real;
+	pw_status st = pw_stats_power_n(sigma_pct, mde_pct, alpha, power, false, &real);
+	if (st != PW_OK)
+		return st;
+	/* a hair below an integer is that integer (21.01·(σ/Δ)² lands on them) */
+	double up = ceil(real - 1e-9);
+	if (!(up <= (double)PW_POWER_MAX_N))
+		return PW_ERR_INVALID;
+	*n = up > (double)floor_n ? (unsigned)up : floor_n;
+	return PW_OK;
+}
+
+double pw_stats_series_mde(double tier_mde_pct, bool gpu, double gpu_mde_pct)
+{
+	return gpu && gpu_mde_pct > tier_mde_pct ? gpu_mde_pct : tier_mde_pct;
+}
+
+/* ---- Bisection over doubles ------------------------------------------------ */
+
+/*
+ * Order-preserving map of doubles onto 64-bit integers: a < b exactly when
+ * ord_of(a) < ord_of(b) (−0 just below +0). Bisecting on it reaches adjacent
+ * doubles in at most 64 steps whatever the magnitudes.
+ */
+static uint64_t ord_of(double x)
+{
+	uint64_t u;
+	memcpy(&u, &x, sizeof u);
+	return (u >> 63) ? ~u : u | 0x8000000000000000ULL;
+}
+
+static double of_ord(uint64_t u)
+{
+	u = (u >> 63) ? u & 0x7fffffffffffffffULL : ~u;
+	double x;
+	memcpy(&x, &u, sizeof x);
+	return x;
+}
+
+/*
+ * For a predicate that holds at lo, fails at hi (lo < hi) and changes once in
+ * between, the adjacent pair (*last_true, *first_false) where it changes.
+ */
+static void bisect_doubles(bool (*pred)(double, const void *), const void *ctx, double lo,
+                           double hi, double *last_true, double *first_false)
+{
+	uint64_t a = ord_of(lo), b = ord_of(hi);
+	while (b - a > 1) {
+		uint64_t mid = a + (b - a) / 2;
+		if (pred(of_ord(mid), ctx))
+			a = mid;
+		else
+			b = mid;
+	}
+	*last_true = of_ord(a);
+	*first_false = of_ord(b);
+}
+
+/* ---- Kayenta's fixed-horizon judge ----------------------------------------- */
+
+typedef struct pairdiff_ctx {
+	const double *xs, *ys; /* sorted ascending */
+	size_t n1, n2;
+	size_t k; /* 1-based rank of the difference sought */
+} pairdiff_ctx;
+
+/*
+ * Whether fewer than k of the differences fl(xs[i] − ys[j]) are <= v. For a
+ * fixed i they are non-increasing in j and, for a fixed j, non-decreasing in i
+ * (rounding is monotone), so the j's with a difference <= v form a suffix
+ * whose start only moves right as i grows: one merge, O(n1 + n2).
+ */
+static bool pairdiff_below_k(double v, const void *vctx)
+{
+	const pairdiff_ctx *c = vctx;
+	size_t count = 0, j = 0;
+	for (size_t i = 0; i < c->n1; i++) {
+		while (j < c->n2 && c->xs[i] - c->ys[j] > v)
+			j++;
+		count += c->n2 - j;
+		if (count >= c->k)
+			return false;
+	}
+	return true;
+}
+
+/* The k-th smallest (1-based) of the n1·n2 differences xs[i] − ys[j]. */
+static double pairdiff_kth(const double *xs, size_t n1, const double *ys, size_t n2, size_t k)
+{
+	pairdiff_ctx c = {xs, ys, n1, n2, k};
+	double lo = xs[0] - ys[n2 - 1], hi = xs[n1 - 1] - ys[0];
+	if (!pairdiff_below_k(lo, &c))
+		return lo;
+	double below, at;
+	bisect_doubles(pairdiff_below_k, &c, lo, hi, &below, &at);
+	return at; /* the smallest v with at least k differences <= v: one of them */
+}
+
+/* Median of all xs[i] − ys[j] (numpy's convention for an even count). */
+static double pairdiff_median(const double *xs, size_t n1, const double *ys, size_t n2)
+{
+	size_t big_n = n1 * n2;
+	if (big_n % 2 == 1)
+		return pairdiff_kth(xs, n1, ys, n2, big_n / 2 + 1);
+	return mid_of(pairdiff_kth(xs, n1, ys, n2, big_n / 2),
+	              pairdiff_kth(xs, n1, ys, n2, big_n / 2 + 1));
+}
+
+/*
+ * Kayenta's standardised statistic for the shift μ: (U1(x − μ) − n1n2/2 −
+ * sign·½)/σ, the continuity correction taken towards 0 (MannWhitney.scala's
+ * wilcoxonDiff). 0 when σ is 0.
+ */
+static double judge_z(const double *xs, size_t n1, double shift, const double *ys, size_t n2)
+{
+	double u1, ties;
+	mwu_u_ties_sorted(xs, n1, shift, ys, n2, &u1, &ties);
+	double s = mwu_sigma(n1, n2, ties);
+	if (!(s > 0.0))
+		return 0.0;
+	double dz = u1 - (double)n1 * (double)n2 / 2.0;
+	double corr = dz > 0.0 ? 0.5 : (dz < 0.0 ? -0.5 : 0.0);
+	return (dz - corr) / s;
+}
+
+size_t pw_stats_mw_judge_work_len(size_t n_cand, size_t n_base)
+{
+	return n_cand + n_base;
+}
+
+static double mean_of(const double *x, size_t n)
+{
+	double m = 0.0;
+	for (size_t i = 0; i < n; i++)
+		m += (x[i] - m) / (double)(i + 1);
+	return m;
+}
+
+pw_status pw_stats_mw_judge(const double *cand, size_t n_cand, const double *base,
+                            size_t n_base, double conf_level, double tolerance, double *work,
+                            size_t work_len, pw_mw_judge_result *out)
+{
+	pw_status st = check_sample(cand, n_cand, 1);
+	if (st == PW_OK)
+		st = check_sample(base, n_base, 1);
+	if (st != PW_OK)
+		return st;
+	if (!out || !work || work_len < pw_stats_mw_judge_work_len(n_cand, n_base) ||
+	    !(conf_level > 0.0 && conf_level < 1.0) || !(tolerance >= 0.0) || isinf(tolerance))
+		return PW_ERR_INVALID;
+	double *xs = work, *ys = work + n_cand;
+	memcpy(xs, cand, n_cand * sizeof *xs);
+	memcpy(ys, base, n_base * sizeof *ys);
+	sort_doubles(xs, n_cand);
+	sort_doubles(ys, n_base);
+
+	double mc = mean_of(cand, n_cand), mb = mean_of(base, n_base);
+	out->mean_ratio = mc == 0.0 || mb == 0.0 ? NAN : mc / mb;
+	out->cls = PW_MW_JUDGE_PASS;
+	out->shift = out->z_tol = NAN;
+	out->z = judge_z(xs, n_cand, 0.0, ys, n_base);
+	double zq = gsl_cdf_ugaussian_Qinv((1.0 - conf_level) / 2.0);
+	if (!(fabs(out->z) > zq))
+		return PW_OK; /* the interval holds 0 */
+	out->shift = pairdiff_median(xs, n_cand, ys, n_base);
+	double c = tolerance * fabs(out->shift);
+	if (out->z > 0.0) {
+		out->z_tol = judge_z(xs, n_cand, c, ys, n_base);
+		if (out->z_tol > zq && (isnan(out->mean_ratio) || out->mean_ratio >= 1.0))
+			out->cls = PW_MW_JUDGE_HIGH;
+	} else {
+		out->z_tol = judge_z(xs, n_cand, -c, ys, n_base);
+		if (out->z_tol < -zq && (isnan(out->mean_ratio) || out->mean_ratio <= 1.0))
+			out->cls = PW_MW_JUDGE_LOW;
+	}
+	return PW_OK;
+}
+
+const char *pw_mw_judge_class_name(pw_mw_judge_class c)
+{
+	switch (c) {
+	case PW_MW_JUDGE_HIGH:
+		return "HIGH";
+	case PW_MW_JUDGE_LOW:
+		return "LOW";
+	default:
+		return "PASS";
+	}
+}
+
+/* ---- The canary's confidence sequence -------------------------------------- */
+
+#define CS_ALPHA_MIN 1e-12
+
+double pw_cs_boundary(double v, double rho, double alpha)
+{
+	if (!(v >= 0.0) || isinf(v) || !(rho > 0.0) || isinf(rho) || !(alpha >= CS_ALPHA_MIN) ||
+	    !(alpha < 1.0))
+		return NAN;
+	/* log((v + ρ)/(ρα²)) without forming α² or (v + ρ)/ρ */
+	return sqrt((v + rho) * (log1p(v / rho) - 2.0 * log(alpha)));
+}
+
+double pw_cs_rho(double v_opt, double alpha)
+{
+	if (!(v_opt > 0.0) || isinf(v_opt) || !(alpha >= CS_ALPHA_MIN) || !(alpha < 1.0))
+		return NAN;
+	/*
+	 * u(v_opt)² = v_opt·x/(x − 1)·log(x/α²) with x = 1 + v_opt/ρ is least where
+	 * log(x/α²) = x − 1, i.e. x·e^{−x} = α²/e: x = −W₋₁(−α²/e) > 1. The argument
+	 * lies in (−1/e, 0) for these α, where GSL's W₋₁ reports no error.
+	 */
+	double x = -gsl_sf_lambert_Wm1(-alpha * alpha / M_E);
+	return v_opt / (x - 1.0);
+}
+
+void pw_cs_opts_init(pw_cs_opts *opts)
+{
+	opts->direction = PW_COMPARE_LOWER_IS_BETTER;
+	opts->alpha = 0.05;
+	opts->mde_pct = 1.0;
+	opts->tolerance_pct = NAN;
+	opts->pilot_windows = 12;
+	opts->huber_k = 1.5;
+	opts->rho_windows = 96.0;
+	opts->min_scale = 1e-4;
+}
+
+struct pw_cs {
+	pw_cs_opts opts;
+	double tau, mde;     /* the decision's bounds, worse-is-positive log units */
+	size_t n_windows;    /* pairs added */
+	double *pilot;       /* the pilot's d, pilot_windows of them */
+	double *pilot_work;  /* the median's and MAD's workspace */
+	double ref;          /* the pilot's median: tested d are stored as d − ref */
+	double scale, clip, rho, log_alpha2;
+	size_t n, cap;       /* tested windows and room */
+	double *d;           /* tested d − ref, sorted ascending */
+	double *p1, *p2;     /* prefix sums of d and d²: p[j] = Σ_{i<j} */
+	pw_cs_result last;
+};
+
+/* S(x) and V(x) at x (in the stored, ref-shifted units). */
+typedef struct cs_sv {
+	double s, v;
+} cs_sv;
+
+/* First index in d[0..n) whose value is > v (strict: upper bound). */
+static size_t first_above(const double *d, size_t n, double v)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d[mid] > v)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* First index in d[0..n) whose value is >= v (lower bound). */
+static size_t first_at_least(const double *d, size_t n, double v)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d[mid] >= v)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * S(x) = Σ ψ(d_i − x) and V(x) = Σ ψ(d_i − x)² with ψ the clip at ±c, from
+ * the sorted values and their prefix sums: the residuals below −c, inside
+ * (−c, c) and at or above c are three index ranges. O(log n).
+ */
+static cs_sv cs_eval(const pw_cs *cs, double x)
+{
+	double c = cs->clip;
+	size_t a = first_above(cs->d, cs->n, x - c);     /* d[0..a): residual <= −c */
+	size_t b = first_at_least(cs->d, cs->n, x + c);  /* d[b..n): residual >= c */
+	if (b < a)
+		b = a; /* only when x ± c round onto one value */
+	double n_in = (double)(b - a);
+	double n_lo = (double)a, n_hi = (double)(cs->n - b);
+	double s1 = cs->p1[b] - cs->p1[a], s2 = cs->p2[b] - cs->p2[a];
+	double v_in = s2 - 2.0 * x * s1 + n_in * x * x; /* Σ (d − x)² over the inside */
+	if (v_in < 0.0)
+		v_in = 0.0;
+	if (v_in > n_in * c * c)
+		v_in = n_in * c * c;
+	cs_sv r = {s1 - n_in * x + c * (n_hi - n_lo), v_in + c * c * (n_lo + n_hi)};
+	return r;
+}
+
+/* log((n·c² + ρ)/(ρα²)): the mixture's logarithm at V's bound. */
+static double cs_log_term(const pw_cs *cs)
+{
+	return log1p((double)cs->n * cs->clip * cs->clip / cs->rho) - cs->log_alpha2;
+}
+
+typedef struct cs_pred_ctx {
+	const pw_cs *cs;
+	double log_term;
+} cs_pred_ctx;
+
+/* S(x) > 0: holds left of the estimate. */
+static bool cs_s_positive(double x, const void *vctx)
+{
+	const cs_pred_ctx *c = vctx;
+	return cs_eval(c->cs, x).s > 0.0;
+}
+
+/* x is excluded on the left: S(x) > 0 and S(x)² >= L·(V(x) + ρ). */
+static bool cs_excluded_left(double x, const void *vctx)
+{
+	const cs_pred_ctx *c = vctx;
+	cs_sv r = cs_eval(c->cs, x);
+	return r.s > 0.0 && r.s * r.s >= c->log_term * (r.v + c->cs->rho);
+}
+
+/* x is not excluded on the right: not (S(x) < 0 and S(x)² >= L·(V(x) + ρ)). */
+static bool cs_kept_right(double x, const void *vctx)
+{
+	const cs_pred_ctx *c = vctx;
+	cs_sv r = cs_eval(c->cs, x);
+	return !(r.s < 0.0 && r.s * r.s >= c->log_term * (r.v + c->cs->rho));
+}
+
+static void cs_result_pilot(const pw_cs *cs, pw_cs_result *out)
+{
+	out->decision = PW_CS_INSUFFICIENT_DATA;
+	out->n_windows = cs->n_windows;
+	out->n_tested = cs->n;
+	out->effect_pct = out->lo_pct = out->hi_pct = NAN;
+	out->estimate = out->lo = out->hi = NAN;
+	out->tolerance_pct = cs->opts.tolerance_pct;
+	out->mde_pct = cs->opts.mde_pct;
+	bool scaled = cs->n_windows >= cs->opts.pilot_windows;
+	out->scale = scaled ? cs->scale : NAN;
+	out->clip = scaled ? cs->clip : NAN;
+	out->rho = scaled ? cs->rho : NAN;
+}
+
+/* The interval, estimate and decision over the tested windows (n >= 1). */
+static void cs_solve(const pw_cs *cs, pw_cs_result *out)
+{
+	cs_result_pilot(cs, out);
+	cs_pred_ctx ctx = {cs, cs_log_term(cs)};
+	double c = cs->clip;
+	double far_lo = cs->d[0] - c, far_hi = cs->d[cs->n - 1] + c;
+	/* S = n·c at far_lo and −n·c at far_hi, constant beyond them */
+	double s_pos, s_nonpos;
+	bisect_doubles(cs_s_positive, &ctx, far_lo, far_hi, &s_pos, &s_nonpos);
+	double est = s_nonpos;
+	/*
+	 * S(x)²/(V(x) + ρ) never decreases as x moves away from the estimate
+	 * (docs/canary.md §3), so each side is excluded on a ray: one change of the
+	 * predicate between the estimate and the far point, or none (unbounded).
+	 */
+	double lo = -INFINITY, hi = INFINITY, t, f;
+	if (cs_excluded_left(far_lo, &ctx)) {
+		bisect_doubles(cs_excluded_left, &ctx, far_lo, s_nonpos, &t, &f);
+		lo = f; /* the smallest x kept */
+	}
+	if (!cs_kept_right(far_hi, &ctx)) {
+		bisect_doubles(cs_kept_right, &ctx, s_pos, far_hi, &t, &f);
+		hi = t; /* the largest x kept */
+	}
+	out->estimate = est + cs->ref;
+	out->lo = lo + cs->ref;
+	out->hi = hi + cs->ref;
+	if (out->lo > cs->tau)
+		out->decision = PW_CS_REGRESSION;
+	else if (out->hi < cs->mde)
+		out->decision = PW_CS_NO_REGRESSION;
+	else
+		out->decision = PW_CS_CONTINUE;
+	/* back to the canary's relative change, 100·(canary/baseline − 1) */
+	if (cs->opts.direction == PW_COMPARE_LOWER_IS_BETTER) {
+		out->effect_pct = 100.0 * expm1(out->estimate);
+		out->lo_pct = 100.0 * expm1(out->lo);
+		out->hi_pct = 100.0 * expm1(out->hi);
+	} else {
+		out->effect_pct = 100.0 * expm1(-out->estimate);
+		out->lo_pct = 100.0 * expm1(-out->hi);
+		out->hi_pct = 100.0 * expm1(-out->lo);
+	}
+}
+
+static bool cs_opts_ok(const pw_cs_opts *o)
+{
+	double tol = isnan(o->tolerance_pct) ? PW_CS_TOLERANCE_FRAC * o->mde_pct : o->tolerance_pct;
+	return (o->direction == PW_COMPARE_LOWER_IS_BETTER ||
+	        o->direction == PW_COMPARE_HIGHER_IS_BETTER) &&
+	       o->alpha >= CS_ALPHA_MIN && o->alpha < 1.0 && o->mde_pct > 0.0 &&
+	       isfinite(o->mde_pct) && tol >= 0.0 && tol < o->mde_pct && o->pilot_windows >= 2 &&
+	       o->huber_k > 0.0 && isfinite(o->huber_k) && o->rho_windows > 0.0 &&
+	       isfinite(o->rho_windows) && o->min_scale > 0.0 && isfinite(o->min_scale);
+}
+
+pw_status pw_cs_new(const pw_cs_opts *opts, pw_cs **out)
+{
+	if (!out)
+		return PW_ERR_INVALID;
+	*out = NULL;
+	pw_cs_opts o;
+	if (opts)
+		o = *opts;
+	else
+		pw_cs_opts_init(&o);
+	if (!cs_opts_ok(&o))
+		return PW_ERR_INVALID;
+	if (isnan(o.tolerance_pct))
+		o.tolerance_pct = PW_CS_TOLERANCE_FRAC * o.mde_pct;
+	pw_cs *cs = calloc(1, sizeof *cs);
+	if (!cs)
+		return PW_ERR_NOMEM;
+	cs->opts = o;
+	cs->tau = log1p(o.tolerance_pct / 100.0);
+	cs->mde = log1p(o.mde_pct / 100.0);
+	cs->log_alpha2 = 2.0 * log(o.alpha);
+	cs->pilot = malloc(2 * o.pilot_windows * sizeof *cs->pilot);
+	cs->p1 = malloc(sizeof *cs->p1);
+	cs->p2 = malloc(sizeof *cs->p2);
+	if (!cs->pilot || !cs->p1 || !cs->p2) {
+		pw_cs_free(cs);
+		return PW_ERR_NOMEM;
+	}
+	cs->pilot_work = cs->pilot + o.pilot_windows;
+	cs->p1[0] = cs->p2[0] = 0.0;
+	cs->scale = cs->clip = cs->rho = NAN;
+	cs_result_pilot(cs, &cs->last);
+	*out = cs;
+	return PW_OK;
+}
+
+void pw_cs_free(pw_cs *cs)
+{
+	if (!cs)
+		return;
+	free(cs->pilot);
+	free(cs->d);
+	free(cs->p1);
+	free(cs->p2);
+	free(cs);
+}
+
+/* Room for one more tested window; the state is unchanged on failure. */
+static pw_status cs_reserve(pw_cs *cs)
+{
+	if (cs->n < cs->cap)
+		return PW_OK;
+	size_t cap = cs->cap ? 2 * cs->cap : 64;
+	double *d = realloc(cs->d, cap * sizeof *d);
+	if (!d)
+		return PW_ERR_NOMEM;
+	cs->d = d;
+	double *p1 = realloc(cs->p1, (cap + 1) * sizeof *p1);
+	if (!p1)
+		return PW_ERR_NOMEM;
+	cs->p1 = p1;
+	double *p2 = realloc(cs->p2, (cap + 1) * sizeof *p2);
+	if (!p2)
+		return PW_ERR_NOMEM;
+	cs->p2 = p2;
+	cs->cap = cap;
+	return PW_OK;
+}
+
+/* Ends the pilot: the scale, the clip, ρ and the reference level. */
+static void cs_end_pilot(pw_cs *cs)
+{
+	size_t n0 = cs->opts.pilot_windows;
+	double med, mad;
+	/* n0 >= 2 finite values: cannot fail */
+	(void)pw_stats_median_mad(cs->pilot, n0, cs->pilot_work, &med, &mad);
+	cs->ref = med;
+	cs->scale = mad > cs->opts.min_scale ? mad : cs->opts.min_scale;
+	cs->clip = cs->opts.huber_k * cs->scale;
+	cs->rho = pw_cs_rho(cs->opts.rho_windows * cs->scale * cs->scale, cs->opts.alpha);
+}
+
+pw_status pw_cs_add(pw_cs *cs, double canary, double baseline, pw_cs_result *out)
+{
+	if (!cs || !isfinite(canary) || !isfinite(baseline) || !(canary > 0.0) ||
+	    !(baseline > 0.0))
+		return PW_ERR_INVALID;
+	double d = log(canary) - log(baseline);
+	if (cs->opts.direction == PW_COMPARE_HIGHER_IS_BETTER)
+		d = -d;
+	if (cs->n_windows < cs->opts.pilot_windows) {
+		cs->pilot[cs->n_windows++] = d;
+		if (cs->n_windows == cs->opts.pilot_windows)
+			cs_end_pilot(cs);
+		cs_result_pilot(cs, &cs->last);
+	} else {
+		pw_status st = cs_reserve(cs);
+		if (st != PW_OK)
+			return st;
+		double v = d - cs->ref;
+		size_t pos = first_above(cs->d, cs->n, v);
+		memmove(cs->d + pos + 1, cs->d + pos, (cs->n - pos) * sizeof *cs->d);
+		cs->d[pos] = v;
+		cs->n++;
+		cs->n_windows++;
+		/* prefix sums from the insertion on: they depend on the sorted values only */
+		for (size_t j = pos; j < cs->n; j++) {
+			cs->p1[j + 1] = cs->p1[j] + cs->d[j];
+			cs->p2[j + 1] = cs->p2[j] + cs->d[j] * cs->d[j];
+		}
+		cs_solve(cs, &cs->last);
+	}
+	if (out)
+		*out = cs->last;
+	return PW_OK;
+}
+
+void pw_cs_current(const pw_cs *cs, pw_cs_result *out)
+{
+	*out = cs->last;
+}
+
+const char *pw_cs_decision_name(pw_cs_decision d)
+{
+	switch (d) {
+	case PW_CS_CONTINUE:
+		return "CONTINUE";
+	case PW_CS_REGRESSION:
+		return "REGRESSION";
+	case PW_CS_NO_REGRESSION:
+		return "NO_REGRESSION";
+	default:
+		return "INSUFFICIENT_DATA";
+	}
 }

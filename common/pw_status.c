@@ -22,6 +22,7 @@ static const char *const pw_status_names[PW_STATUS__COUNT] = {
 	[PW_ERR_CONFLICT] = "conflicts with stored state",
 	[PW_ERR_INSUFFICIENT] = "insufficient data",
 	[PW_ERR_SHUTDOWN] = "shutting down",
+	[PW_ERR_TOO_LARGE] = "message too large",
 };
 
 const char *pw_strerror(pw_status st)

@@ -27,6 +27,7 @@ typedef enum pw_status {
 	PW_ERR_CONFLICT,    /* a stored fact disagrees with the request (e.g. changed migration) */
 	PW_ERR_INSUFFICIENT,/* not enough data for the computation asked for */
 	PW_ERR_SHUTDOWN,    /* stopped because shutdown was requested */
+	PW_ERR_TOO_LARGE,   /* a message over the limit of where it goes (a topic's): set it aside, do not retry */
 	PW_STATUS__COUNT
 } pw_status;
 

@@ -14,7 +14,7 @@ const pw_topic_spec pw_topics[] = {
 	{PW_TOPIC_FLEET_CHANGES, 1, 3, false, "perfwatch.v1.FleetChangeEvent", 0},
 	{PW_TOPIC_BASELINES, 12, 3, true, "perfwatch.v1.Baseline", 0},
 	{PW_TOPIC_GATE_REQUESTS, 3, 3, false, "perfwatch.v1.GateRequest", 0},
-	{PW_TOPIC_GATE_VERDICTS, 3, 3, false, "perfwatch.v1.GateVerdict", 0},
+	{PW_TOPIC_GATE_VERDICTS, 3, 3, false, "perfwatch.v1.GateVerdict", PW_TOPIC_GATE_VERDICTS_MAX_MESSAGE_BYTES},
 	{PW_TOPIC_CHANGEPOINTS, 6, 3, false, "perfwatch.v1.Changepoint", 0},
 	{PW_TOPIC_ALERTS, 6, 3, false, "perfwatch.v1.Alert", 0},
 	{PW_TOPIC_BISECT_JOBS, 3, 3, false, "perfwatch.v1.BisectJob", 0},
@@ -34,6 +34,14 @@ int pw_topic_max_message_bytes(const pw_topic_spec *t)
 {
 	/* Apache Kafka's message.max.bytes default */
 	return t && t->max_message_bytes > 0 ? t->max_message_bytes : 1048588;
+}
+
+size_t pw_topic_publish_limit(const char *topic)
+{
+	const pw_topic_spec *t = topic ? pw_topic_find(topic) : NULL;
+	if (!t || t->max_message_bytes <= 0)
+		return PW_PRODUCER_MAX_MESSAGE_BYTES;
+	return (size_t)t->max_message_bytes - PW_TOPIC_BATCH_OVERHEAD;
 }
 
 const pw_topic_spec *pw_topic_find(const char *name)

@@ -56,9 +56,34 @@ typedef struct pw_topic_spec {
 #define PW_TOPIC_RUNS_MAX_MESSAGE_BYTES (5 * 1024 * 1024)
 /* A plan of a 3,000-model catalogue's RC (items and inheritances) is a few hundred KB; room for 10×. */
 #define PW_TOPIC_PLANS_MAX_MESSAGE_BYTES (5 * 1024 * 1024)
+/*
+ * perf.gate.verdicts.v1 carries one GateVerdict per evaluation listing every
+ * gated series: 2,160 series are about 1 MB. The gate's producers allow
+ * 16 MiB (message.max.bytes, lz4); the topic matches (docs/gate.md).
+ */
+#define PW_TOPIC_GATE_VERDICTS_MAX_MESSAGE_BYTES (16 * 1024 * 1024)
 
 /* The largest message a producer may publish to topic t. */
 int pw_topic_max_message_bytes(const pw_topic_spec *t);
+
+/*
+ * librdkafka's default message.max.bytes: a producer refuses a message whose
+ * key and payload together are larger (MSG_SIZE_TOO_LARGE).
+ */
+#define PW_PRODUCER_MAX_MESSAGE_BYTES 1000000
+/* Room left in a record batch for its header and the record's own framing. */
+#define PW_TOPIC_BATCH_OVERHEAD 512
+
+/*
+ * The most bytes of key and payload one message may have to be published on
+ * the topic named `topic`: for a topic at the broker's default (and for a
+ * topic the table does not list) PW_PRODUCER_MAX_MESSAGE_BYTES, the
+ * producer's default, which is below the broker's 1,048,588; for a topic
+ * whose max.message.bytes the table raises, that less
+ * PW_TOPIC_BATCH_OVERHEAD (its producers raise message.max.bytes to match,
+ * as the gate does). pw_outbox_add refuses a row over it.
+ */
+size_t pw_topic_publish_limit(const char *topic);
 
 /* The table, and its length. */
 extern const pw_topic_spec pw_topics[];

@@ -4,8 +4,11 @@
 # queue"). Reads perfwatch.dead_letters (the original key and payload are
 # kept verbatim), produces each message with its original key on its source
 # topic (kcat -P: one file, one message), and sets replayed_at once the broker
-# acknowledged it. Messages already replayed are skipped, so an interrupted
-# replay can be run again. A message that fails again is dead-lettered again,
+# acknowledged it. A message several services dead-lettered (one row each:
+# the baseliner and the watcher both read perf.fleet-changes.v1) goes out
+# once, and every row of its source position is marked: on its topic it
+# reaches every consumer again. Messages already replayed are skipped, so an
+# interrupted replay can be run again. A message that fails again is dead-lettered again,
 # under its new offset. The services are idempotent: a message that was in
 # fact stored once is harmless.
 #
@@ -37,9 +40,12 @@ for t in psql kcat xxd; do command -v "$t" >/dev/null || die "$t is not installe
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -F ' ' -c "SELECT source_topic, kafka_partition, kafka_offset,
-    coalesce(encode(original_key, 'hex'), '-'), encode(original_payload, 'hex')
-  FROM perfwatch.dead_letters WHERE $where ORDER BY failed_at, source_topic, kafka_partition, kafka_offset" >"$tmp/rows"
+psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -F ' ' -c "SELECT source_topic, kafka_partition, kafka_offset, k, p FROM (
+  SELECT DISTINCT ON (source_topic, kafka_partition, kafka_offset) source_topic, kafka_partition, kafka_offset,
+         coalesce(encode(original_key, 'hex'), '-') AS k, encode(original_payload, 'hex') AS p, failed_at
+    FROM perfwatch.dead_letters WHERE $where
+   ORDER BY source_topic, kafka_partition, kafka_offset, failed_at) one_per_position
+  ORDER BY failed_at, source_topic, kafka_partition, kafka_offset" >"$tmp/rows"
 total=$(wc -l <"$tmp/rows")
 echo "dlq-replay: $total message(s) to replay"
 [ "$dry" -eq 0 ] || { awk '{ print "  " $1 " [" $2 "] @" $3 }' "$tmp/rows"; exit 0; }

@@ -5,8 +5,8 @@
 # Its neighbours: the Makefile's stack-start/stack-stop/stack-status targets,
 # tests/integration/run.sh and tools/demo.sh call it; deploy/dev/deps.sh
 # fetched the broker's jars (kafka/pom.xml, through Maven) into
-# deploy/dev/kafka/lib; tools/pw-topics creates the topics of
-# common/pw_topics.c on it; tools/pw-migrate applies migrations/ once
+# deploy/dev/kafka/lib; pw-topics (tools/pw-topics.c) creates the topics
+# of common/pw_topics.c on it; pw-migrate (tools/pw-migrate.c) applies migrations/ once
 # PostgreSQL is up. Everything listens on 127.0.0.1 on ports away from the
 # usual 5432/6379/9092 and keeps its data under one git-ignored run folder,
 # run/ in the checkout. What services and tests need is written to

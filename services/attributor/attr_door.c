@@ -138,6 +138,11 @@ pw_attr_input pw_attr_alert_decode(const void *payload, size_t len, Perfwatch__V
 		in = refuse(reason, R_MISSING, detail, dlen,
 		            "alert \"%.100s\" has no baseline window, changepoint range or baseline build", id);
 	}
+	/* what the attributor acts on is bounded: it is copied into its follow-up (pw_alert_followup.h) */
+	if (in == PW_ATTR_INPUT_ACCEPT && !pw_alert_within_bounds(al, len, detail, dlen)) {
+		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE;
+		in = PW_ATTR_INPUT_DEAD;
+	}
 	if (in == PW_ATTR_INPUT_DEAD) {
 		perfwatch__v1__alert__free_unpacked(al, NULL);
 		*before = (pw_attr_before){0};

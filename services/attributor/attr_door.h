@@ -18,10 +18,11 @@
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/bisect.pb-c.h"
 #include "perfwatch/v1/dlq.pb-c.h"
+#include "pw_limits.h"
 #include "pw_status.h"
 
 /* Ids and build names longer than this are refused, not cut (the attribution's rows key on them). */
-#define PW_ATTR_ID_MAX 200
+#define PW_ATTR_ID_MAX PW_ID_MAX /* pw_limits.h */
 /* Steps of one bisection. */
 #define PW_ATTR_STEPS_MAX 4096
 /* Bytes of the text[] literal of one side's bisect job ids (attr_side_load's buffer). */

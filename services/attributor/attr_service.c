@@ -188,7 +188,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, int64_t now, c
 			if (!pw_service_retriable(st)) {
 				char why[512];
 				snprintf(why, sizeof why, "%s", errbuf);
-				st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf,
+				st = dead(k, m, type, pw_service_failure_reason(st), why, errbuf,
 				          errlen);
 			}
 			goto done;
@@ -199,7 +199,7 @@ static pw_status on_alert(worker *k, const rd_kafka_message_t *m, int64_t now, c
 	if (st != PW_OK && !pw_service_retriable(st)) {
 		char why[512];
 		snprintf(why, sizeof why, "%s", errbuf);
-		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf, errlen);
+		st = dead(k, m, type, pw_service_failure_reason(st), why, errbuf, errlen);
 	}
 done:
 	perfwatch__v1__alert__free_unpacked(al, NULL);
@@ -249,7 +249,7 @@ static pw_status on_bisection(worker *k, const rd_kafka_message_t *m, int64_t no
 	if (st != PW_OK && !pw_service_retriable(st)) {
 		char why[512];
 		snprintf(why, sizeof why, "%s", errbuf);
-		st = dead(k, m, type, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED, why, errbuf, errlen);
+		st = dead(k, m, type, pw_service_failure_reason(st), why, errbuf, errlen);
 	}
 done:
 	free(before);

@@ -199,7 +199,7 @@ static pw_status dead_letter(pw_baseliner *b, const rd_kafka_message_t *msg,
 {
 	pw_dlq_source src;
 	pw_dlq_source_from_message(&src, msg, "baseliner", payload_type);
-	pw_status st = pw_dlq_publish(b->prod, &src, reason, detail, 1000, errbuf, errlen);
+	pw_status st = pw_dlq_record(b->pg, b->prod, &src, reason, detail, pw_now_us(), 1000, errbuf, errlen);
 	if (st == PW_OK) {
 		m_inc(b->m ? b->m->dead_letters : NULL, NULL);
 		pw_log_warn(b->lg, "dead-lettered %s message at %s[%d]@%" PRId64 ": %s", payload_type,

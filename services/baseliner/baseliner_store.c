@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pw_copy.h"
+#include "pw_stats.h"
 
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/baseline.pb-c.h"
@@ -136,6 +137,25 @@ void pw_baseline_record_from_entry(pw_baseline_record *r, const pw_series_entry 
 	copy_str(r->freeze_reason, sizeof r->freeze_reason, e->bs.freeze_reason);
 	copy_str(r->freeze_event_id, sizeof r->freeze_event_id, e->bs.freeze_event);
 	r->computed_us = computed_us;
+	r->gpu_class = e->gpu_class;
+	pw_baseline_record_power(r);
+}
+
+void pw_baseline_record_power(pw_baseline_record *r)
+{
+	r->required_n_top = r->required_n_tail = 0;
+	r->mde_top_pct = pw_stats_series_mde(PW_POWER_MDE_TOP_PCT, r->gpu_class, PW_POWER_MDE_GPU_PCT);
+	r->mde_tail_pct = pw_stats_series_mde(PW_POWER_MDE_TAIL_PCT, r->gpu_class,
+	                                      PW_POWER_MDE_GPU_PCT);
+	unsigned top, tail;
+	if (r->version == 0 ||
+	    pw_stats_required_n(r->sigma_pct, r->mde_top_pct, PW_POWER_ALPHA, PW_POWER_TARGET,
+	                        PW_POWER_FLOOR_N, &top) != PW_OK ||
+	    pw_stats_required_n(r->sigma_pct, r->mde_tail_pct, PW_POWER_ALPHA, PW_POWER_TARGET,
+	                        PW_POWER_FLOOR_N, &tail) != PW_OK)
+		return;
+	r->required_n_top = top;
+	r->required_n_tail = tail;
 }
 
 pw_status pw_baseline_record_pack(const pw_baseline_record *r, uint8_t **buf, size_t *len)
@@ -165,6 +185,11 @@ pw_status pw_baseline_record_pack(const pw_baseline_record *r, uint8_t **buf, si
 	b.freeze_reason = (char *)r->freeze_reason;
 	b.freeze_event_id = (char *)r->freeze_event_id;
 	b.computed_unix_us = r->computed_us;
+	b.required_n_top = r->required_n_top;
+	b.required_n_tail = r->required_n_tail;
+	b.mde_top_pct = r->mde_top_pct;
+	b.mde_tail_pct = r->mde_tail_pct;
+	b.gpu_class = r->gpu_class;
 	size_t n = perfwatch__v1__baseline__get_packed_size(&b);
 	uint8_t *out = malloc(n ? n : 1);
 	if (!out)
@@ -202,6 +227,11 @@ pw_status pw_baseline_record_unpack(const uint8_t *buf, size_t len, pw_baseline_
 	copy_str(r->freeze_reason, sizeof r->freeze_reason, b->freeze_reason);
 	copy_str(r->freeze_event_id, sizeof r->freeze_event_id, b->freeze_event_id);
 	r->computed_us = b->computed_unix_us;
+	r->required_n_top = b->required_n_top;
+	r->required_n_tail = b->required_n_tail;
+	r->mde_top_pct = b->mde_top_pct;
+	r->mde_tail_pct = b->mde_tail_pct;
+	r->gpu_class = b->gpu_class;
 	perfwatch__v1__baseline__free_unpacked(b, NULL);
 	return PW_OK;
 }
@@ -321,7 +351,8 @@ pw_status pw_baseline_cache_collect(pw_redis *rd, pw_baseline_cache_batch *cb,
 	"b.series_id, b.series_key, b.version, b.state, b.median, b.mad_n, b.band_lo, "       \
 	"b.band_hi, b.sigma, b.sigma_pct, b.platform_norm_sigma_pct, b.n, b.days, "           \
 	"b.chip_sets, " US_SQL("b.window_start") ", " US_SQL("b.window_end") ", b.unit, "     \
-	"b.build_id, b.freeze_reason, b.freeze_event_id, " US_SQL("b.computed_at")
+	"b.build_id, b.freeze_reason, b.freeze_event_id, " US_SQL("b.computed_at") ", "    \
+	"b.required_n_top, b.required_n_tail, b.mde_top_pct, b.mde_tail_pct, b.gpu_class"
 
 static void record_from_row(PGresult *res, int row, pw_baseline_record *r)
 {
@@ -347,6 +378,11 @@ static void record_from_row(PGresult *res, int row, pw_baseline_record *r)
 	copy_str(r->freeze_reason, sizeof r->freeze_reason, PQgetvalue(res, row, 18));
 	copy_str(r->freeze_event_id, sizeof r->freeze_event_id, PQgetvalue(res, row, 19));
 	r->computed_us = strtoll(PQgetvalue(res, row, 20), NULL, 10);
+	r->required_n_top = (uint32_t)strtoul(PQgetvalue(res, row, 21), NULL, 10);
+	r->required_n_tail = (uint32_t)strtoul(PQgetvalue(res, row, 22), NULL, 10);
+	r->mde_top_pct = strtod(PQgetvalue(res, row, 23), NULL);
+	r->mde_tail_pct = strtod(PQgetvalue(res, row, 24), NULL);
+	r->gpu_class = PQgetvalue(res, row, 25)[0] == 't';
 }
 
 pw_status pw_baseline_read_pg(pw_pg *pg, const char *series_key, pw_baseline_record *out,
@@ -794,14 +830,15 @@ static int rec_order(const void *a, const void *b)
 #define BASELINE_COPY_COLS                                                                  \
 	"series_id, version, state, hlo_fingerprint, median, mad_n, band_lo, band_hi, sigma, "  \
 	"sigma_pct, platform_norm_sigma_pct, n, days, chip_sets, window_start, window_end, "    \
-	"unit, build_id, freeze_reason, freeze_event_id, computed_at"
+	"unit, build_id, freeze_reason, freeze_event_id, computed_at, required_n_top, "          \
+	"required_n_tail, mde_top_pct, mde_tail_pct, gpu_class"
 
 static void baseline_row_bin(pw_copybuf *b, const pw_baseline_record *r)
 {
 	char kb[PW_ST_KEY_MAX];
 	char *parts[5];
 	split_key(r->series_key, kb, sizeof kb, parts);
-	pw_copybin_row(b, 21);
+	pw_copybin_row(b, 26);
 	pw_copybin_int8(b, r->series_id);
 	pw_copybin_int4(b, (int32_t)r->version);
 	pw_copybin_text(b, state_text(r->state));
@@ -823,6 +860,11 @@ static void baseline_row_bin(pw_copybuf *b, const pw_baseline_record *r)
 	pw_copybin_text(b, r->freeze_reason);
 	pw_copybin_text(b, r->freeze_event_id);
 	pw_copybin_timestamptz(b, r->computed_us);
+	pw_copybin_int4(b, (int32_t)r->required_n_top);
+	pw_copybin_int4(b, (int32_t)r->required_n_tail);
+	pw_copybin_float8(b, r->mde_top_pct);
+	pw_copybin_float8(b, r->mde_tail_pct);
+	pw_copybin_bool(b, r->gpu_class);
 }
 
 /* Upserts state changes of stored versions through a staging table (few rows: freezes). */
@@ -855,7 +897,9 @@ static pw_status upsert_baselines(pw_pg *pg, const pw_baseline_record *const *re
 		"sigma_pct = EXCLUDED.sigma_pct, n = EXCLUDED.n, days = EXCLUDED.days, "
 		"chip_sets = EXCLUDED.chip_sets, window_start = EXCLUDED.window_start, "
 		"window_end = EXCLUDED.window_end, freeze_reason = EXCLUDED.freeze_reason, "
-		"freeze_event_id = EXCLUDED.freeze_event_id, updated_at = now()",
+		"freeze_event_id = EXCLUDED.freeze_event_id, required_n_top = EXCLUDED.required_n_top, "
+		"required_n_tail = EXCLUDED.required_n_tail, mde_top_pct = EXCLUDED.mde_top_pct, "
+		"mde_tail_pct = EXCLUDED.mde_tail_pct, gpu_class = EXCLUDED.gpu_class, updated_at = now()",
 		0, NULL, NULL, errbuf, errlen);
 }
 

@@ -44,7 +44,21 @@ typedef struct pw_baseline_record {
 	char freeze_reason[128];
 	char freeze_event_id[64];
 	int64_t computed_us;
+	/* §4.5: candidate runs a release needs to certify each tier's MDE at
+	 * sigma_pct (pw_baseline_record_power); 0 when not computed */
+	uint32_t required_n_top, required_n_tail;
+	double mde_top_pct, mde_tail_pct;
+	bool gpu_class;
 } pw_baseline_record;
+
+/*
+ * Sets r's power per tier from its sigma_pct and gpu_class: the MDEs the
+ * gate certifies (PW_POWER_MDE_TOP_PCT / _TAIL_PCT, PW_POWER_MDE_GPU_PCT
+ * for both on a GPU-class platform) and pw_stats_required_n for each at
+ * PW_POWER_ALPHA, PW_POWER_TARGET, floor PW_POWER_FLOOR_N; zeros for a
+ * record without a baseline (version 0) or a sigma that gives no n. Pure.
+ */
+void pw_baseline_record_power(pw_baseline_record *r);
 
 /*
  * Fills r from entry e's current baseline (e->bs.current), with state st and

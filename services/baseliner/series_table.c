@@ -235,6 +235,7 @@ pw_status pw_series_table_get(pw_series_table *t, const char *key, bool gpu_clas
 		return st;
 	}
 	snprintf(e->key, sizeof e->key, "%s", key);
+	e->gpu_class = gpu_class;
 	e->mark.partition = -1;
 	e->mark.offset = -1;
 	t->slots[i] = e;

@@ -125,6 +125,7 @@ typedef struct pw_series_entry {
 	uint64_t recent[PW_ST_RECENT]; /* id hashes of the last points folded in (a ring) */
 	size_t nrecent;            /* points folded in since the entry was made */
 	pw_baseline_series bs;     /* the state machine; initialised when the entry is made */
+	bool gpu_class;            /* its platform is GPU-class: σ norm 2%, MDE 4% (§4.1, §4.5) */
 	int64_t freeze_since_us;   /* while frozen: points measured before this are of the old fleet */
 	int64_t frozen_version;    /* baseline version active when frozen; 0 when none */
 	char unit[32];

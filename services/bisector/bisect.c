@@ -402,6 +402,13 @@ static void fail(pw_bisect *b, const char *fmt, const char *detail)
 	b->reason[l] = '\0';
 }
 
+void pw_bisect_give_up(pw_bisect *b, const char *why)
+{
+	if (b->phase == PW_BISECT_PH_OVER)
+		return;
+	fail(b, "%s", why ? why : "");
+}
+
 static void note(pw_bisect *b, const char *text)
 {
 	size_t l = strlen(b->reason);

@@ -205,6 +205,21 @@ pw_status pw_bisect_apply(pw_bisect *b, const pw_bisect_job *job, const double *
                           pw_bisect_verdict *out);
 
 /*
+ * The reason a bisection gives up on a build nobody answers: a job re-issued
+ * bisector.max_reissues times and still without its results one
+ * bisector.job_timeout later. The bisection's reason starts with it.
+ */
+#define PW_BISECT_NO_ANSWER "no_answer"
+
+/*
+ * Ends a bisection that is not over as FAILED with reason `why` (earlier
+ * notes kept after it, cut to PW_BISECT_REASON_MAX): no culprit is named.
+ * For what the fold cannot see, such as a job nobody answers
+ * (PW_BISECT_NO_ANSWER). An ended bisection is left as it is.
+ */
+void pw_bisect_give_up(pw_bisect *b, const char *why);
+
+/*
  * Judges samples x against the clean and regressed endpoint samples:
  * Mann-Whitney (exact) against each side and the median's position between
  * the two endpoint medians. CLEAN when x differs from the regressed side

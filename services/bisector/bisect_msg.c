@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "pw_alert_followup.h"
 #include "pw_input.h"
 
 pw_status pw_bisect_job_id(const char *bisection_id, uint32_t step, char *buf, size_t len)
@@ -265,7 +266,7 @@ static pw_bisect_input confirm_check(const Perfwatch__V1__Alert *al, Perfwatch__
 	    !set(k->metric) || !set(al->series_key))
 		return dead_letter(reason, missing, detail, dlen, "unconfirmed alert \"%.100s\" has an incomplete series key",
 		                   al->alert_id);
-	if (strlen(al->series_key) >= PW_SERIES_KEY_MAX || strlen(k->model) > 100)
+	if (strlen(al->series_key) >= PW_SERIES_KEY_MAX || strlen(k->model) > PW_KEY_MODEL_MAX)
 		return dead_letter(reason, invalid, detail, dlen, "unconfirmed alert \"%.100s\": series key of %zu bytes",
 		                   al->alert_id, strlen(al->series_key));
 	if (!set(al->point_run_id) || al->point_unix_us <= 0)
@@ -323,10 +324,11 @@ pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatc
 	           !set(k->metric) || !set(al->series_key)) {
 		in = dead_letter(reason, missing, detail, dlen, "alert \"%.100s\" has an incomplete series key",
 		                 al->alert_id);
-	} else if (strlen(al->series_key) >= PW_SERIES_KEY_MAX || strlen(k->model) > 100) {
+	} else if (strlen(al->series_key) >= PW_SERIES_KEY_MAX || strlen(k->model) > PW_KEY_MODEL_MAX) {
 		in = dead_letter(reason, invalid, detail, dlen,
-		                 "alert \"%.100s\": series key of %zu bytes, model of %zu (at most %d, 100)",
-		                 al->alert_id, strlen(al->series_key), strlen(k->model), PW_SERIES_KEY_MAX - 1);
+		                 "alert \"%.100s\": series key of %zu bytes, model of %zu (at most %d, %d)",
+		                 al->alert_id, strlen(al->series_key), strlen(k->model), PW_SERIES_KEY_MAX - 1,
+		                 PW_KEY_MODEL_MAX);
 	} else if (!pw_input_series_key_matches(al->series_key, k)) {
 		in = dead_letter(reason, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT, detail, dlen,
 		                 "alert \"%.100s\": series_key \"%.150s\" does not match its series "
@@ -351,6 +353,12 @@ pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatc
 	} else if (cp && set(cp->changepoint_id) && strlen(cp->changepoint_id) > PW_BISECT_ID_MAX) {
 		in = dead_letter(reason, invalid, detail, dlen, "alert \"%.100s\": changepoint_id of %zu bytes",
 		                 al->alert_id, strlen(cp->changepoint_id));
+	}
+	/* what the bisector acts on is bounded: it is copied into follow-ups (pw_alert_followup.h) */
+	if ((in == PW_BISECT_INPUT_ACCEPT || in == PW_BISECT_INPUT_CONFIRM) &&
+	    !pw_alert_within_bounds(al, len, detail, dlen)) {
+		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE;
+		in = PW_BISECT_INPUT_DEAD;
 	}
 	if (in == PW_BISECT_INPUT_DEAD)
 		perfwatch__v1__alert__free_unpacked(al, NULL);
@@ -415,4 +423,25 @@ pw_bisect_input pw_bisect_cl_decode(const void *payload, size_t len, Perfwatch__
 	else
 		*out = c;
 	return in;
+}
+
+bool pw_bisect_range_known(const char *alert_id, int64_t lo, int64_t hi, const pw_bisect_feed *feed,
+                           char *detail, size_t dlen)
+{
+	if (feed->lo_known && feed->hi_known)
+		return true;
+	char missing[96];
+	if (!feed->lo_known && !feed->hi_known)
+		snprintf(missing, sizeof missing, "cl/%" PRId64 " and cl/%" PRId64 " are", lo, hi);
+	else
+		snprintf(missing, sizeof missing, "cl/%" PRId64 " is", feed->lo_known ? hi : lo);
+	if (feed->n > 0)
+		snprintf(detail, dlen,
+		         "alert \"%.100s\": range cl/%" PRId64 "..cl/%" PRId64 ": %s not in the CL feed "
+		         "(cl/%" PRId64 "..cl/%" PRId64 ", %" PRId64 " CLs)",
+		         alert_id ? alert_id : "", lo, hi, missing, feed->first, feed->last, feed->n);
+	else
+		snprintf(detail, dlen, "alert \"%.100s\": range cl/%" PRId64 "..cl/%" PRId64 ": %s not in the CL feed "
+		         "(the feed is empty)", alert_id ? alert_id : "", lo, hi, missing);
+	return false;
 }

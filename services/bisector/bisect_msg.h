@@ -18,6 +18,7 @@
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/compiler.pb-c.h"
 #include "perfwatch/v1/dlq.pb-c.h"
+#include "pw_limits.h"
 #include "pw_status.h"
 
 /* The exact config the bisection reproduces (from the alert and the series' latest run). */
@@ -67,7 +68,7 @@ typedef enum pw_bisect_input {
 } pw_bisect_input;
 
 /* Caps on what an input may hold (bytes, or items); beyond them a message is refused, not cut. */
-#define PW_BISECT_ID_MAX 200            /* alert_id, changepoint_id, config_hash, cl */
+#define PW_BISECT_ID_MAX PW_ID_MAX      /* alert_id, changepoint_id, config_hash, cl (pw_limits.h) */
 #define PW_BISECT_LIST_MAX 256          /* perf_benchmarks, roll upstream ids */
 #define PW_BISECT_TEXT_MAX 4096         /* title, author, team, repo, a glob */
 #define PW_BISECT_ROLL_MAX 100000       /* upstream commits in one roll */
@@ -77,7 +78,7 @@ typedef enum pw_bisect_input {
  * the wire form (no NUL byte, valid UTF-8 in any string: pw_input.h), the
  * protobuf, then for a regression alert of the gate or the watcher: an
  * alert_id (at most PW_BISECT_ID_MAX bytes), a complete series key and
- * series_key (< PW_SERIES_KEY_MAX; the model at most 100 bytes) that agree
+ * series_key (< PW_SERIES_KEY_MAX; the model at most PW_KEY_MODEL_MAX bytes) that agree
  * (DLQ_REASON_INCONSISTENT when series_key is not the series' canonical
  * key: the bisection would be named after one series and run on another), finite delta
  * (abs and pct: pct ranks the event's series) and baseline noise
@@ -101,6 +102,24 @@ pw_bisect_input pw_bisect_alert_decode(const void *payload, size_t len, Perfwatc
  */
 pw_bisect_input pw_bisect_cl_decode(const void *payload, size_t len, Perfwatch__V1__CompilerCl **out,
                                     Perfwatch__V1__DlqReason *reason, char *detail, size_t dlen);
+
+/* What the CL feed (perfwatch.compiler_cls) holds of an alert's range. */
+typedef struct pw_bisect_feed {
+	bool lo_known, hi_known; /* the range's endpoints are CLs of the feed */
+	int64_t first, last;     /* the feed's lowest and highest CL number (0 when empty) */
+	int64_t n;               /* CLs in the feed */
+} pw_bisect_feed;
+
+/*
+ * True when the range (lo, hi] of alert alert_id can be bisected: both
+ * endpoints are CLs of the feed. Otherwise false with detail naming the
+ * CLs missing and the feed's range ("alert \"X\": range cl/1..cl/1000001:
+ * cl/1 and cl/1000001 are not in the CL feed (7,840,518..7,842,075, 1,558
+ * CLs)"): the service dead-letters it as unknown_reference before any build
+ * is published (docs/bisector.md).
+ */
+bool pw_bisect_range_known(const char *alert_id, int64_t lo, int64_t hi, const pw_bisect_feed *feed,
+                           char *detail, size_t dlen);
 
 /* "cl/7841917" -> 7841917; "cl/N@K" and anything else -> 0. */
 int64_t pw_bisect_cl_number(const char *cl);

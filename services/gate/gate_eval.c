@@ -22,6 +22,7 @@ const char *pw_gate_series_verdict_name(pw_gate_series_verdict v)
 	case PW_GATE_SERIES_QUARANTINED: return "QUARANTINED";
 	case PW_GATE_SERIES_BASELINING: return "BASELINING";
 	case PW_GATE_SERIES_INSUFFICIENT_DATA: return "INSUFFICIENT_DATA";
+	case PW_GATE_SERIES_UNDER_POWERED: return "UNDER_POWERED";
 	}
 	return "UNKNOWN";
 }
@@ -49,9 +50,45 @@ void pw_gate_policy_default(pw_gate_policy *p)
 	p->blocking_aggregate_pct = 1.0;
 	p->practical_frac = PW_COMPARE_PRACTICAL_FRAC;
 	p->noise_k = PW_COMPARE_NOISE_K;
-	p->min_candidate_n = 5;
+	p->min_candidate_n = PW_POWER_FLOOR_N;
 	p->min_baseline_n = 5;
-	p->min_candidate_tail_n = 5;
+	p->min_candidate_tail_n = PW_POWER_FLOOR_N;
+	p->mde_gpu_pct = PW_POWER_MDE_GPU_PCT;
+	p->top_n_requested = p->tail_n_requested = false;
+}
+
+double pw_gate_series_mde(const pw_gate_policy *policy, const pw_gate_series_input *in)
+{
+	double tier = in->tier == PW_GATE_TIER_TOP ? policy->mde_top_pct : policy->mde_tail_pct;
+	return pw_stats_series_mde(tier, in->gpu, policy->mde_gpu_pct);
+}
+
+size_t pw_gate_series_min_n(const pw_gate_policy *policy, const pw_gate_series_input *in)
+{
+	return in->tier == PW_GATE_TIER_TOP ? policy->min_candidate_n : policy->min_candidate_tail_n;
+}
+
+size_t pw_gate_series_wait_n(const pw_gate_policy *policy, const pw_gate_series_input *in)
+{
+	size_t min = pw_gate_series_min_n(policy, in);
+	bool requested = in->tier == PW_GATE_TIER_TOP ? policy->top_n_requested
+	                                              : policy->tail_n_requested;
+	return requested || in->required_n < min ? min : in->required_n;
+}
+
+size_t pw_gate_required_n(bool has_baseline, double sigma_pct, unsigned published_n,
+                          double published_mde_pct, double mde_pct, size_t floor_n)
+{
+	if (!has_baseline)
+		return 0;
+	if (published_n > 0 && published_mde_pct == mde_pct)
+		return published_n > floor_n ? published_n : floor_n;
+	unsigned n = 0;
+	if (floor_n < 1 || floor_n > PW_POWER_MAX_N ||
+	    pw_stats_required_n(sigma_pct, mde_pct, PW_POWER_ALPHA, PW_POWER_TARGET, (unsigned)floor_n,
+	                        &n) != PW_OK)
+		return 0;
+	return n;
 }
 
 /* The positive magnitude of a change in the worse direction (negative when better). */
@@ -68,7 +105,7 @@ static pw_status test_series(const pw_gate_policy *policy, const pw_gate_series_
 	pw_compare_opts opts;
 	pw_compare_opts_init(&opts);
 	opts.direction = in->direction;
-	opts.mde_pct = in->tier == PW_GATE_TIER_TOP ? policy->mde_top_pct : policy->mde_tail_pct;
+	opts.mde_pct = pw_gate_series_mde(policy, in);
 	opts.alpha = policy->fdr_q;
 	opts.practical_pct = policy->practical_frac * opts.mde_pct;
 	opts.noise_k = policy->noise_k;
@@ -115,10 +152,14 @@ static pw_gate_series_verdict series_verdict(const pw_gate_policy *policy,
 	double threshold = r->cmp.threshold_pct;
 	bool above = r->cmp.effect_filter_passed;
 
+	/* nothing significant, from fewer runs than the series' noise needs: the
+	 * test could not have seen a change of the MDE, so it is no "within noise" */
+	bool short_of_power = in->required_n > in->n_cand;
 	if (in->has_expected) {
 		double excess_worse = worse_of(r->excess_pct, in->direction);
 		if (!significant) /* moved as registered, within noise of the registration */
 			return above && r->worse_pct < 0.0 ? PW_GATE_SERIES_VALIDATED_WIN
+			       : short_of_power            ? PW_GATE_SERIES_UNDER_POWERED
 			                                   : PW_GATE_SERIES_WITHIN_NOISE;
 		if (excess_worse > 0.0)
 			return above && r->worse_pct > 0.0 ? PW_GATE_SERIES_REGRESSED
@@ -128,7 +169,7 @@ static pw_gate_series_verdict series_verdict(const pw_gate_policy *policy,
 		                                 : PW_GATE_SERIES_VALIDATED_WIN;
 	}
 	if (!significant)
-		return PW_GATE_SERIES_WITHIN_NOISE;
+		return short_of_power ? PW_GATE_SERIES_UNDER_POWERED : PW_GATE_SERIES_WITHIN_NOISE;
 	if (!above)
 		return PW_GATE_SERIES_TREND;
 	return r->worse_pct > 0.0 ? PW_GATE_SERIES_REGRESSED : PW_GATE_SERIES_INVESTIGATE;
@@ -186,9 +227,8 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 		case PW_GATE_STATE_BASELINING: r->verdict = PW_GATE_SERIES_BASELINING; continue;
 		case PW_GATE_STATE_ACTIVE: break;
 		}
-		size_t need_cand = in->tier == PW_GATE_TIER_TOP ? policy->min_candidate_n
-		                                                : policy->min_candidate_tail_n;
-		if (in->n_cand < need_cand || in->n_base < policy->min_baseline_n) {
+		if (in->n_cand < pw_gate_series_min_n(policy, in) ||
+		    in->n_base < policy->min_baseline_n) {
 			r->verdict = PW_GATE_SERIES_INSUFFICIENT_DATA;
 			continue;
 		}
@@ -246,6 +286,7 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 			break;
 		case PW_GATE_SERIES_VALIDATED_WIN: f->n_wins++; break;
 		case PW_GATE_SERIES_INVESTIGATE: f->n_investigate++; break;
+		case PW_GATE_SERIES_UNDER_POWERED: f->n_under_powered++; break;
 		default: break;
 		}
 	}

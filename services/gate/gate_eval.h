@@ -6,7 +6,10 @@
  * baseline's by pw_stats_compare — the same code as `perfwatch compare` —
  * and Benjamini–Hochberg runs once over every test of the release, not per
  * family. A series fires only when its q-value is below the FDR level and its
- * effect passes max(MDE_tier, 2σ). A registered expected win is tested as
+ * effect passes the minimum-effect filter, |effect| > max(0.7*MDE, 2*SE),
+ * SE = sigma*sqrt(1/n_base + 1/n_cand) (PW_COMPARE_FILTER_RULE in pw_stats.h,
+ * which says why 0.7; the tier's MDE, gate.practical_frac and gate.noise_k
+ * are the policy's). A registered expected win is tested as
  * observed − expected against zero. Families then get the §8 verdicts, with
  * thresholds from pw_gate_policy. services/gate/main.c gathers the inputs
  * from PostgreSQL and the baseliner, calls pw_gate_evaluate, and stores and
@@ -46,6 +49,9 @@ typedef enum pw_gate_series_verdict {
 	PW_GATE_SERIES_QUARANTINED,
 	PW_GATE_SERIES_BASELINING,
 	PW_GATE_SERIES_INSUFFICIENT_DATA, /* fewer candidate or baseline runs than required */
+	PW_GATE_SERIES_UNDER_POWERED,    /* nothing significant, but fewer candidate runs than the
+	                                  * series' noise needs to certify its MDE (§4.5): not
+	                                  * "within noise" */
 } pw_gate_series_verdict;
 
 typedef enum pw_gate_family_verdict {
@@ -74,6 +80,11 @@ typedef struct pw_gate_policy {
 	size_t min_candidate_n;    /* candidate runs a top-tier series needs (5) */
 	size_t min_baseline_n;     /* baseline runs a series needs (5) */
 	size_t min_candidate_tail_n; /* candidate runs a tail-tier series needs (5; §4.5 allows 3) */
+	double mde_gpu_pct;        /* a GPU-class series is certified at this MDE whatever its
+	                            * tier (4.0, PW_POWER_MDE_GPU_PCT): the band below is the
+	                            * production canary's */
+	bool top_n_requested;      /* the request's TierRepeats named the top tier's n (what was */
+	bool tail_n_requested;     /* scheduled): wait for that, not for the series' required n */
 } pw_gate_policy;
 
 void pw_gate_policy_default(pw_gate_policy *p);
@@ -94,6 +105,9 @@ typedef struct pw_gate_series_input {
 	                            * folded in yet (its baseline may still change) */
 	bool has_expected;         /* a registered expected win */
 	double expected_pct;       /* its signed Δ, percent, as (new − old)/old */
+	bool gpu;                  /* GPU-class platform (its baseline says): MDE policy->mde_gpu_pct */
+	size_t required_n;         /* candidate runs its noise needs to certify its MDE (§4.5,
+	                            * pw_gate_required_n); 0 when unknown (no baseline) */
 } pw_gate_series_input;
 
 typedef struct pw_gate_family_input {
@@ -115,7 +129,7 @@ typedef struct pw_gate_family_result {
 	pw_gate_family_verdict verdict;
 	pw_gate_family_verdict unwaived; /* what it would be without its waiver */
 	size_t n_series, n_tested, n_regressed, n_blocking, n_wins, n_investigate,
-	       n_untested, n_insufficient;
+	       n_untested, n_insufficient, n_under_powered;
 	double impact_pct;         /* spend-weighted fleet impact, percent of fleet */
 } pw_gate_family_result;
 
@@ -124,6 +138,38 @@ typedef struct pw_gate_release_result {
 	size_t n_tests;            /* the BH family size */
 	double aggregate_impact_pct; /* Σ family impacts, percent of fleet */
 } pw_gate_release_result;
+
+/*
+ * The MDE series `in` is certified at: its tier's (policy->mde_top_pct /
+ * mde_tail_pct), raised to policy->mde_gpu_pct on a GPU-class platform
+ * (pw_stats_series_mde). The effect filter's 0.7*MDE and the required n use it.
+ */
+double pw_gate_series_mde(const pw_gate_policy *policy, const pw_gate_series_input *in);
+
+/*
+ * The fewest candidate runs with which series `in` is tested at all: the
+ * request's TierRepeats.n for its tier, else gate.min_candidate_n /
+ * gate.min_candidate_tail_n. Fewer at the deadline: INSUFFICIENT_DATA.
+ */
+size_t pw_gate_series_min_n(const pw_gate_policy *policy, const pw_gate_series_input *in);
+
+/*
+ * The candidate runs the gate waits for on series `in`: what the request
+ * scheduled (TierRepeats.n) when it named its tier's n, else the larger of
+ * pw_gate_series_min_n and the series' required n (what its noise needs).
+ */
+size_t pw_gate_series_wait_n(const pw_gate_policy *policy, const pw_gate_series_input *in);
+
+/*
+ * The required n of a series (§4.5) for the gate's effective MDE mde_pct:
+ * the n its baseline published for its tier (published_n) when it was
+ * computed for the same MDE (published_mde_pct), else pw_stats_required_n of
+ * the baseline's sigma_pct (a request may carry its own MDE; a baseline
+ * stored before the baseliner published n carries none), floored at floor_n;
+ * 0 when the series has no baseline or its sigma gives no n.
+ */
+size_t pw_gate_required_n(bool has_baseline, double sigma_pct, unsigned published_n,
+                          double published_mde_pct, double mde_pct, size_t floor_n);
 
 /*
  * The effect filter as reported per series (effect_passed): |excess| beyond

@@ -125,7 +125,7 @@ static pw_status build_alert(pw_gate_release *r, size_t i, const char *page_rout
 	d->z_robust = s->cmp.mad_base > 0.0 ? d->abs / s->cmp.mad_base : 0.0;
 	d->fdr_q = s->q;
 	a->delta = d;
-	e->mde_pct = in->tier == PW_GATE_TIER_TOP ? r->policy.mde_top_pct : r->policy.mde_tail_pct;
+	e->mde_pct = pw_gate_series_mde(&r->policy, in);
 	e->two_sigma_pct = s->cmp.two_sigma_pct;
 	e->passed_min_effect = s->cmp.effect_filter_passed;
 	e->effect_pct = s->cmp.effect_pct; /* what passed_min_effect tested */
@@ -133,6 +133,10 @@ static pw_status build_alert(pw_gate_release *r, size_t i, const char *page_rout
 	e->noise_floor_pct = s->cmp.noise_floor_pct;
 	e->threshold_pct = s->cmp.threshold_pct;
 	a->effect_gate = e;
+	char filter[160];
+	pw_compare_filter_text(filter, sizeof filter, "effect", e->effect_pct,
+	                       r->policy.practical_frac, e->practical_pct, r->policy.noise_k,
+	                       e->noise_floor_pct);
 
 	/* scope: the family's other moving series, and the ones that did not move */
 	for (size_t j = 0; j < r->n_series; j++) {
@@ -165,11 +169,8 @@ static pw_status build_alert(pw_gate_release *r, size_t i, const char *page_rout
 	a->summary = o == PW_GATE_OUT_INVESTIGATE
 	                 ? fmt(r, "INVESTIGATE %s: unregistered improvement %+.2f%% on %s (q=%.2g)",
 	                       m->key, s->cmp.delta_pct, r->candidate_build_id, s->q)
-	                 : fmt(r, "%s %s: %+.2f%% on %s, effect %+.2f%% > max(practical=%.2f%%, "
-	                          "noise=%.2f%%), q=%.2g",
-	                       pw_gate_outcome_name(o), m->key, s->cmp.delta_pct,
-	                       r->candidate_build_id, e->effect_pct, e->practical_pct,
-	                       e->noise_floor_pct, s->q);
+	                 : fmt(r, "%s %s: %+.2f%% on %s, %s, q=%.2g", pw_gate_outcome_name(o), m->key,
+	                       s->cmp.delta_pct, r->candidate_build_id, filter, s->q);
 	if (!a->alert_id || !b->window || !a->summary)
 		return PW_ERR_NOMEM;
 	*out = a;
@@ -241,6 +242,7 @@ pw_status pw_gate_messages_build(pw_gate_release *r, const char *page_route, pw_
 		f->spend_weighted_impact_pct = r->fr[j].impact_pct;
 		f->gated_series = (uint32_t)r->fr[j].n_tested;
 		f->regressed_series = (uint32_t)r->fr[j].n_regressed;
+		f->under_powered_series = (uint32_t)r->fr[j].n_under_powered;
 		fv[j] = f;
 	}
 	v->families = fv;
@@ -261,7 +263,10 @@ pw_status pw_gate_messages_build(pw_gate_release *r, const char *page_route, pw_
 		g->candidate_n = (uint32_t)in->n_cand;
 		g->unit = (char *)r->meta[i].unit;
 		g->expected_delta_pct = in->has_expected ? in->expected_pct : 0.0;
-		g->mde_pct = in->tier == PW_GATE_TIER_TOP ? r->policy.mde_top_pct : r->policy.mde_tail_pct;
+		g->mde_pct = pw_gate_series_mde(&r->policy, in);
+		g->tier_mde_pct = in->tier == PW_GATE_TIER_TOP ? r->policy.mde_top_pct
+		                                               : r->policy.mde_tail_pct;
+		g->required_n = (uint32_t)in->required_n;
 		if (s->tested) {
 			g->baseline_median = s->cmp.median_base;
 			g->baseline_mad_n = s->cmp.mad_base;

@@ -4,6 +4,7 @@
  */
 #include "gate_policy.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,13 +23,14 @@ const char *pw_gate_outcome_name(pw_gate_outcome o)
 	case PW_GATE_OUT_INVESTIGATE: return "investigate";
 	case PW_GATE_OUT_TREND: return "trend";
 	case PW_GATE_OUT_WAIVED: return "waived";
+	case PW_GATE_OUT_UNDER_POWERED: return "under_powered";
 	}
 	return "unknown";
 }
 
 int pw_gate_outcome_parse(const char *s)
 {
-	for (int o = PW_GATE_OUT_BLOCKING; o <= PW_GATE_OUT_WAIVED; o++)
+	for (int o = PW_GATE_OUT_BLOCKING; o <= PW_GATE_OUT_UNDER_POWERED; o++)
 		if (s && strcmp(s, pw_gate_outcome_name((pw_gate_outcome)o)) == 0)
 			return o;
 	return 0;
@@ -63,6 +65,7 @@ pw_gate_outcome pw_gate_series_outcome(const pw_gate_policy *policy,
 	case PW_GATE_SERIES_QUARANTINED: return PW_GATE_OUT_QUARANTINED;
 	case PW_GATE_SERIES_BASELINING: return PW_GATE_OUT_INSUFFICIENT_DATA;
 	case PW_GATE_SERIES_INSUFFICIENT_DATA: return PW_GATE_OUT_INSUFFICIENT_DATA;
+	case PW_GATE_SERIES_UNDER_POWERED: return PW_GATE_OUT_UNDER_POWERED;
 	case PW_GATE_SERIES_REGRESSED: break;
 	}
 	bool alone = in->tier == PW_GATE_TIER_TOP && r->worse_pct >= policy->blocking_top_pct;
@@ -72,10 +75,6 @@ pw_gate_outcome pw_gate_series_outcome(const pw_gate_policy *policy,
 	return alone || by_aggregate ? PW_GATE_OUT_BLOCKING : PW_GATE_OUT_P1;
 }
 
-static size_t need_of(const pw_gate_policy *policy, pw_gate_tier tier)
-{
-	return tier == PW_GATE_TIER_TOP ? policy->min_candidate_n : policy->min_candidate_tail_n;
-}
 
 static bool empty(const char *s)
 {
@@ -101,40 +100,71 @@ pw_status pw_gate_waiver_check(const char *waiver_id, const char *model, const c
 
 pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families,
                                  const pw_gate_series_input *series, size_t n_series,
-                                 int64_t now_us, int64_t deadline_us, int64_t settle_until_us,
-                                 int64_t catchup_until_us, size_t *n_missing)
+                                 const pw_gate_wait_clock *clock, pw_gate_wait_state *state)
 {
-	size_t missing = 0, arrived = 0;
-	bool settling = now_us < settle_until_us, catching_up = now_us < catchup_until_us;
-	for (size_t i = 0; i < n_series; i++)
-		arrived += series[i].n_cand;
+	pw_gate_wait_state st = {.n_series = n_series};
+	bool settling = clock->now_us < clock->settle_until_us;
+	bool catching_up = clock->now_us < clock->catchup_until_us;
+	size_t arrived = 0;
 	for (size_t i = 0; i < n_series; i++) {
-		if (series[i].state == PW_GATE_STATE_ACTIVE &&
-		    series[i].n_cand < need_of(policy, series[i].tier))
-			missing++;
-		else if (series[i].state == PW_GATE_STATE_BASELINING && settling)
-			missing++;
-		else if (series[i].baseline_behind && catching_up && series[i].state != PW_GATE_STATE_FROZEN &&
-		         series[i].state != PW_GATE_STATE_QUARANTINED)
-			missing++;
+		const pw_gate_series_input *s = &series[i];
+		bool gated = s->state == PW_GATE_STATE_ACTIVE || s->state == PW_GATE_STATE_BASELINING;
+		arrived += s->n_cand;
+		st.seen += (int64_t)s->n_cand + 1 + (s->state == PW_GATE_STATE_ACTIVE);
+		if (gated && s->n_cand < pw_gate_series_wait_n(policy, s))
+			st.short_runs++;
+		else if (gated && s->baseline_behind && catching_up)
+			st.behind++;
+		else if (s->state == PW_GATE_STATE_BASELINING && settling)
+			st.baselining++;
 	}
-	if (settling)
+	if (settling || clock->families_named)
 		for (size_t j = 0; j < n_families; j++) {
 			bool any = false;
 			for (size_t i = 0; i < n_series && !any; i++)
 				any = series[i].family == j;
-			missing += !any;
+			st.no_series += !any;
 		}
+	st.missing = st.short_runs + st.behind + st.baselining + st.no_series;
 	/* not one candidate run yet (an ingester stalled, or a release whose runs
 	 * have not started, or that does not exist): nothing to decide on before
 	 * the deadline */
-	if (arrived == 0 && missing == 0)
-		missing = 1;
-	if (n_missing)
-		*n_missing = missing;
-	if (missing == 0)
+	st.no_runs = arrived == 0;
+	if (st.no_runs && st.missing == 0)
+		st.missing = 1;
+	if (state)
+		*state = st;
+	if (st.missing == 0)
 		return PW_GATE_WAIT_READY;
-	return now_us >= deadline_us ? PW_GATE_WAIT_DEADLINE : PW_GATE_WAIT_MORE;
+	return clock->now_us >= clock->deadline_us ? PW_GATE_WAIT_DEADLINE : PW_GATE_WAIT_MORE;
+}
+
+pw_gate_wait_clock pw_gate_wait_late_clock(int64_t now_us, bool families_named)
+{
+	return (pw_gate_wait_clock){.now_us = now_us, .deadline_us = INT64_MAX,
+	                            .settle_until_us = INT64_MIN, .catchup_until_us = INT64_MAX,
+	                            .families_named = families_named};
+}
+
+bool pw_gate_late_redecide(size_t decided_lacking, int64_t decided_seen,
+                           const pw_gate_wait_state *now, const pw_gate_wait_state *prev)
+{
+	if (decided_lacking == 0 || now->seen <= decided_seen)
+		return false;
+	return now->missing == 0 ||
+	       (prev && now->seen == prev->seen && now->missing == prev->missing);
+}
+
+/* "4m58s", "2h03m", "3d04h" of a duration in microseconds (>= 0). */
+static void fmt_duration(char *buf, size_t len, int64_t us)
+{
+	int64_t s = us / 1000000;
+	if (s < 3600)
+		snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m", s / 3600, s % 3600 / 60);
+	else
+		snprintf(buf, len, "%" PRId64 "d%02" PRId64 "h", s / 86400, s % 86400 / 3600);
 }
 
 int64_t pw_gate_next_poll_ms(size_t prev_missing, size_t missing, int64_t prev_interval_ms,
@@ -329,6 +359,7 @@ static const char *upper_name(pw_gate_outcome o)
 	case PW_GATE_OUT_INVESTIGATE: return "INVESTIGATE";
 	case PW_GATE_OUT_TREND: return "TREND";
 	case PW_GATE_OUT_WAIVED: return "WAIVED";
+	case PW_GATE_OUT_UNDER_POWERED: return "UNDER_POWERED";
 	}
 	return "UNKNOWN";
 }
@@ -368,8 +399,7 @@ void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
 	for (size_t i = 0; i < n_series; i++) {
 		if (sr[i].verdict != PW_GATE_SERIES_INSUFFICIENT_DATA)
 			continue;
-		size_t need = series[i].tier == PW_GATE_TIER_TOP ? policy->min_candidate_n
-		                                                 : policy->min_candidate_tail_n;
+		size_t need = pw_gate_series_min_n(policy, &series[i]);
 		if (lacking == 0)
 			sb_printf(&sb, "%s lacks data:", named ? ";" : "");
 		if (series[i].n_base < policy->min_baseline_n)
@@ -383,4 +413,111 @@ void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
 	if (named == 0 && lacking == 0)
 		sb_printf(&sb, " %zu families, %zu tests, %.2f%% fleet impact", n_families,
 		          release->n_tests, release->aggregate_impact_pct);
+	/* what the verdict cannot say: series tested with too few runs, and the
+	 * band a GPU benchmark does not certify (§4.5) */
+	size_t under = 0, gpu = 0;
+	double gpu_low = policy->mde_gpu_pct;
+	for (size_t i = 0; i < n_series; i++) {
+		under += sr[i].verdict == PW_GATE_SERIES_UNDER_POWERED;
+		if (sr[i].tested && series[i].gpu) {
+			gpu++;
+			double tier = series[i].tier == PW_GATE_TIER_TOP ? policy->mde_top_pct
+			                                                 : policy->mde_tail_pct;
+			gpu_low = tier < gpu_low ? tier : gpu_low;
+		}
+	}
+	if (under)
+		sb_printf(&sb, "; %zu series under-powered (fewer candidate runs than their noise "
+		          "needs for the MDE)", under);
+	if (gpu && gpu_low < policy->mde_gpu_pct)
+		sb_printf(&sb, "; GPU series certified at MDE %g%%: the %g-%g%% band is the production "
+		          "canary's", policy->mde_gpu_pct, gpu_low, policy->mde_gpu_pct);
+}
+
+pw_status pw_gate_power_table(FILE *out, const pw_gate_policy *policy, double tpu_sigma_pct,
+                              double gpu_sigma_pct)
+{
+	double factor;
+	if (!(tpu_sigma_pct > 0.0) || !(gpu_sigma_pct > 0.0) ||
+	    pw_stats_power_n(1.0, 1.0, PW_POWER_ALPHA, PW_POWER_TARGET, false, &factor) != PW_OK)
+		return PW_ERR_INVALID;
+	fprintf(out, "Power per tier (§4.5): n = max(floor, ceil(%.2f*(sigma/MDE)^2)), "
+	             "alpha %g two-sided, power %g (pw_stats_required_n)\n\n",
+	        factor, PW_POWER_ALPHA, PW_POWER_TARGET);
+	fprintf(out, "| tier | platform | sigma (norm) | MDE | %.2f*(sigma/MDE)^2 | floor | required n | "
+	             "band the production canary owns |\n|---|---|---|---|---|---|---|---|\n",
+	        factor);
+	for (int gpu = 0; gpu < 2; gpu++)
+		for (int t = 0; t < 2; t++) {
+			pw_gate_series_input in = {.tier = t ? PW_GATE_TIER_TAIL : PW_GATE_TIER_TOP,
+			                           .gpu = gpu};
+			double sigma = gpu ? gpu_sigma_pct : tpu_sigma_pct;
+			double tier_mde = t ? policy->mde_tail_pct : policy->mde_top_pct;
+			double mde = pw_gate_series_mde(policy, &in);
+			size_t floor_n = pw_gate_series_min_n(policy, &in);
+			unsigned n;
+			double real;
+			if (pw_stats_power_n(sigma, mde, PW_POWER_ALPHA, PW_POWER_TARGET, false, &real) !=
+			        PW_OK ||
+			    pw_stats_required_n(sigma, mde, PW_POWER_ALPHA, PW_POWER_TARGET,
+			                        (unsigned)floor_n, &n) != PW_OK)
+				return PW_ERR_INVALID;
+			char band[64] = "-";
+			if (mde > tier_mde)
+				snprintf(band, sizeof band, "%g-%g%%", tier_mde, mde);
+			fprintf(out, "| %s | %s | %.2f%% | %.2f%% | %.2f | %zu | %u | %s |\n",
+			        t ? "tail" : "top", gpu ? "GPU" : "TPU", sigma, mde, real, floor_n, n, band);
+		}
+	double real;
+	unsigned n;
+	if (pw_stats_power_n(gpu_sigma_pct, policy->mde_top_pct, PW_POWER_ALPHA, PW_POWER_TARGET,
+	                     false, &real) == PW_OK &&
+	    pw_stats_required_n(gpu_sigma_pct, policy->mde_top_pct, PW_POWER_ALPHA, PW_POWER_TARGET,
+	                        (unsigned)policy->min_candidate_n, &n) == PW_OK)
+		fprintf(out, "\nGPU at the top tier's own MDE %.2f%%: %.2f -> %u runs a series, not "
+		             "affordable: GPU series are certified at %.2f%%, and the band below is the "
+		             "production canary's (big N from live traffic).\n",
+		        policy->mde_top_pct, real, n, policy->mde_gpu_pct);
+	fprintf(out, "Each series' own n comes from its own sigma (its baseline's MAD_n/median) and is "
+	             "published with its baseline (Baseline.required_n_top, required_n_tail); a series "
+	             "tested with fewer candidate runs and nothing significant is UNDER_POWERED.\n");
+	return PW_OK;
+}
+
+void pw_gate_wait_describe(char *buf, size_t len, const pw_gate_wait_state *st,
+                           int64_t deadline_us, int64_t now_us)
+{
+	sbuf sb = {buf, len, 0, false};
+	if (len)
+		buf[0] = '\0';
+	if (st->missing == 0) {
+		sb_printf(&sb, "complete");
+		return;
+	}
+	const char *sep = "";
+	if (st->no_runs) {
+		sb_printf(&sb, "no candidate run yet");
+		sep = ", ";
+	}
+	if (st->short_runs) {
+		sb_printf(&sb, "%s%zu of %zu series short of candidate runs", sep, st->short_runs,
+		          st->n_series);
+		sep = ", ";
+	}
+	if (st->behind) {
+		sb_printf(&sb, "%s%zu baseline%s behind", sep, st->behind, st->behind == 1 ? "" : "s");
+		sep = ", ";
+	}
+	if (st->baselining) {
+		sb_printf(&sb, "%s%zu series baselining", sep, st->baselining);
+		sep = ", ";
+	}
+	if (st->no_series)
+		sb_printf(&sb, "%s%zu famil%s without series", sep, st->no_series,
+		          st->no_series == 1 ? "y" : "ies");
+	if (deadline_us == INT64_MAX)
+		return;
+	char d[32];
+	fmt_duration(d, sizeof d, now_us < deadline_us ? deadline_us - now_us : now_us - deadline_us);
+	sb_printf(&sb, now_us < deadline_us ? " (deadline in %s)" : " (deadline passed %s ago)", d);
 }

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gate_eval.h"
 
@@ -32,6 +33,7 @@ typedef enum pw_gate_outcome {
 	PW_GATE_OUT_INVESTIGATE = 8,
 	PW_GATE_OUT_TREND = 9,
 	PW_GATE_OUT_WAIVED = 10,
+	PW_GATE_OUT_UNDER_POWERED = 11,
 } pw_gate_outcome;
 
 /* "blocking", "p1", ... as stored in PostgreSQL; "unknown" otherwise. */
@@ -49,7 +51,9 @@ pw_gate_outcome pw_gate_family_outcome(pw_gate_family_verdict v);
  * blocks on the spend-weighted aggregate, else P1; either becomes WAIVED when
  * its family is waived. WITHIN_NOISE is PASS; a WIN_SHORTFALL (a registered
  * win that fell short but is no regression) is TREND; BASELINING (no complete
- * null window) is INSUFFICIENT_DATA; the rest map one to one.
+ * null window) is INSUFFICIENT_DATA; UNDER_POWERED (nothing significant from
+ * fewer runs than the series' noise needs) is UNDER_POWERED, never PASS; the
+ * rest map one to one.
  */
 pw_gate_outcome pw_gate_series_outcome(const pw_gate_policy *policy,
                                        const pw_gate_series_input *in,
@@ -77,35 +81,90 @@ pw_status pw_gate_waiver_check(const char *waiver_id, const char *model, const c
 /* ------------------------------------------------------------------ waiting */
 
 typedef enum pw_gate_wait {
-	PW_GATE_WAIT_MORE = 0, /* some active series lacks candidate runs; deadline ahead */
-	PW_GATE_WAIT_READY,    /* every active series has its runs */
+	PW_GATE_WAIT_MORE = 0, /* something the release needs has not arrived; deadline ahead */
+	PW_GATE_WAIT_READY,    /* everything it waits for is there */
 	PW_GATE_WAIT_DEADLINE, /* deadline passed: evaluate with what there is */
 } pw_gate_wait;
 
+/* The clock of one look at a release, and what the request says about it. */
+typedef struct pw_gate_wait_clock {
+	int64_t now_us;
+	int64_t deadline_us;      /* effective deadline (docs/gate.md) */
+	int64_t settle_until_us;  /* received + gate.min_wait */
+	int64_t catchup_until_us; /* received + gate.baseline_wait */
+	bool families_named;      /* the request named its families (else: every spend weight) */
+} pw_gate_wait_clock;
+
+/* What one look found missing; pw_gate_wait_describe says it in words. */
+typedef struct pw_gate_wait_state {
+	size_t short_runs;  /* active or baselining series with fewer candidate runs than they need */
+	size_t behind;      /* series whose baseline has not folded points measured before the
+	                     * request (or that the baseliner has not seen), until catchup_until_us */
+	size_t baselining;  /* baselining series with their runs, while settling */
+	size_t no_series;   /* families without any series: named ones until the deadline,
+	                     * spend-weight ones while settling */
+	bool no_runs;       /* not one candidate run in any series */
+	size_t missing;     /* the sum, a release without any candidate run counting one */
+	size_t n_series;    /* series of the release */
+	int64_t seen;       /* the data looked at: candidate runs + series + active series (it
+	                     * only grows as runs arrive and baselines complete) */
+} pw_gate_wait_state;
+
 /*
- * The waiting rule: a release is READY when every ACTIVE series has at least
- * the tier's candidate runs (frozen and quarantined series are not waited
- * for: they will not be gated), and — until settle_until_us — no series is
- * BASELINING: right after a request arrives the baseliner may still be
- * catching up on the runs that make a series active, so a baselining series
- * is waited for until then and not after (a new series must not hold a
- * release for a day); likewise a family of the n_families without any
- * series yet (its first runs may not be ingested). Until catchup_until_us a
- * series whose baseline is behind (baseline_behind: the baseliner has not
- * folded points measured before the request, e.g. it was restarting) is
- * waited for too, so that the verdict is not taken on a baseline that is
- * about to move; after that it is tested on what there is. A release with not one
- * candidate run in any series is never READY: it waits for its deadline
- * (its runs have not started, the ingester is stalled, or the release does
- * not exist), and counts as one missing. Otherwise DEADLINE once
- * now_us >= deadline_us, else MORE. series[i].n_cand is what has arrived;
- * the samples themselves are not read. n_missing (may be NULL) receives the
- * number of series and families waited for.
+ * The waiting rule (docs/gate.md, "The waiting rule"). Before the deadline a
+ * release waits for:
+ * - every ACTIVE or BASELINING series with fewer candidate runs than its tier
+ *   needs: a release that has not received its candidates waits for its
+ *   deadline, whatever the clock since the request says (frozen and
+ *   quarantined series are not waited for: they will not be gated);
+ * - every family named by the request that has no series yet (its runs may
+ *   not be ingested: an ingester stalled past gate.min_wait must not make the
+ *   gate decide on half the release); a family the request did not name
+ *   (every spend weight) only until settle_until_us;
+ * - until catchup_until_us, every series whose baseline is behind
+ *   (baseline_behind: the baseliner has not folded points measured before
+ *   the request, or has not seen the series at all), so that the verdict is
+ *   not taken on a baseline that is about to move or appear;
+ * - until settle_until_us, every BASELINING series even with its runs;
+ * - a release with not one candidate run in any series (counted as one).
+ * READY when nothing is missing; otherwise DEADLINE once now_us >=
+ * deadline_us, else MORE. series[i].n_cand is what has arrived; the samples
+ * themselves are not read. state (may be NULL) receives the counts.
  */
 pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families,
                                  const pw_gate_series_input *series, size_t n_series,
-                                 int64_t now_us, int64_t deadline_us, int64_t settle_until_us,
-                                 int64_t catchup_until_us, size_t *n_missing);
+                                 const pw_gate_wait_clock *clock, pw_gate_wait_state *state);
+
+/*
+ * The clock under which a decided release is watched for late data: no
+ * deadline (INT64_MAX), no settling, the baseliner always waited for, so that
+ * pw_gate_wait_decide's missing counts what the data still lacks and READY
+ * means complete.
+ */
+pw_gate_wait_clock pw_gate_wait_late_clock(int64_t now_us, bool families_named);
+
+/*
+ * Whether a release decided on data `decided_seen` while lacking
+ * `decided_lacking` things (late-clock missing at the decision) is decided
+ * again, as a new evaluation, at a look that finds `now` (late clock) after
+ * a look that found `prev` (NULL at the first look): only when it lacked
+ * something, late data arrived (now->seen > decided_seen), and the release
+ * is complete (now->missing == 0) or has stopped moving since the previous
+ * look (the same seen and the same missing: no run arrived and no baseline
+ * caught up). A pure function of its arguments.
+ */
+bool pw_gate_late_redecide(size_t decided_lacking, int64_t decided_seen,
+                           const pw_gate_wait_state *now, const pw_gate_wait_state *prev);
+
+/*
+ * What a look found missing, in words, into buf (always NUL-terminated):
+ * "12 of 77 series short of candidate runs, 3 baselines behind, 1 family
+ * without series (deadline in 4m58s)", "no candidate run yet, 2 families
+ * without series (deadline passed 1m02s ago)", or "complete" when nothing
+ * is missing; no deadline part when deadline_us is INT64_MAX (the late clock).
+ */
+void pw_gate_wait_describe(char *buf, size_t len, const pw_gate_wait_state *st,
+                           int64_t deadline_us, int64_t now_us);
 
 /*
  * How long to wait before the next look at a pending release: min_ms while
@@ -188,6 +247,21 @@ pw_status pw_gate_decide(const pw_gate_policy *policy, pw_gate_family_input *fam
                          pw_gate_release_result *release, pw_gate_outcome *outcomes,
                          size_t *waiver_of, char *errbuf, size_t errlen);
 
+/* ------------------------------------------------------------------ power */
+
+/*
+ * The per-tier n table of §4.5 as the gate computes it (`pw-gate
+ * --power-table`): for each tier and platform class at the class's σ norm
+ * (tpu_sigma_pct, gpu_sigma_pct; §4.1's 0.4% and 2%), the MDE the gate
+ * certifies (pw_gate_series_mde), the normal formula's real n, the floor
+ * (the tier's minimum runs) and the required n (pw_stats_required_n), as a
+ * Markdown table; then the GPU platform at the top tier's own MDE (why its
+ * MDE is policy->mde_gpu_pct). A series' own n comes from its own σ. Writes
+ * to out; PW_ERR_INVALID when a figure cannot be computed (σ <= 0).
+ */
+pw_status pw_gate_power_table(FILE *out, const pw_gate_policy *policy, double tpu_sigma_pct,
+                              double gpu_sigma_pct);
+
 /* ------------------------------------------------------------------ summary */
 
 /*
@@ -198,7 +272,11 @@ pw_status pw_gate_decide(const pw_gate_policy *policy, pw_gate_family_input *fam
  *   "PASS: 3 families, 12 tests, 0.00% fleet impact"
  * It names every BLOCKING and P1 family with its regressed series count and
  * impact, every WAIVED family, every family without any measured series,
- * and every series that lacked data.
+ * and every series that lacked data; then, when there are any, the count of
+ * UNDER_POWERED series ("; 4 series under-powered (fewer candidate runs than
+ * their noise needs for the MDE)") and, when a GPU-class series was tested
+ * at an MDE above its tier's, the band the production canary owns ("; GPU
+ * series certified at MDE 4%: the 1-4% band is the production canary's").
  */
 void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
                      const pw_gate_family_input *families, const pw_gate_family_result *fr,

@@ -16,6 +16,20 @@ static bool nonempty(const char *s)
 	return s && *s;
 }
 
+static bool str_eq(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static bool waiver_same(const Perfwatch__V1__Waiver *a, const Perfwatch__V1__Waiver *b)
+{
+	return str_eq(a->model, b->model) && str_eq(a->platform, b->platform) &&
+	       str_eq(a->config, b->config) && str_eq(a->metric, b->metric) &&
+	       str_eq(a->owner, b->owner) && str_eq(a->approved_by, b->approved_by) &&
+	       str_eq(a->reason, b->reason) && a->expires_unix_us == b->expires_unix_us &&
+	       a->release_wide == b->release_wide;
+}
+
 pw_status pw_gate_request_check(const Perfwatch__V1__GateRequest *req, double default_fdr_q,
                                 int64_t now_us, char *errbuf, size_t errlen)
 {
@@ -67,6 +81,16 @@ pw_status pw_gate_request_check(const Perfwatch__V1__GateRequest *req, double de
 			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "gate request \"%s\": %s",
 			               req->release_id, why);
 	}
+	/* one id, one waiver: the same id twice in a request must mean the same
+	 * waiver (an id names a waiver of its release, docs/gate.md) */
+	for (size_t i = 0; i < req->n_waivers; i++)
+		for (size_t j = i + 1; j < req->n_waivers; j++)
+			if (strcmp(req->waivers[i]->waiver_id, req->waivers[j]->waiver_id) == 0 &&
+			    !waiver_same(req->waivers[i], req->waivers[j]))
+				return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+				               "gate request \"%s\": waiver \"%s\" is given twice with "
+				               "different content",
+				               req->release_id, req->waivers[i]->waiver_id);
 	for (size_t i = 0; i < req->n_expected_wins; i++) {
 		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];
 		if (!nonempty(e->series_key) || !isfinite(e->expected_delta_pct) ||

@@ -17,10 +17,11 @@
 
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "perfwatch/v1/gate.pb-c.h"
+#include "pw_limits.h"
 #include "pw_status.h"
 
 /* Bytes of a release id, its NUL included (perfwatch.gate_evaluations and pw_gate_pending). */
-#define PW_GATE_RELEASE_ID_MAX 256
+#define PW_GATE_RELEASE_ID_MAX (PW_RELEASE_ID_MAX + 1) /* with its NUL (pw_limits.h) */
 
 /*
  * What a GateRequest must hold to be stored: a release_id shorter than
@@ -28,7 +29,8 @@
  * release, an FDR level in (0, 1) (0 means default_fdr_q), tier repeats with
  * a tier, n >= 1 and a finite mde_pct > 0, waivers with an id, an owner, a
  * reason, an expiry and a scope (pw_gate_waiver_check, against the later of
- * now_us and the request's time), expected wins with a series key and a
+ * now_us and the request's time) and no id given twice with different
+ * content, expected wins with a series key and a
  * finite delta above -100%. PW_OK, or PW_ERR_INVALID with the reason.
  */
 pw_status pw_gate_request_check(const Perfwatch__V1__GateRequest *req, double default_fdr_q,

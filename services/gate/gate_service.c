@@ -51,15 +51,20 @@ typedef struct gate_metrics {
 	pw_metric *latency;     /* seconds from ready to verdict published */
 	pw_metric *wait;        /* seconds from request to verdict published */
 	pw_metric *pending;     /* gauge */
+	pw_metric *late;        /* re-decisions on late data */
 } gate_metrics;
 
-/* The evaluator's memory of one pending release, for the polling backoff. */
+/* The evaluator's memory of one pending (or decided, watched) release, for
+ * the polling backoff and what it last said. */
 typedef struct gate_watch {
 	pw_gate_pending key;
-	size_t missing;      /* active series short of runs at the last look */
+	size_t missing;      /* what was missing at the last look (the backoff's signal) */
 	int64_t interval_ms; /* current wait */
 	double next_s;       /* monotonic time of the next look */
-	bool seen;           /* still pending at this poll */
+	bool seen;           /* still pending (or watched) at this poll */
+	char waiting[256];   /* the waiting text last stored ("" before the first look) */
+	bool looked;         /* watched: prev holds a previous look */
+	pw_gate_wait_state prev; /* watched: what the previous look found (late clock) */
 } gate_watch;
 
 typedef struct gate_app {
@@ -68,8 +73,12 @@ typedef struct gate_app {
 	pw_gate_store_defaults defaults;
 	const char *page_route;
 	int64_t poll_ms, poll_max_ms;
+	int64_t late_window_us;      /* gate.late_window */
 	/* the tick's work space (main thread only) */
 	pw_gate_pending *pending;    /* GATE_MAX_PENDING keys */
+	pw_gate_pending *watched;    /* GATE_MAX_PENDING decided releases watched for late data */
+	size_t *watched_lacking;     /* GATE_MAX_PENDING */
+	int64_t *watched_seen;       /* GATE_MAX_PENDING */
 	gate_watch *watch;           /* GATE_MAX_PENDING: when to look at each pending release again */
 	size_t n_watch;
 } gate_app;
@@ -113,7 +122,7 @@ pw_status pw_gate_requests_batch(void *ctx, rd_kafka_message_t *const *msgs, siz
 			duplicate ? dup++ : stored++;
 		}
 		perfwatch__v1__gate_request__free_unpacked(req, NULL);
-		if (st == PW_ERR_INVALID || st == PW_ERR_PG) {
+		if (st == PW_ERR_INVALID || st == PW_ERR_CONFLICT || st == PW_ERR_PG) {
 			/* the request can never be stored: undo its part, dead-letter it */
 			pw_status rb = pw_pg_exec(w->pg, "ROLLBACK TO SAVEPOINT gate_request", 0, NULL,
 			                          NULL, errbuf, errlen);
@@ -123,8 +132,9 @@ pw_status pw_gate_requests_batch(void *ctx, rd_kafka_message_t *const *msgs, siz
 			}
 			st = pw_service_dead_letter(
 			    w, msg, GATE_REQUEST_TYPE,
-			    st == PW_ERR_INVALID ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE
-			                         : PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
+			    st == PW_ERR_INVALID    ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE
+			    : st == PW_ERR_CONFLICT ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_CONFLICT
+			                            : PERFWATCH__V1__DLQ_REASON__DLQ_REASON_PROCESSING_FAILED,
 			    why, errbuf, errlen);
 			if (st != PW_OK)
 				goto fail;
@@ -179,7 +189,11 @@ static pw_status evaluate_release(gate_app *app, pw_pg *pg, pw_gate_release *r, 
 	for (size_t i = 0; i < r->n_series; i++)
 		if (r->series_out[i] == PW_GATE_OUT_WAIVED)
 			r->series_waiver[i] = r->family_waiver[r->series[i].family];
-	pw_gate_summary(r->summary, sizeof r->summary, &r->policy, r->families, r->fr,
+	size_t at = 0;
+	if (r->late_of)
+		at = (size_t)snprintf(r->summary, sizeof r->summary,
+		                      "late data, re-decision of evaluation %" PRIu32 ": ", r->late_of);
+	pw_gate_summary(r->summary + at, sizeof r->summary - at, &r->policy, r->families, r->fr,
 	                r->n_families, r->series, r->sr, r->n_series, &r->rr);
 
 	pw_gate_messages msgs;
@@ -217,7 +231,7 @@ static gate_watch *watch_of(gate_app *app, const pw_gate_pending *p)
 			return w;
 		}
 	}
-	if (app->n_watch == GATE_MAX_PENDING)
+	if (app->n_watch == 2 * GATE_MAX_PENDING)
 		return NULL;
 	gate_watch *w = &app->watch[app->n_watch++];
 	memset(w, 0, sizeof *w);
@@ -225,6 +239,66 @@ static gate_watch *watch_of(gate_app *app, const pw_gate_pending *p)
 	w->missing = SIZE_MAX;
 	w->seen = true;
 	return w;
+}
+
+/* The next look at a release after one that found `signal` (backoff while it
+ * does not change). */
+static void watch_backoff(gate_app *app, gate_watch *gw, size_t signal)
+{
+	if (!gw)
+		return;
+	gw->interval_ms = pw_gate_next_poll_ms(gw->missing, signal, gw->interval_ms, app->poll_ms,
+	                                       app->poll_max_ms);
+	gw->missing = signal;
+	gw->next_s = pw_mono_s() + (double)gw->interval_ms / 1e3;
+}
+
+/*
+ * A decided release that lacked something: is there late data? When there is
+ * and it is complete or has stopped moving (pw_gate_late_redecide), a new
+ * evaluation of the release is created (pending, late_of), which the pending
+ * loop decides on what there is.
+ */
+static pw_status look_late(gate_app *app, pw_service_worker *mw, const pw_gate_pending *key,
+                           size_t lacking, int64_t seen, char *errbuf, size_t errlen)
+{
+	gate_watch *gw = watch_of(app, key);
+	if (gw && gw->next_s > pw_mono_s())
+		return PW_OK;
+	pw_gate_release *r = NULL;
+	pw_status st = pw_gate_store_load(mw->pg, key->release_id, key->evaluation, &app->defaults,
+	                                  false, &r, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	pw_gate_wait_clock clock = pw_gate_wait_late_clock(pw_now_us(), r->families_named);
+	pw_gate_wait_state now;
+	pw_gate_wait_decide(&r->policy, r->n_families, r->series, r->n_series, &clock, &now);
+	pw_gate_release_free(r);
+	pw_gate_wait_state prev = gw ? gw->prev : now;
+	bool had_prev = gw && gw->looked;
+	if (gw) {
+		gw->prev = now;
+		gw->looked = true;
+	}
+	if (!pw_gate_late_redecide(lacking, seen, &now, had_prev ? &prev : NULL)) {
+		watch_backoff(app, gw, (size_t)now.seen + now.missing);
+		return PW_OK;
+	}
+	uint32_t created = 0;
+	st = pw_gate_store_redecide(mw->pg, key->release_id, key->evaluation, &created, errbuf,
+	                            errlen);
+	if (st != PW_OK)
+		return st;
+	if (created) {
+		pw_metric_inc(app->m.late, NULL);
+		char what[256];
+		pw_gate_wait_describe(what, sizeof what, &now, INT64_MAX, 0);
+		pw_log_write(app->lg, PW_LOG_INFO, (const char *[]){"release_id", key->release_id, NULL},
+		             "late data for evaluation #%" PRIu32 " (decided lacking %zu): re-deciding "
+		             "as evaluation #%" PRIu32 " (now: %s)",
+		             key->evaluation, lacking, created, what);
+	}
+	return PW_OK;
 }
 
 /* Drops the entries of releases that were not pending at the last poll. */
@@ -265,21 +339,38 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 		                     &app->defaults, false, &r, errbuf, errlen);
 		if (st != PW_OK)
 			return st;
-		size_t missing = 0;
+		int64_t now_us = pw_now_us();
+		pw_gate_wait_clock clock = {
+			.now_us = now_us,
+			.deadline_us = r->deadline_us,
+			.settle_until_us = r->received_us + app->defaults.min_wait_us,
+			.catchup_until_us = r->received_us + app->defaults.baseline_wait_us,
+			.families_named = r->families_named,
+		};
+		pw_gate_wait_state ws, late;
 		pw_gate_wait w = pw_gate_wait_decide(&r->policy, r->n_families, r->series, r->n_series,
-		                                     pw_now_us(), r->deadline_us,
-		                                     r->received_us + app->defaults.min_wait_us,
-		                                     r->received_us + app->defaults.baseline_wait_us, &missing);
+		                                     &clock, &ws);
+		/* what the data lacks whatever the clock: kept with the verdict, and
+		 * a release decided lacking something is watched for late data */
+		pw_gate_wait_clock lc = pw_gate_wait_late_clock(now_us, r->families_named);
+		pw_gate_wait_decide(&r->policy, r->n_families, r->series, r->n_series, &lc, &late);
 		int64_t requested = r->received_us;
 		pw_gate_release_free(r);
 		r = NULL;
 		if (w == PW_GATE_WAIT_MORE) {
-			if (gw) {
-				gw->interval_ms = pw_gate_next_poll_ms(gw->missing, missing, gw->interval_ms,
-				                                       app->poll_ms, app->poll_max_ms);
-				gw->missing = missing;
-				gw->next_s = pw_mono_s() + (double)gw->interval_ms / 1e3;
+			/* without the countdown (gate show has the deadline): a write only
+			 * when what is missing changed */
+			char waiting[sizeof gw->waiting] = "waiting: ";
+			pw_gate_wait_describe(waiting + 9, sizeof waiting - 9, &ws, INT64_MAX, now_us);
+			if (!gw || strcmp(gw->waiting, waiting) != 0) {
+				st = pw_gate_store_waiting(mw->pg, pending[k].release_id, pending[k].evaluation,
+				                           waiting, errbuf, errlen);
+				if (st != PW_OK)
+					return st;
+				if (gw)
+					snprintf(gw->waiting, sizeof gw->waiting, "%s", waiting);
 			}
+			watch_backoff(app, gw, ws.missing);
 			continue;
 		}
 		double t0 = pw_mono_s();
@@ -287,6 +378,9 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 		                     &app->defaults, true, &r, errbuf, errlen);
 		if (st != PW_OK)
 			return st;
+		r->lacking = late.missing;
+		r->seen = late.seen;
+		pw_gate_wait_describe(r->waiting, sizeof r->waiting, &late, INT64_MAX, now_us);
 		st = evaluate_release(app, mw->pg, r, errbuf, errlen);
 		pw_gate_release_free(r);
 		const char *outcome = w == PW_GATE_WAIT_READY ? "ready" : "deadline";
@@ -319,6 +413,18 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 		pw_metric_observe(app->m.latency, NULL, pw_mono_s() - t0);
 		pw_metric_observe(app->m.wait, NULL, (double)(pw_now_us() - requested) / 1e6);
 	}
+	/* decided releases that lacked something: late data makes a new evaluation */
+	size_t nw = 0;
+	st = pw_gate_store_watched(mw->pg, app->late_window_us, app->watched, app->watched_lacking,
+	                           app->watched_seen, GATE_MAX_PENDING, &nw, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (size_t k = 0; k < nw && !pw_service_stopping(mw->svc); k++) {
+		st = look_late(app, mw, &app->watched[k], app->watched_lacking[k], app->watched_seen[k],
+		               errbuf, errlen);
+		if (st != PW_OK)
+			return st;
+	}
 	return PW_OK;
 }
 
@@ -349,7 +455,10 @@ static pw_status metrics_init(gate_app *app, pw_metrics *reg, char *errbuf, size
 	                               &app->m.wait, errbuf, errlen)) != PW_OK ||
 	    (st = pw_metrics_gauge(reg, "perfwatch_gate_pending_evaluations",
 	                           "evaluations waiting for candidate runs or their deadline", NULL,
-	                           &app->m.pending, errbuf, errlen)) != PW_OK)
+	                           &app->m.pending, errbuf, errlen)) != PW_OK ||
+	    (st = pw_metrics_counter(reg, "perfwatch_gate_late_redecisions_total",
+	                             "evaluations created to re-decide a release on late data", NULL,
+	                             &app->m.late, errbuf, errlen)) != PW_OK)
 		return st;
 	return PW_OK;
 }
@@ -370,9 +479,15 @@ pw_status pw_gate_init(pw_service *svc, void **out, char *errbuf, size_t errlen)
 	app->poll_ms = pw_config_get_duration_ms(cfg, "gate.poll_interval");
 	app->poll_max_ms = pw_config_get_duration_ms(cfg, "gate.poll_max_interval");
 	app->page_route = pw_config_get_str(cfg, "gate.page_route");
+	app->late_window_us = pw_config_get_duration_ms(cfg, "gate.late_window") * 1000;
 	app->pending = calloc(GATE_MAX_PENDING, sizeof *app->pending);
-	app->watch = calloc(GATE_MAX_PENDING, sizeof *app->watch);
-	if (!app->pending || !app->watch)
+	app->watched = calloc(GATE_MAX_PENDING, sizeof *app->watched);
+	app->watched_lacking = calloc(GATE_MAX_PENDING, sizeof *app->watched_lacking);
+	app->watched_seen = calloc(GATE_MAX_PENDING, sizeof *app->watched_seen);
+	/* one entry per pending and per watched release */
+	app->watch = calloc(2 * GATE_MAX_PENDING, sizeof *app->watch);
+	if (!app->pending || !app->watch || !app->watched || !app->watched_lacking ||
+	    !app->watched_seen)
 		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
 	return metrics_init(app, pw_service_metrics(svc), errbuf, errlen);
 }
@@ -388,6 +503,9 @@ void pw_gate_release_app(void *ctx)
 {
 	gate_app *app = ctx;
 	free(app->pending);
+	free(app->watched);
+	free(app->watched_lacking);
+	free(app->watched_seen);
 	free(app->watch);
 	free(app);
 }

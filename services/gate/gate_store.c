@@ -278,14 +278,34 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 		pw_pg_params_text(&p, w->approved_by ? w->approved_by : "");
 		pw_pg_params_text(&p, w->release_wide ? wide : w->reason);
 		pw_pg_params_int(&p, w->expires_unix_us);
+		/* an id names a waiver of this release (0039): the same id stored for
+		 * it already must be the same waiver (a redelivery), else the request
+		 * is refused naming it; a waiver of another release is another row */
 		st = pw_pg_exec_params(pg,
-		                       "INSERT INTO perfwatch.waivers (waiver_id, release_id, model, platform, "
-		                       "config, metric, owner, approved_by, reason, expires_at) VALUES ($1, $2, "
-		                       "$3, $4, $5, $6, $7, $8, $9, to_timestamp($10::double precision / 1e6)) "
-		                       "ON CONFLICT (waiver_id) DO NOTHING",
-		                       &p, 0, NULL, errbuf, errlen);
+		                       "WITH ins AS (INSERT INTO perfwatch.waivers (waiver_id, release_id, model, "
+		                       "platform, config, metric, owner, approved_by, reason, expires_at) "
+		                       "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+		                       "to_timestamp($10::double precision / 1e6)) "
+		                       "ON CONFLICT (release_id, waiver_id) DO NOTHING RETURNING 1) "
+		                       "SELECT EXISTS (SELECT 1 FROM ins) OR EXISTS (SELECT 1 FROM "
+		                       "perfwatch.waivers WHERE release_id = $2 AND waiver_id = $1 AND "
+		                       "model = $3 AND platform = $4 AND config = $5 AND metric = $6 AND "
+		                       "owner = $7 AND approved_by = $8 AND reason = $9 AND "
+		                       "expires_at = to_timestamp($10::double precision / 1e6))",
+		                       &p, 0, &res, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
+		bool same = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
+		PQclear(res);
+		res = NULL;
+		if (!same) {
+			st = pw_fail(PW_ERR_CONFLICT, errbuf, errlen,
+			             "gate request \"%s\" evaluation %" PRIu32 ": waiver \"%s\" is already "
+			             "stored for release \"%s\" with other content (selectors, owner, "
+			             "sign-off, reason or expiry); a changed waiver needs a new id",
+			             req->release_id, req->evaluation, w->waiver_id, req->release_id);
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < req->n_expected_wins; i++) {
 		const Perfwatch__V1__ExpectedWin *e = req->expected_wins[i];
@@ -311,6 +331,13 @@ out:
 	return st;
 }
 
+/* The key of an evaluation from columns 0 (release_id) and 1 (evaluation). */
+static void pending_of_row(pw_gate_pending *out, PGresult *res, int row)
+{
+	snprintf(out->release_id, sizeof out->release_id, "%s", PQgetvalue(res, row, 0));
+	out->evaluation = (uint32_t)strtoul(PQgetvalue(res, row, 1), NULL, 10);
+}
+
 pw_status pw_gate_store_pending(pw_pg *pg, pw_gate_pending *out, size_t cap, size_t *n, char *errbuf,
                              size_t errlen)
 {
@@ -323,13 +350,104 @@ pw_status pw_gate_store_pending(pw_pg *pg, pw_gate_pending *out, size_t cap, siz
 	                          0, NULL, &res, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
+	for (int i = 0; i < PQntuples(res) && *n < cap; i++)
+		pending_of_row(&out[(*n)++], res, i);
+	PQclear(res);
+	return PW_OK;
+}
+
+/* ---------------------------------------------------------------- waiting */
+
+pw_status pw_gate_store_waiting(pw_pg *pg, const char *release_id, uint32_t evaluation,
+                                const char *waiting, char *errbuf, size_t errlen)
+{
+	char ev[16];
+	snprintf(ev, sizeof ev, "%" PRIu32, evaluation);
+	const char *p[] = {release_id, ev, waiting};
+	return pw_pg_exec(pg,
+	                  "UPDATE perfwatch.gate_evaluations SET waiting = $3, waiting_at = now() "
+	                  "WHERE release_id = $1 AND evaluation = $2 AND status = 'pending'",
+	                  3, p, NULL, errbuf, errlen);
+}
+
+pw_status pw_gate_store_watched(pw_pg *pg, int64_t window_us, pw_gate_pending *out,
+                                size_t *lacking, int64_t *seen, size_t cap, size_t *n,
+                                char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	*n = 0;
+	char win[32];
+	snprintf(win, sizeof win, "%" PRId64, window_us);
+	const char *p[] = {win};
+	pw_status st = pw_pg_exec(pg,
+	                          "SELECT g.release_id, g.evaluation, g.lacking, g.seen "
+	                          "FROM perfwatch.gate_evaluations g WHERE g.status = 'done' "
+	                          "AND g.lacking > 0 AND g.evaluated_at > now() - "
+	                          "make_interval(secs => $1::double precision / 1e6) "
+	                          "AND NOT EXISTS (SELECT 1 FROM perfwatch.gate_evaluations n "
+	                          "WHERE n.release_id = g.release_id AND n.evaluation > g.evaluation) "
+	                          "ORDER BY g.evaluated_at, g.release_id",
+	                          1, p, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
 	for (int i = 0; i < PQntuples(res) && *n < cap; i++) {
-		snprintf(out[*n].release_id, sizeof out[*n].release_id, "%s", PQgetvalue(res, i, 0));
-		out[*n].evaluation = (uint32_t)strtoul(PQgetvalue(res, i, 1), NULL, 10);
+		pending_of_row(&out[*n], res, i);
+		lacking[*n] = (size_t)strtoull(PQgetvalue(res, i, 2), NULL, 10);
+		seen[*n] = strtoll(PQgetvalue(res, i, 3), NULL, 10);
 		(*n)++;
 	}
 	PQclear(res);
 	return PW_OK;
+}
+
+pw_status pw_gate_store_redecide(pw_pg *pg, const char *release_id, uint32_t evaluation,
+                                 uint32_t *created, char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	*created = 0;
+	char ev[16];
+	snprintf(ev, sizeof ev, "%" PRIu32, evaluation);
+	const char *p[] = {release_id, ev};
+	pw_status st = pw_pg_begin(pg, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	/* the newest evaluation of the release only (a request of release tooling
+	 * that arrived meanwhile ends the watch); two gates creating the same
+	 * number meet on the primary key, and one of them creates nothing */
+	st = pw_pg_exec(pg,
+	                "INSERT INTO perfwatch.gate_evaluations (release_id, evaluation, "
+	                "candidate_build_id, candidate_cl, baseline_release, families, fdr_q, "
+	                "requested_at, deadline, status, late_of) "
+	                "SELECT g.release_id, g.evaluation + 1, g.candidate_build_id, g.candidate_cl, "
+	                "g.baseline_release, g.families, g.fdr_q, g.requested_at, g.deadline, "
+	                "'pending', g.evaluation FROM perfwatch.gate_evaluations g "
+	                "WHERE g.release_id = $1 AND g.evaluation = $2::integer AND g.status = 'done' "
+	                "AND NOT EXISTS (SELECT 1 FROM perfwatch.gate_evaluations n "
+	                "WHERE n.release_id = g.release_id AND n.evaluation > g.evaluation) "
+	                "ON CONFLICT (release_id, evaluation) DO NOTHING RETURNING evaluation",
+	                2, p, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	if (PQntuples(res) == 1)
+		*created = (uint32_t)strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	res = NULL;
+	if (*created) {
+		st = pw_pg_exec(pg,
+		                "INSERT INTO perfwatch.gate_tier_repeats (release_id, evaluation, tier, n, "
+		                "mde_pct) SELECT release_id, evaluation + 1, tier, n, mde_pct FROM "
+		                "perfwatch.gate_tier_repeats WHERE release_id = $1 AND evaluation = "
+		                "$2::integer",
+		                2, p, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
+	return pw_pg_commit(pg, errbuf, errlen);
+
+fail:
+	PQclear(res);
+	pw_pg_rollback(pg, NULL, 0);
+	return st;
 }
 
 /* ------------------------------------------------------------------- load */
@@ -503,7 +621,8 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	                "SELECT candidate_build_id, candidate_cl, baseline_release, fdr_q, "
 	                "(extract(epoch FROM requested_at) * 1e6)::bigint, "
 	                "coalesce((extract(epoch FROM deadline) * 1e6)::bigint, 0), "
-	                "(extract(epoch FROM received_at) * 1e6)::bigint "
+	                "(extract(epoch FROM received_at) * 1e6)::bigint, "
+	                "cardinality(families) > 0, coalesce(late_of, 0) "
 	                "FROM perfwatch.gate_evaluations WHERE release_id = $1 AND evaluation = $2",
 	                2, key, &res, errbuf, errlen);
 	if (st != PW_OK)
@@ -525,7 +644,11 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	if (!r->deadline_us)
 		r->deadline_us = r->requested_us + d->default_wait_us;
 	r->received_us = getint(res, 0, 6);
-	if (r->deadline_us < r->received_us + d->min_wait_us)
+	r->families_named = PQgetvalue(res, 0, 7)[0] == 't';
+	r->late_of = (uint32_t)getint(res, 0, 8);
+	/* a re-decision on late data is decided on what there is: its request's
+	 * deadline passed long ago, and min_wait is no reason to wait again */
+	if (!r->late_of && r->deadline_us < r->received_us + d->min_wait_us)
 		r->deadline_us = r->received_us + d->min_wait_us;
 	PQclear(res);
 	res = NULL;
@@ -546,9 +669,11 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 		if (top) {
 			r->policy.min_candidate_n = n;
 			r->policy.mde_top_pct = mde;
+			r->policy.top_n_requested = true;
 		} else {
 			r->policy.min_candidate_tail_n = n;
 			r->policy.mde_tail_pct = mde;
+			r->policy.tail_n_requested = true;
 		}
 	}
 	PQclear(res);
@@ -621,8 +746,21 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	                " WHERE bs.series_id = s.series_id "
 	                " AND n.build_kind IN ('nightly', 'release') AND n.bisect_job_id = '' "
 	                " AND n.measured_at <= to_timestamp($6::double precision / 1e6)) "
+	                /* or the baseliner has not seen the series at all (no mark, no
+	                 * baseline) while PostgreSQL holds such points: after an ingester
+	                 * stall its points are on their way to the baseliner */
+	                "OR (lb.version IS NULL AND NOT EXISTS (SELECT 1 FROM "
+	                " perfwatch.baseliner_series bu WHERE bu.series_id = s.series_id) "
+	                " AND EXISTS (SELECT 1 FROM perfwatch.samples u WHERE u.series_id = s.series_id "
+	                " AND u.build_kind IN ('nightly', 'release') AND u.bisect_job_id = '' "
+	                " AND u.measured_at <= to_timestamp($6::double precision / 1e6))), "
+	                /* §4.5: the series' noise and the n its baseline published (15..20) */
+	                "lb.sigma_pct, lb.gpu_class, lb.required_n_top, lb.mde_top_pct, "
+	                "lb.required_n_tail, lb.mde_tail_pct "
 	                "FROM perfwatch.series s "
-	                "LEFT JOIN LATERAL (SELECT b.version, b.state, b.window_start, b.window_end "
+	                "LEFT JOIN LATERAL (SELECT b.version, b.state, b.window_start, b.window_end, "
+	                "  b.sigma_pct, b.gpu_class, b.required_n_top, b.mde_top_pct, "
+	                "  b.required_n_tail, b.mde_tail_pct "
 	                "  FROM perfwatch.baselines b WHERE b.series_id = s.series_id "
 	                "  ORDER BY b.version DESC LIMIT 1) lb ON true "
 	                "WHERE s.model = ANY($1::text[]) AND (EXISTS ("
@@ -678,6 +816,13 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 		                     PQgetvalue(res, row, 12)[0] == 't');
 		in->n_cand = (size_t)getint(res, row, 13);
 		in->baseline_behind = PQgetvalue(res, row, 14)[0] == 't';
+		in->gpu = has_row && PQgetvalue(res, row, 16)[0] == 't';
+		bool top = in->tier == PW_GATE_TIER_TOP;
+		in->required_n = pw_gate_required_n(has_row, getdbl(res, row, 15),
+		                                    (unsigned)getint(res, row, top ? 17 : 19),
+		                                    getdbl(res, row, top ? 18 : 20),
+		                                    pw_gate_series_mde(&r->policy, in),
+		                                    pw_gate_series_min_n(&r->policy, in));
 		r->series_waiver[i] = "";
 		r->series_alert[i] = "";
 	}
@@ -869,15 +1014,19 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 	pw_status st = pw_pg_begin(pg, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
+	char lacking[32], seen[32];
+	snprintf(lacking, sizeof lacking, "%zu", r->lacking);
+	snprintf(seen, sizeof seen, "%" PRId64, r->seen);
 	const char *p[] = {r->release_id, ev,
 	                   pw_gate_outcome_name(pw_gate_family_outcome(r->rr.verdict)), tests,
-	                   impact, r->summary, at};
+	                   impact, r->summary, at, lacking, seen, r->waiting};
 	st = pw_pg_exec(pg,
 	                "UPDATE perfwatch.gate_evaluations SET status = 'done', verdict = $3, "
 	                "tests = $4, fleet_weighted_impact_pct = $5, summary = $6, "
-	                "evaluated_at = to_timestamp($7::double precision / 1e6) "
+	                "evaluated_at = to_timestamp($7::double precision / 1e6), lacking = $8, "
+	                "seen = $9, waiting = $10, waiting_at = now() "
 	                "WHERE release_id = $1 AND evaluation = $2 AND status = 'pending'",
-	                7, p, &res, errbuf, errlen);
+	                10, p, &res, errbuf, errlen);
 	if (st != PW_OK)
 		goto fail;
 	bool updated = strcmp(PQcmdTuples(res), "1") == 0;
@@ -895,16 +1044,18 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		snprintf(imp, sizeof imp, "%.17g", f->impact_pct);
 		snprintf(gated, sizeof gated, "%zu", f->n_tested);
 		snprintf(regr, sizeof regr, "%zu", f->n_regressed);
+		char under[32];
+		snprintf(under, sizeof under, "%zu", f->n_under_powered);
 		const char *q[] = {r->release_id, ev, r->families[j].name,
 		                   tier_text(r->family_tier[j]),
 		                   pw_gate_outcome_name(pw_gate_family_outcome(f->verdict)), share, imp,
-		                   gated, regr};
+		                   gated, regr, under};
 		st = pw_pg_exec(pg,
 		                "INSERT INTO perfwatch.gate_family_results (release_id, evaluation, "
 		                "family, tier, verdict, spend_share, spend_weighted_impact_pct, "
-		                "gated_series, regressed_series) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
-		                "$9) ON CONFLICT DO NOTHING",
-		                9, q, NULL, errbuf, errlen);
+		                "gated_series, regressed_series, under_powered_series) VALUES ($1, $2, $3, "
+		                "$4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+		                10, q, NULL, errbuf, errlen);
 		if (st != PW_OK)
 			goto fail;
 	}
@@ -919,7 +1070,7 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		                      "p, welch_t, welch_p, q, delta_pct, expected_delta_pct, mde_pct, "
 		                      "two_sigma_pct, effect_passed, direction, verdict, waiver_id, "
 		                      "alert_id, effect_pct, excess_pct, practical_pct, noise_floor_pct, "
-		                      "threshold_pct) FROM STDIN",
+		                      "threshold_pct, required_n, tier_mde_pct) FROM STDIN",
 		                      errbuf, errlen);
 		if (st != PW_OK)
 			goto fail;
@@ -931,7 +1082,7 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		bool t = s->tested;
 		char sid[32], bver[16], bmed[32], bmad[32], bn[32], cmed[32], cn[32], u[32], pv[32],
 		    wt[32], wp[32], qv[32], dp[32], ex[32], mde[32], ts[32], ef[32], xs[32], pr[32],
-		    nf[32], th[32];
+		    nf[32], th[32], rn[32], tm[32];
 		const char *pbmed = NULL, *pbmad = NULL, *pcmed = NULL, *pu = NULL, *ppv = NULL,
 		           *pwt = NULL, *pwp = NULL, *pqv = NULL, *pdp = NULL, *pts = NULL,
 		           *pef = NULL, *pxs = NULL, *ppr = NULL, *pnf = NULL, *pth = NULL;
@@ -940,8 +1091,10 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		snprintf(bn, sizeof bn, "%zu", in->n_base);
 		snprintf(cn, sizeof cn, "%zu", in->n_cand);
 		snprintf(ex, sizeof ex, "%.17g", in->has_expected ? in->expected_pct : 0.0);
-		snprintf(mde, sizeof mde, "%.17g",
+		snprintf(mde, sizeof mde, "%.17g", pw_gate_series_mde(&r->policy, in));
+		snprintf(tm, sizeof tm, "%.17g",
 		         in->tier == PW_GATE_TIER_TOP ? r->policy.mde_top_pct : r->policy.mde_tail_pct);
+		snprintf(rn, sizeof rn, "%zu", in->required_n);
 		if (t) {
 			fmt_double(bmed, sizeof bmed, s->cmp.median_base, &pbmed);
 			fmt_double(bmad, sizeof bmad, s->cmp.mad_base, &pbmad);
@@ -968,7 +1121,8 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		                   bn, pcmed, cn, m->unit, pu, ppv, pwt, pwp, pqv, pdp, ex, mde, pts,
 		                   effect ? "t" : "f", direction_text(r, i),
 		                   pw_gate_outcome_name(r->series_out[i]), r->series_waiver[i],
-		                   r->series_alert[i], pef, pxs, ppr, pnf, pth};
+		                   r->series_alert[i], pef, pxs, ppr, pnf, pth,
+		                   in->required_n ? rn : NULL, tm};
 		for (size_t c = 0; c < sizeof q / sizeof q[0]; c++) {
 			if (c)
 				tb_putc(&copy, '\t');

@@ -48,8 +48,14 @@ typedef struct pw_gate_release {
 	uint32_t evaluation;
 	const char *candidate_build_id, *candidate_cl, *baseline_release;
 	int64_t requested_us, received_us;
-	int64_t deadline_us;            /* effective: max(request's, received + min_wait) */
+	int64_t deadline_us;            /* effective: max(request's, received + min_wait); a
+	                                 * re-decision on late data keeps the request's */
 	pw_gate_policy policy;          /* fdr_q, MDEs and n per tier of this request */
+	bool families_named;            /* the request named its families */
+	uint32_t late_of;               /* the evaluation this one re-decides on late data, or 0 */
+	size_t lacking;                 /* set by the evaluator: late-clock missing when decided */
+	int64_t seen;                   /* set by the evaluator: the data decided on */
+	char waiting[256];              /* set by the evaluator: what the release lacked */
 
 	pw_gate_family_input *families; /* n_families */
 	pw_gate_tier *family_tier;      /* n_families */
@@ -103,8 +109,11 @@ typedef struct pw_gate_store_defaults {
  * waivers and expected wins. When the (release_id, evaluation) is already
  * done, its outbox is marked unpublished so that the stored verdict is sent
  * again instead of re-deciding; *duplicate (may be NULL) says whether the
- * row existed. PW_ERR_INVALID (with the reason) for a request that cannot be
- * stored — the caller dead-letters it; PW_ERR_PG / retriable codes from pw_pg.
+ * row existed. Waivers are keyed by (release_id, waiver_id): the same id on
+ * another release is another waiver; the same id already stored for this
+ * release with other content is PW_ERR_CONFLICT naming it. PW_ERR_INVALID
+ * (with the reason) for a request that cannot be stored; the caller
+ * dead-letters both; PW_ERR_PG / retriable codes from pw_pg.
  */
 pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req,
                              const pw_gate_store_defaults *d, bool *duplicate, char *errbuf,
@@ -128,7 +137,8 @@ pw_status pw_gate_store_pending(pw_pg *pg, pw_gate_pending *out, size_t cap, siz
  * series (of the families, measured on the baseline release or the
  * candidate, or by a nightly/release run within d->active_window_us before
  * the request) with their state and candidate counts, waivers, expected
- * wins; the effective deadline is max(request's, received + d->min_wait_us).
+ * wins; the effective deadline is max(request's, received + d->min_wait_us),
+ * the request's own for a re-decision on late data (late_of).
  * With with_samples the samples are loaded too: the candidate's, and as
  * baseline the baseline release's when it has min_baseline_n of them, else
  * the nightly/release samples inside the latest baseline's window (else
@@ -138,6 +148,36 @@ pw_status pw_gate_store_pending(pw_pg *pg, pw_gate_pending *out, size_t cap, siz
 pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluation,
                           const pw_gate_store_defaults *d, bool with_samples, pw_gate_release **out,
                           char *errbuf, size_t errlen);
+
+/*
+ * Records what a pending evaluation waits for (pw_gate_wait_describe) for
+ * `perfwatch gate show`; only while it is pending. The caller writes only
+ * when the text changed.
+ */
+pw_status pw_gate_store_waiting(pw_pg *pg, const char *release_id, uint32_t evaluation,
+                                const char *waiting, char *errbuf, size_t errlen);
+
+/*
+ * Lists up to cap decided evaluations watched for late data: done, lacking
+ * something (lacking > 0), evaluated less than window_us ago, and the newest
+ * evaluation of their release (a newer one, the gate's or release
+ * tooling's, ends the watch). *n receives the count; lacking[k] and seen[k]
+ * (arrays of cap) what each was decided on.
+ */
+pw_status pw_gate_store_watched(pw_pg *pg, int64_t window_us, pw_gate_pending *out,
+                                size_t *lacking, int64_t *seen, size_t cap, size_t *n,
+                                char *errbuf, size_t errlen);
+
+/*
+ * Creates the re-decision of a watched evaluation: a pending evaluation
+ * max(evaluation) + 1 of the release with the same request (candidate,
+ * baseline, families, FDR level, tier repeats, deadline; waivers and
+ * expected wins are the release's) and late_of = evaluation, in one
+ * transaction, only while `evaluation` is still the newest. *created
+ * receives the new number, or 0 when a newer evaluation existed already.
+ */
+pw_status pw_gate_store_redecide(pw_pg *pg, const char *release_id, uint32_t evaluation,
+                                 uint32_t *created, char *errbuf, size_t errlen);
 
 /* One message of the outbox. */
 typedef struct pw_gate_outbox_msg {
@@ -149,7 +189,8 @@ typedef struct pw_gate_outbox_msg {
 
 /*
  * Writes the evaluated release in one transaction: marks the evaluation done
- * (only while pending), its family and series results, the gate's alerts in
+ * (only while pending) with what it lacked (r->lacking, r->seen, r->waiting),
+ * its family and series results, the gate's alerts in
  * perfwatch.alerts and the outbox messages msgs[0..n), in that order, with
  * the evaluation's ref (pw_gate_outbox_ref).
  * *stored is false when the evaluation was no longer pending (another gate

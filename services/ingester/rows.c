@@ -15,7 +15,6 @@
 
 #include <openssl/evp.h>
 
-#include "pw_dlq.h"
 #include "validate.h"
 
 /* ---- SHA-256 ------------------------------------------------------------------- */
@@ -255,24 +254,4 @@ pw_status pw_ingest_point_pack(const Perfwatch__V1__RunResult *r, size_t i, int6
 	*len = perfwatch__v1__series_point__pack(&p, buf);
 	*out = buf;
 	return PW_OK;
-}
-
-pw_status pw_ingest_dead_letter_pack(Perfwatch__V1__DlqReason reason, const char *detail,
-                                     const char *topic, int32_t partition, int64_t offset,
-                                     const void *key, size_t keylen, const void *payload,
-                                     size_t len, int64_t failed_unix_us, uint8_t **out,
-                                     size_t *outlen)
-{
-	pw_dlq_source src = {
-		.service = "ingester",
-		.payload_type = "perfwatch.v1.RunResult",
-		.topic = topic,
-		.partition = partition,
-		.offset = offset,
-		.key = key,
-		.keylen = keylen,
-		.payload = payload,
-		.len = len,
-	};
-	return pw_dlq_pack(&src, reason, detail, failed_unix_us, out, outlen);
 }

@@ -70,11 +70,4 @@ void pw_ingest_rows_ops(pw_copybuf *b, const Perfwatch__V1__RunResult *run);
 pw_status pw_ingest_point_pack(const Perfwatch__V1__RunResult *run, size_t i, int64_t series_id,
                                const char *series_key, uint8_t **out, size_t *len);
 
-/* A DeadLetter for a message, packed (malloc'd). */
-pw_status pw_ingest_dead_letter_pack(Perfwatch__V1__DlqReason reason, const char *detail,
-                                     const char *topic, int32_t partition, int64_t offset,
-                                     const void *key, size_t keylen, const void *payload,
-                                     size_t len, int64_t failed_unix_us, uint8_t **out,
-                                     size_t *outlen);
-
 #endif

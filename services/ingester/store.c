@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pw_dlq.h"
 #include "pw_time.h"
 #include "pw_topics.h"
 #include "rows.h"
@@ -236,8 +237,6 @@ pw_status pw_ingester_new(pw_ingester **out, pw_pg *pg, pw_producer *producer, c
 		ing->o.series_cache_max = 1000000;
 	if (!ing->o.points_topic)
 		ing->o.points_topic = PW_TOPIC_POINTS;
-	if (!ing->o.dlq_topic)
-		ing->o.dlq_topic = PW_TOPIC_DLQ;
 	ing->cache = ing->o.series_cache;
 	if (!ing->cache) {
 		if (pw_series_cache_new(&ing->own_cache, ing->o.series_cache_max) != PW_OK) {
@@ -263,14 +262,6 @@ void pw_ingester_free(pw_ingester *ing)
 void pw_ingester_counts_get(const pw_ingester *ing, pw_ingest_counts *out)
 {
 	*out = ing->counts;
-}
-
-/* detail text goes into a text column: keep it printable ASCII */
-static void sanitize(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
-			*s = '?';
 }
 
 static void run_key(char *buf, size_t len, const Perfwatch__V1__RunResult *r)
@@ -582,32 +573,6 @@ static pw_status write_items(pw_ingester *ing, item **its, size_t n, smap *pendi
 			goto fail;
 	}
 
-	/* dead letters: recorded once per source position */
-	for (size_t i = 0; i < n; i++) {
-		item *it = its[i];
-		if (it->state != ST_DLQ)
-			continue;
-		rd_kafka_message_t *m = it->msg;
-		char part[16], off[32], failed[32];
-		snprintf(part, sizeof part, "%d", (int)m->partition);
-		snprintf(off, sizeof off, "%lld", (long long)m->offset);
-		snprintf(failed, sizeof failed, "%.6f", (double)pw_now_us() / 1e6);
-		sanitize(it->detail);
-		const char *vals[8] = {rd_kafka_topic_name(m->rkt), part, off,
-		                       pw_dlq_reason_name(it->reason), it->detail,
-		                       (const char *)m->key, (const char *)m->payload, failed};
-		int lens[8] = {0, 0, 0, 0, 0, (int)m->key_len, (int)m->len, 0};
-		int fmts[8] = {0, 0, 0, 0, 0, 1, 1, 0};
-		st = pw_pg_execv(ing->pg,
-		                 "INSERT INTO perfwatch.dead_letters (source_topic, kafka_partition, "
-		                 "kafka_offset, reason, detail, service, payload_type, original_key, "
-		                 "original_payload, failed_at) VALUES ($1, $2, $3, $4, $5, 'ingester', "
-		                 "'perfwatch.v1.RunResult', $6, $7, to_timestamp($8::double precision)) "
-		                 "ON CONFLICT DO NOTHING",
-		                 8, vals, lens, fmts, 0, NULL, e, el);
-		if (st != PW_OK)
-			goto fail;
-	}
 	if ((st = pw_pg_commit(ing->pg, e, el)) != PW_OK)
 		goto fail;
 	for (size_t i = 0; i < txn.cap && st == PW_OK; i++)
@@ -765,22 +730,12 @@ pw_status pw_ingester_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n
 	for (size_t i = 0; i < n; i++) {
 		item *it = &items[i];
 		if (it->state == ST_DLQ) {
-			uint8_t *buf;
-			size_t len;
+			/* after the commit, so that a retried transaction sends nothing twice */
 			rd_kafka_message_t *m = it->msg;
-			if ((st = pw_ingest_dead_letter_pack(it->reason, it->detail, rd_kafka_topic_name(m->rkt),
-			                                     m->partition, m->offset, m->key, m->key_len,
-			                                     m->payload, m->len, failed_at, &buf, &len)) !=
-			    PW_OK) {
-				pw_fail(st, errbuf, errlen, "out of memory");
-				goto done;
-			}
-			char key[300];
-			int kl = snprintf(key, sizeof key, "%s/%d/%lld", rd_kafka_topic_name(m->rkt),
-			                  (int)m->partition, (long long)m->offset);
-			st = pw_producer_produce(ing->prod, ing->o.dlq_topic, key, (size_t)kl, buf, len,
-			                         ing->o.flush_timeout_ms, errbuf, errlen);
-			free(buf);
+			pw_dlq_source src;
+			pw_dlq_source_from_message(&src, m, "ingester", "perfwatch.v1.RunResult");
+			st = pw_dlq_record(ing->pg, ing->prod, &src, it->reason, it->detail, failed_at,
+			                   ing->o.flush_timeout_ms, errbuf, errlen);
 			if (st != PW_OK)
 				goto done;
 			rejected[(unsigned)it->reason & 15]++;

@@ -17,10 +17,11 @@
  * COPY the other runs, their samples and their op timings straight into
  * their tables (a concurrent writer of the same key makes the runs COPY fail
  * on the unique index, and the batch is redone one run per transaction) →
- * dead_letters rows (ON CONFLICT DO NOTHING) → COMMIT → publish a
- * SeriesPoint per sample of every accepted or duplicate run (keyed by series
- * key) and a DeadLetter per bad message → (the loop) wait for the delivery
- * reports. A crash anywhere before the offset commit replays the batch (with
+ * COMMIT → publish a SeriesPoint per sample of every accepted or duplicate
+ * run (keyed by series key), and record each bad message with pw_dlq_record
+ * (its perfwatch.dead_letters row, ON CONFLICT DO NOTHING, and its
+ * DeadLetter: after the commit, so that a transaction redone one run at a
+ * time sends none twice) → (the loop) wait for the delivery reports. A crash anywhere before the offset commit replays the batch (with
  * a held one, both): the database writes are no-ops the second time, the
  * messages are sent again (at least once). Memory is bounded by the batch: everything a batch
  * allocates is freed before the callback returns, COPY data is streamed in
@@ -60,7 +61,6 @@ typedef struct pw_ingest_opts {
 	size_t series_cache_max;   /* series ids kept in memory (default 1,000,000) */
 	pw_series_cache *series_cache; /* shared with other workers; NULL: the ingester's own */
 	const char *points_topic;  /* NULL: PW_TOPIC_POINTS */
-	const char *dlq_topic;     /* NULL: PW_TOPIC_DLQ */
 } pw_ingest_opts;
 
 /* What the ingester has done; read with pw_ingester_counts. */

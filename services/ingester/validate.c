@@ -10,6 +10,7 @@
 #include "validate.h"
 
 #include "pw_input.h"
+#include "pw_limits.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -147,19 +148,25 @@ static bool text_ok(const char *s, bool allow_newlines)
 	return pw_input_utf8_ok(s, n);
 }
 
-/* A field that identifies something: required or not, capped, clean, and '/'-free if a key part. */
-static pw_dlq_reason check_name(const char *field, const char *v, bool required, bool key_part,
+/*
+ * A field that identifies something: required or not, capped, clean, and '/'-free if a key part.
+ * key_cap: 0 for a field that is no part of a series key (capped at lim->max_name), else the
+ * part's own limit from pw_limits.h (PW_KEY_*_MAX), the one every reader of the key accepts.
+ */
+static pw_dlq_reason check_name(const char *field, const char *v, bool required, size_t key_cap,
                                 const pw_ingest_limits *lim, char *detail, size_t len)
 {
+	bool key_part = key_cap > 0;
+	size_t cap = key_part ? key_cap : lim->max_name;
 	if (!v || !*v) {
 		if (required)
 			return fail(R_MISSING, detail, len, "field \"%s\" is empty", field);
 		return R_OK_;
 	}
 	size_t n = strlen(v);
-	if (n > lim->max_name)
+	if (n > cap)
 		return fail(R_OVERSIZE, detail, len, "field \"%s\" is %zu bytes, over the cap of %zu",
-		            field, n, lim->max_name);
+		            field, n, cap);
 	if (!text_ok(v, false))
 		return fail(R_INVALID, detail, len,
 		            "field \"%s\" is not printable UTF-8", field);
@@ -285,7 +292,7 @@ pw_dlq_reason pw_ingest_validate(const Perfwatch__V1__RunResult *run, const pw_i
                                  char *detail, size_t len)
 {
 	/* identity */
-	CHECK(check_name("run_id", run->run_id, true, false, lim, detail, len));
+	CHECK(check_name("run_id", run->run_id, true, 0, lim, detail, len));
 	if (run->repeat_index > lim->max_repeat)
 		return fail(R_INVALID, detail, len, "field \"repeat_index\" value %u is over %u",
 		            run->repeat_index, lim->max_repeat);
@@ -294,17 +301,18 @@ pw_dlq_reason pw_ingest_validate(const Perfwatch__V1__RunResult *run, const pw_i
 	const Perfwatch__V1__RunKey *k = run->key;
 	if (!k)
 		return fail(R_MISSING, detail, len, "field \"key\" is missing");
-	CHECK(check_name("key.model", k->model, true, true, lim, detail, len));
-	CHECK(check_name("key.model_rev", k->model_rev, true, false, lim, detail, len));
-	CHECK(check_name("key.hlo_fingerprint", k->hlo_fingerprint, true, true, lim, detail, len));
-	CHECK(check_name("key.firmware", k->firmware, true, false, lim, detail, len));
+	CHECK(check_name("key.model", k->model, true, PW_KEY_MODEL_MAX, lim, detail, len));
+	CHECK(check_name("key.model_rev", k->model_rev, true, 0, lim, detail, len));
+	CHECK(check_name("key.hlo_fingerprint", k->hlo_fingerprint, true, PW_KEY_HLO_FINGERPRINT_MAX, lim, detail,
+	                 len));
+	CHECK(check_name("key.firmware", k->firmware, true, 0, lim, detail, len));
 
 	const Perfwatch__V1__CompilerBuild *b = k->compiler;
 	if (!b)
 		return fail(R_MISSING, detail, len, "field \"key.compiler\" is missing");
-	CHECK(check_name("key.compiler.build_id", b->build_id, true, false, lim, detail, len));
-	CHECK(check_name("key.compiler.cl", b->cl, true, false, lim, detail, len));
-	CHECK(check_name("key.compiler.release_id", b->release_id, false, false, lim, detail, len));
+	CHECK(check_name("key.compiler.build_id", b->build_id, true, 0, lim, detail, len));
+	CHECK(check_name("key.compiler.cl", b->cl, true, 0, lim, detail, len));
+	CHECK(check_name("key.compiler.release_id", b->release_id, false, 0, lim, detail, len));
 	if (b->kind == PERFWATCH__V1__BUILD_KIND__BUILD_KIND_UNSPECIFIED)
 		return fail(R_MISSING, detail, len, "field \"key.compiler.kind\" is unspecified");
 	if ((int)b->kind < 1 || (int)b->kind > 4)
@@ -320,13 +328,13 @@ pw_dlq_reason pw_ingest_validate(const Perfwatch__V1__RunResult *run, const pw_i
 		            "field \"key.compiler.cl_number\" %lld disagrees with cl \"%s\"",
 		            (long long)b->cl_number, b->cl);
 	bool bisect = b->kind == PERFWATCH__V1__BUILD_KIND__BUILD_KIND_BISECT;
-	CHECK(check_name("bisect_job_id", run->bisect_job_id, bisect, false, lim, detail, len));
+	CHECK(check_name("bisect_job_id", run->bisect_job_id, bisect, 0, lim, detail, len));
 	if (!bisect && run->bisect_job_id && *run->bisect_job_id)
 		return fail(R_INCONS, detail, len,
 		            "field \"bisect_job_id\" is set on a build of kind %d, not bisect",
 		            (int)b->kind);
 	/* a re-baseline run (issue 17) measures the series' nightly on the changed fleet */
-	CHECK(check_name("rebaseline_job_id", run->rebaseline_job_id, false, false, lim, detail, len));
+	CHECK(check_name("rebaseline_job_id", run->rebaseline_job_id, false, 0, lim, detail, len));
 	if (run->rebaseline_job_id && *run->rebaseline_job_id &&
 	    b->kind != PERFWATCH__V1__BUILD_KIND__BUILD_KIND_NIGHTLY &&
 	    b->kind != PERFWATCH__V1__BUILD_KIND__BUILD_KIND_RELEASE)
@@ -337,7 +345,7 @@ pw_dlq_reason pw_ingest_validate(const Perfwatch__V1__RunResult *run, const pw_i
 	const Perfwatch__V1__Platform *p = k->platform;
 	if (!p)
 		return fail(R_MISSING, detail, len, "field \"key.platform\" is missing");
-	CHECK(check_name("key.platform.name", p->name, true, true, lim, detail, len));
+	CHECK(check_name("key.platform.name", p->name, true, PW_KEY_PLATFORM_MAX, lim, detail, len));
 	uint32_t chips;
 	int family;
 	if (!pw_ingest_platform_known(p->name, &chips, &family))
@@ -354,24 +362,16 @@ pw_dlq_reason pw_ingest_validate(const Perfwatch__V1__RunResult *run, const pw_i
 	const Perfwatch__V1__Config *c = k->config;
 	if (!c)
 		return fail(R_MISSING, detail, len, "field \"key.config\" is missing");
-	CHECK(check_name("key.config.name", c->name, true, true, lim, detail, len));
+	CHECK(check_name("key.config.name", c->name, true, PW_KEY_CONFIG_MAX, lim, detail, len));
 	CHECK(check_config(c, detail, len));
-	/* every series key the run forms must fit the one key limit (PW_SERIES_KEY_MAX) */
-	size_t keylen = strlen(k->model) + strlen(k->hlo_fingerprint) + strlen(p->name) +
-	                strlen(c->name) + 4;
-	for (size_t i = 0; i < run->n_metrics; i++) {
-		const char *mn = run->metrics[i] && run->metrics[i]->name ? run->metrics[i]->name : "";
-		if (keylen + strlen(mn) >= PW_SERIES_KEY_MAX)
-			return fail(R_OVERSIZE, detail, len,
-			            "series key of metric \"%.64s\" would be %zu bytes, over the cap of %d "
-			            "(model, hlo_fingerprint, platform and config names together are too long)",
-			            mn, keylen + strlen(mn), PW_SERIES_KEY_MAX - 1);
-	}
+	/* every series key the run forms fits PW_SERIES_KEY_MAX: each part is within its own
+	 * PW_KEY_*_MAX (checked above and with the metrics), and pw_limits.h asserts that the
+	 * parts at their maxima fit */
 
 	/* where it ran */
-	CHECK(check_name("chip_set", run->chip_set, true, false, lim, detail, len));
-	CHECK(check_name("cell", run->cell, false, false, lim, detail, len));
-	CHECK(check_name("harness_version", run->harness_version, true, false, lim, detail, len));
+	CHECK(check_name("chip_set", run->chip_set, true, 0, lim, detail, len));
+	CHECK(check_name("cell", run->cell, false, 0, lim, detail, len));
+	CHECK(check_name("harness_version", run->harness_version, true, 0, lim, detail, len));
 	CHECK(check_text("runtime_env", run->runtime_env, lim->max_text, lim, detail, len));
 	CHECK(check_text("host_cpuset", run->host_cpuset, lim->max_name, lim, detail, len));
 	CHECK(check_text("trace_mix", run->trace_mix, lim->max_text, lim, detail, len));
@@ -426,7 +426,7 @@ pw_dlq_reason pw_ingest_validate(const Perfwatch__V1__RunResult *run, const pw_i
 	bool seen[NMETRICS] = {false};
 	for (size_t i = 0; i < run->n_metrics; i++) {
 		const Perfwatch__V1__MetricSample *m = run->metrics[i];
-		CHECK(check_name("metrics.name", m->name, true, true, lim, detail, len));
+		CHECK(check_name("metrics.name", m->name, true, PW_KEY_METRIC_MAX, lim, detail, len));
 		int mi = pw_ingest_metric_index(m->name);
 		if (mi < 0)
 			return fail(R_INVALID, detail, len, "metric \"%s\" is not a metric of §3.2", m->name);
@@ -456,10 +456,10 @@ pw_dlq_reason pw_ingest_validate(const Perfwatch__V1__RunResult *run, const pw_i
 		            run->n_ops, lim->max_ops);
 	for (size_t i = 0; i < run->n_ops; i++) {
 		const Perfwatch__V1__OpTiming *o = run->ops[i];
-		CHECK(check_name("ops.op_name", o->op_name, true, false, lim, detail, len));
-		CHECK(check_name("ops.category", o->category, false, false, lim, detail, len));
-		CHECK(check_name("ops.hlo_kind", o->hlo_kind, false, false, lim, detail, len));
-		CHECK(check_name("ops.unit", o->unit, false, false, lim, detail, len));
+		CHECK(check_name("ops.op_name", o->op_name, true, 0, lim, detail, len));
+		CHECK(check_name("ops.category", o->category, false, 0, lim, detail, len));
+		CHECK(check_name("ops.hlo_kind", o->hlo_kind, false, 0, lim, detail, len));
+		CHECK(check_name("ops.unit", o->unit, false, 0, lim, detail, len));
 		if (!isfinite(o->us_per_step) || o->us_per_step < 0 || o->us_per_step > 3.6e9)
 			return fail(R_INVALID, detail, len, "op \"%s\" has us_per_step %g", o->op_name,
 			            o->us_per_step);

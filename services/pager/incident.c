@@ -129,6 +129,23 @@ static void widen_keys(pw_incident *inc, const pw_finding *f)
 	}
 }
 
+/* Records f's alert as a member (once; a gate alert's bit set); true when it is new. */
+static bool add_member(pw_incident *inc, const pw_finding *f)
+{
+	for (size_t i = 0; i < inc->n_members; i++)
+		if (strcmp(inc->members[i], f->alert_id) == 0) {
+			if (f->from_gate && f->revision > 0)
+				inc->gate_members |= UINT64_C(1) << i;
+			return false;
+		}
+	if (!f->alert_id[0] || inc->n_members == PW_PAGER_MAX_MEMBERS)
+		return false;
+	if (f->from_gate && f->revision > 0)
+		inc->gate_members |= UINT64_C(1) << inc->n_members;
+	copy(inc->members[inc->n_members++], PW_PAGER_STR, f->alert_id);
+	return true;
+}
+
 void pw_incident_open(pw_incident *inc, const char *incident_id, const pw_finding *f)
 {
 	memset(inc, 0, sizeof *inc);
@@ -137,8 +154,8 @@ void pw_incident_open(pw_incident *inc, const char *incident_id, const pw_findin
 	inc->opened_us = inc->last_us = f->created_us;
 	inc->cl_lo = inc->cl_hi = -1;
 	inc->primary = *f;
-	if (f->alert_id[0])
-		copy(inc->members[inc->n_members++], PW_PAGER_STR, f->alert_id);
+	inc->spend_pct = f->spend_pct;
+	add_member(inc, f);
 	widen_keys(inc, f);
 }
 
@@ -159,22 +176,38 @@ static int metric_rank(const char *m)
 	return 0;
 }
 
-/* Whether a is a worse finding than b (verdict, source, headline metric, then effect size). */
+static int sign(double d)
+{
+	return d > 0 ? 1 : d < 0 ? -1 : 0;
+}
+
+int pw_incident_headline_cmp(const pw_finding *a, const pw_finding *b)
+{
+	int c;
+	if (is_win(a) != is_win(b))
+		return is_win(a) ? -1 : 1; /* a regression leads; a win never heads a page */
+	if (a->first_signal != b->first_signal)
+		return a->first_signal ? -1 : 1; /* a confirmed finding leads its first signals */
+	if ((c = verdict_rank(a->verdict) - verdict_rank(b->verdict)) != 0)
+		return c;
+	if (a->from_gate != b->from_gate)
+		return a->from_gate ? 1 : -1;
+	if ((c = metric_rank(a->metric) - metric_rank(b->metric)) != 0)
+		return c;
+	if ((c = sign(a->spend_pct - b->spend_pct)) != 0)
+		return c;
+	if ((c = sign(fabs(a->delta_pct) - fabs(b->delta_pct))) != 0)
+		return c;
+	/* equal on everything that matters: the same answer whatever came first */
+	if ((c = strcmp(b->series_key, a->series_key)) != 0)
+		return c;
+	return strcmp(b->alert_id, a->alert_id);
+}
+
+/* Whether a heads the page before b. */
 static bool worse(const pw_finding *a, const pw_finding *b)
 {
-	if (is_win(a) != is_win(b))
-		return !is_win(a); /* a regression leads; a win never heads a page */
-	if (a->first_signal != b->first_signal)
-		return !a->first_signal; /* a confirmed finding leads its first signals */
-	int ra = verdict_rank(a->verdict), rb = verdict_rank(b->verdict);
-	if (ra != rb)
-		return ra > rb;
-	if (a->from_gate != b->from_gate)
-		return a->from_gate;
-	int ma = metric_rank(a->metric), mb = metric_rank(b->metric);
-	if (ma != mb)
-		return ma > mb;
-	return fabs(a->delta_pct) > fabs(b->delta_pct);
+	return pw_incident_headline_cmp(a, b) > 0;
 }
 
 #define FILL(field)                                                      \
@@ -229,8 +262,6 @@ static bool fill_parts_as(pw_finding *dst, const pw_finding *src, bool own)
 		}
 		FILL(hlo_fingerprint);
 	}
-	if (dst->spend_pct < src->spend_pct)
-		dst->spend_pct = src->spend_pct;
 	return memcmp(&before, dst, sizeof before) != 0;
 }
 
@@ -290,10 +321,10 @@ bool pw_incident_add(pw_incident *inc, const pw_finding *f)
 		inc->last_us = f->created_us;
 	/* a first signal joining a confirmed event is recorded as its member; the page does not change */
 	bool quiet = f->first_signal && !inc->primary.first_signal;
-	if (f->alert_id[0] && !is_member(inc, f->alert_id) && inc->n_members < PW_PAGER_MAX_MEMBERS) {
-		copy(inc->members[inc->n_members++], PW_PAGER_STR, f->alert_id);
+	if (add_member(inc, f))
 		changed = !quiet;
-	}
+	if (f->spend_pct > inc->spend_pct)
+		inc->spend_pct = f->spend_pct;
 	widen_keys(inc, f);
 	if (strcmp(f->alert_id, inc->primary.alert_id) == 0) {
 		if (f->revision > 0 && f->revision >= inc->primary.revision) {
@@ -380,9 +411,13 @@ bool pw_incident_absorb(pw_incident *dst, pw_incident *src)
 	bool quiet = src->primary.first_signal && !dst->primary.first_signal;
 	for (size_t i = 0; i < src->n_members; i++)
 		if (!is_member(dst, src->members[i]) && dst->n_members < PW_PAGER_MAX_MEMBERS) {
+			if (src->gate_members >> i & 1)
+				dst->gate_members |= UINT64_C(1) << dst->n_members;
 			copy(dst->members[dst->n_members++], PW_PAGER_STR, src->members[i]);
 			changed |= !quiet;
 		}
+	if (src->spend_pct > dst->spend_pct)
+		dst->spend_pct = src->spend_pct;
 	for (size_t i = 0; i < src->n_scope && !quiet; i++) {
 		size_t plen = strcspn(src->scope[i], ":");
 		char own[PW_PAGER_STR];

@@ -14,7 +14,7 @@
 static const char *const pager_topics[] = {PW_TOPIC_ALERTS, PW_TOPIC_GATE_VERDICTS, PW_TOPIC_CHANGEPOINTS,
                                            PW_TOPIC_BISECTIONS, PW_TOPIC_ATTRIBUTIONS, NULL};
 
-/* One worker: the open incidents are one memory, and grouping is one order. */
+/* One worker per replica: the replicas of a deployment handle messages one at a time under its lock. */
 static const pw_service_input pager_inputs[] = {
 	{.name = "findings", .topics = pager_topics, .on_batch = pw_pager_batch, .outputs = true},
 };

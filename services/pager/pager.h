@@ -223,9 +223,13 @@ typedef struct {
 	char incident_id[PW_PAGER_STR];
 	bool open;
 	int64_t opened_us, last_us;
-	pw_finding primary; /* the finding the page is about (worst verdict, largest effect) */
+	/* the finding the page is about, its headline: the event's largest spend-weighted finding
+	 * (pw_incident_headline_cmp); its spend_pct is its own, the event's is spend_pct below */
+	pw_finding primary;
 	char members[PW_PAGER_MAX_MEMBERS][PW_PAGER_STR]; /* alert ids */
 	size_t n_members;
+	uint64_t gate_members; /* bit i: members[i] is an alert the gate raised (a release verdict names it) */
+	double spend_pct;      /* the event's largest spend-weighted impact: its findings' and the gate's family verdicts' */
 	/* grouping keys gathered from every member */
 	char release_id[PW_PAGER_STR], family[PW_PAGER_STR];
 	char culprit[PW_PAGER_STR], fleet_event_id[PW_PAGER_STR];
@@ -249,6 +253,20 @@ void pw_incident_dedup_key(const pw_incident *inc, char *buf, size_t len);
  * finding opens its own and pw_incident_same_event folds the first signals in.
  */
 bool pw_incident_matches(const pw_pager_params *p, const pw_incident *inc, const pw_finding *f);
+
+/*
+ * The headline order of findings: > 0 when a heads a page before b, < 0 when
+ * b does, 0 only for the same finding (same alert, series and revision). A
+ * regression before a win, a confirmed finding before a first signal, then
+ * the verdict (BLOCKING, P1, INVESTIGATE, an unverdicted shift), the gate
+ * before the watcher, the metric's headline rank (median latency, then the
+ * tails, then throughput and cost, then the rest: the derived metrics move
+ * with the latency of the same runs), the spend-weighted impact (spend_pct:
+ * the family's share of fleet spend times the change), the size of the
+ * change, and last the series key and alert id, so that the headline of an
+ * event never depends on the order its findings arrived in.
+ */
+int pw_incident_headline_cmp(const pw_finding *a, const pw_finding *b);
 
 /* Opens inc from its first finding; the id is given by the caller. */
 void pw_incident_open(pw_incident *inc, const char *incident_id, const pw_finding *f);
@@ -314,20 +332,71 @@ typedef enum {
 const char *pw_link_check_text(pw_link_check c);
 
 /*
- * Signs (page_id, action, expires_unix) with HMAC-SHA256 under key (keylen
- * bytes): writes 64 lower-case hex digits and a NUL into sig. action is
- * "view", "true" or "false". PW_ERR_INVALID on an empty key or page id.
+ * A triage link signs every parameter that changes what a verdict records:
+ * HMAC-SHA256 under key (keylen bytes) over
+ *   "perfwatch-triage\n<page_id>\n<action>\n<expires>"
+ * followed, when the link carries an owner or a triager, by
+ *   "\nowner=<owner>\nby=<by>"
+ * (owner and by "" or NULL when absent: the links the pager mints carry
+ * neither, and read as before). action is "view", "true" or "false". A
+ * link's owner or by added or changed after signing is a tampered link.
+ * Writes 64 lower-case hex digits and a NUL into sig; PW_ERR_INVALID on an
+ * empty key or page id, or a field holding a newline.
  */
+pw_status pw_link_sign_with(const unsigned char *key, size_t keylen, const char *page_id, const char *action,
+                            const char *owner, const char *by, int64_t expires_unix, char sig[PW_LINK_SIG_HEX]);
+
+/* pw_link_sign_with without owner and triager. */
 pw_status pw_link_sign(const unsigned char *key, size_t keylen, const char *page_id,
                        const char *action, int64_t expires_unix, char sig[PW_LINK_SIG_HEX]);
 
 /* Checks sig in constant time, then the expiry against now_unix. */
+pw_link_check pw_link_verify_with(const unsigned char *key, size_t keylen, const char *page_id, const char *action,
+                                  const char *owner, const char *by, int64_t expires_unix, const char *sig,
+                                  int64_t now_unix);
+
+/* pw_link_verify_with without owner and triager. */
 pw_link_check pw_link_verify(const unsigned char *key, size_t keylen, const char *page_id,
                              const char *action, int64_t expires_unix, const char *sig,
                              int64_t now_unix);
 
-/* "/triage/<page_id>?action=<a>&exp=<e>&sig=<hex>" into buf; PW_ERR_INVALID when it does not fit. */
+/*
+ * "/triage?page=<page_id>&action=<a>&exp=<e>&sig=<hex>", the link the
+ * triage page serves, into buf; PW_ERR_INVALID when page_id is not
+ * [A-Za-z0-9._-]+ or it does not fit.
+ */
 pw_status pw_link_path(const unsigned char *key, size_t keylen, const char *page_id,
                        const char *action, int64_t expires_unix, char *buf, size_t len);
+
+/*
+ * The verdict form's tokens. The triage page (GET) shows a form; the verdict
+ * is a POST carrying, for the outcome and owner chosen, the token the page
+ * minted for exactly that choice: HMAC-SHA256 over
+ *   "perfwatch-triage-verdict\n<page_id>\n<outcome>\n<owner>\n<expires>\n<nonce>"
+ * (outcome "true" or "false", owner one of compiler, model, infra,
+ * unspecified; nonce the page's, so each showing of the page mints tokens
+ * of its own and a token records one verdict once), and the CSRF token bound
+ * to it, HMAC-SHA256 over "perfwatch-triage-csrf\n<verdict token>". Same
+ * conventions as the links.
+ */
+pw_status pw_verdict_sign(const unsigned char *key, size_t keylen, const char *page_id, const char *outcome,
+                          const char *owner, int64_t expires_unix, const char *nonce, char sig[PW_LINK_SIG_HEX]);
+pw_link_check pw_verdict_verify(const unsigned char *key, size_t keylen, const char *page_id, const char *outcome,
+                                const char *owner, int64_t expires_unix, const char *nonce, const char *sig,
+                                int64_t now_unix);
+pw_status pw_csrf_sign(const unsigned char *key, size_t keylen, const char *token, char csrf[PW_LINK_SIG_HEX]);
+/* Whether csrf is token's CSRF token (constant time). */
+bool pw_csrf_verify(const unsigned char *key, size_t keylen, const char *token, const char *csrf);
+
+/* Whether owner is one a verdict may route to: "compiler", "model", "infra", "unspecified". */
+bool pw_triage_owner_ok(const char *owner);
+
+/*
+ * Whether by names a triager as the verdict records it: 1 to 64 of
+ * [A-Za-z0-9._@+-], starting with a letter or digit (a login or an e-mail
+ * address; no spaces, quotes, angle brackets or anything else markup or a
+ * log line could take for syntax).
+ */
+bool pw_triager_ok(const char *by);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "perfwatch/v1/changepoint.pb-c.h"
 #include "pw_input.h"
+#include "pw_limits.h"
 #include "pw_log.h"
 #include "pw_time.h"
 #include "pw_topics.h"
@@ -202,17 +203,23 @@ pw_status pw_alertmanager_write(FILE *out, const pw_incident *inc, const pw_rout
 		size_t n = strlen(summary);
 		snprintf(summary + n, sizeof summary - n, " [false-page budget under pressure]");
 	}
-	/* Labels are the alert's identity in Alertmanager: only what stays fixed for the
-	 * page (its incident, id, severity and route). The owner changes as the attribution
-	 * arrives, so it is an annotation; as a label it left a second, stale alert. */
+	/* Labels are the alert's identity in Alertmanager, and what makes it notify again:
+	 * an annotation that changes is never re-sent (its notification log keys on the
+	 * labels), so the page's headline family and release, its owner and its culprit are
+	 * labels. A changed set reaches on-call as an update of the same group (grouped by
+	 * incident): the pager posts the old set resolved with the new one (pages.am_labels),
+	 * so Alertmanager holds one alert for the page. */
 	fputs("[{\"labels\":{", out);
 	kv(out, "alertname", "PerfwatchIncident", false);
 	kv(out, "incident", inc->incident_id, true);
 	kv(out, "page_id", page_id, true);
 	kv(out, "severity", pw_severity_name(route->severity), true);
 	kv(out, "route", route->route, true);
-	kv(out, "family", inc->family, true);
+	kv(out, "family", inc->primary.model, true);
 	kv(out, "release", inc->release_id, true);
+	kv(out, "owner", pw_owner_name(route->owner), true);
+	if (inc->primary.culprit[0])
+		kv(out, "culprit", inc->primary.culprit, true);
 	fputs("},\"annotations\":{", out);
 	kv(out, "summary", summary, false);
 	kv(out, "owner", pw_owner_name(route->owner), true);
@@ -352,6 +359,10 @@ static void correlated_trim(pw_finding *f)
  * The series key's parts are checked with it: the family and config group.
  */
 #define ID_FIELD(what, s, cap) {(what), (s), (cap)}
+_Static_assert(PW_KEY_MODEL_MAX < PW_PAGER_STR && PW_KEY_HLO_FINGERPRINT_MAX < PW_PAGER_STR &&
+                       PW_KEY_PLATFORM_MAX < PW_PAGER_STR && PW_KEY_CONFIG_MAX < PW_PAGER_STR &&
+                       PW_KEY_METRIC_MAX < PW_PAGER_STR && PW_SERIES_KEY_MAX <= 2 * PW_PAGER_STR,
+               "the pager's fields hold every key part and key the ingester accepts");
 typedef struct id_field {
 	const char *what;
 	const char *s;
@@ -361,12 +372,13 @@ typedef struct id_field {
 static pw_status ids_fit(const char *msg, const id_field *ids, size_t n, const Perfwatch__V1__SeriesKey *k,
                          Perfwatch__V1__DlqReason *reason, char *why, size_t whylen)
 {
+	/* the parts' limits are the ingester's (pw_limits.h): the pager keeps any key it stored */
 	const id_field parts[] = {
-		ID_FIELD("series.model", k ? k->model : NULL, PW_PAGER_STR),
-		ID_FIELD("series.hlo_fingerprint", k ? k->hlo_fingerprint : NULL, PW_PAGER_STR),
-		ID_FIELD("series.platform", k ? k->platform : NULL, PW_PAGER_STR),
-		ID_FIELD("series.config", k ? k->config : NULL, PW_PAGER_STR),
-		ID_FIELD("series.metric", k ? k->metric : NULL, PW_PAGER_STR),
+		ID_FIELD("series.model", k ? k->model : NULL, PW_KEY_MODEL_MAX + 1),
+		ID_FIELD("series.hlo_fingerprint", k ? k->hlo_fingerprint : NULL, PW_KEY_HLO_FINGERPRINT_MAX + 1),
+		ID_FIELD("series.platform", k ? k->platform : NULL, PW_KEY_PLATFORM_MAX + 1),
+		ID_FIELD("series.config", k ? k->config : NULL, PW_KEY_CONFIG_MAX + 1),
+		ID_FIELD("series.metric", k ? k->metric : NULL, PW_KEY_METRIC_MAX + 1),
 	};
 	for (size_t i = 0; i < n + sizeof parts / sizeof parts[0]; i++) {
 		const id_field *f = i < n ? &ids[i] : &parts[i - n];
@@ -397,7 +409,7 @@ pw_status pw_pager_part_decode(pw_pager_in k, const void *buf, size_t len, pw_pa
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "alert \"%.100s\" has no series key", m->alert_id);
 		else if ((st = ids_fit("alert",
 		                       (const id_field[]){ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
-		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
+		                                          ID_FIELD("series_key", m->series_key, PW_SERIES_KEY_MAX)},
 		                       2, m->series, reason, why, whylen)) != PW_OK)
 			;
 		else if ((st = pw_finding_from_alert(m, &p->f)) == PW_OK) {
@@ -421,7 +433,7 @@ pw_status pw_pager_part_decode(pw_pager_in k, const void *buf, size_t len, pw_pa
 		else if ((st = ids_fit("bisection",
 		                       (const id_field[]){ID_FIELD("bisection_id", m->bisection_id, PART_BISECTION_KEPT + 1),
 		                                          ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
-		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR),
+		                                          ID_FIELD("series_key", m->series_key, PW_SERIES_KEY_MAX),
 		                                          ID_FIELD("culprit", m->culprit, PART_CULPRIT_KEPT + 1)},
 		                       4, m->series, reason, why, whylen)) != PW_OK)
 			;
@@ -451,7 +463,7 @@ pw_status pw_pager_part_decode(pw_pager_in k, const void *buf, size_t len, pw_pa
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "attribution has no alert_id");
 		else if ((st = ids_fit("attribution",
 		                       (const id_field[]){ID_FIELD("alert_id", m->alert_id, PW_PAGER_STR),
-		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
+		                                          ID_FIELD("series_key", m->series_key, PW_SERIES_KEY_MAX)},
 		                       2, m->series, reason, why, whylen)) != PW_OK)
 			;
 		else if ((st = pw_finding_from_attribution(m, &p->f)) == PW_OK)
@@ -470,7 +482,7 @@ pw_status pw_pager_part_decode(pw_pager_in k, const void *buf, size_t len, pw_pa
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "changepoint \"%.100s\" has no series_key", m->changepoint_id);
 		else if ((st = ids_fit("changepoint",
 		                       (const id_field[]){ID_FIELD("changepoint_id", m->changepoint_id, PART_ID_KEPT + 1),
-		                                          ID_FIELD("series_key", m->series_key, 2 * PW_PAGER_STR)},
+		                                          ID_FIELD("series_key", m->series_key, PW_SERIES_KEY_MAX)},
 		                       2, m->key, reason, why, whylen)) != PW_OK)
 			;
 		else {

@@ -53,8 +53,9 @@ const char *pw_bisection_status_name(Perfwatch__V1__BisectionStatus s);
 
 /*
  * Writes the v2 postable-alerts array for inc's page: labels alertname
- * "PerfwatchIncident", incident, severity, route, owner, family, release;
- * annotations summary, triage_url, payload (the artifact-3 JSON); startsAt
+ * "PerfwatchIncident", incident, page_id, severity, route, family (the
+ * headline's), release, owner and, once known, culprit; annotations summary,
+ * owner, triage_url, payload (the artifact-3 JSON); startsAt
  * from the incident's opening; endsAt now_us when resolved (Alertmanager
  * then resolves it). PW_ERR_IO when out fails.
  */

@@ -3,8 +3,12 @@
  * main.c holds only its pw_service_def table (pager_service.h).
  *
  * Consumes perf.alerts.v1, perf.gate.verdicts.v1, perf.changepoints.v1,
- * perf.bisections.v1 and perf.attributions.v1 with one worker (the open
- * incidents live in its memory). Each consumed message becomes a finding
+ * perf.bisections.v1 and perf.attributions.v1 with one worker per replica.
+ * The open incidents are the deployment's (kafka.group.id), in PostgreSQL:
+ * each message is one transaction that locks the deployment's pager_state
+ * row and brings the worker's copy of them up to date first (0042), so the
+ * replicas of a deployment handle messages one at a time, each on the state
+ * the last one left. Each consumed message becomes a finding
  * (pager_msg.c) that joins an open incident or, for an alert, opens one
  * (incident.c); the incident is routed (route.c), charged against the
  * false-page budget when it would page, and stored — incident, its parts
@@ -19,7 +23,9 @@
  * alert per incident, re-posted before its resolve_timeout while active,
  * endsAt once the incident is resolved) and a generic webhook (once per page
  * version), each retried with backoff; every attempt is a pager_deliveries
- * row. At least once: a pager killed after a post and before recording it
+ * row. One replica posts a page, ticket or notice at a time (claimed_until).
+ * A new page or ticket with gate alerts waits for the rest of its event
+ * (holds_release). At least once: a pager killed after a post and before recording it
  * posts again; Alertmanager's dedup by labels and the webhook's
  * Idempotency-Key (page_id/version) make it page once.
  *
@@ -51,6 +57,10 @@ typedef struct app {
 	pw_pager_params prm;
 	pager_triage triage; /* key, base URL, link lifetime, the HTTP thread's connection */
 	char am_url[512], webhook_url[512], ticket_url[512];
+	/* the deployment (kafka.group.id): its incidents, pages, tickets and notices are its own;
+	 * a pager never rebuilds nor delivers another deployment's */
+	char group[256];
+	int64_t hold_max_ms; /* a new page waits at most this long for the rest of its event (pager.page.hold_max) */
 	int64_t backoff_ms, backoff_max_ms, resend_ms, post_timeout_ms;
 	int64_t notice_ttl_ms; /* an info notice stays active in Alertmanager this long */
 	int64_t review_every_ms, review_next_us; /* the threshold-review check: how often, when next */
@@ -62,12 +72,22 @@ typedef struct app {
 	pw_metric *m_to_page;    /* seconds from the paging finding's creation to the page's first delivery */
 } app;
 
+/*
+ * A consumer worker. Its open incidents mirror the deployment's in
+ * PostgreSQL: every message is handled in one transaction that first locks
+ * the deployment's pager_state row (so the replicas of a deployment handle
+ * messages one at a time, each on the state the other left) and brings the
+ * memory up to date with the incidents another replica wrote since this one
+ * last looked (pager_incidents.gen > seen_gen).
+ */
 typedef struct worker {
 	app *a;
 	pw_service_worker *w;
-	pw_incident *incs; /* open incidents, oldest first */
+	pw_incident *incs; /* open incidents, by (opened_us, incident_id) */
 	size_t n, cap;
-	bool loaded;       /* incs mirror PostgreSQL; false after a failed transaction */
+	bool loaded;       /* incs mirror PostgreSQL as of seen_gen; false after a failed transaction */
+	int64_t seen_gen;  /* the deployment's generation incs reflect */
+	int64_t gen;       /* the generation the open transaction writes (seen + 1 once locked) */
 } worker;
 
 /* ---- configuration -------------------------------------------------------------------- */
@@ -101,6 +121,9 @@ static const pw_conf_key own_keys[] = {
 	 .help = "how often the report card is checked for a threshold review (false pages over budget two months running)"},
 	{.name = "pager.route.detector", .type = PW_CONF_STRING, .def = "perfwatch-detector",
 	 .help = "the detector team, owner of the false-page KPI: receives the threshold-review notice"},
+	{.name = "pager.page.hold_max", .type = PW_CONF_DURATION_MS, .def = "2m", .min = 0, .max = 3600000,
+	 .help = "a new page with gate alerts is first delivered when the gate verdicts naming them and every alert "
+	         "those verdicts name are in (its headline is then the event's), at the latest this long after it was raised"},
 	{.name = "pager.tick", .type = PW_CONF_DURATION_MS, .def = "1s", .min = 10, .max = 600000,
 	 .help = "how often the delivery tick runs"},
 };
@@ -229,75 +252,197 @@ static pw_status worker_grow(worker *k)
 	return PW_OK;
 }
 
-/* Rebuilds the open incidents from their stored parts, oldest first. */
-static pw_status incidents_load(worker *k, char *errbuf, size_t errlen)
+/* Whether a is before b in the workers' order of incidents: opened, then id (the order pw_incident_find tries). */
+static bool inc_before(const pw_incident *a, const pw_incident *b)
+{
+	return a->opened_us != b->opened_us ? a->opened_us < b->opened_us : strcmp(a->incident_id, b->incident_id) < 0;
+}
+
+/* Moves incs[i] to its place in the order (after its opened_us changed, or appended). Returns its index. */
+static size_t inc_place(worker *k, size_t i)
+{
+	pw_incident *tmp = malloc(sizeof *tmp);
+	if (!tmp)
+		return i; /* out of order is still correct, only another first match */
+	*tmp = k->incs[i];
+	memmove(&k->incs[i], &k->incs[i + 1], (k->n - i - 1) * sizeof *tmp);
+	size_t j = 0;
+	while (j < k->n - 1 && inc_before(&k->incs[j], tmp))
+		j++;
+	memmove(&k->incs[j + 1], &k->incs[j], (k->n - 1 - j) * sizeof *tmp);
+	k->incs[j] = *tmp;
+	free(tmp);
+	return j;
+}
+
+static void inc_drop(worker *k, size_t i)
+{
+	memmove(&k->incs[i], &k->incs[i + 1], (k->n - i - 1) * sizeof k->incs[0]);
+	k->n--;
+}
+
+/*
+ * Rebuilds incident id (opened at opened_us, spend impact spend) from its
+ * stored parts, in the order they were consumed, into the next free slot;
+ * *parts counts them. Leaves k->n alone: the caller keeps the slot or not.
+ * *opened false when no part decodes.
+ */
+static pw_status incident_rebuild(worker *k, const char *id, int64_t opened_us, double spend, bool *opened,
+                                  size_t *parts, char *errbuf, size_t errlen)
 {
 	pw_pg *pg = k->w->pg;
-	PGresult *ri = NULL, *rp = NULL;
-	pw_status st = exec(pg,
-	                    "SELECT incident_id, spend_pct, (extract(epoch FROM opened_at) * 1e6)::bigint"
-	                    "  FROM perfwatch.pager_incidents WHERE open ORDER BY opened_at, incident_id",
-	                    NULL, &ri, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	k->n = 0;
-	size_t parts = 0;
-	for (int i = 0; i < PQntuples(ri); i++) {
-		const char *id = PQgetvalue(ri, i, 0);
-		pw_pg_params p;
-		pw_pg_params_init(&p);
-		pw_pg_params_text(&p, id);
-		st = pw_pg_exec_params(pg,
-		                       "SELECT topic, payload, spend_pct, top_tier FROM perfwatch.pager_parts"
-		                       " WHERE incident_id = $1 ORDER BY id",
-		                       &p, 1, &rp, errbuf, errlen);
-		if (st != PW_OK)
-			goto out;
-		if ((st = worker_grow(k)) != PW_OK)
-			goto out;
-		pw_incident *inc = &k->incs[k->n];
-		bool opened = false;
-		for (int j = 0; j < PQntuples(rp); j++) {
-			pw_pager_part pt;
-			Perfwatch__V1__DlqReason why;
-			char whybuf[256];
-			pw_pager_in kind = pw_pager_in_of(PQgetvalue(rp, j, 0));
-			if (pw_pager_part_decode(kind, PQgetvalue(rp, j, 1), (size_t)PQgetlength(rp, j, 1), &pt, &why, whybuf,
-			                sizeof whybuf) != PW_OK) {
-				pw_log_warn(k->a->lg, "incident \"%s\": stored part %d does not decode: %s", id, j, whybuf);
-				continue;
-			}
-			/* binary result: float8 and bool in network order */
-			uint64_t bits = 0;
-			memcpy(&bits, PQgetvalue(rp, j, 2), 8);
-			bits = __builtin_bswap64(bits);
-			memcpy(&pt.f.spend_pct, &bits, 8);
-			pt.f.top_tier = PQgetvalue(rp, j, 3)[0] != 0;
-			if ((st = gate_range(pg, &pt.f, errbuf, errlen)) != PW_OK)
-				goto out;
-			if (!opened) {
-				pw_incident_open(inc, id, &pt.f);
-				opened = true;
-			} else
-				pw_incident_add(inc, &pt.f);
-			parts++;
-		}
-		PQclear(rp);
-		rp = NULL;
-		if (!opened)
+	PGresult *rp = NULL;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, id);
+	*opened = false;
+	pw_status st = pw_pg_exec_params(pg,
+	                                 "SELECT topic, payload, spend_pct, top_tier, range_lo, range_hi"
+	                                 " FROM perfwatch.pager_parts WHERE incident_id = $1 ORDER BY id",
+	                                 &p, 1, &rp, errbuf, errlen);
+	if (st != PW_OK || (st = worker_grow(k)) != PW_OK)
+		goto out;
+	pw_incident *inc = &k->incs[k->n];
+	for (int j = 0; j < PQntuples(rp); j++) {
+		pw_pager_part pt;
+		Perfwatch__V1__DlqReason why;
+		char whybuf[256];
+		pw_pager_in kind = pw_pager_in_of(PQgetvalue(rp, j, 0));
+		if (pw_pager_part_decode(kind, PQgetvalue(rp, j, 1), (size_t)PQgetlength(rp, j, 1), &pt, &why, whybuf,
+		                         sizeof whybuf) != PW_OK) {
+			pw_log_warn(k->a->lg, "incident \"%s\": stored part %d does not decode: %s", id, j, whybuf);
 			continue;
-		inc->opened_us = strtoll(PQgetvalue(ri, i, 2), NULL, 10);
-		double sp = strtod(PQgetvalue(ri, i, 1), NULL);
-		if (sp > inc->primary.spend_pct)
-			inc->primary.spend_pct = sp;
-		k->n++;
+		}
+		/* binary result: float8 and bool in network order */
+		uint64_t bits = 0;
+		memcpy(&bits, PQgetvalue(rp, j, 2), 8);
+		bits = __builtin_bswap64(bits);
+		memcpy(&pt.f.spend_pct, &bits, 8);
+		pt.f.top_tier = PQgetvalue(rp, j, 3)[0] != 0;
+		/* the release's CL range as computed when consumed (0042); parts stored before, computed again */
+		if (!pt.f.cl_lo[0] && PQgetvalue(rp, j, 4)[0]) {
+			copy(pt.f.cl_lo, sizeof pt.f.cl_lo, PQgetvalue(rp, j, 4));
+			copy(pt.f.cl_hi, sizeof pt.f.cl_hi, PQgetvalue(rp, j, 5));
+		} else if ((st = gate_range(pg, &pt.f, errbuf, errlen)) != PW_OK)
+			goto out;
+		if (!*opened) {
+			pw_incident_open(inc, id, &pt.f);
+			*opened = true;
+		} else
+			pw_incident_add(inc, &pt.f);
+		(*parts)++;
 	}
-	k->loaded = true;
-	pw_log_info(k->a->lg, "%zu open incidents rebuilt from %zu stored parts", k->n, parts);
-	pw_metric_set(k->a->m_open, NULL, (double)k->n);
+	if (*opened) {
+		inc->opened_us = opened_us;
+		if (spend > inc->spend_pct)
+			inc->spend_pct = spend;
+	}
 out:
 	PQclear(rp);
-	PQclear(ri);
+	return st;
+}
+
+/*
+ * Brings the memory up to the deployment's state. full: every open incident
+ * of the deployment is rebuilt from its stored parts (at start, after a
+ * failed transaction); else only those another replica wrote since seen_gen
+ * (pager_incidents.gen), rebuilt or dropped once closed or folded. Inside
+ * the caller's transaction, under the lock.
+ */
+static pw_status incidents_refresh(worker *k, bool full, char *errbuf, size_t errlen)
+{
+	PGresult *r = NULL;
+	pw_pg_params g;
+	pw_pg_params_init(&g);
+	pw_pg_params_text(&g, k->a->group);
+	pw_pg_params_int(&g, full ? -1 : k->seen_gen);
+	pw_pg_params_bool(&g, full);
+	pw_status st = exec(k->w->pg,
+	                    "SELECT incident_id, open, spend_pct, (extract(epoch FROM opened_at) * 1e6)::bigint"
+	                    " FROM perfwatch.pager_incidents WHERE pager_group = $1 AND gen > $2 AND (open OR NOT $3)"
+	                    " ORDER BY opened_at, incident_id",
+	                    &g, &r, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (full)
+		k->n = 0;
+	size_t parts = 0, rebuilt = 0;
+	for (int i = 0; st == PW_OK && i < PQntuples(r); i++) {
+		const char *id = PQgetvalue(r, i, 0);
+		for (size_t j = 0; j < k->n; j++)
+			if (strcmp(k->incs[j].incident_id, id) == 0) {
+				inc_drop(k, j);
+				break;
+			}
+		if (PQgetvalue(r, i, 1)[0] != 't')
+			continue;
+		bool opened = false;
+		st = incident_rebuild(k, id, strtoll(PQgetvalue(r, i, 3), NULL, 10), strtod(PQgetvalue(r, i, 2), NULL),
+		                      &opened, &parts, errbuf, errlen);
+		if (st == PW_OK && opened) {
+			inc_place(k, k->n++);
+			rebuilt++;
+		}
+	}
+	if (st == PW_OK && full) {
+		k->loaded = true;
+		pw_log_info(k->a->lg, "%zu open incidents rebuilt from %zu stored parts", k->n, parts);
+		pw_metric_set(k->a->m_open, NULL, (double)k->n);
+	} else if (st == PW_OK && PQntuples(r) > 0)
+		pw_log_debug(k->a->lg, "%d incidents another replica changed: %zu open ones rebuilt from %zu parts",
+		             PQntuples(r), rebuilt, parts);
+	PQclear(r);
+	return st;
+}
+
+/*
+ * Opens the transaction of one message (or of the expiry) on the
+ * deployment's state: locks its pager_state row (the other replicas wait
+ * here), then brings the memory up to date (a full rebuild after a failure,
+ * else the incidents changed since seen_gen). k->gen is then the generation
+ * this transaction writes (incidents it stores carry it).
+ */
+static pw_status state_begin(worker *k, char *errbuf, size_t errlen)
+{
+	PGresult *r = NULL;
+	pw_status st = pw_pg_begin(k->w->pg, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	pw_pg_params g;
+	pw_pg_params_init(&g);
+	pw_pg_params_text(&g, k->a->group);
+	st = exec(k->w->pg,
+	          "INSERT INTO perfwatch.pager_state (pager_group) VALUES ($1) ON CONFLICT (pager_group)"
+	          " DO UPDATE SET generation = pager_state.generation RETURNING generation",
+	          &g, &r, errbuf, errlen);
+	if (st == PW_OK) {
+		int64_t gen = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+		if (!k->loaded || gen != k->seen_gen)
+			st = incidents_refresh(k, !k->loaded, errbuf, errlen);
+		k->seen_gen = gen;
+		k->gen = gen + 1;
+	}
+	PQclear(r);
+	if (st != PW_OK) {
+		pw_pg_rollback(k->w->pg, NULL, 0);
+		k->loaded = false;
+	}
+	return st;
+}
+
+/* Commits the transaction state_begin opened, the deployment's state one generation on. */
+static pw_status state_commit(worker *k, char *errbuf, size_t errlen)
+{
+	pw_pg_params g;
+	pw_pg_params_init(&g);
+	pw_pg_params_text(&g, k->a->group);
+	pw_pg_params_int(&g, k->gen);
+	pw_status st = exec(k->w->pg, "UPDATE perfwatch.pager_state SET generation = $2 WHERE pager_group = $1", &g, NULL,
+	                    errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_pg_commit(k->w->pg, errbuf, errlen);
+	if (st == PW_OK)
+		k->seen_gen = k->gen;
 	return st;
 }
 
@@ -337,16 +482,23 @@ static pw_status page_get(pw_pg *pg, const char *incident_id, page_row *out, cha
 	return PW_OK;
 }
 
-/* The rolling week's pages and their verdicts (the false-page budget's usage). */
-static pw_status budget_usage(pw_pg *pg, pw_budget_usage *u, char *errbuf, size_t errlen)
+/* The rolling week's pages of this deployment and their verdicts (the
+ * false-page budget's usage): another deployment's pages on the same database
+ * (a test's, an earlier demo's) are paged to another rotation and charge its
+ * budget, not this one's. */
+static pw_status budget_usage(pw_pg *pg, const char *group, pw_budget_usage *u, char *errbuf, size_t errlen)
 {
 	PGresult *r = NULL;
+	pw_pg_params g;
+	pw_pg_params_init(&g);
+	pw_pg_params_text(&g, group);
 	pw_status st = exec(pg,
 	                    "SELECT count(*), count(*) FILTER (WHERE t.outcome = 'true_regression'),"
 	                    "       count(*) FILTER (WHERE t.outcome = 'false_regression')"
 	                    "  FROM perfwatch.pages p LEFT JOIN perfwatch.triage_verdicts t USING (page_id)"
-	                    " WHERE p.incident_id IS NOT NULL AND p.created_at > now() - interval '7 days'",
-	                    NULL, &r, errbuf, errlen);
+	                    " WHERE p.incident_id IS NOT NULL AND p.pager_group = $1"
+	                    "   AND p.created_at > now() - interval '7 days'",
+	                    &g, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	u->delivered = (uint32_t)strtoul(PQgetvalue(r, 0, 0), NULL, 10);
@@ -415,6 +567,26 @@ static void write_webhook(FILE *f, void *arg)
 	fputs("}", f);
 }
 
+/* One string of a JSON array being written ("[" before the first, the caller closes it). */
+static void json_item(FILE *f, const char *s, bool *first)
+{
+	fputs(*first ? "[\"" : ",\"", f);
+	pw_json_escape(f, s);
+	fputc('"', f);
+	*first = false;
+}
+
+/* The ids of inc's gate alerts as a JSON array (what a new page waits for: the verdicts naming them). */
+static void write_gate_members(FILE *f, void *arg)
+{
+	const pw_incident *inc = arg;
+	bool first = true;
+	for (size_t i = 0; i < inc->n_members; i++)
+		if (inc->gate_members >> i & 1)
+			json_item(f, inc->members[i], &first);
+	fputs(first ? "[]" : "]", f);
+}
+
 /* Writes the Page message of a page row to the outbox (Kafka key page_id). */
 static pw_status page_publish(worker *k, const pw_incident *inc, const pw_route *route, const char *page_id,
                               const char *triage_url, int64_t created_us, char *errbuf, size_t errlen)
@@ -480,10 +652,11 @@ static pw_status page_write(worker *k, const pw_incident *inc, const pw_route *r
 	page_text t = {inc, route, page_id, url, "", pressure, resolved, 0, now};
 	char *payload = pw_payload_json(inc, route, pressure);
 	char *am = mem_text(write_am, &t);
+	char *hold = mem_text(write_gate_members, (void *)inc);
 	char *wh = NULL;
 	PGresult *r = NULL;
 	int version = 1;
-	if (!payload || !am) {
+	if (!payload || !am || !hold) {
 		st = PW_ERR_NOMEM;
 		goto out;
 	}
@@ -524,18 +697,27 @@ static pw_status page_write(worker *k, const pw_incident *inc, const pw_route *r
 	pw_pg_params_text(&p, am);
 	pw_pg_params_text(&p, wh);
 	pw_pg_params_int(&p, version);
+	pw_pg_params_text(&p, a->group);
+	pw_pg_params_text(&p, hold);
+	pw_pg_params_int(&p, a->hold_max_ms);
+	/* a new page with gate alerts is held (hold_until) until the verdicts naming them and all their
+	 * alerts are in (holds_release), so that its first delivery has the event's headline; until
+	 * then each version updates what it waits for */
 	st = exec(k->w->pg,
 	          "INSERT INTO perfwatch.pages (page_id, dedup_key, route, receiver, severity, verdict, summary,"
 	          " owner_hint, release_id, triage_url, created_at, incident_id, payload, budget_pressure,"
-	          " resolved_at, am_body, webhook_body, version, next_attempt_at)"
+	          " resolved_at, am_body, webhook_body, version, next_attempt_at, pager_group, hold_alerts, hold_until)"
 	          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, to_timestamp($11::double precision / 1e6), $12,"
-	          "  $13::jsonb, $14, CASE WHEN $15 THEN now() END, $16, $17, $18, now())"
+	          "  $13::jsonb, $14, CASE WHEN $15 THEN now() END, $16, $17, $18, now(), $19,"
+	          "  ARRAY(SELECT jsonb_array_elements_text($20::jsonb)),"
+	          "  CASE WHEN $20::jsonb <> '[]' AND $21 > 0 THEN now() + $21 * interval '1 millisecond' END)"
 	          " ON CONFLICT (page_id) DO UPDATE SET dedup_key = EXCLUDED.dedup_key, route = EXCLUDED.route,"
 	          "  severity = EXCLUDED.severity, verdict = EXCLUDED.verdict, summary = EXCLUDED.summary,"
 	          "  owner_hint = EXCLUDED.owner_hint, release_id = EXCLUDED.release_id, payload = EXCLUDED.payload,"
 	          "  budget_pressure = EXCLUDED.budget_pressure,"
 	          "  resolved_at = coalesce(pages.resolved_at, EXCLUDED.resolved_at),"
 	          "  am_body = EXCLUDED.am_body, webhook_body = EXCLUDED.webhook_body, version = EXCLUDED.version,"
+	          "  hold_alerts = CASE WHEN pages.hold_until IS NOT NULL THEN EXCLUDED.hold_alerts ELSE pages.hold_alerts END,"
 	          "  delivery_status = 'pending', next_attempt_at = now()",
 	          &p, NULL, errbuf, errlen);
 	if (st != PW_OK)
@@ -558,7 +740,97 @@ out:
 	PQclear(r);
 	free(payload);
 	free(am);
+	free(hold);
 	free(wh);
+	return st;
+}
+
+/*
+ * Releases the held pages whose event is complete: every gate alert a page
+ * waits for is named by a gate verdict this deployment consumed, and every
+ * alert those verdicts name is in one of its incidents. The headline of the
+ * first delivery is then the largest spend-weighted finding of all of them,
+ * whatever order they arrived in. Inside the caller's transaction.
+ */
+/*
+ * The condition of a held row (pages or tickets, alias x, the deployment $1)
+ * whose event is complete: every gate alert it waits for is named by a gate
+ * verdict the deployment consumed, and every alert those verdicts name is in
+ * one of its incidents. (Static SQL: the two statements share the text.)
+ */
+#define HOLD_COMPLETE                                                                                  \
+	" x.pager_group = $1 AND x.hold_until IS NOT NULL AND NOT EXISTS ("                            \
+	"  SELECT 1 FROM unnest(x.hold_alerts) h (alert_id) WHERE NOT EXISTS ("                        \
+	"   SELECT 1 FROM perfwatch.pager_gate_evaluations e"                                           \
+	"    WHERE e.pager_group = $1 AND h.alert_id = ANY (e.alert_ids) AND NOT EXISTS ("              \
+	"     SELECT 1 FROM unnest(e.alert_ids) a (alert_id) WHERE NOT EXISTS ("                        \
+	"      SELECT 1 FROM perfwatch.pager_incident_alerts ia JOIN perfwatch.pager_incidents i"       \
+	"       USING (incident_id) WHERE ia.alert_id = a.alert_id AND i.pager_group = $1))))"
+
+/*
+ * Releases the held pages and tickets whose event is complete (HOLD_COMPLETE):
+ * the headline of a page's first delivery is then the largest
+ * spend-weighted finding of all of the event's findings, whatever order they
+ * arrived in, and a ticket filed before a BLOCKING finding of its event made
+ * it a page was superseded by the page meanwhile. Inside the caller's
+ * transaction.
+ */
+static pw_status holds_release(worker *k, char *errbuf, size_t errlen)
+{
+	PGresult *r = NULL;
+	pw_pg_params q;
+	pw_pg_params_init(&q);
+	pw_pg_params_text(&q, k->a->group);
+	pw_status st = exec(k->w->pg,
+	                    "UPDATE perfwatch.pages x SET hold_until = NULL, next_attempt_at = now() WHERE" HOLD_COMPLETE
+	                    " RETURNING page_id, cardinality(hold_alerts), summary",
+	                    &q, &r, errbuf, errlen);
+	for (int i = 0; st == PW_OK && i < PQntuples(r); i++)
+		pw_log_info(k->a->lg, "page %s: its event is complete (the gate verdicts naming its %s gate alerts and "
+		                      "every alert they name are in): delivered from now as \"%s\"",
+		            PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+	PQclear(r);
+	r = NULL;
+	if (st == PW_OK)
+		st = exec(k->w->pg,
+		          "UPDATE perfwatch.pager_tickets x SET hold_until = NULL, next_attempt_at = now() WHERE" HOLD_COMPLETE
+		          " RETURNING ticket_id, summary",
+		          &q, &r, errbuf, errlen);
+	for (int i = 0; st == PW_OK && i < PQntuples(r); i++)
+		pw_log_info(k->a->lg, "ticket %s: its event is complete: filed from now as \"%s\"", PQgetvalue(r, i, 0),
+		            PQgetvalue(r, i, 1));
+	PQclear(r);
+	return st;
+}
+
+/* The ids of the alerts a gate verdict names, as a JSON array. */
+static void write_verdict_alerts(FILE *f, void *arg)
+{
+	const Perfwatch__V1__GateVerdict *v = arg;
+	bool first = true;
+	for (size_t i = 0; i < v->n_series; i++)
+		if (v->series[i]->alert_id && v->series[i]->alert_id[0])
+			json_item(f, v->series[i]->alert_id, &first);
+	fputs(first ? "[]" : "]", f);
+}
+
+/* Records which alerts one gate evaluation raised (a held page waits for all of them). */
+static pw_status evaluation_store(worker *k, const Perfwatch__V1__GateVerdict *v, char *errbuf, size_t errlen)
+{
+	char *ids = mem_text(write_verdict_alerts, (void *)v);
+	if (!ids)
+		return PW_ERR_NOMEM;
+	pw_pg_params q;
+	pw_pg_params_init(&q);
+	pw_pg_params_text(&q, k->a->group);
+	pw_pg_params_text(&q, v->release_id);
+	pw_pg_params_int(&q, v->evaluation);
+	pw_pg_params_text(&q, ids);
+	pw_status st = exec(k->w->pg,
+	                    "INSERT INTO perfwatch.pager_gate_evaluations (pager_group, release_id, evaluation, alert_ids)"
+	                    " VALUES ($1, $2, $3, ARRAY(SELECT jsonb_array_elements_text($4::jsonb))) ON CONFLICT DO NOTHING",
+	                    &q, NULL, errbuf, errlen);
+	free(ids);
 	return st;
 }
 
@@ -585,23 +857,25 @@ static pw_status incident_store(worker *k, const pw_incident *inc, const pw_rout
 	pw_pg_params_text(&p, pw_action_name(route->action));
 	pw_pg_params_text(&p, pw_owner_name(route->owner));
 	pw_pg_params_text(&p, route->route);
-	pw_pg_params_double(&p, inc->primary.spend_pct);
+	pw_pg_params_double(&p, inc->spend_pct);
 	pw_pg_params_text(&p, payload);
 	pw_pg_params_int(&p, inc->opened_us > 0 ? inc->opened_us : now);
 	pw_pg_params_int(&p, now);
+	pw_pg_params_text(&p, k->a->group);
+	pw_pg_params_int(&p, k->gen);
 	pw_status st = exec(k->w->pg,
 	                    "INSERT INTO perfwatch.pager_incidents (incident_id, dedup_key, open, release_id, family,"
 	                    " culprit, fleet_event_id, cl_lo, cl_hi, action, owner, route, spend_pct, payload,"
-	                    " opened_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
-	                    " $13, $14::jsonb, to_timestamp($15::double precision / 1e6),"
-	                    " to_timestamp($16::double precision / 1e6))"
+	                    " opened_at, updated_at, pager_group, gen) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
+	                    " $12, $13, $14::jsonb, to_timestamp($15::double precision / 1e6),"
+	                    " to_timestamp($16::double precision / 1e6), $17, $18)"
 	                    " ON CONFLICT (incident_id) DO UPDATE SET dedup_key = EXCLUDED.dedup_key,"
 	                    "  open = EXCLUDED.open, release_id = EXCLUDED.release_id, family = EXCLUDED.family,"
 	                    "  culprit = EXCLUDED.culprit, fleet_event_id = EXCLUDED.fleet_event_id,"
 	                    "  cl_lo = EXCLUDED.cl_lo, cl_hi = EXCLUDED.cl_hi, action = EXCLUDED.action,"
 	                    "  owner = EXCLUDED.owner, route = EXCLUDED.route,"
 	                    "  spend_pct = greatest(pager_incidents.spend_pct, EXCLUDED.spend_pct),"
-	                    "  payload = EXCLUDED.payload, updated_at = EXCLUDED.updated_at",
+	                    "  payload = EXCLUDED.payload, updated_at = EXCLUDED.updated_at, gen = EXCLUDED.gen",
 	                    &p, NULL, errbuf, errlen);
 	free(payload);
 	for (size_t i = 0; i < inc->n_members && st == PW_OK; i++) {
@@ -630,9 +904,12 @@ static pw_status part_store(worker *k, const char *incident_id, const pw_pager_p
 	pw_pg_params_bin(&q, raw, rawlen);
 	pw_pg_params_double(&q, pt->f.spend_pct);
 	pw_pg_params_bool(&q, pt->f.top_tier);
+	pw_pg_params_text(&q, pt->f.cl_lo);
+	pw_pg_params_text(&q, pt->f.cl_hi);
+	/* (with the CL range as computed now: a gate alert's is its release's, from perfwatch.runs) */
 	return exec(k->w->pg,
-	            "INSERT INTO perfwatch.pager_parts (part_key, incident_id, topic, payload, spend_pct, top_tier)"
-	            " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (part_key) DO NOTHING",
+	            "INSERT INTO perfwatch.pager_parts (part_key, incident_id, topic, payload, spend_pct, top_tier, range_lo,"
+	            " range_hi) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (part_key) DO NOTHING",
 	            &q, NULL, errbuf, errlen);
 }
 
@@ -672,13 +949,27 @@ static pw_status ticket_store(worker *k, const pw_incident *inc, const pw_route 
 	pw_pg_params_text(&q, summary);
 	pw_pg_params_text(&q, payload);
 	pw_pg_params_int(&q, now);
+	pw_pg_params_text(&q, k->a->group);
+	char *hold = mem_text(write_gate_members, (void *)inc);
+	if (!hold) {
+		free(payload);
+		return PW_ERR_NOMEM;
+	}
+	pw_pg_params_text(&q, hold);
+	pw_pg_params_int(&q, k->a->hold_max_ms);
+	/* held as a page is (holds_release): a BLOCKING finding of its event may yet make it a page */
 	pw_status st = exec(k->w->pg,
 	                    "INSERT INTO perfwatch.pager_tickets (ticket_id, incident_id, route, summary, payload,"
-	                    " created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5::jsonb,"
-	                    " to_timestamp($6::double precision / 1e6), now())"
+	                    " created_at, next_attempt_at, pager_group, hold_alerts, hold_until) VALUES ($1, $2, $3, $4,"
+	                    " $5::jsonb, to_timestamp($6::double precision / 1e6), now(), $7,"
+	                    " ARRAY(SELECT jsonb_array_elements_text($8::jsonb)),"
+	                    " CASE WHEN $8::jsonb <> '[]' AND $9 > 0 THEN now() + $9 * interval '1 millisecond' END)"
 	                    " ON CONFLICT (incident_id) DO UPDATE SET summary = EXCLUDED.summary,"
-	                    "  payload = EXCLUDED.payload, route = EXCLUDED.route",
+	                    "  payload = EXCLUDED.payload, route = EXCLUDED.route,"
+	                    "  hold_alerts = CASE WHEN pager_tickets.hold_until IS NOT NULL THEN EXCLUDED.hold_alerts"
+	                    "   ELSE pager_tickets.hold_alerts END",
 	                    &q, NULL, errbuf, errlen);
+	free(hold);
 	free(payload);
 	return st;
 }
@@ -720,10 +1011,11 @@ static pw_status notice_put(pw_pg *pg, const app *a, pw_notice *n, int64_t now, 
 		pw_pg_params_text(&q, am);
 		pw_pg_params_text(&q, wh);
 		pw_pg_params_int(&q, now);
+		pw_pg_params_text(&q, a->group);
 		st = exec(pg,
 		          "INSERT INTO perfwatch.pager_notices (notice_id, incident_id, kind, route, owner, summary, payload,"
-		          " am_body, webhook_body, created_at) VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7::jsonb, $8, $9,"
-		          " to_timestamp($10::double precision / 1e6)) ON CONFLICT DO NOTHING",
+		          " am_body, webhook_body, created_at, pager_group) VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7::jsonb,"
+		          " $8, $9, to_timestamp($10::double precision / 1e6), $11) ON CONFLICT DO NOTHING",
 		          &q, NULL, errbuf, errlen);
 	}
 	free(am);
@@ -754,6 +1046,27 @@ static pw_status notice_store(worker *k, const pw_incident *inc, const pw_route 
 	free(payload);
 	if (st == PW_OK)
 		pw_log_info(k->a->lg, "notice %s (info to %s): %s", id, route->route, line);
+	return st;
+}
+
+/*
+ * The incident pages now: a ticket it filed before (a P1 of the event came
+ * first) and not yet delivered is superseded by the page, never delivered.
+ */
+static pw_status ticket_supersede(worker *k, const pw_incident *inc, char *errbuf, size_t errlen)
+{
+	PGresult *r = NULL;
+	pw_pg_params q;
+	pw_pg_params_init(&q);
+	pw_pg_params_text(&q, inc->incident_id);
+	pw_status st = exec(k->w->pg,
+	                    "UPDATE perfwatch.pager_tickets SET delivery_status = 'superseded', hold_until = NULL"
+	                    " WHERE incident_id = $1 AND delivery_status IN ('pending', 'failed') RETURNING ticket_id",
+	                    &q, &r, errbuf, errlen);
+	if (st == PW_OK && PQntuples(r) == 1)
+		pw_log_info(k->a->lg, "ticket %s superseded by the page of its incident %s", PQgetvalue(r, 0, 0),
+		            inc->incident_id);
+	PQclear(r);
 	return st;
 }
 
@@ -789,13 +1102,22 @@ static pw_status settle(worker *k, pw_incident *inc, const pw_pager_part *pt, co
 	} else if (route.action == PW_ACT_PAGE) {
 		pw_budget_usage u = {0};
 		pw_budget_decision bd;
-		if ((st = budget_usage(k->w->pg, &u, errbuf, errlen)) != PW_OK)
+		if ((st = budget_usage(k->w->pg, k->a->group, &u, errbuf, errlen)) != PW_OK)
 			return st;
-		pw_budget_decide(&a->prm, &u, &inc->primary, &bd);
+		/* the budget's override weighs the event's spend impact, not only its headline's */
+		pw_finding *bf = malloc(sizeof *bf);
+		if (!bf)
+			return PW_ERR_NOMEM;
+		*bf = inc->primary;
+		bf->spend_pct = inc->spend_pct;
+		pw_budget_decide(&a->prm, &u, bf, &bd);
+		free(bf);
 		snprintf(reason, sizeof reason, "%s; %s", route.reason, bd.reason);
 		if (bd.page) {
 			budget = bd.used + 1 > a->prm.budget_per_week ? "override" : bd.pressure ? "pressure" : "within";
 			st = page_write(k, inc, &route, &old, bd.pressure, false, now, errbuf, errlen);
+			if (st == PW_OK)
+				st = ticket_supersede(k, inc, errbuf, errlen);
 		} else {
 			budget = "queued";
 			action = "queue";
@@ -844,8 +1166,13 @@ static pw_status merge_events(worker *k, size_t *idx, int64_t now, char *errbuf,
 		pw_pg_params_init(&q);
 		pw_pg_params_text(&q, s->incident_id);
 		pw_pg_params_text(&q, d->incident_id);
+		pw_pg_params qg;
+		pw_pg_params_init(&qg);
+		pw_pg_params_text(&qg, s->incident_id);
+		pw_pg_params_text(&qg, d->incident_id);
+		pw_pg_params_int(&qg, k->gen);
 		if ((st = exec(k->w->pg, "UPDATE perfwatch.pager_incidents SET open = false, merged_into = $2,"
-		                         " updated_at = now() WHERE incident_id = $1", &q, NULL, errbuf, errlen)) != PW_OK ||
+		                         " updated_at = now(), gen = $3 WHERE incident_id = $1", &qg, NULL, errbuf, errlen)) != PW_OK ||
 		    (st = exec(k->w->pg, "UPDATE perfwatch.pager_parts SET incident_id = $2 WHERE incident_id = $1",
 		               &q, NULL, errbuf, errlen)) != PW_OK)
 			return st;
@@ -857,9 +1184,8 @@ static pw_status merge_events(worker *k, size_t *idx, int64_t now, char *errbuf,
 		}
 		if ((st = settle(k, d, NULL, NULL, NULL, 0, changed, now, errbuf, errlen)) != PW_OK)
 			return st;
-		memmove(&k->incs[src], &k->incs[src + 1], (k->n - src - 1) * sizeof k->incs[0]);
-		k->n--;
-		*idx = dst > src ? dst - 1 : dst;
+		inc_drop(k, src);
+		*idx = inc_place(k, dst > src ? dst - 1 : dst); /* (absorbing may have made it older) */
 		j = (size_t)-1; /* the survivor may now match others */
 	}
 	return PW_OK;
@@ -876,8 +1202,10 @@ static pw_status incidents_expire(worker *k, char *errbuf, size_t errlen)
 	pw_pg_params q;
 	pw_pg_params_init(&q);
 	pw_pg_params_int(&q, k->a->prm.incident_window_us / 1000);
+	pw_pg_params_text(&q, k->a->group);
+	pw_pg_params_int(&q, k->gen);
 	pw_status st = exec(k->w->pg,
-	                    "UPDATE perfwatch.pager_incidents SET open = false WHERE open"
+	                    "UPDATE perfwatch.pager_incidents SET open = false, gen = $3 WHERE open AND pager_group = $2"
 	                    " AND updated_at < now() - $1 * interval '1 millisecond' RETURNING incident_id",
 	                    &q, &r, errbuf, errlen);
 	if (st != PW_OK)
@@ -887,8 +1215,7 @@ static pw_status incidents_expire(worker *k, char *errbuf, size_t errlen)
 			if (strcmp(k->incs[i].incident_id, PQgetvalue(r, j, 0)) == 0) {
 				pw_log_info(k->a->lg, "incident %s closed: nothing joined it within pager.incident_window",
 				            k->incs[i].incident_id);
-				memmove(&k->incs[i], &k->incs[i + 1], (k->n - i - 1) * sizeof k->incs[0]);
-				k->n--;
+				inc_drop(k, i);
 				break;
 			}
 	PQclear(r);
@@ -917,7 +1244,7 @@ static pw_status on_part(worker *k, pw_pager_part *pt, const char *topic, const 
 		pw_incident_open(&k->incs[k->n], id, &pt->f);
 		if (k->incs[k->n].opened_us <= 0)
 			k->incs[k->n].opened_us = k->incs[k->n].last_us = now;
-		idx = (long)k->n++;
+		idx = (long)inc_place(k, k->n++);
 		*outcome = "opened";
 	} else {
 		changed = pw_incident_add(&k->incs[idx], &pt->f);
@@ -1031,6 +1358,9 @@ static pw_status on_gate(worker *k, const Perfwatch__V1__GateVerdict *v, int64_t
                          char *errbuf, size_t errlen)
 {
 	*outcome = "unmatched";
+	pw_status est = evaluation_store(k, v, errbuf, errlen);
+	if (est != PW_OK)
+		return est;
 	for (size_t fi = 0; fi < v->n_families; fi++) {
 		const Perfwatch__V1__FamilyVerdict *fv = v->families[fi];
 		if (!fv->family)
@@ -1048,8 +1378,8 @@ static pw_status on_gate(worker *k, const Perfwatch__V1__GateVerdict *v, int64_t
 				continue;
 			*outcome = "joined";
 			bool changed = false;
-			if (fv->spend_weighted_impact_pct > inc->primary.spend_pct) {
-				inc->primary.spend_pct = fv->spend_weighted_impact_pct;
+			if (fv->spend_weighted_impact_pct > inc->spend_pct) {
+				inc->spend_pct = fv->spend_weighted_impact_pct;
 				changed = true;
 			}
 			bool passes = fv->verdict == PERFWATCH__V1__VERDICT__VERDICT_PASS ||
@@ -1075,8 +1405,7 @@ static pw_status on_gate(worker *k, const Perfwatch__V1__GateVerdict *v, int64_t
 				if ((st = exec(k->w->pg, "UPDATE perfwatch.pager_incidents SET resolved_at = now()"
 				                         " WHERE incident_id = $1", &q, NULL, errbuf, errlen)) != PW_OK)
 					return st;
-				memmove(inc, inc + 1, (k->n - i - 1) * sizeof *inc);
-				k->n--;
+				inc_drop(k, i);
 				i--;
 			}
 		}
@@ -1119,7 +1448,7 @@ static pw_status on_message(worker *k, const rd_kafka_message_t *m, int64_t now,
 	if (reason != PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED)
 		return dead(k, m, type, reason, why, errbuf, errlen);
 
-	pw_status st = pw_pg_begin(k->w->pg, errbuf, errlen);
+	pw_status st = state_begin(k, errbuf, errlen);
 	if (st != PW_OK)
 		goto out;
 	if (kind == PW_PAGER_IN_GATE)
@@ -1133,7 +1462,9 @@ static pw_status on_message(worker *k, const rd_kafka_message_t *m, int64_t now,
 			st = on_part(k, &pt, topic, m->payload, m->len, now, &outcome, errbuf, errlen);
 	}
 	if (st == PW_OK)
-		st = pw_pg_commit(k->w->pg, errbuf, errlen);
+		st = holds_release(k, errbuf, errlen);
+	if (st == PW_OK)
+		st = state_commit(k, errbuf, errlen);
 	else
 		pw_pg_rollback(k->w->pg, NULL, 0);
 	if (st != PW_OK) {
@@ -1157,16 +1488,18 @@ pw_status pw_pager_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, c
 	worker *k = ctx;
 	int64_t now = pw_now_us();
 	pw_status st;
-	for (size_t i = 0; i < n; i++) {
-		if (!k->loaded && (st = incidents_load(k, errbuf, errlen)) != PW_OK)
-			return st;
+	for (size_t i = 0; i < n; i++)
 		if ((st = on_message(k, msgs[i], now, errbuf, errlen)) != PW_OK)
 			return st; /* retriable: the batch is redone; consumed parts are skipped by their key */
-		if (!k->loaded && (st = incidents_load(k, errbuf, errlen)) != PW_OK)
-			return st;
-	}
-	if ((st = incidents_expire(k, errbuf, errlen)) != PW_OK)
+	if ((st = state_begin(k, errbuf, errlen)) != PW_OK)
 		return st;
+	if ((st = incidents_expire(k, errbuf, errlen)) == PW_OK)
+		st = state_commit(k, errbuf, errlen);
+	if (st != PW_OK) {
+		pw_pg_rollback(k->w->pg, NULL, 0);
+		k->loaded = false;
+		return st;
+	}
 	pw_metric_set(k->a->m_open, NULL, (double)k->n);
 	return PW_OK;
 }
@@ -1209,25 +1542,38 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 	pw_pg_params_bool(&p, am);
 	pw_pg_params_bool(&p, wh);
 	pw_pg_params_int(&p, a->resend_ms);
-	pw_status st = exec(w->pg,
-	                    "SELECT page_id, version, am_version, webhook_version, am_body, webhook_body, severity,"
+	pw_pg_params_text(&p, a->group);
+	pw_pg_params_int(&p, 2 * a->post_timeout_ms + 10000);
+	/* one page at a time, claimed for as long as its two posts may take (claimed_until): the
+	 * replicas of a deployment never post one page at once, and one that dies mid-post leaves
+	 * it to the others when the claim lapses */
+	static const char claim_sql[] =
+	                    "UPDATE perfwatch.pages SET claimed_until = now() + $5 * interval '1 millisecond'"
+	                    " WHERE page_id = (SELECT page_id FROM perfwatch.pages WHERE incident_id IS NOT NULL AND pager_group = $4"
+	                    "  AND coalesce(next_attempt_at, '-infinity') <= now() AND coalesce(hold_until, '-infinity') <= now()"
+	                    "  AND coalesce(claimed_until, '-infinity') <= now()"
+	                    "  AND (($1 AND am_version < version) OR ($2 AND webhook_version < version)"
+	                    "       OR ($1 AND resolved_at IS NULL AND am_sent_at < now() - $3 * interval '1 millisecond'))"
+	                    "  ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)"
+	                    " RETURNING page_id, version, am_version, webhook_version, am_body, webhook_body, severity,"
 	                    " delivery_attempts, delivered_at IS NULL, resolved_at IS NULL,"
 	                    " coalesce(am_sent_at < now() - $3 * interval '1 millisecond', true),"
 	                    " extract(epoch FROM now() - created_at),"
 	                    " coalesce((nullif(am_body, '')::jsonb -> 0 -> 'labels')::text, ''), am_labels,"
 	                    " am_labels <> '' AND am_labels::jsonb IS DISTINCT FROM nullif(am_body, '')::jsonb -> 0 -> 'labels',"
-	                    " coalesce(nullif(am_body, '')::jsonb -> 0 ->> 'startsAt', '')"
-	                    " FROM perfwatch.pages WHERE incident_id IS NOT NULL"
-	                    "  AND coalesce(next_attempt_at, '-infinity') <= now()"
-	                    "  AND (($1 AND am_version < version) OR ($2 AND webhook_version < version)"
-	                    "       OR ($1 AND resolved_at IS NULL AND am_sent_at < now() - $3 * interval '1 millisecond'))"
-	                    " ORDER BY created_at LIMIT 32",
-	                    &p, &r, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
+	                    " coalesce(nullif(am_body, '')::jsonb -> 0 ->> 'startsAt', ''), hold_until IS NOT NULL,"
+	                    " coalesce((nullif(am_body, '')::jsonb -> 0 -> 'annotations')::text, ''), am_annotations";
+	pw_status st = PW_OK;
 	char am_url[600];
 	snprintf(am_url, sizeof am_url, "%s/api/v2/alerts", a->am_url);
-	for (int i = 0; i < PQntuples(r) && !pw_service_stopping(a->svc); i++) {
+	for (int n = 0; n < 32 && !pw_service_stopping(a->svc); n++) {
+		PQclear(r);
+		r = NULL;
+		if ((st = exec(w->pg, claim_sql, &p, &r, errbuf, errlen)) != PW_OK)
+			goto out;
+		if (PQntuples(r) == 0)
+			break;
+		const int i = 0;
 		const char *id = PQgetvalue(r, i, 0);
 		int version = atoi(PQgetvalue(r, i, 1)), amv = atoi(PQgetvalue(r, i, 2)), whv = atoi(PQgetvalue(r, i, 3));
 		const char *sev = PQgetvalue(r, i, 6);
@@ -1235,6 +1581,17 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 		bool first = PQgetvalue(r, i, 8)[0] == 't', active = PQgetvalue(r, i, 9)[0] == 't';
 		bool resend = PQgetvalue(r, i, 10)[0] == 't';
 		bool ok_am = true, ok_wh = true;
+		if (PQgetvalue(r, i, 16)[0] == 't') {
+			/* held for the rest of its event past pager.page.hold_max: delivered as it stands */
+			pw_pg_params q;
+			pw_pg_params_init(&q);
+			pw_pg_params_text(&q, id);
+			if ((st = exec(w->pg, "UPDATE perfwatch.pages SET hold_until = NULL WHERE page_id = $1", &q, NULL, errbuf,
+			               errlen)) != PW_OK)
+				goto out;
+			pw_log_warn(a->lg, "page %s: the gate verdicts of its alerts (or alerts they name) did not arrive within "
+			                   "pager.page.hold_max: delivered without them", id);
+		}
 		char err[512] = "";
 		int code = 0;
 		if (am && (amv < version || (active && resend))) {
@@ -1245,13 +1602,15 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 				 * label set is another alert to Alertmanager, resolved now with the new one's post */
 				char ends[40];
 				pw_rfc3339(pw_now_us(), ends, sizeof ends);
-				const char *starts = PQgetvalue(r, i, 15);
-				size_t n = strlen(body) + strlen(PQgetvalue(r, i, 13)) + 160;
+				/* (with the annotations on-call saw: its summary, owner and link) */
+				const char *starts = PQgetvalue(r, i, 15), *ann = PQgetvalue(r, i, 18);
+				size_t n = strlen(body) + strlen(PQgetvalue(r, i, 13)) + strlen(ann) + 180;
 				if (!(both = malloc(n))) {
 					st = PW_ERR_NOMEM;
 					goto out;
 				}
-				snprintf(both, n, "[{\"labels\":%s,%s%s%s\"endsAt\":\"%s\"},%s", PQgetvalue(r, i, 13),
+				snprintf(both, n, "[{\"labels\":%s,%s%s%s%s%s%s\"endsAt\":\"%s\"},%s", PQgetvalue(r, i, 13),
+				         ann[0] ? "\"annotations\":" : "", ann, ann[0] ? "," : "",
 				         starts[0] ? "\"startsAt\":\"" : "", starts, starts[0] ? "\"," : "", ends, body + 1);
 				pw_log_info(a->lg, "page %s: labels changed, resolving the old label set %s", id, PQgetvalue(r, i, 13));
 				body = both;
@@ -1267,8 +1626,10 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 				pw_pg_params_text(&q, id);
 				pw_pg_params_int(&q, version);
 				pw_pg_params_text(&q, labels);
+				pw_pg_params_text(&q, PQgetvalue(r, i, 17));
 				if ((st = exec(w->pg, "UPDATE perfwatch.pages SET am_version = greatest(am_version, $2),"
-				                      " am_sent_at = now(), am_labels = $3 WHERE page_id = $1", &q, NULL, errbuf,
+				                      " am_sent_at = now(), am_labels = $3, am_annotations = $4 WHERE page_id = $1", &q,
+				               NULL, errbuf,
 				               errlen)) != PW_OK)
 					goto out;
 			}
@@ -1301,7 +1662,8 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 			PGresult *u = NULL;
 			st = exec(w->pg,
 			          "UPDATE perfwatch.pages SET delivery_status = 'delivered', delivered_at = coalesce(delivered_at, now()),"
-			          " delivery_attempts = delivery_attempts + 1, last_error = '', next_attempt_at = NULL"
+			          " delivery_attempts = delivery_attempts + 1, last_error = '', next_attempt_at = NULL,"
+			          " claimed_until = NULL"
 			          " WHERE page_id = $1 RETURNING extract(epoch FROM delivered_at - created_at)",
 			          &q, &u, errbuf, errlen);
 			if (st != PW_OK)
@@ -1319,7 +1681,7 @@ static pw_status deliver_pages(app *a, pw_service_worker *w, int64_t *next_ms, c
 			pw_pg_params_int(&q, wait);
 			pw_pg_params_text(&q, err);
 			st = exec(w->pg,
-			          "UPDATE perfwatch.pages SET delivery_attempts = delivery_attempts + 1,"
+			          "UPDATE perfwatch.pages SET delivery_attempts = delivery_attempts + 1, claimed_until = NULL,"
 			          " next_attempt_at = now() + $2 * interval '1 millisecond', last_error = $3,"
 			          " delivery_status = CASE WHEN delivered_at IS NULL THEN 'pending' ELSE delivery_status END"
 			          " WHERE page_id = $1",
@@ -1348,17 +1710,25 @@ static pw_status deliver_notices(app *a, pw_service_worker *w, int64_t *next_ms,
 	pw_pg_params_init(&p);
 	pw_pg_params_bool(&p, am);
 	pw_pg_params_bool(&p, wh);
-	pw_status st = exec(w->pg,
-	                    "SELECT notice_id, am_body, webhook_body, $1 AND am_delivered_at IS NULL,"
-	                    " $2 AND webhook_delivered_at IS NULL, delivery_attempts FROM perfwatch.pager_notices"
-	                    " WHERE (($1 AND am_delivered_at IS NULL) OR ($2 AND webhook_delivered_at IS NULL))"
-	                    "  AND coalesce(next_attempt_at, '-infinity') <= now() ORDER BY created_at LIMIT 32",
-	                    &p, &r, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
+	pw_pg_params_text(&p, a->group);
+	pw_pg_params_int(&p, 2 * a->post_timeout_ms + 10000);
+	static const char claim_sql[] = /* one at a time, claimed: as deliver_pages */
+	                    "UPDATE perfwatch.pager_notices SET claimed_until = now() + $4 * interval '1 millisecond'"
+	                    " WHERE notice_id = (SELECT notice_id FROM perfwatch.pager_notices"
+	                    "  WHERE (($1 AND am_delivered_at IS NULL) OR ($2 AND webhook_delivered_at IS NULL))"
+	                    "   AND pager_group = $3 AND coalesce(next_attempt_at, '-infinity') <= now()"
+	                    "   AND coalesce(claimed_until, '-infinity') <= now() ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)"
+	                    " RETURNING notice_id, am_body, webhook_body, $1 AND am_delivered_at IS NULL,"
+	                    " $2 AND webhook_delivered_at IS NULL, delivery_attempts";
+	pw_status st = PW_OK;
 	char am_url[600];
 	snprintf(am_url, sizeof am_url, "%s/api/v2/alerts", a->am_url);
-	for (int i = 0; i < PQntuples(r) && st == PW_OK && !pw_service_stopping(a->svc); i++) {
+	for (int n = 0; n < 32 && st == PW_OK && !pw_service_stopping(a->svc); n++) {
+		PQclear(r);
+		r = NULL;
+		if ((st = exec(w->pg, claim_sql, &p, &r, errbuf, errlen)) != PW_OK || PQntuples(r) == 0)
+			break;
+		const int i = 0;
 		const char *id = PQgetvalue(r, i, 0);
 		bool ok_am = true, ok_wh = true;
 		char err[512] = "", e2[512] = "", hdr[300];
@@ -1391,7 +1761,7 @@ static pw_status deliver_notices(app *a, pw_service_worker *w, int64_t *next_ms,
 		snprintf(both, sizeof both, "%s%s%s", err, err[0] && e2[0] ? "; webhook: " : "", e2);
 		pw_pg_params_text(&q, both);
 		st = exec(w->pg,
-		          "UPDATE perfwatch.pager_notices SET delivery_attempts = delivery_attempts + 1,"
+		          "UPDATE perfwatch.pager_notices SET delivery_attempts = delivery_attempts + 1, claimed_until = NULL,"
 		          " am_delivered_at = CASE WHEN $2 THEN now() ELSE am_delivered_at END,"
 		          " webhook_delivered_at = CASE WHEN $3 THEN now() ELSE webhook_delivered_at END,"
 		          " next_attempt_at = CASE WHEN $4 THEN NULL ELSE now() + $5 * interval '1 millisecond' END,"
@@ -1414,15 +1784,26 @@ static pw_status deliver_tickets(app *a, pw_service_worker *w, char *errbuf, siz
 	if (!a->ticket_url[0])
 		return PW_OK;
 	PGresult *r = NULL;
-	pw_status st = exec(w->pg,
-	                    "SELECT ticket_id, json_build_object('ticket_id', ticket_id, 'incident', incident_id,"
-	                    " 'route', route, 'summary', summary, 'payload', payload)::text, delivery_attempts"
-	                    " FROM perfwatch.pager_tickets WHERE delivery_status <> 'delivered'"
-	                    "  AND coalesce(next_attempt_at, '-infinity') <= now() ORDER BY created_at LIMIT 16",
-	                    NULL, &r, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	for (int i = 0; i < PQntuples(r) && st == PW_OK; i++) {
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, a->group);
+	pw_pg_params_int(&p, a->post_timeout_ms + 10000);
+	static const char claim_sql[] = /* one at a time, claimed: as deliver_pages */
+	                    "UPDATE perfwatch.pager_tickets SET claimed_until = now() + $2 * interval '1 millisecond'"
+	                    " WHERE ticket_id = (SELECT ticket_id FROM perfwatch.pager_tickets"
+	                    "  WHERE delivery_status IN ('pending', 'failed') AND pager_group = $1"
+	                    "   AND coalesce(next_attempt_at, '-infinity') <= now() AND coalesce(claimed_until, '-infinity') <= now()"
+	                    "   AND coalesce(hold_until, '-infinity') <= now()"
+	                    "  ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)"
+	                    " RETURNING ticket_id, json_build_object('ticket_id', ticket_id, 'incident', incident_id,"
+	                    " 'route', route, 'summary', summary, 'payload', payload)::text, delivery_attempts";
+	pw_status st = PW_OK;
+	for (int n = 0; n < 16 && st == PW_OK && !pw_service_stopping(a->svc); n++) {
+		PQclear(r);
+		r = NULL;
+		if ((st = exec(w->pg, claim_sql, &p, &r, errbuf, errlen)) != PW_OK || PQntuples(r) == 0)
+			break;
+		const int i = 0;
 		const char *id = PQgetvalue(r, i, 0), *body = PQgetvalue(r, i, 1);
 		char err[512] = "", hdr[300];
 		int code = 0;
@@ -1438,8 +1819,8 @@ static pw_status deliver_tickets(app *a, pw_service_worker *w, char *errbuf, siz
 		                                        (uint32_t)atoi(PQgetvalue(r, i, 2))));
 		st = exec(w->pg,
 		          ok ? "UPDATE perfwatch.pager_tickets SET delivery_status = 'delivered', delivered_at = now(),"
-		               " delivery_attempts = delivery_attempts + 1 WHERE ticket_id = $1 AND $2::int >= 0"
-		             : "UPDATE perfwatch.pager_tickets SET delivery_attempts = delivery_attempts + 1,"
+		               " delivery_attempts = delivery_attempts + 1, claimed_until = NULL WHERE ticket_id = $1 AND $2::int >= 0"
+		             : "UPDATE perfwatch.pager_tickets SET delivery_attempts = delivery_attempts + 1, claimed_until = NULL,"
 		               " next_attempt_at = now() + $2 * interval '1 millisecond' WHERE ticket_id = $1",
 		          &q, NULL, errbuf, errlen);
 	}
@@ -1560,6 +1941,8 @@ pw_status pw_pager_init(pw_service *svc, void **out, char *errbuf, size_t errlen
 	a->resend_ms = pw_config_get_duration_ms(cfg, "pager.alertmanager.resend");
 	a->notice_ttl_ms = pw_config_get_duration_ms(cfg, "pager.notice.ttl");
 	a->review_every_ms = pw_config_get_duration_ms(cfg, "pager.review.interval");
+	a->hold_max_ms = pw_config_get_duration_ms(cfg, "pager.page.hold_max");
+	copy(a->group, sizeof a->group, pw_config_get_str(cfg, "kafka.group.id"));
 	copy(a->route_detector, sizeof a->route_detector, pw_config_get_str(cfg, "pager.route.detector"));
 	if ((st = pager_triage_init(&a->triage, svc, errbuf, errlen)) != PW_OK)
 		goto fail;

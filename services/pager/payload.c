@@ -191,46 +191,35 @@ const char *pw_link_check_text(pw_link_check c)
 	return "this triage link is malformed";
 }
 
-static pw_status link_mac(const unsigned char *key, size_t keylen, const char *page_id,
-                          const char *action, int64_t expires_unix, unsigned char mac[32])
-{
-	char msg[512];
-	unsigned int maclen = 0;
-	if (!key || keylen == 0 || !page_id || !*page_id || !action)
-		return PW_ERR_INVALID;
-	/* '\n' cannot appear in a page id or action passed through a URL unescaped */
-	int n = snprintf(msg, sizeof msg, "perfwatch-triage\n%s\n%s\n%lld", page_id, action,
-	                 (long long)expires_unix);
-	if (n < 0 || (size_t)n >= sizeof msg)
-		return PW_ERR_INVALID;
-	if (!HMAC(EVP_sha256(), key, (int)keylen, (const unsigned char *)msg, (size_t)n, mac,
-	          &maclen) ||
-	    maclen != 32)
-		return PW_ERR_INVALID;
-	return PW_OK;
-}
-
-pw_status pw_link_sign(const unsigned char *key, size_t keylen, const char *page_id,
-                       const char *action, int64_t expires_unix, char sig[PW_LINK_SIG_HEX])
+/* HMAC-SHA256 of msg[0..n) under key as 64 hex digits. */
+static pw_status mac_hex(const unsigned char *key, size_t keylen, const char *msg, int n, char sig[PW_LINK_SIG_HEX])
 {
 	unsigned char mac[32];
-	pw_status st = link_mac(key, keylen, page_id, action, expires_unix, mac);
-	if (st != PW_OK)
-		return st;
+	unsigned int maclen = 0;
+	if (!key || keylen == 0 || n < 0 || (size_t)n >= 1024)
+		return PW_ERR_INVALID;
+	if (!HMAC(EVP_sha256(), key, (int)keylen, (const unsigned char *)msg, (size_t)n, mac, &maclen) ||
+	    maclen != 32)
+		return PW_ERR_INVALID;
 	for (int i = 0; i < 32; i++)
 		snprintf(sig + 2 * i, 3, "%02x", mac[i]);
 	return PW_OK;
 }
 
-pw_link_check pw_link_verify(const unsigned char *key, size_t keylen, const char *page_id,
-                             const char *action, int64_t expires_unix, const char *sig,
-                             int64_t now_unix)
+/* A signed field: present, and no newline (the fields' separator). */
+static bool field_ok(const char *s)
 {
-	char want[PW_LINK_SIG_HEX];
-	if (!sig || strlen(sig) != 64 || !page_id || !*page_id)
-		return PW_LINK_MALFORMED;
-	if (pw_link_sign(key, keylen, page_id, action, expires_unix, want) != PW_OK)
-		return PW_LINK_MALFORMED;
+	return s && *s && !strchr(s, '\n');
+}
+
+/* An optional signed field: absent, or no newline. */
+static bool opt_ok(const char *s)
+{
+	return !s || !strchr(s, '\n');
+}
+
+static pw_link_check check_sig(const char *want, const char *sig, int64_t expires_unix, int64_t now_unix)
+{
 	if (CRYPTO_memcmp(want, sig, 64) != 0)
 		return PW_LINK_TAMPERED;
 	if (now_unix >= expires_unix)
@@ -238,18 +227,123 @@ pw_link_check pw_link_verify(const unsigned char *key, size_t keylen, const char
 	return PW_LINK_OK;
 }
 
+pw_status pw_link_sign_with(const unsigned char *key, size_t keylen, const char *page_id, const char *action,
+                            const char *owner, const char *by, int64_t expires_unix, char sig[PW_LINK_SIG_HEX])
+{
+	char msg[1024];
+	int n;
+	if (!field_ok(page_id) || !field_ok(action) || !opt_ok(owner) || !opt_ok(by))
+		return PW_ERR_INVALID;
+	if ((owner && *owner) || (by && *by))
+		n = snprintf(msg, sizeof msg, "perfwatch-triage\n%s\n%s\n%lld\nowner=%s\nby=%s", page_id, action,
+		             (long long)expires_unix, owner ? owner : "", by ? by : "");
+	else
+		n = snprintf(msg, sizeof msg, "perfwatch-triage\n%s\n%s\n%lld", page_id, action, (long long)expires_unix);
+	return mac_hex(key, keylen, msg, n, sig);
+}
+
+pw_status pw_link_sign(const unsigned char *key, size_t keylen, const char *page_id,
+                       const char *action, int64_t expires_unix, char sig[PW_LINK_SIG_HEX])
+{
+	return pw_link_sign_with(key, keylen, page_id, action, NULL, NULL, expires_unix, sig);
+}
+
+pw_link_check pw_link_verify_with(const unsigned char *key, size_t keylen, const char *page_id, const char *action,
+                                  const char *owner, const char *by, int64_t expires_unix, const char *sig,
+                                  int64_t now_unix)
+{
+	char want[PW_LINK_SIG_HEX];
+	if (!sig || strlen(sig) != 64 ||
+	    pw_link_sign_with(key, keylen, page_id, action, owner, by, expires_unix, want) != PW_OK)
+		return PW_LINK_MALFORMED;
+	return check_sig(want, sig, expires_unix, now_unix);
+}
+
+pw_link_check pw_link_verify(const unsigned char *key, size_t keylen, const char *page_id,
+                             const char *action, int64_t expires_unix, const char *sig,
+                             int64_t now_unix)
+{
+	return pw_link_verify_with(key, keylen, page_id, action, NULL, NULL, expires_unix, sig, now_unix);
+}
+
+static bool id_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+	       c == '.';
+}
+
 pw_status pw_link_path(const unsigned char *key, size_t keylen, const char *page_id,
                        const char *action, int64_t expires_unix, char *buf, size_t len)
 {
 	char sig[PW_LINK_SIG_HEX];
+	if (!page_id || !*page_id)
+		return PW_ERR_INVALID;
+	for (const char *c = page_id; *c; c++)
+		if (!id_char(*c))
+			return PW_ERR_INVALID;
 	pw_status st = pw_link_sign(key, keylen, page_id, action, expires_unix, sig);
 	if (st != PW_OK)
 		return st;
-	for (const char *c = page_id; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-		      *c == '-' || *c == '_' || *c == '.'))
-			return PW_ERR_INVALID;
-	int n = snprintf(buf, len, "/triage/%s?action=%s&exp=%lld&sig=%s", page_id, action,
+	int n = snprintf(buf, len, "/triage?page=%s&action=%s&exp=%lld&sig=%s", page_id, action,
 	                 (long long)expires_unix, sig);
 	return n < 0 || (size_t)n >= len ? PW_ERR_INVALID : PW_OK;
+}
+
+pw_status pw_verdict_sign(const unsigned char *key, size_t keylen, const char *page_id, const char *outcome,
+                          const char *owner, int64_t expires_unix, const char *nonce, char sig[PW_LINK_SIG_HEX])
+{
+	char msg[1024];
+	if (!field_ok(page_id) || !field_ok(outcome) || !field_ok(owner) || !field_ok(nonce))
+		return PW_ERR_INVALID;
+	int n = snprintf(msg, sizeof msg, "perfwatch-triage-verdict\n%s\n%s\n%s\n%lld\n%s", page_id, outcome, owner,
+	                 (long long)expires_unix, nonce);
+	return mac_hex(key, keylen, msg, n, sig);
+}
+
+pw_link_check pw_verdict_verify(const unsigned char *key, size_t keylen, const char *page_id, const char *outcome,
+                                const char *owner, int64_t expires_unix, const char *nonce, const char *sig,
+                                int64_t now_unix)
+{
+	char want[PW_LINK_SIG_HEX];
+	if (!sig || strlen(sig) != 64 ||
+	    pw_verdict_sign(key, keylen, page_id, outcome, owner, expires_unix, nonce, want) != PW_OK)
+		return PW_LINK_MALFORMED;
+	return check_sig(want, sig, expires_unix, now_unix);
+}
+
+pw_status pw_csrf_sign(const unsigned char *key, size_t keylen, const char *token, char csrf[PW_LINK_SIG_HEX])
+{
+	char msg[1024];
+	if (!field_ok(token))
+		return PW_ERR_INVALID;
+	int n = snprintf(msg, sizeof msg, "perfwatch-triage-csrf\n%s", token);
+	return mac_hex(key, keylen, msg, n, csrf);
+}
+
+bool pw_csrf_verify(const unsigned char *key, size_t keylen, const char *token, const char *csrf)
+{
+	char want[PW_LINK_SIG_HEX];
+	return csrf && strlen(csrf) == 64 && pw_csrf_sign(key, keylen, token, want) == PW_OK &&
+	       CRYPTO_memcmp(want, csrf, 64) == 0;
+}
+
+bool pw_triage_owner_ok(const char *owner)
+{
+	static const char *const owners[] = {"compiler", "model", "infra", "unspecified"};
+	for (size_t i = 0; owner && i < sizeof owners / sizeof owners[0]; i++)
+		if (strcmp(owner, owners[i]) == 0)
+			return true;
+	return false;
+}
+
+bool pw_triager_ok(const char *by)
+{
+	size_t n = by ? strlen(by) : 0;
+	if (n == 0 || n > 64 || !((by[0] >= 'a' && by[0] <= 'z') || (by[0] >= 'A' && by[0] <= 'Z') ||
+	                          (by[0] >= '0' && by[0] <= '9')))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!id_char(by[i]) && by[i] != '@' && by[i] != '+')
+			return false;
+	return true;
 }

@@ -3,8 +3,8 @@
  *
  * Runs on the HTTP thread only; every database call goes through t->pg
  * under t->mu. The page is plain HTML with one inline SVG (the series plot)
- * and a few lines of script that put the chosen owner into the verdict
- * links; without script the links carry the routed owner.
+ * and one form, which needs no script: it carries a verdict token for each
+ * outcome and owner it offers, and the browser posts the chosen pair.
  */
 #include "triage.h"
 
@@ -14,11 +14,13 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/rand.h>
+
 #include "pager.h"
 #include "perfwatch/v1/page.pb-c.h"
 #include "pw_time.h"
 #include "pw_topics.h"
-#include "svg_plot.h"
+#include "pw_plot.h"
 
 static void copy(char *dst, size_t len, const char *src)
 {
@@ -89,25 +91,11 @@ static bool id_ok(const char *s)
 	return true;
 }
 
-/* "/triage?page=..&action=..&exp=..&sig=.." (relative) into buf. */
-static pw_status link_rel(const pager_triage *t, const char *page_id, const char *action, int64_t exp, char *buf,
-                          size_t len)
-{
-	char sig[PW_LINK_SIG_HEX];
-	if (!id_ok(page_id))
-		return PW_ERR_INVALID;
-	pw_status st = pw_link_sign(t->key, t->keylen, page_id, action, exp, sig);
-	if (st != PW_OK)
-		return st;
-	int n = snprintf(buf, len, "/triage?page=%s&action=%s&exp=%lld&sig=%s", page_id, action, (long long)exp, sig);
-	return n < 0 || (size_t)n >= len ? PW_ERR_INVALID : PW_OK;
-}
-
 pw_status pager_triage_url(const pager_triage *t, const char *page_id, const char *action, int64_t now_s,
                            char *buf, size_t len, char *errbuf, size_t errlen)
 {
 	char rel[512];
-	if (link_rel(t, page_id, action, now_s + t->ttl_s, rel, sizeof rel) != PW_OK)
+	if (pw_link_path(t->key, t->keylen, page_id, action, now_s + t->ttl_s, rel, sizeof rel) != PW_OK)
 		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "cannot sign a triage link for page \"%s\"", page_id);
 	int n = snprintf(buf, len, "%s%s", t->base_url, rel);
 	if (n < 0 || (size_t)n >= len)
@@ -135,17 +123,22 @@ static void head(FILE *f, const char *title)
 	fputs("</title><style>body{font-family:sans-serif;margin:1.5em;max-width:70em}"
 	      "pre{background:#f4f4f4;padding:.6em;overflow:auto}table{border-collapse:collapse}"
 	      "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}"
-	      ".verdict a{display:inline-block;padding:.5em 1em;margin-right:1em;border:1px solid #333;"
-	      "text-decoration:none;color:#000}#btn-true{background:#fdd}#btn-false{background:#dfd}"
+	      ".verdict button{padding:.5em 1em;margin-right:1em;border:1px solid #333;color:#000}"
+	      "#btn-true{background:#fdd}#btn-false{background:#dfd}"
 	      ".banner{padding:.6em;background:#ffd;border:1px solid #cc9}</style></head><body>\n", f);
 }
 
-static void refuse(pw_http_reply *rep, const char *why)
+/* A refusal page (403 a bad signature or CSRF token, 400 a bad field, 404 no such page); counted by reason. */
+static void refuse(pager_triage *t, pw_http_reply *rep, int status, const char *reason, const char *page,
+                   const char *why)
 {
-	rep->status = 403;
+	pw_metric_inc(t->m_refused, (const char *const[]){reason});
+	pw_log_warn(t->lg, "triage request for page \"%.160s\" refused (%s): %s", page, reason, why);
+	rep->status = status;
 	rep->content_type = "text/html; charset=utf-8";
-	head(rep->body, "triage link refused");
-	fputs("<h1 id=\"refused\">403: triage link refused</h1>\n<p id=\"reason\">", rep->body);
+	head(rep->body, status == 404 ? "no such page" : "triage request refused");
+	fprintf(rep->body, "<h1 id=\"refused\">%d: %s</h1>\n<p id=\"reason\">", status,
+	        status == 404 ? "no such page" : status == 403 ? "triage link refused" : "triage request refused");
 	html(rep->body, why);
 	fputs("</p><p>Nothing was recorded. Open the newest link of the page, or ask the pager for a new one.</p>"
 	      "</body></html>\n", rep->body);
@@ -395,7 +388,69 @@ fail:
 	return st;
 }
 
-static void view(pager_triage *t, FILE *f, const char *page_id, const char *banner)
+/*
+ * The verdict form: the owner (the routed one, or the link's, chosen), the
+ * triager, one button per outcome. For each outcome and owner the page mints
+ * the verdict token of exactly that choice and its CSRF token
+ * (pw_verdict_sign, pw_csrf_sign: t_<outcome>_<owner>, c_<outcome>_<owner>),
+ * under a nonce of this showing: the POST carries the chosen pair, so every
+ * field that changes what is recorded is signed, the form needs no script,
+ * and a token records one verdict once.
+ */
+static bool form(pager_triage *t, FILE *f, const char *page_id, int64_t exp, const char *owner, const char *proposed)
+{
+	static const char *const owners[] = {"compiler", "model", "infra", "unspecified"};
+	static const char *const outcomes[] = {"true", "false"};
+	unsigned char raw[16];
+	char nonce[33];
+	if (RAND_bytes(raw, sizeof raw) != 1)
+		return false;
+	for (size_t i = 0; i < sizeof raw; i++)
+		snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
+	fputs("<form id=\"verdict\" class=\"verdict\" method=\"post\" action=\"/triage\">\n", f);
+	fprintf(f, "<input type=\"hidden\" name=\"page\" value=\"%s\"><input type=\"hidden\" name=\"exp\" value=\"%lld\">"
+	           "<input type=\"hidden\" name=\"nonce\" value=\"%s\">\n",
+	        page_id, (long long)exp, nonce);
+	for (size_t o = 0; o < 2; o++)
+		for (size_t w = 0; w < 4; w++) {
+			char tok[PW_LINK_SIG_HEX], csrf[PW_LINK_SIG_HEX];
+			if (pw_verdict_sign(t->key, t->keylen, page_id, outcomes[o], owners[w], exp, nonce, tok) != PW_OK ||
+			    pw_csrf_sign(t->key, t->keylen, tok, csrf) != PW_OK)
+				return false;
+			fprintf(f, "<input type=\"hidden\" name=\"t_%s_%s\" value=\"%s\"><input type=\"hidden\" name=\"c_%s_%s\" "
+			           "value=\"%s\">\n", outcomes[o], owners[w], tok, outcomes[o], owners[w], csrf);
+		}
+	fputs("<label>owner <select id=\"owner\" name=\"owner\">", f);
+	for (size_t w = 0; w < 4; w++)
+		fprintf(f, "<option%s>%s</option>", strcmp(owners[w], owner) == 0 ? " selected" : "", owners[w]);
+	fputs("</select></label>\n<label>your name <input id=\"by\" name=\"by\" maxlength=\"64\" "
+	      "pattern=\"[A-Za-z0-9][A-Za-z0-9._@+\\-]{0,63}\" placeholder=\"login or e-mail\"></label>\n", f);
+	fprintf(f, "<button id=\"btn-true\" type=\"submit\" name=\"outcome\" value=\"true\"%s>True regression</button>"
+	           "<button id=\"btn-false\" type=\"submit\" name=\"outcome\" value=\"false\"%s>False regression</button>\n"
+	           "</form>\n",
+	        strcmp(proposed, "true") == 0 ? " autofocus" : "", strcmp(proposed, "false") == 0 ? " autofocus" : "");
+	return true;
+}
+
+/* Whether page_id is a page (*exists); false when the database could not say. */
+static bool page_exists(pager_triage *t, const char *page_id, bool *exists)
+{
+	PGresult *r = q(t, "SELECT 1 FROM perfwatch.pages WHERE page_id = $1", 1, (const char *const[]){page_id});
+	if (!r)
+		return false;
+	*exists = PQntuples(r) == 1;
+	PQclear(r);
+	return true;
+}
+
+/*
+ * The page: summary, current verdict, the verdict form (whose tokens expire
+ * with exp), plot, op diff, bisection log, payload. proposed is the outcome a
+ * one-click link proposed ("" for a view link); owner the one preselected
+ * ("" for the routed owner).
+ */
+static void view(pager_triage *t, FILE *f, const char *page_id, const char *banner, int64_t exp, const char *proposed,
+                 const char *owner)
 {
 	PGresult *r = q(t, "SELECT summary, severity, route, jsonb_pretty(payload), payload->'series'->>'model',"
 	                   " payload->>'alert_id', coalesce(tv.outcome, ''), coalesce(tv.routed_to, ''),"
@@ -408,7 +463,7 @@ static void view(pager_triage *t, FILE *f, const char *page_id, const char *bann
 	                   " FROM perfwatch.pages p LEFT JOIN perfwatch.triage_verdicts tv USING (page_id)"
 	                   " WHERE p.page_id = $1",
 	                1, (const char *const[]){page_id});
-	if (!r || PQntuples(r) != 1) {
+	if (!r || PQntuples(r) != 1) { /* (gone since the caller looked) */
 		head(f, "page not found");
 		fputs("<h1>page not found</h1></body></html>\n", f);
 		PQclear(r);
@@ -439,28 +494,15 @@ static void view(pager_triage *t, FILE *f, const char *page_id, const char *bann
 	}
 	fputs("</b></p>\n", f);
 
-	/* the buttons: each a signed link; the owner choice is appended by the script */
-	int64_t exp = (int64_t)time(NULL) + t->ttl_s;
-	char lt[512], lf[512];
-	const char *owner = PQgetvalue(r, 0, 12);
-	if (link_rel(t, page_id, "true", exp, lt, sizeof lt) == PW_OK &&
-	    link_rel(t, page_id, "false", exp, lf, sizeof lf) == PW_OK) {
-		fputs("<div class=\"verdict\"><label>owner <select id=\"owner\">", f);
-		static const char *const owners[] = {"compiler", "model", "infra", "unspecified"};
-		for (int i = 0; i < 4; i++)
-			fprintf(f, "<option%s>%s</option>", strcmp(owners[i], owner) == 0 ? " selected" : "", owners[i]);
-		const char *o = owner[0] ? owner : "unspecified";
-		fputs("</select></label>\n<a id=\"btn-true\" href=\"", f);
-		html(f, lt);
-		fprintf(f, "&amp;owner=%s\">True regression</a><a id=\"btn-false\" href=\"", o);
-		html(f, lf);
-		fprintf(f, "&amp;owner=%s\">False regression</a></div>\n", o);
-		fputs("<script>for (const id of ['btn-true', 'btn-false']) {"
-		      " const a = document.getElementById(id);"
-		      " a.addEventListener('click', () => { a.href = a.href.replace(/&owner=[a-z]*/, '&owner=' +"
-		      " document.getElementById('owner').value); }); }</script>\n",
-		      f);
+	const char *routed = owner && owner[0] ? owner : PQgetvalue(r, 0, 12)[0] ? PQgetvalue(r, 0, 12) : "unspecified";
+	if (proposed[0]) {
+		fprintf(f, "<p class=\"banner\" id=\"proposed\">This link proposes: %s regression, owner ",
+		        strcmp(proposed, "true") == 0 ? "true" : "false");
+		html(f, routed);
+		fputs(". Nothing is recorded until you press its button.</p>\n", f);
 	}
+	if (!form(t, f, page_id, exp, routed, proposed))
+		fputs("<p>(the verdict form could not be made: no random bytes)</p>\n", f);
 	fputs("<h2>Series</h2>\n", f);
 	if (!PQgetisnull(r, 0, 10))
 		plot(t, f, PQgetvalue(r, 0, 10));
@@ -474,66 +516,166 @@ static void view(pager_triage *t, FILE *f, const char *page_id, const char *bann
 	PQclear(r);
 }
 
-static void on_triage(void *arg, const char *path, const char *query, pw_http_reply *rep)
+/* A field of the link's query (form false) or of the posted form into out; "" when absent, false when
+ * malformed (too long, NUL, bad UTF-8). */
+static bool field_of(const char *from, bool form, const char *name, char *out, size_t len)
 {
-	pager_triage *t = arg;
-	(void)path;
-	char page[160] = "", action[16] = "", exps[24] = "", sig[80] = "", owner[24] = "unspecified", by[128] = "";
-	if (!query || pw_http_query_get(query, "page", page, sizeof page) != PW_OK ||
-	    pw_http_query_get(query, "action", action, sizeof action) != PW_OK ||
-	    pw_http_query_get(query, "exp", exps, sizeof exps) != PW_OK ||
-	    pw_http_query_get(query, "sig", sig, sizeof sig) != PW_OK) {
-		pw_metric_inc(t->m_refused, (const char *const[]){"malformed"});
-		refuse(rep, pw_link_check_text(PW_LINK_MALFORMED));
+	pw_status st = form ? pw_http_form_param(from, name, out, len, NULL, 0)
+	                    : pw_http_query_param(from, name, out, len, NULL, 0);
+	if (st == PW_ERR_NOT_FOUND)
+		out[0] = 0;
+	return st == PW_OK || st == PW_ERR_NOT_FOUND;
+}
+
+static bool field(const char *query, const char *name, char *out, size_t len)
+{
+	return field_of(query, false, name, out, len);
+}
+
+static bool form_field(const char *body, const char *name, char *out, size_t len)
+{
+	return field_of(body, true, name, out, len);
+}
+
+static bool digits(const char *s, long long *v)
+{
+	char *end;
+	if (!*s || *s == '-' || *s == '+')
+		return false;
+	*v = strtoll(s, &end, 10);
+	return *end == 0;
+}
+
+static const char *const check_reason[] = {"ok", "tampered", "expired", "malformed"};
+
+/*
+ * GET and HEAD of a signed link: the page and its verdict form, never a
+ * change of state (a chat tool's link preview fetches the link, a HEAD
+ * probes it). Every parameter of the link that a verdict records (action,
+ * owner, by) is under its signature.
+ */
+static void on_show(pager_triage *t, const pw_http_request *req, pw_http_reply *rep)
+{
+	char page[160], action[16], exps[24], sig[80], owner[24], by[72];
+	long long exp = 0;
+	if (!req->query || !field(req->query, "page", page, sizeof page) || !field(req->query, "action", action, sizeof action) ||
+	    !field(req->query, "exp", exps, sizeof exps) || !field(req->query, "sig", sig, sizeof sig) ||
+	    !field(req->query, "owner", owner, sizeof owner) || !field(req->query, "by", by, sizeof by) || !id_ok(page) ||
+	    !digits(exps, &exp) ||
+	    (strcmp(action, "view") != 0 && strcmp(action, "true") != 0 && strcmp(action, "false") != 0)) {
+		refuse(t, rep, 403, "malformed", req->query ? page : "", pw_link_check_text(PW_LINK_MALFORMED));
 		return;
 	}
-	pw_http_query_get(query, "owner", owner, sizeof owner);
-	if (pw_http_query_get(query, "by", by, sizeof by) != PW_OK || !by[0])
-		copy(by, sizeof by, "triage-link");
-	char *end;
-	long long exp = strtoll(exps, &end, 10);
-	pw_link_check c = *end || !id_ok(page) ? PW_LINK_MALFORMED
-	                                       : pw_link_verify(t->key, t->keylen, page, action, exp, sig, (int64_t)time(NULL));
-	bool truth = strcmp(action, "true") == 0;
-	if (c == PW_LINK_OK && !truth && strcmp(action, "false") != 0 && strcmp(action, "view") != 0)
-		c = PW_LINK_MALFORMED;
-	if (c == PW_LINK_OK && strcmp(owner, "compiler") != 0 && strcmp(owner, "model") != 0 &&
-	    strcmp(owner, "infra") != 0 && strcmp(owner, "unspecified") != 0)
-		c = PW_LINK_MALFORMED;
+	pw_link_check c = pw_link_verify_with(t->key, t->keylen, page, action, owner, by, exp, sig, (int64_t)time(NULL));
+	if (c == PW_LINK_OK && ((owner[0] && !pw_triage_owner_ok(owner)) || (by[0] && !pw_triager_ok(by))))
+		c = PW_LINK_MALFORMED; /* signed, but not what a link may carry */
 	if (c != PW_LINK_OK) {
-		static const char *const why[] = {"ok", "tampered", "expired", "malformed"};
-		pw_metric_inc(t->m_refused, (const char *const[]){why[c]});
-		pw_log_warn(t->lg, "triage link for page \"%s\" (%s) refused: %s", page, action, pw_link_check_text(c));
-		refuse(rep, pw_link_check_text(c));
+		refuse(t, rep, 403, check_reason[c], page, pw_link_check_text(c));
+		return;
+	}
+	pthread_mutex_lock(&t->mu);
+	bool exists = false;
+	if (!page_exists(t, page, &exists)) {
+		pthread_mutex_unlock(&t->mu);
+		rep->status = 503;
+		rep->content_type = "text/plain; charset=utf-8";
+		fputs("the page's database is not reachable: try again\n", rep->body);
+		return;
+	}
+	if (!exists) {
+		pthread_mutex_unlock(&t->mu);
+		refuse(t, rep, 404, "not_found", page, "this link is signed, but the pager has no such page");
 		return;
 	}
 	rep->content_type = "text/html; charset=utf-8";
-	pthread_mutex_lock(&t->mu);
-	char banner[256] = "";
-	if (strcmp(action, "view") != 0) {
-		char token[200], err[512];
-		bool recorded = false;
-		snprintf(token, sizeof token, "%s:%s", sig, owner);
-		pw_status st = record(t, page, truth, owner, by, token, &recorded, err, sizeof err);
-		if (st != PW_OK) {
-			pthread_mutex_unlock(&t->mu);
-			pw_log_warn(t->lg, "triage verdict for page \"%s\" not recorded: %s", page, err);
-			rep->status = st == PW_ERR_PG ? 404 : 503;
-			head(rep->body, "verdict not recorded");
-			fputs("<h1>verdict not recorded</h1><p>", rep->body);
-			html(rep->body, err);
-			fputs("</p></body></html>\n", rep->body);
-			return;
-		}
-		if (recorded) {
-			pw_metric_inc(t->m_verdicts, (const char *const[]){outcome_name(truth)});
-			pw_log_info(t->lg, "triage verdict for page %s: %s, owner %s, by %s", page, outcome_name(truth), owner, by);
-		}
-		snprintf(banner, sizeof banner, "%s: %s regression, owner %s", recorded ? "recorded" : "already recorded",
-		         truth ? "true" : "false", owner);
-	}
-	view(t, rep->body, page, banner[0] ? banner : NULL);
+	view(t, rep->body, page, NULL, exp, strcmp(action, "view") == 0 ? "" : action, owner);
 	pthread_mutex_unlock(&t->mu);
+}
+
+/*
+ * POST of the verdict form: the outcome and owner chosen, with the verdict
+ * token the page minted for exactly that choice and its CSRF token, and the
+ * triager's name. Recorded once per token; nothing else changes state.
+ */
+static void on_verdict(pager_triage *t, const pw_http_request *req, pw_http_reply *rep)
+{
+	char page[160], exps[24], nonce[40], outcome[8], owner[24], by[72], tok[80], csrf[80], name[48];
+	long long exp = 0;
+	const char *b = req->body;
+	if (strncmp(req->content_type, "application/x-www-form-urlencoded", 33) != 0) {
+		refuse(t, rep, 400, "malformed", "", "the verdict is a form post (application/x-www-form-urlencoded)");
+		return;
+	}
+	if (!form_field(b, "page", page, sizeof page) || !form_field(b, "exp", exps, sizeof exps) ||
+	    !form_field(b, "nonce", nonce, sizeof nonce) || !form_field(b, "outcome", outcome, sizeof outcome) ||
+	    !form_field(b, "owner", owner, sizeof owner) || !id_ok(page) || !digits(exps, &exp) || strlen(nonce) != 32 ||
+	    (strcmp(outcome, "true") != 0 && strcmp(outcome, "false") != 0) || !pw_triage_owner_ok(owner)) {
+		refuse(t, rep, 400, "malformed", page, "the verdict form is incomplete or malformed");
+		return;
+	}
+	if (!form_field(b, "by", by, sizeof by) || (by[0] && !pw_triager_ok(by))) {
+		refuse(t, rep, 400, "invalid_by", page,
+		       "\"your name\" must be a login or an e-mail address: 1 to 64 of letters, digits and . _ @ + -");
+		return;
+	}
+	snprintf(name, sizeof name, "t_%s_%s", outcome, owner);
+	bool have_tok = form_field(b, name, tok, sizeof tok);
+	snprintf(name, sizeof name, "c_%s_%s", outcome, owner);
+	bool have_csrf = form_field(b, name, csrf, sizeof csrf);
+	pw_link_check c = !have_tok || !have_csrf ? PW_LINK_MALFORMED
+	                                          : pw_verdict_verify(t->key, t->keylen, page, outcome, owner, exp, nonce, tok,
+	                                                              (int64_t)time(NULL));
+	if (c != PW_LINK_OK) {
+		refuse(t, rep, 403, check_reason[c], page,
+		       c == PW_LINK_TAMPERED ? "the verdict's token does not match its page, outcome and owner: nothing recorded"
+		                             : pw_link_check_text(c));
+		return;
+	}
+	if (!pw_csrf_verify(t->key, t->keylen, tok, csrf)) {
+		refuse(t, rep, 403, "csrf", page, "the form's CSRF token does not match its verdict token");
+		return;
+	}
+	if (!by[0])
+		copy(by, sizeof by, "triage-page");
+	bool truth = strcmp(outcome, "true") == 0, exists = false;
+	pthread_mutex_lock(&t->mu);
+	if (page_exists(t, page, &exists) && !exists) {
+		pthread_mutex_unlock(&t->mu);
+		refuse(t, rep, 404, "not_found", page, "the pager has no such page");
+		return;
+	}
+	char err[512], banner[256];
+	bool recorded = false;
+	pw_status st = record(t, page, truth, owner, by, tok, &recorded, err, sizeof err);
+	if (st != PW_OK) {
+		pthread_mutex_unlock(&t->mu);
+		pw_log_warn(t->lg, "triage verdict for page \"%s\" not recorded: %s", page, err);
+		rep->status = 503;
+		rep->content_type = "text/html; charset=utf-8";
+		head(rep->body, "verdict not recorded");
+		fputs("<h1>verdict not recorded</h1><p>", rep->body);
+		html(rep->body, err);
+		fputs("</p></body></html>\n", rep->body);
+		return;
+	}
+	if (recorded) {
+		pw_metric_inc(t->m_verdicts, (const char *const[]){outcome_name(truth)});
+		pw_log_info(t->lg, "triage verdict for page %s: %s, owner %s, by %s", page, outcome_name(truth), owner, by);
+	}
+	snprintf(banner, sizeof banner, "%s: %s regression, owner %s, by %s", recorded ? "recorded" : "already recorded",
+	         outcome, owner, by);
+	rep->content_type = "text/html; charset=utf-8";
+	view(t, rep->body, page, banner, exp, "", owner);
+	pthread_mutex_unlock(&t->mu);
+}
+
+static void on_triage(void *arg, const pw_http_request *req, pw_http_reply *rep)
+{
+	pager_triage *t = arg;
+	if (strcmp(req->method, "POST") == 0)
+		on_verdict(t, req, rep);
+	else
+		on_show(t, req, rep);
 }
 
 pw_status pager_triage_register(pager_triage *t, pw_metrics *reg, pw_http *http, char *errbuf, size_t errlen)
@@ -543,9 +685,10 @@ pw_status pager_triage_register(pager_triage *t, pw_metrics *reg, pw_http *http,
 	                                  (const char *const[]){"outcome", NULL}, &t->m_verdicts, errbuf, errlen);
 	if (st == PW_OK)
 		st = pw_metrics_counter(reg, "perfwatch_pager_triage_refused_total",
-		                        "triage links refused, by reason (tampered, expired, malformed)",
+		                        "triage requests refused, by reason (tampered, expired, malformed, csrf, invalid_by, "
+		                        "not_found)",
 		                        (const char *const[]){"reason", NULL}, &t->m_refused, errbuf, errlen);
 	if (st == PW_OK)
-		st = pw_http_handle(http, "/triage", on_triage, t, errbuf, errlen);
+		st = pw_http_handle_form(http, "/triage", on_triage, t, errbuf, errlen);
 	return st;
 }

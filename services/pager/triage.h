@@ -1,20 +1,37 @@
 /*
  * triage.h: the pager's triage page — what on-call opens from a page.
  *
- * GET /triage?page=<id>&action=view|true|false&exp=<unix>&sig=<hex>, served
- * on the service's HTTP thread (pw_http.h, loopback unless http.listen says
- * otherwise). The link is signed with HMAC-SHA256 under pager.triage_key
- * (payload.c's pw_link_sign) and expires; a tampered, expired or malformed
- * link gets a 403 page and changes nothing. "view" shows the page's
- * artifact-3 payload, the series plot (tools/perfwatch/svg_plot.c, the one
- * `perfwatch series plot` draws), the op diff and HLO diff of the
- * attribution, the bisection log, and the two verdict buttons (true / false
- * regression) with an owner choice; each button is its own signed link.
- * "true" / "false" record the verdict: a triage_verdict_log row (the signed
- * link plus owner is its action token: a replayed click records nothing),
- * triage_verdicts upserted (the latest wins) and a TriageVerdict in the
- * outbox for perf.triage.v1 (the runtime publishes it after the next tick),
- * in one transaction on the HTTP thread's own PostgreSQL connection.
+ * Served on the service's HTTP thread (pw_http.h, loopback unless
+ * http.listen says otherwise) as a form handler on /triage:
+ *
+ *   GET or HEAD /triage?page=<id>&action=view|true|false&exp=<unix>&sig=<hex>
+ *     [&owner=<owner>&by=<triager>]
+ *     A link signed with HMAC-SHA256 under pager.triage_key over every
+ *     parameter a verdict records (payload.c's pw_link_sign_with: an owner
+ *     or triager added or changed is a tampered link); it expires. A
+ *     tampered, expired or malformed link gets a 403 page, a signed link to
+ *     a page that does not exist a 404. Otherwise the page: the artifact-3
+ *     payload, the series plot (common/pw_plot.c, the one
+ *     `perfwatch series plot` draws), the op diff and HLO diff of the
+ *     attribution, the bisection log, and the verdict form (owner, the
+ *     triager's name, true / false regression). GET and HEAD never change
+ *     state: a chat tool previewing a link fetches it, a HEAD probes it; a
+ *     true/false link only proposes its verdict on the page.
+ *
+ *   POST /triage (the form, application/x-www-form-urlencoded)
+ *     page, exp, nonce, outcome, owner, by, and the verdict token of exactly
+ *     that (page, outcome, owner) with the CSRF token bound to it, both
+ *     minted by the page (pw_verdict_sign, pw_csrf_sign). by is validated
+ *     (pw_triager_ok: 400 otherwise), a token that does not match its fields
+ *     or a CSRF token that does not match its token is refused (403). The
+ *     verdict: a triage_verdict_log row (the verdict token is its action
+ *     token: a replayed post records nothing), triage_verdicts upserted (the
+ *     latest wins) and a TriageVerdict in the outbox for perf.triage.v1 (the
+ *     runtime publishes it after the next tick), in one transaction on the
+ *     HTTP thread's own PostgreSQL connection.
+ *
+ * Every refusal counts in perfwatch_pager_triage_refused_total{reason}
+ * (malformed, tampered, expired, csrf, invalid_by, not_found).
  */
 #ifndef PW_PAGER_TRIAGE_H
 #define PW_PAGER_TRIAGE_H
@@ -51,7 +68,8 @@ pw_status pager_triage_register(pager_triage *t, pw_metrics *reg, pw_http *http,
 
 /*
  * The absolute signed link of page_id for action ("view", "true", "false"),
- * expiring ttl after now_s, into buf. PW_ERR_INVALID when it does not fit.
+ * expiring ttl after now_s, into buf (pw_link_path under the base URL).
+ * PW_ERR_INVALID when it does not fit.
  */
 pw_status pager_triage_url(const pager_triage *t, const char *page_id, const char *action, int64_t now_s,
                            char *buf, size_t len, char *errbuf, size_t errlen);

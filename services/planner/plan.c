@@ -65,19 +65,27 @@ pw_status pw_plan_repeats(double sigma_pct, double mde_pct, bool t0, const pw_pl
                           uint32_t *n, double *mde_pct_out)
 {
 	if (!(sigma_pct > 0) || !(mde_pct > 0) || !isfinite(sigma_pct) || !isfinite(mde_pct) || !p ||
-	    p->n_max < 3 || p->t0_n_max < 1)
+	    p->n_max < 3 || p->t0_n_max < 1 || !(p->alpha > 0 && p->alpha < 1) ||
+	    !(p->power > p->alpha / 2 && p->power < 1))
 		return PW_ERR_INVALID;
 	uint32_t cap = t0 ? p->t0_n_max : p->n_max;
-	double need;
-	pw_status st = pw_stats_power_n(sigma_pct, mde_pct, p->alpha, p->power, false, &need);
-	if (st != PW_OK)
+	/*
+	 * n from the one function that chooses it (pw_stats_required_n): T0 at
+	 * least 1; T1 at least 2 plus its repeat of margin, max(3, ⌈n⌉ + 1).
+	 * With the inputs checked above, PW_ERR_INVALID from it means an n
+	 * beyond PW_POWER_MAX_N: above any cap, so the cap and the MDE it reaches.
+	 */
+	unsigned need;
+	pw_status st = pw_stats_required_n(sigma_pct, mde_pct, p->alpha, p->power, t0 ? 1u : 2u, &need);
+	if (st != PW_OK && st != PW_ERR_INVALID)
 		return st;
-	double c = ceil(need - 1e-9);
-	double r = t0 ? (c < 1 ? 1 : c) : (c + 1 < 3 ? 3 : c + 1);
-	if (r <= cap) {
-		*n = (uint32_t)r;
-		*mde_pct_out = mde_pct;
-		return PW_OK;
+	if (st == PW_OK) {
+		uint64_t r = t0 ? need : (uint64_t)need + 1;
+		if (r <= cap) {
+			*n = (uint32_t)r;
+			*mde_pct_out = mde_pct;
+			return PW_OK;
+		}
 	}
 	*n = cap;
 	size_t eff = t0 ? cap : cap - 1; /* T1 keeps its repeat of margin */

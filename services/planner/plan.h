@@ -225,7 +225,8 @@ pw_status pw_plan_cl_check(const pw_plan_model *models, size_t nmodels,
 
 /*
  * n per arm for a tier from the series' noise σ and the tier's MDE, both
- * percent (pw_stats_power_n, normal formula): T1 max(3, ⌈n⌉ + 1) capped at
+ * percent (pw_stats_required_n, the n the gate and the baseliner use, with
+ * floor 1 for T0 and 2 for T1): T1 max(3, ⌈n⌉ + 1) capped at
  * p->n_max, T0 max(1, ⌈n⌉) capped at p->t0_n_max; *mde_pct gets the MDE the
  * repeats reach (the tier's when under the cap, else pw_stats_power_mde at
  * the cap, less T1's repeat of margin). PW_ERR_INVALID on σ or MDE not

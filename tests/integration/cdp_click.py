@@ -3,10 +3,11 @@
 nothing but the standard library (a minimal WebSocket client), for the
 triage-page test.
 
-  cdp_click.py URL [--click ELEMENT_ID] [--expect-id ID]... [--out FILE]
+  cdp_click.py URL [--click ELEMENT_ID] [--expect-id ID]... [--set ID=VALUE]... [--out FILE]
 
 Starts `chromium --headless` with remote debugging on a free port, opens URL,
-checks that every --expect-id element exists, optionally clicks the element
+checks that every --expect-id element exists, gives each --set form field
+(an input or a select, by id) its value as a user would, optionally clicks the element
 ELEMENT_ID with real mouse events at its centre (Input.dispatchMouseEvent)
 and waits for the page it leads to, then writes the final page's text (and
 its HTTP status in the first line) to --out or stdout. Exit 1 on any failure.
@@ -92,7 +93,7 @@ class WS:
 
 def main():
     args = sys.argv[1:]
-    url, click, expect, out = args[0], None, [], None
+    url, click, expect, out, sets = args[0], None, [], None, []
     i = 1
     while i < len(args):
         if args[i] == "--click":
@@ -101,6 +102,8 @@ def main():
             expect.append(args[i + 1])
         elif args[i] == "--out":
             out = args[i + 1]
+        elif args[i] == "--set":
+            sets.append(args[i + 1].split("=", 1))
         i += 2
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -134,6 +137,13 @@ def main():
         for e in expect:
             if not ev("!!document.getElementById(%s)" % json.dumps(e)):
                 raise AssertionError("no element #%s on %s" % (e, url))
+        for fid, value in sets:
+            ok = ev("(() => { const e = document.getElementById(%s); if (!e) return false; e.focus(); e.value = %s;"
+                    " e.dispatchEvent(new Event('input', {bubbles: true}));"
+                    " e.dispatchEvent(new Event('change', {bubbles: true})); return e.value === %s; })()"
+                    % (json.dumps(fid), json.dumps(value), json.dumps(value)))
+            if not ok:
+                raise AssertionError("could not set #%s to %r on %s" % (fid, value, url))
         if click:
             box = ev("(() => { const r = document.getElementById(%s).getBoundingClientRect();"
                      " return [r.x + r.width / 2, r.y + r.height / 2]; })()" % json.dumps(click))

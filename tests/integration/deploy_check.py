@@ -40,7 +40,10 @@ import yaml
 
 SEVEN = ["ingester", "baseliner", "watcher", "gate", "bisector", "attributor", "pager"]
 # services that must never run twice (docs/operations.md, "Scaling out"): their state is one process's memory
-SINGLETONS = ["pager"]
+# (none today: the pager keeps its incidents in PostgreSQL since migration 0040)
+SINGLETONS = []
+# services that run more than once in the manifests and compose for availability (test_pager_scaleout.sh)
+REPLICATED = {"pager": 2}
 INFRA = ["kafka", "postgres", "redis", "prometheus", "alertmanager", "grafana"]
 failures = 0
 
@@ -200,6 +203,13 @@ def main():
             fail("compose: %s must run once: deploy.replicas 1 and a container_name (so that --scale fails)" % n)
         else:
             ok("compose: %s runs once (replicas 1, container_name %s)" % (n, s["container_name"]))
+    for n, want in REPLICATED.items():
+        s = svcs.get(n, {})
+        if (s.get("deploy") or {}).get("replicas", 1) < want or s.get("container_name"):
+            fail("compose: %s runs %s replicas%s, want %d and no container_name" % (
+                n, (s.get("deploy") or {}).get("replicas", 1), " with a container_name" if s.get("container_name") else "", want))
+        else:
+            ok("compose: %s runs %d replicas" % (n, s["deploy"]["replicas"]))
     for m in re.findall(r"/usr/local/bin/[a-z-]+", yaml.safe_dump(svcs.get("migrate", {}))):
         if m not in installed:
             fail("compose: migrate runs %s, which the Dockerfile does not install" % m)
@@ -266,6 +276,8 @@ def main():
                     dn, spec.get("replicas"), spec.get("strategy", {}).get("type")))
             else:
                 ok("k8s %s: one replica, strategy Recreate (never two at once, also during a rollout)" % dn)
+        if n in REPLICATED and spec.get("replicas", 1) < REPLICATED[n]:
+            fail("k8s %s: %s replicas, want %d" % (dn, spec.get("replicas"), REPLICATED[n]))
         pod = tmpl["spec"]
         pod_refs("k8s " + dn, ns, pod)
         c = pod["containers"][0]

@@ -16,7 +16,12 @@
  *     and a working publisher sends them afterwards;
  *   - rows another transaction holds (FOR UPDATE) are skipped, not waited
  *     for and not sent twice;
- *   - perfwatch_outbox_published_total counts by service and topic.
+ *   - perfwatch_outbox_published_total counts by service and topic;
+ *   - the jam: a row over its topic's limit is refused by pw_outbox_add; one
+ *     already stored (a 3,000,834-byte follow-up) and one the producer
+ *     refuses as too large are dead-lettered (perfwatch.dead_letters,
+ *     reason oversize, source perfwatch.outbox at the row's id) and marked,
+ *     and the rows behind them are published.
  * Prints "sent KEY" for each message it expects on the topic, in order, and
  * one "ok:" line per check; exit 0 = pass. Its rows are deleted at the end.
  */
@@ -95,8 +100,8 @@ int main(void)
 	pw_log lg;
 	pw_log_init(&lg, "it_outbox", PW_LOG_WARN);
 	pw_pg *pg = NULL, *other = NULL;
-	pw_producer *prod = NULL, *dead = NULL;
-	pw_outbox *ob = NULL, *ob_dead = NULL;
+	pw_producer *prod = NULL, *dead = NULL, *small = NULL;
+	pw_outbox *ob = NULL, *ob_dead = NULL, *ob_small = NULL;
 	pw_metrics *reg = pw_metrics_new();
 	int rc = 1;
 	if (!reg || pw_pg_new(&pg, dsn, NULL, &lg, err, sizeof err) != PW_OK ||
@@ -111,10 +116,16 @@ int main(void)
 		fprintf(stderr, "it_outbox: set-up: %s\n", err);
 		goto out;
 	}
+	static const pw_kv small_props[] = {{"message.max.bytes", "68000"}};
+	if (pw_producer_new(&small, brokers, small_props, 1, &lg, err, sizeof err) != PW_OK) {
+		fprintf(stderr, "it_outbox: set-up: %s\n", err);
+		goto out;
+	}
 	pw_outbox_opts oo = {.service = service, .batch = 3};
 	pw_outbox_opts od = {.service = service, .flush_timeout_ms = 1500, .queue_wait_ms = 500};
 	if (pw_outbox_new(&ob, pg, prod, reg, &oo, &lg, err, sizeof err) != PW_OK ||
-	    pw_outbox_new(&ob_dead, pg, dead, reg, &od, &lg, err, sizeof err) != PW_OK) {
+	    pw_outbox_new(&ob_dead, pg, dead, reg, &od, &lg, err, sizeof err) != PW_OK ||
+	    pw_outbox_new(&ob_small, pg, small, reg, &oo, &lg, err, sizeof err) != PW_OK) {
 		fprintf(stderr, "it_outbox: set-up: %s\n", err);
 		goto out;
 	}
@@ -156,7 +167,9 @@ int main(void)
 	/* 5. a broker nobody answers: the row stays, a working publisher sends it */
 	st = add_rows(pg, "r3", 7, 8, true);
 	pw_status down = pw_outbox_publish(ob_dead, &n, err, sizeof err);
-	CHECK(st == PW_OK && down != PW_OK && pw_status_retriable(down) && pending(ob) == 1,
+	/* the report of the undelivered message arrives between message.timeout.ms (1 s) and the
+	 * next timeout scan: a delivery failure (PW_ERR_KAFKA) or, before it, the flush's timeout */
+	CHECK(st == PW_OK && (down == PW_ERR_KAFKA || pw_status_retriable(down)) && pending(ob) == 1,
 	      "unacknowledged publish failed retriably (%s) and left the row unpublished",
 	      pw_strerror(down));
 	st = pw_outbox_publish(ob, &n, err, sizeof err);
@@ -190,24 +203,108 @@ int main(void)
 	      "metrics: %s", want);
 	free(text);
 
+	PGresult *res_dl = NULL;
+	/* 8. the jam: rows that can never be published are set aside, the rows behind them go out */
+	char *big = malloc(3000834);
+	CHECK(big != NULL, "3 MB buffer");
+	if (!big)
+		goto out;
+	memset(big, 'x', 3000834);
+	st = pw_pg_begin(pg, err, sizeof err);
+	pw_status too = PW_OK;
+	if (st == PW_OK)
+		too = pw_outbox_add(pg, service, "r5", IT_TOPIC, "", big, 1000001, err, sizeof err);
+	pw_pg_rollback(pg, NULL, 0);
+	CHECK(st == PW_OK && too == PW_ERR_TOO_LARGE && strstr(err, "over the topic's limit of 1000000 bytes"),
+	      "pw_outbox_add refuses 1,000,001 bytes for %s: %s", IT_TOPIC, err);
+	/* as an earlier service wrote it: straight into the table, between two good rows */
+	st = add_rows(pg, "r5", 9, 10, true);
+	char jam[32] = "";
+	if (st == PW_OK) {
+		pw_pg_params p;
+		pw_pg_params_init(&p);
+		pw_pg_params_text(&p, service);
+		pw_pg_params_bin(&p, big, 3000834);
+		PGresult *r = NULL;
+		st = pw_pg_exec_params(pg,
+		                       "INSERT INTO perfwatch.outbox (service, ref, topic, message_key, payload) "
+		                       "VALUES ($1, 'r6', 'perf.alerts.v1', '', $2) RETURNING id",
+		                       &p, 0, &r, err, sizeof err);
+		if (st == PW_OK)
+			snprintf(jam, sizeof jam, "%s", PQgetvalue(r, 0, 0));
+		PQclear(r);
+	}
+	if (st == PW_OK)
+		st = add_rows(pg, "r7", 10, 11, true);
+	st = st == PW_OK ? pw_outbox_publish(ob, &n, err, sizeof err) : st;
+	CHECK(st == PW_OK && n == 3 && pending(ob) == 0,
+	      "a 3,000,834-byte row between two good ones: all three left the outbox (%zu): %s", n,
+	      st == PW_OK ? "" : err);
+	/* the producer refuses a 70,000-byte row (its message.max.bytes is 68,000; the DeadLetter,
+	 * which keeps 64 KiB of the payload, fits) */
+	st = pw_pg_begin(pg, err, sizeof err);
+	if (st == PW_OK)
+		st = pw_outbox_add(pg, service, "r8", IT_TOPIC, "", big, 70000, err, sizeof err);
+	if (st == PW_OK)
+		st = pw_pg_commit(pg, err, sizeof err);
+	if (st == PW_OK)
+		st = add_rows(pg, "r9", 11, 12, true);
+	st = st == PW_OK ? pw_outbox_publish(ob_small, &n, err, sizeof err) : st;
+	CHECK(st == PW_OK && n == 2 && pending(ob) == 0,
+	      "a row the producer refuses as too large, then a good one: both left the outbox (%zu): %s", n,
+	      st == PW_OK ? "" : err);
+	free(big);
+	if (pw_pg_exec(pg,
+	               "SELECT o.ref || ' ' || d.reason || ' ' || d.detail || ' ' || o.dead_letter_reason || ' ' || "
+	               "length(d.original_payload) FROM perfwatch.outbox o JOIN perfwatch.dead_letters d ON "
+	               "d.source_topic = 'perfwatch.outbox' AND d.kafka_offset = o.id AND d.service = o.service "
+	               "WHERE o.service = $1 AND o.dead_lettered_at IS NOT NULL AND o.published_at IS NOT NULL "
+	               "ORDER BY o.id",
+	               1, svc_param, &res_dl, err, sizeof err) == PW_OK) {
+		int nr = PQntuples(res_dl);
+		CHECK(nr == 2, "two rows dead-lettered and marked (%d)", nr);
+		if (nr == 2) {
+			char want6[256];
+			snprintf(want6, sizeof want6,
+			         "r6 oversize outbox row %s of %s (ref \"r6\") for \"perf.alerts.v1\": message of 3000834 "
+			         "bytes over the topic's limit of 1000000 bytes oversize 3000834",
+			         jam, service);
+			CHECK(strcmp(PQgetvalue(res_dl, 0, 0), want6) == 0, "dead letter of the stored row: %s",
+			      PQgetvalue(res_dl, 0, 0));
+			const char *d8 = PQgetvalue(res_dl, 1, 0);
+			CHECK(strncmp(d8, "r8 oversize outbox row ", 23) == 0 && strstr(d8, "the producer refuses it") &&
+			      strstr(d8, " 70000"), "dead letter of the refused row: %s", d8);
+		}
+		PQclear(res_dl);
+	}
+	snprintf(want, sizeof want,
+	         "perfwatch_outbox_dead_lettered_total{service=\"%s\",topic=\"%s\"} 2", service, IT_TOPIC);
+	text = NULL;
+	CHECK(pw_metrics_render(reg, &text, &len) == PW_OK && text && strstr(text, want), "metrics: %s", want);
+	free(text);
+
 	/* the rows of this run, published in id order */
 	PGresult *res = NULL;
 	if (pw_pg_exec(pg,
 	               "SELECT count(*) FILTER (WHERE published_at IS NULL), count(*) FROM perfwatch.outbox "
 	               "WHERE service = $1",
 	               1, svc_param, &res, err, sizeof err) == PW_OK) {
-		CHECK(strcmp(PQgetvalue(res, 0, 0), "0") == 0 && strcmp(PQgetvalue(res, 0, 1), "9") == 0,
-		      "9 rows stored, none unpublished (%s, %s)", PQgetvalue(res, 0, 1),
+		CHECK(strcmp(PQgetvalue(res, 0, 0), "0") == 0 && strcmp(PQgetvalue(res, 0, 1), "14") == 0,
+		      "14 rows stored, none unpublished (%s, %s)", PQgetvalue(res, 0, 1),
 		      PQgetvalue(res, 0, 0));
 		PQclear(res);
 	}
 	pw_pg_exec(pg, "DELETE FROM perfwatch.outbox WHERE service = $1", 1, svc_param, NULL, err,
 	           sizeof err);
+	pw_pg_exec(pg, "DELETE FROM perfwatch.dead_letters WHERE service = $1", 1, svc_param, NULL, err,
+	           sizeof err);
 	rc = failures ? 1 : 0;
 out:
 	pw_outbox_free(ob);
 	pw_outbox_free(ob_dead);
+	pw_outbox_free(ob_small);
 	pw_producer_free(dead);
+	pw_producer_free(small);
 	pw_producer_free(prod);
 	pw_pg_free(other);
 	pw_pg_free(pg);

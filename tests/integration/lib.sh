@@ -88,3 +88,33 @@ service_joined() {
     sleep 0.2
   done
 }
+
+# free_port: a TCP port on 127.0.0.1 nobody listens on now
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# am_start [SED_EXPR...]: a real Alertmanager (Debian's prometheus-alertmanager) on free ports with
+# deploy/dev/alertmanager.yml, each SED_EXPR applied to it first (its receiver's URL, its
+# group_interval), storage and log under $work; sets am (its URL) and pid[am]; fails when it does not start
+am_start() {
+  local cfg=$work/alertmanager.yml port cluster e
+  local args=()
+  for e in "$@"; do args+=(-e "$e"); done
+  if [ ${#args[@]} -gt 0 ]; then sed "${args[@]}" deploy/dev/alertmanager.yml >"$cfg"; else cp deploy/dev/alertmanager.yml "$cfg"; fi
+  port=$(free_port) cluster=$(free_port)
+  am=http://127.0.0.1:$port
+  prometheus-alertmanager --config.file="$cfg" --storage.path="$work/am" --web.listen-address=127.0.0.1:$port \
+    --cluster.listen-address=127.0.0.1:$cluster --log.level=warn >"$work/am.log" 2>&1 &
+  pid[am]=$!
+  for _ in $(seq 100); do curl -fsS "$am/-/ready" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  fail "alertmanager did not start: $(cat "$work/am.log")"
+}
+
+# pager_joined LOG PID: waits (90 s at most) for the pager logging to LOG to hold partitions
+pager_joined() {
+  local deadline=$((SECONDS + 90))
+  until grep -q '"msg":"kafka partitions assigned' "$1"; do
+    kill -0 "$2" 2>/dev/null || fail "pw-pager exited"
+    [ $SECONDS -lt $deadline ] || fail "pw-pager did not join its group"
+    sleep 0.2
+  done
+}

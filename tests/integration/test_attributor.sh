@@ -9,6 +9,13 @@
 # its HLO diff, predict ~+6.5% against ~+8.2% measured with the residual as
 # measured, explain v5e-8 and prefill, and say compiler. Then a table of bad
 # inputs on both input topics, each dead-lettered with its reason.
+#
+# The outbox jam: before the attributor starts, its outbox holds a
+# 3,000,834-byte follow-up (as an earlier attributor wrote it for a 3 MB
+# alert: the row is in PostgreSQL, a restart does not help) and a 3 MB alert
+# (lz4, so the broker takes it) waits on perf.alerts.v1. The row must be
+# dead-lettered with its reason and marked, every attribution behind it
+# published, and the 3 MB alert dead-lettered at the door as oversize.
 set -euo pipefail
 
 . tests/integration/lib.sh
@@ -50,6 +57,29 @@ nalerts=$(q "SELECT count(*) FROM perfwatch.alerts a WHERE $mine")
 [ "$nalerts" -ge 2 ] || fail "the gate raised $nalerts regression alerts, want the B64 and B8 ones at least"
 echo "test_attributor: the gate raised $nalerts regression alerts for $rel"
 
+# --- the outbox jam: a 3 MB follow-up already in the outbox, a 3 MB alert on the topic -----------
+b64key="chat-8b.$ns/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms"
+jam=$(q "INSERT INTO perfwatch.outbox (service, ref, topic, message_key, payload)
+         VALUES ('attributor', 'alert:$ns-jam:r2', 'perf.alerts.v1', '',
+                 convert_to(repeat('x', 3000834), 'UTF8')) RETURNING id" | head -1)
+[ -n "$jam" ] || fail "cannot put the 3 MB row in the attributor's outbox"
+python3 - "$ns" "$rel" >"$work/huge.txt" <<'PY'
+import sys
+ns, rel = sys.argv[1], sys.argv[2]
+print('alert_id: "%s-huge" revision: 1 kind: ALERT_KIND_REGRESSION source: ALERT_SOURCE_GATE' % ns)
+print('series_key: "chat-8b.%s/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms"' % ns)
+print('series { model: "chat-8b.%s" hlo_fingerprint: "hlo:9f31c2" platform: "v6e-4" '
+      'config: "decode.B64.s2048.int8" metric: "tpot_p50_ms" }' % ns)
+print('baseline { median: 3.9 mad: 0.017 n: 30 window: "xla-2026-06-10" } '
+      'observed { median: 4.22 n: 5 release: "%s" } delta { abs: 0.32 pct: 8.2 }' % rel)
+print('summary: "%s"' % ("x" * 3000000))
+PY
+protoc --encode=perfwatch.v1.Alert -I proto proto/perfwatch/v1/alert.proto <"$work/huge.txt" >"$work/huge.bin" ||
+  fail "cannot encode the 3 MB alert"
+kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -k "$b64key" -z lz4 -X message.max.bytes=4000000 \
+  "$work/huge.bin" || fail "cannot publish the 3 MB alert"
+echo "test_attributor: outbox row $jam of 3,000,834 bytes waiting, a $(wc -c <"$work/huge.bin")-byte alert on perf.alerts.v1"
+
 # --- the attributor, killed -9 after its first attribution, restarted ------------------------
 start attributor
 deadline=$((SECONDS + 120))
@@ -85,6 +115,39 @@ done
 n=$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'attributor' AND published_at IS NULL")
 [ "$n" = 0 ] || fail "$n attributor outbox rows unpublished"
 echo "test_attributor: $nalerts attributions, each stored once and published (restart resumed)"
+
+# --- the jam cleared: the 3 MB row dead-lettered and marked, the attributions behind it out -----
+got=$(q "SELECT reason || ' ' || detail FROM perfwatch.dead_letters WHERE service = 'attributor'
+         AND source_topic = 'perfwatch.outbox' AND kafka_offset = $jam")
+case "$got" in
+  "oversize outbox row $jam of attributor (ref \"alert:$ns-jam:r2\") for \"perf.alerts.v1\": message of 3000834 bytes over the topic's limit of 1000000 bytes") ;;
+  *) fail "the 3 MB outbox row's dead letter: got \"$got\"" ;;
+esac
+[ "$(q "SELECT dead_letter_reason FROM perfwatch.outbox WHERE id = $jam AND published_at IS NOT NULL
+        AND dead_lettered_at IS NOT NULL")" = oversize ] || fail "outbox row $jam is not marked dead-lettered"
+# the attributions' rows came after it and went out to their topic
+n=$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'attributor' AND topic = 'perf.attributions.v1'
+       AND id > $jam AND message_key LIKE '%.$ns%' AND published_at IS NOT NULL AND dead_lettered_at IS NULL")
+[ "$n" -ge "$nalerts" ] || fail "$n attribution rows behind the 3 MB row published, want $nalerts"
+sizes=$(q "SELECT min(length(payload)) || '..' || max(length(payload)) FROM perfwatch.outbox
+           WHERE service = 'attributor' AND topic = 'perf.attributions.v1' AND message_key LIKE '%.$ns%'")
+# on perf.dlq.v1: a DeadLetter from the attributor whose key is empty and whose source is the outbox
+deadline=$((SECONDS + 60))
+# (read whole, then searched: grep -q stopping early would fail the pipeline under pipefail)
+until timeout 30 kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.dlq.v1 -o beginning -e -q >"$work/dlq.bin" 2>/dev/null;
+      grep -a -q "outbox row $jam of attributor" "$work/dlq.bin"; do
+  [ $SECONDS -lt $deadline ] || fail "no dead letter of outbox row $jam on perf.dlq.v1"
+  sleep 1
+done
+got=$(q "SELECT reason || ' ' || detail FROM perfwatch.dead_letters WHERE service = 'attributor'
+         AND source_topic = 'perf.alerts.v1' AND detail LIKE 'alert \"$ns-huge\"%'")
+case "$got" in
+  "oversize alert \"$ns-huge\" of 3000"*" bytes (at most 262144)") ;;
+  *) fail "the 3 MB alert's dead letter: got \"$got\"" ;;
+esac
+[ "$(q "SELECT count(*) FROM perfwatch.attributions WHERE alert_id = '$ns-huge'")" = 0 ] ||
+  fail "the 3 MB alert was attributed"
+echo "test_attributor: the 3 MB outbox row dead-lettered (oversize) and marked; $n attributions ($sizes bytes) behind it published; the 3 MB alert dead-lettered at the door"
 
 # --- the worked example: B64 TPOT ------------------------------------------------------------
 b64=$(q "SELECT a.alert_id FROM perfwatch.alerts a WHERE $mine AND a.series_key LIKE 'chat-8b.$ns/%/v6e-4/decode.B64.s2048.int8/tpot_p50_ms'")

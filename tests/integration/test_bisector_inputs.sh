@@ -152,6 +152,32 @@ while read -r topic f svc reason; do
   echo "test_bisector_inputs: $topic $f ($svc) -> $got"
 done <<<"$table"
 
+# a range of CLs the CL feed has never carried (cl/1..cl/1000001) on a series the bisector
+# knows: refused as unknown_reference for its CLs, before any build job is published
+q "INSERT INTO perfwatch.series (model, hlo_fingerprint, platform, config, metric, unit, direction)
+   VALUES ('chat-8b-known.$ns', 'hlo:9f31c2', 'v6e-4', 'decode.B64.s2048.int8', 'tpot_p50_ms', 'ms',
+           'lower_is_better') ON CONFLICT DO NOTHING" >/dev/null
+printf 'alert_id: "%s-unknowncl" revision: 1 kind: ALERT_KIND_REGRESSION source: ALERT_SOURCE_GATE
+        series_key: "chat-8b-known.%s/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms"
+        series { model: "chat-8b-known.%s" hlo_fingerprint: "hlo:9f31c2" platform: "v6e-4" config: "decode.B64.s2048.int8" metric: "tpot_p50_ms" }
+        baseline { median: 3.9 mad: 0.017 n: 30 } observed { median: 4.22 n: 5 release: "xla-rc-%s" }
+        delta { abs: 0.32 pct: 8.2 } changepoint { cl_range_lo: "cl/1" cl_range_hi: "cl/1000001" }' \
+  "$ns" "$ns" "$ns" "$ns" | enc Alert alert.proto >"$work/a_unknowncl.bin"
+kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.alerts.v1 -k "$ns-unknowncl" "$work/a_unknowncl.bin" ||
+  fail "producing the unknown-range alert"
+got=""
+for _ in $(seq 150); do
+  got=$(q "SELECT reason || ': ' || detail FROM perfwatch.dead_letters WHERE service = 'bisector'
+           AND original_key = convert_to('$ns-unknowncl', 'UTF8')")
+  [ -z "$got" ] || break
+  sleep 0.2
+done
+[[ $got == "unknown_reference: "*"cl/1 and cl/1000001 are not in the CL feed"* ]] ||
+  fail "the bisector's dead letter of cl/1..cl/1000001 on a known series: \"$got\""
+[ "$(q "SELECT count(*) FROM perfwatch.bisect_jobs WHERE bisection_id LIKE '%$ns%'")" = 0 ] ||
+  fail "a build job was published for the unknown range"
+echo "test_bisector_inputs: cl/1..cl/1000001 -> $got; no build job"
+
 # the same letters on perf.dlq.v1, keyed by the original key
 deadline=$((SECONDS + 30))
 until n=$(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.dlq.v1 -o beginning -e -q -f '%k\n' 2>/dev/null |
@@ -165,7 +191,7 @@ echo "test_bisector_inputs: $n dead letters on perf.dlq.v1 and in perfwatch.dead
 # the follow-up started nothing; both kept going
 [ "$(q "SELECT count(*) FROM perfwatch.bisections WHERE bisection_id LIKE 'bs-chat-8b.$ns-%'")" = 0 ] ||
   fail "a bisection started from a follow-up or a bad alert"
-[ "$(q "SELECT count(*) FROM perfwatch.attributions WHERE alert_id LIKE '$ns-%'")" = 0 ] ||
+[ "$(q "SELECT count(*) FROM perfwatch.attributions WHERE alert_id LIKE '$ns-%' AND alert_id <> '$ns-unknowncl'")" = 0 ] ||
   fail "an attribution from a follow-up or a bad alert"
 [ "$(q "SELECT title FROM perfwatch.compiler_cls WHERE cl_number = $goodcl")" = "after the bad ones $ns" ] ||
   fail "the good CL after the bad ones was not stored"

@@ -14,6 +14,9 @@
 #      a live waiver passes rank-moe-110b (WAIVED); embed-2b, frozen by its
 #      baseline state and by an open freeze, is reported FROZEN;
 #   2. the same regression with an expired waiver: rank-moe-110b BLOCKING;
+#      a waiver id reused by another release is that release's waiver (both
+#      WAIVED); the same id on the same release with other content is a
+#      dead letter (conflict) naming it;
 #   3. a release whose series has 2 of 5 candidate runs, with the gate
 #      killed (-9) while the request is pending and restarted: after the
 #      deadline the verdict is INSUFFICIENT_DATA and names the series;
@@ -22,7 +25,8 @@
 #      candidate run and compared against that window;
 #   5. a malformed request is dead-lettered; a redelivered request
 #      republishes the stored verdict; `perfwatch gate show` prints the
-#      artifact-7 report and --json parses; /metrics counts what happened.
+#      artifact-7 report and --json parses; /metrics counts what happened;
+#   6. rc3's missing runs arrive late: the gate re-decides it as evaluation 2.
 set -euo pipefail
 
 . tests/integration/lib.sh
@@ -157,6 +161,9 @@ done
 sleep 1.5
 [ "$(psqlq -c "SELECT status FROM perfwatch.gate_evaluations WHERE release_id = '$rc'")" = pending ] \
   || fail "the gate decided $rc before B64's fifth candidate run arrived"
+"$cli" gate show "$rc" >"$work/show_pending.txt"
+grep -q '^waiting: 1 of 9 series short of candidate runs; deadline ' "$work/show_pending.txt" \
+  || { cat "$work/show_pending.txt"; fail "gate show does not say that $rc waits for one series' runs"; }
 t_last=$(date +%s%N)
 add_samples "$(key chat-8b v6e-4 decode.B64.s2048.int8 tpot_p50_ms)" "$rc" rc 5 5 3.90 0.082 0.004
 verdict "$rc" 30 || fail "no verdict for $rc on perf.gate.verdicts.v1"
@@ -202,6 +209,44 @@ rc2=$rc-expired
 verdict "$rc2" 30 || fail "no verdict for $rc2"
 [ "$(fv "$rc2" rank-moe-110b)" = blocking ] || fail "expired waiver: rank-moe-110b is $(fv "$rc2" rank-moe-110b)"
 grep -q '^verdict: VERDICT_BLOCKING' "$work/$rc2.txt" || fail "$rc2: release verdict is not BLOCKING"
+
+# 2b. waiver ids are scoped to their release: release g2 sends a waiver under
+# the id release g1 used (ON CONFLICT (waiver_id) DO NOTHING dropped it: g2's
+# rank-moe-110b stayed BLOCKING); the same id, same release, other content is
+# refused with a dead letter naming it
+g1=$rc-wv1; g2=$rc-wv2; wid=wv-shared-$tag
+"$cli" gate request --release "$g1" --candidate "$rc" --baseline "$base" --family rank-moe-110b \
+  --waive "rank-moe-110b:xla-fusion:+86400:$wid" >/dev/null
+verdict "$g1" 30 || fail "no verdict for $g1"
+"$cli" gate request --release "$g2" --candidate "$rc" --baseline "$base" --family rank-moe-110b \
+  --waive "rank-moe-110b:rank-team:+172800:$wid" >/dev/null
+verdict "$g2" 30 || fail "no verdict for $g2"
+[ "$(fv "$g1" rank-moe-110b)" = waived ] || fail "$g1: rank-moe-110b is $(fv "$g1" rank-moe-110b), not waived"
+[ "$(fv "$g2" rank-moe-110b)" = waived ] \
+  || fail "$g2: rank-moe-110b is $(fv "$g2" rank-moe-110b) under waiver $wid (the id $g1 used was dropped)"
+[ "$(psqlq -c "SELECT waiver_id FROM perfwatch.gate_series_results WHERE release_id = '$g2'")" = "$wid" ] \
+  || fail "$g2: the series result does not name waiver $wid"
+[ "$(psqlq -c "SELECT string_agg(release_id || ':' || owner, ',' ORDER BY release_id) FROM perfwatch.waivers
+               WHERE waiver_id = '$wid'")" = "$g1:xla-fusion,$g2:rank-team" ] \
+  || fail "waiver $wid is not stored once per release"
+"$cli" gate request --release "$g2" --evaluation 2 --candidate "$rc" --baseline "$base" --family rank-moe-110b \
+  --waive "rank-moe-110b:rank-team:+7200:$wid" >/dev/null
+for _ in $(seq 1 100); do
+  [ "$(psqlq -c "SELECT count(*) FROM perfwatch.dead_letters WHERE service = 'gate'
+                 AND original_key = '$g2'::bytea")" = 1 ] && break
+  sleep 0.1
+done
+dl=$(psqlq -c "SELECT reason || ' ' || detail FROM perfwatch.dead_letters WHERE service = 'gate'
+               AND original_key = '$g2'::bytea")
+echo "test_gate: $g2 evaluation 2 with a changed waiver $wid: $dl"
+case "$dl" in
+  "conflict "*"waiver \"$wid\" is already stored for release \"$g2\" with other content"*) ;;
+  *) fail "$g2 evaluation 2 (waiver $wid changed) was not dead-lettered as a conflict naming it: '$dl'" ;;
+esac
+[ "$(psqlq -c "SELECT count(*) FROM perfwatch.gate_evaluations WHERE release_id = '$g2' AND evaluation = 2")" = 0 ] \
+  || fail "$g2 evaluation 2 was stored despite its conflicting waiver"
+[ "$(psqlq -c "SELECT (expires_at - created_at) > interval '1 day' FROM perfwatch.waivers
+               WHERE release_id = '$g2' AND waiver_id = '$wid'")" = t ] || fail "waiver $wid of $g2 was changed"
 
 # 3. too few runs, the gate killed while waiting, INSUFFICIENT_DATA after the deadline
 rc3=$rc-short
@@ -282,7 +327,7 @@ done
 grep -q "^\[gate-eval $rc\] family=chat-8b platform=v6e-4" "$work/show.txt" || fail "report: no chat-8b v6e-4 header"
 grep -q "series tpot_p50_ms/decode.B64.s2048.int8 : base med=3.[89][0-9]* (n=30, MAD=" "$work/show.txt" || fail "report: no B64 line"
 grep -q "mann-whitney U=.* p=.* BH-q(7 tests)=" "$work/show.txt" || fail "report: no test line"
-grep -q "effect=+[78]\.[0-9]*% > max(0.7\*MDE=0.70%, noise=0\.[0-9]*%) PASS  ->  verdict: BLOCKING" "$work/show.txt" || fail "report: no effect line"
+grep -q "effect=+[78]\.[0-9]*% > max(0.7\*MDE=0.70%, 2\*SE=0\.[0-9]*%) PASS  ->  verdict: BLOCKING" "$work/show.txt" || fail "report: no effect line"
 grep -q "family verdict: BLOCKING (6 gated series, 2 regressed, spend-weighted impact 0.6" "$work/show.txt" \
   || fail "report: chat-8b family line"
 "$cli" gate show "$rc" --json | python3 -c '
@@ -294,7 +339,7 @@ assert f["chat-8b"]["verdict"] == "blocking"
 assert f["rank-moe-110b"]["verdict"] == "waived"
 assert f["embed-2b"]["verdict"] == "frozen"
 assert sum(1 for s in f["chat-8b"]["series"] if s["verdict"] == "blocking") == 2
-# the filter as decided: threshold = max(practical, noise floor), and every
+# the filter as decided: threshold = max(0.7*MDE, 2*SE) as stored, and every
 # tested series passed it exactly when its effect (or excess) is beyond it
 for fam in d["families"]:
     for s in fam["series"]:
@@ -312,4 +357,22 @@ grep -Eq '^perfwatch_gate_requests_total\{outcome="duplicate"\} [1-9]' "$work/me
 grep -q '^perfwatch_gate_requests_total{outcome="dead_lettered"} 1' "$work/metrics.txt" || fail "metrics: dead letter"
 grep -q '^perfwatch_gate_verdicts_total{verdict="insufficient_data"} 1' "$work/metrics.txt" || fail "metrics: verdicts"
 grep -q '^perfwatch_gate_evaluation_seconds_count 2' "$work/metrics.txt" || fail "metrics: evaluation latency (rc3 and rc4 since the restart)"
+# 6. late data: rc3 was decided at its deadline lacking tiny-1b's runs; they
+# arrive now, and the gate re-decides rc3 as evaluation 2 (late_of 1)
+[ "$(psqlq -c "SELECT lacking || ' ' || waiting FROM perfwatch.gate_evaluations WHERE release_id = '$rc3' AND evaluation = 1")" \
+  = "1 1 of 1 series short of candidate runs" ] || fail "$rc3 does not record what it lacked"
+add_samples "$(key tiny-1b v5e-8 decode.B8.s1024.bf16 tpot_p50_ms)" "$rc" rc 3 5 0.9 0.0 0.004
+for _ in $(seq 1 150); do
+  [ "$(psqlq -c "SELECT status FROM perfwatch.gate_evaluations WHERE release_id = '$rc3' AND evaluation = 2")" = done ] && break
+  sleep 0.2
+done
+row=$(psqlq -c "SELECT late_of, verdict, lacking, summary FROM perfwatch.gate_evaluations WHERE release_id = '$rc3' AND evaluation = 2")
+echo "test_gate: $rc3 evaluation 2: $row"
+IFS='|' read -r late_of v2 lacking2 summary2 <<<"$row"
+[ "$late_of" = 1 ] || fail "$rc3 was not re-decided on late data as evaluation 2 ($row)"
+[ "$v2" = pass ] && [ "$lacking2" = 0 ] || fail "$rc3 evaluation 2 with tiny-1b's five runs: $row"
+case "$summary2" in "late data, re-decision of evaluation 1: PASS"*) ;; *) fail "$rc3 evaluation 2's summary: $summary2" ;; esac
+verdict "$rc3" 30 && grep -q '^evaluation: 2' "$work/$rc3.txt" || fail "$rc3 evaluation 2 is not on the topic"
+[ "$(psqlq -c "SELECT count(*) FROM perfwatch.gate_evaluations WHERE release_id = '$rc3'")" = 2 ] \
+  || fail "$rc3 re-decided more than once"
 echo "test_gate: PASS"

@@ -61,23 +61,16 @@ done <"$work/models.txt"
 [ "$i" -eq 13 ] || fail "expected 13 models in the replay, found $i"
 
 # every group starts where its topics end now: earlier tests' messages are not ours
-"$it" start-at-end "gq-ingester-$ns" perf.runs.v1 || fail "placing the ingester group"
-"$it" start-at-end "gq-baseliner-$ns" perf.points.v1 perf.fleet-changes.v1 || fail "placing the baseliner group"
-"$it" start-at-end "gq-gate-$ns" perf.gate.requests.v1 || fail "placing the gate group"
-start() { # NAME BINARY
-  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="gq-$1-$ns" PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=45s \
-    "$2" >"$work/$1.log" 2>&1 &
-  pids+=($!)
-}
-start ingester "$ingester"
-start baseliner "$baseliner"
+gate_groups_at_end "$ns" "$it"
+gate_start ingester "$ingester" "$ns" 45s
+gate_start baseliner "$baseliner" "$ns" 45s
 
 t0=$SECONDS
 "$sim" replay "$scn" "${scale[@]}" --namespace "$ns" --run-prefix "$ns-" >"$work/sim.json" 2>"$work/sim.log" ||
   fail "pw-sim replay failed"
 echo "replayed in $((SECONDS - t0)) s: $(cat "$work/sim.json")"
-"$it" wait "gq-ingester-$ns" 300 perf.runs.v1 || fail "pw-ingester did not catch up"
-"$it" wait "gq-baseliner-$ns" 300 perf.points.v1 || fail "pw-baseliner did not catch up"
+"$it" wait "$ns-ingester" 300 perf.runs.v1 || fail "pw-ingester did not catch up"
+"$it" wait "$ns-baseliner" 300 perf.points.v1 || fail "pw-baseliner did not catch up"
 got=$(psqlq -c "SELECT count(*) FROM perfwatch.samples WHERE run_id LIKE '$ns-%'")
 [ "$got" -eq "$want_samples" ] || fail "$got of $want_samples samples stored"
 echo "ingested and baselined in $((SECONDS - t0)) s: $got samples"
@@ -87,7 +80,7 @@ psqlq -c "SELECT 'baselines: ' || string_agg(state || ' ' || n, ', ') FROM (SELE
 
 # the gate sees the request only now, with every run and baseline in place
 t1=$SECONDS
-start gate "$gate"
+gate_start gate "$gate" "$ns" 45s
 gate_verdict "$rel" "${pids[2]}" "$work/verdict.txt" 120
 echo "verdict on the topic $((SECONDS - t1)) s after the gate started"
 grep '^summary' "$work/verdict.txt" || true
@@ -111,7 +104,19 @@ assert all(f["family"].endswith("." + ns) for f in fams), "a family of another r
 assert all(f.get("verdict") == "VERDICT_PASS" for f in fams), [(f["family"], f.get("verdict")) for f in fams]
 assert all(("/hlo:" in s["series_key"] and s["series_key"].split("/")[1].endswith("." + ns)) for s in series), "a series of another replay"
 c = collections.Counter(s.get("verdict", "VERDICT_UNSPECIFIED") for s in series)
-assert set(c) <= {"VERDICT_PASS", "VERDICT_TREND"}, ("series verdicts", dict(c))
+assert set(c) <= {"VERDICT_PASS", "VERDICT_TREND", "VERDICT_UNDER_POWERED"}, ("series verdicts", dict(c))
+# §4.5 on the topic: an under-powered series has fewer runs than it needs, a
+# passing one enough; a GPU series (b200-8) is certified at 4%, its tier's
+# MDE below that is the canary's, and the summary says so
+for s in series:
+    n, need = int(s.get("candidate_n", 0)), int(s.get("required_n", 0))
+    if s.get("verdict") == "VERDICT_UNDER_POWERED":
+        assert n < need, ("under-powered with enough runs", s["series_key"], n, need)
+    elif s.get("verdict") == "VERDICT_PASS" and need:
+        assert n >= need, ("within noise with too few runs", s["series_key"], n, need)
+    gpu = s["series_key"].split("/")[2].startswith("b200")
+    assert float(s.get("mde_pct", 0)) == (4.0 if gpu else float(s.get("tier_mde_pct", 0))), s
+assert "GPU series certified at MDE 4%: the 1-4% band is the production canary" in top.get("summary", ""), top.get("summary")
 print("topic: release %s, %d tests, %d families all pass, series %s" % (top["verdict"], tests, len(fams), dict(c)))
 PY
 
@@ -130,8 +135,24 @@ counts=$(psqlq -c "SELECT string_agg(verdict || ' ' || n, ', ' ORDER BY verdict)
 echo "stored series verdicts: $counts"
 others=$(psqlq -c "SELECT count(*) FROM perfwatch.gate_series_results r JOIN perfwatch.series s USING (series_id)
                     WHERE r.release_id = '$rel' AND r.evaluation = 1
-                      AND (r.verdict NOT IN ('pass', 'trend') OR s.hlo_fingerprint NOT LIKE '%.$ns')")
-[ "$others" -eq 0 ] || fail "$others stored series are neither pass nor trend, or not of this replay ($counts)"
+                      AND (r.verdict NOT IN ('pass', 'trend', 'under_powered') OR s.hlo_fingerprint NOT LIKE '%.$ns')")
+[ "$others" -eq 0 ] || fail "$others stored series are neither pass, trend nor under-powered, or not of this replay ($counts)"
+# §4.5: the required n the gate used is the one the baseliner published with the baseline
+mismatch=$(psqlq -c "SELECT count(*) FROM perfwatch.gate_series_results r
+                       JOIN perfwatch.baselines b ON b.series_id = r.series_id AND b.version = r.baseline_version
+                      WHERE r.release_id = '$rel' AND r.evaluation = 1 AND r.q IS NOT NULL
+                        AND r.required_n IS DISTINCT FROM
+                            (CASE r.tier WHEN 'top' THEN b.required_n_top ELSE b.required_n_tail END)")
+[ "$mismatch" -eq 0 ] || fail "$mismatch series were gated with another required n than their baseline published"
+psqlq -c "SELECT 'under-powered by platform and tier (series: candidate runs < required n): ' ||
+                 string_agg(platform || '/' || tier || ' ' || under || ' of ' || n || ' (n needed ' || lo || '-' || hi || ')', ', ')
+            FROM (SELECT s.platform, r.tier, count(*) n, count(*) FILTER (WHERE r.verdict = 'under_powered') under,
+                         min(r.required_n) lo, max(r.required_n) hi
+                    FROM perfwatch.gate_series_results r JOIN perfwatch.series s USING (series_id)
+                   WHERE r.release_id = '$rel' AND r.evaluation = 1 AND r.q IS NOT NULL
+                   GROUP BY 1, 2 ORDER BY 1, 2) x"
+echo "the gate's per-tier n table (pw-gate --power-table):"
+"$gate" --power-table
 tested=$(psqlq -c "SELECT count(*) FROM perfwatch.gate_series_results WHERE release_id = '$rel' AND evaluation = 1 AND q IS NOT NULL")
 [ "$tested" -eq "$tests" ] || fail "$tested series carry a q-value, the release says $tests tests"
 metric_series=$(psqlq -c "SELECT count(DISTINCT series_id) FROM perfwatch.samples WHERE run_id LIKE '$ns-%'")

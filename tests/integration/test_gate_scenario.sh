@@ -78,7 +78,11 @@ assert b8["verdict"] == "blocking" and 6.8 <= b8["delta_pct"] <= 8.2, b8
 assert b64["baseline_n"] >= 30, b64["baseline_n"]
 for (plat, cfg, metric), x in s.items():
     if plat == "v5e-8" or cfg.startswith("prefill"):
-        assert x["verdict"] in ("pass", "trend", "quarantined"), (plat, cfg, metric, x["verdict"])
+        assert x["verdict"] in ("pass", "trend", "quarantined", "under_powered"), (plat, cfg, metric, x["verdict"])
+    # under-powered exactly when tested with fewer runs than the series needs (§4.5)
+    if x["p"] is not None and x["required_n"] is not None:
+        assert (x["verdict"] == "under_powered") == (x["verdict"] in ("pass", "under_powered") and
+                                                     x["candidate_n"] < x["required_n"]), x
 print("test_gate_scenario: B64 %+.2f%% B8 %+.2f%% over %d tests" % (b64["delta_pct"], b8["delta_pct"], d["tests"]))
 ' || fail "stored results do not match the worked example (see $work/show.txt)"
 b64_key=chat-8b/hlo:9f31c2ab/v6e-4/decode.B64.s2048.int8/tpot_p50_ms

@@ -9,8 +9,10 @@
 # one group for it. The pager is killed -9 between grouping and delivery
 # (the page is stored, Alertmanager and the webhook are not up yet):
 # restarted, it delivers the page once — not 0 and not 2 times — and a
-# restart after the culprit joins pages nothing new. A table of bad inputs
-# on the five topics is dead-lettered with its reason.
+# restart after the culprit joins pages nothing new. Headless Chromium opens
+# the triage link and presses "false regression" in its form (the verdict is
+# the form's POST: test_pager_triage.sh holds the page's safety). A table of
+# bad inputs on the five topics is dead-lettered with its reason.
 set -euo pipefail
 
 . tests/integration/lib.sh
@@ -226,7 +228,7 @@ print(e, hmac.new(sys.argv[1].encode(), ("perfwatch-triage\n%s\nfalse\n%d" % (sy
   "test-pager-key-$ns" "$page")
 base=${url%%/triage*}
 for bad in "tampered ${url%?}$( [ "${url: -1}" = 0 ] && echo 1 || echo 0)" \
-           "expired $base/triage?page=$page&action=false&exp=${exp_sig% *}&sig=${exp_sig#* }&owner=compiler"; do
+           "expired $base/triage?page=$page&action=false&exp=${exp_sig% *}&sig=${exp_sig#* }"; do
   read -r what link <<<"$bad"
   python3 tests/integration/cdp_click.py "$link" --expect-id refused --out "$work/$what.txt" ||
     fail "chromium: the $what link did not show the refusal page"
@@ -247,8 +249,8 @@ grep -q '^perfwatch_pager_triage_verdicts_total{outcome="false_regression"} 1' "
 echo "test_pager: the later \"true regression\" won; both verdicts logged"
 
 # --- bad input on the five topics --------------------------------------------------------------
-# perfwatch.dead_letters keeps one row per source offset: the bisector and the attributor, which
-# also consume perf.alerts.v1 / perf.bisections.v1, are stopped so that the rows are the pager's
+# the bisector and the attributor, which also consume perf.alerts.v1 / perf.bisections.v1 (each
+# records its own dead letters: test_dead_letters.sh), and the gate are stopped: the pager alone
 for s in bisector attributor gate; do kill -TERM "${pid[$s]}"; wait "${pid[$s]}" 2>/dev/null || true; unset "pid[$s]"; done
 enc() { protoc --encode="perfwatch.v1.$1" -I proto "proto/perfwatch/v1/$2"; }
 key="$ns-bad"

@@ -2,9 +2,9 @@
 # test_pager_budget.sh: the false-page budget through pw-pager. A synthetic
 # week of 12 independent top-tier BLOCKING regressions (12 families, 12
 # releases, spend impact 0.2–0.5% of fleet each) on perf.alerts.v1: the
-# pager pages within the budget (pager.budget_per_week = what the week
-# already holds + 5, so that earlier tests' pages on a reused stack do not
-# change the count), the last pages saying the budget is under pressure,
+# pager pages within the budget (pager.budget_per_week = 5, charged with
+# this deployment's pages only: six pages of another deployment in the same
+# week change nothing), the last pages saying the budget is under pressure,
 # and queues the other 7 — none dropped: every one has an incident and a
 # decision naming the budget. A 13th regression with a 1.5% spend impact
 # still pages over budget (pager.budget_override_spend_pct = 1).
@@ -27,10 +27,23 @@ fail() {
 }
 enc() { protoc --encode=perfwatch.v1.Alert -I proto proto/perfwatch/v1/alert.proto; }
 
+# the budget is the deployment's (its group): another deployment's pages on this
+# database (a test's, an earlier demo's; six here, more than the budget) charge
+# their own rotation's budget, not this one's
+for i in $(seq 1 6); do
+  q "INSERT INTO perfwatch.pager_incidents (incident_id, dedup_key, open, action, payload, opened_at, updated_at,
+                                            pager_group)
+     VALUES ('inc-other-$ns-$i', 'other-$ns-$i', false, 'page', '{}', now(), now(), '$ns-other-pager')" >/dev/null
+  q "INSERT INTO perfwatch.pages (page_id, dedup_key, route, severity, verdict, summary, created_at,
+                                  delivery_status, incident_id, pager_group)
+     VALUES ('pg-other-$ns-$i', 'other-$ns-$i', 'ml-perf-triage', 'critical', 'blocking', 'another deployment''s page',
+             now(), 'delivered', 'inc-other-$ns-$i', '$ns-other-pager')" >/dev/null
+done
 used=$(q "SELECT count(*) - count(*) FILTER (WHERE t.outcome = 'true_regression')
             FROM perfwatch.pages p LEFT JOIN perfwatch.triage_verdicts t USING (page_id)
-           WHERE p.incident_id IS NOT NULL AND p.created_at > now() - interval '7 days'")
-budget=$((used + 5))
+           WHERE p.incident_id IS NOT NULL AND p.pager_group = '$ns-pager' AND p.created_at > now() - interval '7 days'")
+[ "$used" = 0 ] || fail "a new deployment's group $ns-pager has $used pages already"
+budget=5
 "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
   perf.attributions.v1 >/dev/null || fail "placing the group"
 PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-pager" PW_PAGER_TRIAGE_KEY="budget-test-key-$ns" \

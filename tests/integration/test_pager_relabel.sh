@@ -17,28 +17,8 @@ need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
 need_tools kcat protoc python3 curl prometheus-alertmanager
 need_bins "$PW_BUILD/services/pager/pw-pager" "$PW_BUILD/tools/perfwatch"
 pw=$PW_BUILD/tools/perfwatch
-ns="pl$(date +%s%N | tail -c 8)"
-work=$(mktemp -d "$PW_RUN_DIR/test_pager_relabel.XXXXXX")
-declare -A pid=()
-cleanup() {
-  for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pid[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-fail() {
-  echo "test_pager_relabel: FAIL: $*" >&2
-  tail -n 20 "$work/pager.log" >&2 || true
-  exit 1
-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-am_port=$(free_port) am_cluster=$(free_port)
-am=http://127.0.0.1:$am_port
-prometheus-alertmanager --config.file=deploy/dev/alertmanager.yml --storage.path="$work/am" \
-  --web.listen-address=127.0.0.1:$am_port --cluster.listen-address=127.0.0.1:$am_cluster \
-  --log.level=warn >"$work/am.log" 2>&1 &
-pid[am]=$!
-for _ in $(seq 100); do curl -fsS "$am/-/ready" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$am/-/ready" >/dev/null || fail "alertmanager did not start: $(cat "$work/am.log")"
+service_harness test_pager_relabel pl
+am_start
 
 q "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES ('chat.$ns', 0.05, 'top', 'it')
    ON CONFLICT (model) DO NOTHING" >/dev/null
@@ -47,12 +27,7 @@ q "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
 PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-pager" PW_PAGER_TRIAGE_KEY="relabel-test-key-$ns" PW_PAGER_BUDGET_PER_WEEK=1000 \
   PW_PAGER_ALERTMANAGER_URL="$am" "$PW_BUILD/services/pager/pw-pager" >"$work/pager.log" 2>&1 &
 pid[pager]=$!
-deadline=$((SECONDS + 90))
-until grep -q '"msg":"kafka partitions assigned' "$work/pager.log"; do
-  kill -0 "${pid[pager]}" 2>/dev/null || fail "pw-pager exited"
-  [ $SECONDS -lt $deadline ] || fail "pw-pager did not join its group"
-  sleep 0.2
-done
+pager_joined "$work/pager.log" "${pid[pager]}"
 
 now_us=$(($(date +%s) * 1000000))
 alert() { # ID SOURCE VERDICT EXTRA

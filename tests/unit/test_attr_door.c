@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attr_door.h"
+#include "pw_alert_followup.h"
 #include "pw_input.h"
 #include "pw_pg.h"
 #include "wire_build.h"
@@ -24,6 +25,7 @@
 #define R_MISSING PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD
 #define R_INVALID PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE
 #define R_INCONS PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT
+#define R_OVERSIZE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE
 
 #define ACCEPT PW_ATTR_INPUT_ACCEPT
 #define IGNORE PW_ATTR_INPUT_IGNORE
@@ -159,6 +161,40 @@ AEDIT(a_id_200, q->al.alert_id = (char *)letters('a', PW_ATTR_ID_MAX))
 AEDIT(a_long_key, q->al.series_key = (char *)letters('k', 300))
 AEDIT(a_long_release, q->obs.release = (char *)letters('r', 300))
 AEDIT(a_long_window, q->base.window = (char *)letters('w', 300))
+
+/* n bytes of c in a buffer of its own (up to 3 MB), built once. */
+static char *filled(char *b, char c, size_t n)
+{
+	if (!b[0])
+		memset(b, c, n);
+	return b;
+}
+/* the 3 MB alert: a summary of 3,000,000 bytes (its follow-up copied it whole) */
+static void a_huge_summary(alert_parts *q)
+{
+	static char b[3000001];
+	q->al.summary = filled(b, 's', 3000000);
+}
+static void a_owner_4097(alert_parts *q)
+{
+	static char b[4098];
+	q->al.owner_hint = filled(b, 'o', PW_ALERT_STRING_MAX + 1);
+}
+static void a_owner_4096(alert_parts *q)
+{
+	static char b[4097];
+	q->al.owner_hint = filled(b, 'o', PW_ALERT_STRING_MAX);
+}
+static void a_scope_257(alert_parts *q)
+{
+	static Perfwatch__V1__AlertScope sc = PERFWATCH__V1__ALERT_SCOPE__INIT;
+	static char *items[PW_ALERT_LIST_MAX + 1];
+	for (size_t i = 0; i < PW_ALERT_LIST_MAX + 1; i++)
+		items[i] = "chat-8b/v6e-4/decode.B8: +7.4%";
+	sc.correlated_series = items;
+	sc.n_correlated_series = PW_ALERT_LIST_MAX + 1;
+	q->al.scope = &sc;
+}
 AEDIT(a_key_other, q->al.series_key = "rank-moe-110b/hlo:1/v5e-8/prefill.B8/ttft_p50_ms")
 AEDIT(a_key_extra, q->al.series_key = "chat-8b/hlo:9f31c2/v6e-4/decode.B64.s2048.int8/tpot_p50_ms/")
 AEDIT(a_key_slash_part, (q->key.config = "decode/B64", q->al.series_key =
@@ -258,6 +294,13 @@ static const akase acases[] = {
 	{"a 300-byte series_key", a_long_key, NULL, NULL, 0, 0, DEAD, 0, R_INVALID, TOO_LONG},
 	{"a 300-byte observed build", a_long_release, NULL, NULL, 0, 0, DEAD, 0, R_INVALID, TOO_LONG},
 	{"a 300-byte baseline build", a_long_window, NULL, NULL, 0, 0, DEAD, 0, R_INVALID, "58, 17, 300 bytes"},
+	{"a 3 MB summary (the alert that jammed the outbox)", a_huge_summary, NULL, NULL, 0, 0, DEAD, 0, R_OVERSIZE,
+	 "bytes (at most 262144)"},
+	{"a 4097-byte owner_hint", a_owner_4097, NULL, NULL, 0, 0, DEAD, 0, R_OVERSIZE,
+	 "field \"owner_hint\" of 4097 bytes (at most 4096)"},
+	{"a 4096-byte owner_hint", a_owner_4096, NULL, NULL, 0, 0, ACCEPT, 'w', R_OK_, NULL},
+	{"257 correlated series", a_scope_257, NULL, NULL, 0, 0, DEAD, 0, R_OVERSIZE,
+	 "field \"scope.correlated_series\" has 257 items (at most 256)"},
 	{"series_key names another series than series", a_key_other, NULL, NULL, 0, 0, DEAD, 0, R_INCONS,
 	 "does not match its series"},
 	{"series_key with a trailing '/'", a_key_extra, NULL, NULL, 0, 0, DEAD, 0, R_INCONS, "does not match"},

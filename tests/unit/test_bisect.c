@@ -799,3 +799,35 @@ Test(bisect_msg, roll_and_pair_jobs_are_read_back_by_the_simulator)
 	jobs_read_back("llvm-roll", 7841885, 7841923);
 	jobs_read_back("two-cl-interaction", 7841885, 7841923);
 }
+
+/*
+ * A build nobody answers: the service gives up after bisector.max_reissues
+ * (pw_bisect_give_up with PW_BISECT_NO_ANSWER). The bisection is then over,
+ * FAILED, names no culprit, and its reason starts with "no_answer"; an ended
+ * bisection is left as it is.
+ */
+Test(bisect_scenario, a_job_nobody_answers_fails_the_bisection_with_no_answer)
+{
+	pw_sim *w = world("worked-example");
+	size_t ncls;
+	pw_bisect_cl *cls = history(w, 7841885, 7841923, &ncls);
+	pw_bisect b;
+	cr_assert_eq(pw_bisect_init(&b, NULL, 7841885, 7841923, cls, ncls), PW_OK);
+	pw_bisect_job job;
+	cr_assert(pw_bisect_next(&b, &job), "the first job is due");
+	pw_bisect_give_up(&b, PW_BISECT_NO_ANSWER ": job bs-x-00 (step 0, cl/7841885) has 0 of 5 results after 3 "
+	                      "re-issues 1800 s apart");
+	cr_assert_not(pw_bisect_next(&b, &job), "no job after giving up");
+	cr_assert_eq(b.status, PW_BISECT_FAILED);
+	cr_assert_str_eq(pw_bisect_status_name(b.status), "failed");
+	cr_assert_eq(b.culprit, 0);
+	cr_assert(strncmp(b.reason, "no_answer: job bs-x-00", 22) == 0, "%s", b.reason);
+	/* over already: a second call changes nothing */
+	char was[sizeof b.reason];
+	memcpy(was, b.reason, sizeof was);
+	pw_bisect_give_up(&b, "something else");
+	cr_assert_str_eq(b.reason, was);
+	pw_bisect_release(&b);
+	free(cls);
+	pw_sim_free(w);
+}

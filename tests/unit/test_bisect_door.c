@@ -25,6 +25,7 @@
 #define R_MISSING PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD
 #define R_INVALID PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE
 #define R_INCONS PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT
+#define R_OVERSIZE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE
 
 #define ACCEPT PW_BISECT_INPUT_ACCEPT
 #define IGNORE PW_BISECT_INPUT_IGNORE
@@ -235,8 +236,8 @@ static const akase acases[] = {
 	{"a 150-byte model", a_long_model, NULL, NULL, 0, 0, DEAD, R_INVALID, "model of 150"},
 	{"a 300-byte config_hash", a_long_hash, NULL, NULL, 0, 0, DEAD, R_INVALID, "config_hash of 300 bytes"},
 	{"a 300-byte changepoint_id", a_long_cp, NULL, NULL, 0, 0, DEAD, R_INVALID, "changepoint_id of 300 bytes"},
-	{"20000 correlated series (not the bisector's: taken)", a_many_correlated, NULL, NULL, 0, 0, ACCEPT, R_OK_,
-	 NULL},
+	{"20000 correlated series (copied into the follow-up: refused)", a_many_correlated, NULL, NULL, 0, 0, DEAD,
+	 R_OVERSIZE, "of 640282 bytes (at most 262144)"},
 	{"NUL inside alert_id", NULL, a_nul_id, NULL, 0, 0, DEAD, R_INVALID, "\"alert_id\" contains a NUL byte"},
 	{"NUL inside series.model", NULL, a_nul_model, NULL, 0, 0, DEAD, R_INVALID,
 	 "\"series.model\" contains a NUL byte"},

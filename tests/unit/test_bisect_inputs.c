@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bisect_msg.h"
+#include "pw_alert_followup.h"
 
 #define DECODE_FAILED PERFWATCH__V1__DLQ_REASON__DLQ_REASON_DECODE_FAILED
 #define MISSING PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD
@@ -291,6 +292,57 @@ static void expect_cl_dead(const cl_fix *f, Perfwatch__V1__DlqReason want, const
 	cr_assert(strstr(detail, words) != NULL, "detail \"%s\" does not say \"%s\"", detail, words);
 }
 
+/*
+ * The alert that jammed the outboxes: a regression alert whose summary is
+ * 3,000,000 bytes. Its follow-up copied it whole (3,000,834 bytes, over
+ * perf.alerts.v1's 1,000,000) and stopped every outbox row behind it. The
+ * door now refuses what the bisector would copy beyond PW_ALERT_* as
+ * oversize: the packed size, one string, one list.
+ */
+Test(bisect_inputs, alerts_beyond_the_alert_limits_are_oversize)
+{
+	static char huge[3000001], s4097[PW_ALERT_STRING_MAX + 2], s4096[PW_ALERT_STRING_MAX + 1];
+	memset(huge, 's', 3000000);
+	memset(s4097, 'o', PW_ALERT_STRING_MAX + 1);
+	memset(s4096, 'o', PW_ALERT_STRING_MAX);
+	const Perfwatch__V1__DlqReason oversize = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE;
+	alert_fix f;
+	alert_init(&f);
+	f.al.summary = huge;
+	expect_alert_dead(&f, oversize, "bytes (at most 262144)");
+	alert_init(&f);
+	f.al.owner_hint = s4097;
+	expect_alert_dead(&f, oversize, "field \"owner_hint\" of 4097 bytes (at most 4096)");
+	alert_init(&f);
+	f.cp.nightly = s4097; /* at any depth */
+	expect_alert_dead(&f, oversize, "field \"changepoint.nightly\" of 4097 bytes");
+	alert_init(&f);
+	Perfwatch__V1__AlertScope sc = PERFWATCH__V1__ALERT_SCOPE__INIT;
+	char *items[PW_ALERT_LIST_MAX + 1];
+	for (size_t i = 0; i < PW_ALERT_LIST_MAX + 1; i++)
+		items[i] = "chat-8b/v6e-4/decode.B8: +7.4%";
+	sc.clean_series = items;
+	sc.n_clean_series = PW_ALERT_LIST_MAX + 1;
+	f.al.scope = &sc;
+	expect_alert_dead(&f, oversize, "field \"scope.clean_series\" has 257 items (at most 256)");
+	/* at the limits: accepted */
+	sc.n_clean_series = PW_ALERT_LIST_MAX;
+	f.al.owner_hint = s4096;
+	size_t len;
+	uint8_t *b = pack_alert(&f.al, &len);
+	Perfwatch__V1__DlqReason reason = 0;
+	char detail[320];
+	cr_assert_eq(alert_verdict(b, len, &reason, detail, sizeof detail), PW_BISECT_INPUT_ACCEPT, "%s", detail);
+	free(b);
+	/* a 3 MB follow-up or improvement is not acted on, so not refused either */
+	alert_init(&f);
+	f.al.summary = huge;
+	f.al.follow_up = true;
+	b = pack_alert(&f.al, &len);
+	cr_assert_eq(alert_verdict(b, len, &reason, detail, sizeof detail), PW_BISECT_INPUT_FOLLOW_UP);
+	free(b);
+}
+
 Test(bisect_inputs, compiler_cls_good_and_bad)
 {
 	cl_fix f;
@@ -350,4 +402,32 @@ Test(bisect_inputs, compiler_cls_good_and_bad)
 	f.c.n_perf_benchmarks = PW_BISECT_LIST_MAX + 1;
 	expect_cl_dead(&f, INVALID, "257 benchmarks", 0, 0, NULL);
 	free(many);
+}
+
+/*
+ * A range the CL feed does not know: an alert with cl/1..cl/1000001 while
+ * the feed holds cl/7840518.. started a bisection, published builds for both
+ * ends and FAILED "range endpoints do not differ". Both endpoints must be
+ * CLs of the feed; otherwise the alert is dead-lettered (unknown_reference)
+ * with the CLs and the feed's range named, before any build.
+ */
+Test(bisect_inputs, a_range_outside_the_cl_feed_is_an_unknown_reference)
+{
+	char detail[320];
+	pw_bisect_feed feed = {.lo_known = false, .hi_known = false, .first = 7840518, .last = 7842075, .n = 1558};
+	cr_assert_not(pw_bisect_range_known("perfreg-x", 1, 1000001, &feed, detail, sizeof detail));
+	cr_assert_str_eq(detail, "alert \"perfreg-x\": range cl/1..cl/1000001: cl/1 and cl/1000001 are not in the "
+	                         "CL feed (cl/7840518..cl/7842075, 1558 CLs)");
+	feed.hi_known = true;
+	cr_assert_not(pw_bisect_range_known("perfreg-x", 7840000, 7841923, &feed, detail, sizeof detail));
+	cr_assert(strstr(detail, ": cl/7840000 is not in the CL feed (cl/7840518..cl/7842075, 1558 CLs)"), "%s", detail);
+	feed.hi_known = false;
+	feed.lo_known = true;
+	cr_assert_not(pw_bisect_range_known("perfreg-x", 7841885, 7999999, &feed, detail, sizeof detail));
+	cr_assert(strstr(detail, ": cl/7999999 is not in the CL feed"), "%s", detail);
+	pw_bisect_feed none = {0};
+	cr_assert_not(pw_bisect_range_known("perfreg-x", 7841885, 7841923, &none, detail, sizeof detail));
+	cr_assert(strstr(detail, "(the feed is empty)"), "%s", detail);
+	feed.hi_known = true;
+	cr_assert(pw_bisect_range_known("perfreg-x", 7841885, 7841923, &feed, detail, sizeof detail));
 }

@@ -155,7 +155,7 @@ Test(door, invalid_utf8_in_a_fleet_change_is_refused_at_the_door)
 	             PW_OK);
 }
 
-Test(door, a_series_key_over_the_one_limit_is_refused_by_the_ingester)
+Test(door, a_key_part_over_its_one_limit_is_refused_by_the_ingester)
 {
 	uint8_t *good;
 	size_t glen, len;
@@ -170,10 +170,10 @@ Test(door, a_series_key_over_the_one_limit_is_refused_by_the_ingester)
 	Perfwatch__V1__RunResult *out = NULL;
 	cr_assert_eq(pw_ingest_decode(buf, len, &lim, &out, detail, sizeof detail),
 	             PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE, "%s", detail);
-	cr_assert(strstr(detail, "series key") && strstr(detail, "over the cap of 255"), "%s", detail);
+	cr_assert(strstr(detail, "key.model") && strstr(detail, "over the cap of 100"), "%s", detail);
 	free(buf);
-	/* 150 bytes still fits */
-	model[150] = '\0';
+	/* PW_KEY_MODEL_MAX bytes fit (pw_limits.h; every reader takes it: test_key_limits.c) */
+	model[PW_KEY_MODEL_MAX] = '\0';
 	buf = pack_with_model(run, model, &len);
 	cr_assert_eq(pw_ingest_decode(buf, len, &lim, &out, detail, sizeof detail), PW_DLQ_NONE,
 	             "%s", detail);

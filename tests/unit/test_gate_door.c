@@ -32,8 +32,8 @@
 typedef struct req_parts {
 	Perfwatch__V1__GateRequest r;
 	Perfwatch__V1__CompilerBuild cand;
-	Perfwatch__V1__Waiver wv;
-	Perfwatch__V1__Waiver *wvp[1];
+	Perfwatch__V1__Waiver wv, wv2;
+	Perfwatch__V1__Waiver *wvp[2];
 	Perfwatch__V1__TierRepeats top, tail;
 	Perfwatch__V1__TierRepeats *tiers[2];
 	Perfwatch__V1__ExpectedWin win;
@@ -130,6 +130,14 @@ EDIT(waiver_no_scope, q->wv.model = "")
 EDIT(waiver_release_wide, (q->wv.model = "", q->wv.release_wide = 1))
 EDIT(waiver_old_request, (q->r.requested_unix_us = NOW_US - 400 * DAY_US,
                           q->wv.expires_unix_us = NOW_US + 300 * DAY_US))
+/* the same id twice: one waiver sent twice is fine, two waivers under one id are not */
+EDIT(waiver_twice_same, (q->wv2 = q->wv, q->wvp[1] = &q->wv2, q->r.n_waivers = 2))
+EDIT(waiver_twice_other_expiry, (q->wv2 = q->wv, q->wv2.expires_unix_us += DAY_US,
+                                 q->wvp[1] = &q->wv2, q->r.n_waivers = 2))
+EDIT(waiver_twice_other_model, (q->wv2 = q->wv, q->wv2.model = "chat-8b", q->wvp[1] = &q->wv2,
+                                q->r.n_waivers = 2))
+EDIT(two_waivers, (q->wv2 = q->wv, q->wv2.waiver_id = "wv-2026-06-18-02", q->wv2.model = "chat-8b",
+                   q->wvp[1] = &q->wv2, q->r.n_waivers = 2))
 EDIT(win_no_key, q->win.series_key = "")
 EDIT(win_minus_100, q->win.expected_delta_pct = -100.0)
 EDIT(win_nan, q->win.expected_delta_pct = NAN)
@@ -247,6 +255,10 @@ static const kase cases[] = {
 	{"a waiver with no selector (the whole release)", waiver_no_scope, NULL, NULL, 0, R_INVALID, NULL},
 	{"a release-wide waiver that says so", waiver_release_wide, NULL, NULL, 0, R_OK_, NULL},
 	{"an old request: expiry counts from the gate's clock", waiver_old_request, NULL, NULL, 0, R_OK_, NULL},
+	{"one waiver sent twice (same id, same content)", waiver_twice_same, NULL, NULL, 0, R_OK_, NULL},
+	{"one waiver id, two expiries", waiver_twice_other_expiry, NULL, NULL, 0, R_INVALID, NULL},
+	{"one waiver id, two models", waiver_twice_other_model, NULL, NULL, 0, R_INVALID, NULL},
+	{"two waivers, two ids", two_waivers, NULL, NULL, 0, R_OK_, NULL},
 	/* NUL and UTF-8, at any depth */
 	{"NUL inside release_id", NULL, nul_release, NULL, 0, R_INVALID, NULL},
 	{"0xff in release_id", NULL, bad_utf8_release, NULL, 0, R_INVALID, NULL},

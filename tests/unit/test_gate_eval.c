@@ -252,6 +252,62 @@ Test(gate_eval, sub_mde_significant_movement_is_trend_only)
 	release_free(r);
 }
 
+/*
+ * §4.5: a series tested with fewer candidate runs than its noise needs, and
+ * nothing significant, is UNDER_POWERED, never within noise; a finding made
+ * with few runs stands (a regression stays a regression). n was fixed at 5
+ * for every tier: a GPU series at σ 2% needs 6 for its 4% MDE.
+ */
+Test(gate_eval, short_of_power_is_under_powered_not_within_noise)
+{
+	release *r = release_new();
+	size_t f = add_family(r, "gpu-fam", 0.05);
+	size_t quiet = add_series(r, "gpu-fam/h/b200-8/decode.B8/tpot_p50_ms", f, PW_GATE_TIER_TOP,
+	                          5.0, 0.02, 0.0);
+	size_t enough = add_series(r, "gpu-fam/h/b200-8/decode.B64/tpot_p50_ms", f,
+	                           PW_GATE_TIER_TOP, 5.0, 0.02, 0.0);
+	size_t regressed = add_series(r, "gpu-fam/h/v6e-4/decode.B8/tpot_p50_ms", f,
+	                              PW_GATE_TIER_TOP, 5.0, 0.004, 0.08);
+	r->s[quiet].gpu = r->s[enough].gpu = true;
+	r->s[quiet].required_n = 6;   /* σ 2%, MDE 4%: 5.25 -> 6 */
+	r->s[enough].required_n = 5;
+	r->s[regressed].required_n = 6;
+	evaluate(r);
+	cr_assert_eq(r->sr[quiet].verdict, PW_GATE_SERIES_UNDER_POWERED);
+	cr_assert_eq(r->sr[enough].verdict, PW_GATE_SERIES_WITHIN_NOISE);
+	cr_assert_eq(r->sr[regressed].verdict, PW_GATE_SERIES_REGRESSED);
+	cr_assert(r->sr[quiet].tested, "an under-powered series is tested: its p is in BH");
+	cr_assert_eq(r->rr.n_tests, 3);
+	cr_assert_eq(r->fr[f].n_under_powered, 1);
+	/* the GPU series are certified at 4%: the practical arm is 0.7 × 4% */
+	cr_assert_float_eq(r->sr[quiet].cmp.mde_pct, 4.0, 1e-12);
+	cr_assert_float_eq(r->sr[quiet].cmp.practical_pct, 2.8, 1e-12);
+	cr_assert_float_eq(r->sr[regressed].cmp.mde_pct, 1.0, 1e-12);
+	pw_gate_policy pol;
+	pw_gate_policy_default(&pol);
+	cr_assert_float_eq(pw_gate_series_mde(&pol, &r->s[quiet]), 4.0, 1e-12);
+	/* a tail-tier GPU series too: 4%, not 3% */
+	r->s[quiet].tier = PW_GATE_TIER_TAIL;
+	cr_assert_float_eq(pw_gate_series_mde(&pol, &r->s[quiet]), 4.0, 1e-12);
+	release_free(r);
+}
+
+/* The required n the gate uses: the baseline's published one for the same
+ * MDE, else computed from the baseline's σ with the request's MDE. */
+Test(gate_eval, required_n_published_or_computed)
+{
+	/* published for 4%, asked at 4%: published */
+	cr_assert_eq(pw_gate_required_n(true, 2.0, 7, 4.0, 4.0, 5), 7);
+	/* a request's own MDE (2%): computed, 21.01·(2/2)² = 21.01 -> 22 */
+	cr_assert_eq(pw_gate_required_n(true, 2.0, 7, 4.0, 2.0, 5), 22);
+	/* a baseline stored before n was published: computed, σ 0.4% at 1% -> 5 */
+	cr_assert_eq(pw_gate_required_n(true, 0.4, 0, 0.0, 1.0, 5), 5);
+	/* no baseline: unknown */
+	cr_assert_eq(pw_gate_required_n(false, 0.4, 5, 1.0, 1.0, 5), 0);
+	/* the floor holds for a published n too */
+	cr_assert_eq(pw_gate_required_n(true, 0.4, 5, 1.0, 1.0, 6), 6);
+}
+
 Test(gate_eval, bad_family_index_is_an_error)
 {
 	release *r = release_new();

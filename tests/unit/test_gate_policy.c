@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,18 @@ Test(gate_policy, series_outcomes_follow_section_8)
 	cr_assert_eq(r.out[p1], PW_GATE_OUT_BLOCKING);
 }
 
+/* pw_gate_wait_decide at now with deadline, settle and catch-up bounds; missing may be NULL */
+static pw_gate_wait wait_at(const rel *r, size_t nfam, size_t ns, int64_t now, int64_t deadline,
+                            int64_t settle, int64_t catchup, bool named, size_t *missing)
+{
+	pw_gate_wait_clock c = {now, deadline, settle, catchup, named};
+	pw_gate_wait_state st;
+	pw_gate_wait w = pw_gate_wait_decide(&r->pol, nfam, r->s, ns, &c, &st);
+	if (missing)
+		*missing = st.missing;
+	return w;
+}
+
 Test(gate_policy, waiting_rule)
 {
 	rel r;
@@ -143,51 +156,64 @@ Test(gate_policy, waiting_rule)
 	size_t b = ser(&r, "f/h/p/c2/m", f, PW_GATE_TIER_TAIL, 1.0, 0.0, 3);
 	size_t missing = 99;
 	/* the tail series needs 5 by default */
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, 0, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 10, 20, 0, 0, false, &missing), PW_GATE_WAIT_MORE);
 	cr_assert_eq(missing, 1);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 20, 20, 0, 0, NULL), PW_GATE_WAIT_DEADLINE);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 20, 20, 0, 0, false, NULL), PW_GATE_WAIT_DEADLINE);
 	/* §4.5's 3 repeats for the tail tier */
 	r.pol.min_candidate_tail_n = 3;
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, 0, &missing), PW_GATE_WAIT_READY);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 10, 20, 0, 0, false, &missing), PW_GATE_WAIT_READY);
 	cr_assert_eq(missing, 0);
 	/* frozen series are not waited for */
 	r.s[a].n_cand = 0;
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, 0, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 10, 20, 0, 0, false, NULL), PW_GATE_WAIT_MORE);
 	r.s[a].state = PW_GATE_STATE_FROZEN;
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, 0, NULL), PW_GATE_WAIT_READY);
-	/* a baselining series is waited for while the baseliner may catch up, not after */
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 10, 20, 0, 0, false, NULL), PW_GATE_WAIT_READY);
+	/* a baselining series short of candidate runs is waited for until the
+	 * deadline (its candidates have not arrived); with its runs, while the
+	 * baseliner may catch up (settling), not after */
 	r.s[a].state = PW_GATE_STATE_BASELINING;
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 15, 0, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 10, 20, 15, 0, false, &missing), PW_GATE_WAIT_MORE);
 	cr_assert_eq(missing, 1);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 15, 20, 15, 0, NULL), PW_GATE_WAIT_READY);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 15, 20, 15, 0, false, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 20, 20, 15, 0, false, NULL), PW_GATE_WAIT_DEADLINE);
+	r.s[a].n_cand = 5;
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 10, 20, 15, 0, false, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(missing, 1);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 15, 20, 15, 0, false, NULL), PW_GATE_WAIT_READY);
+	r.s[a].n_cand = 0;
 	r.s[a].state = PW_GATE_STATE_FROZEN;
 	/* a series whose baseline is behind (the baseliner restarting) is waited
 	 * for until the catch-up bound, then tested on what there is; a frozen
 	 * one is not gated, so not waited for */
 	r.s[b].baseline_behind = true;
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, 18, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 10, 20, 0, 18, false, &missing), PW_GATE_WAIT_MORE);
 	cr_assert_eq(missing, 1);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 18, 20, 0, 18, NULL), PW_GATE_WAIT_READY);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 18, 20, 0, 18, false, NULL), PW_GATE_WAIT_READY);
 	r.s[a].baseline_behind = true;
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 10, 20, 0, 18, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 10, 20, 0, 18, false, &missing), PW_GATE_WAIT_MORE);
 	cr_assert_eq(missing, 1, "the frozen series is not waited for");
 	r.s[a].baseline_behind = r.s[b].baseline_behind = false;
 	/* and the tail series with 3 runs is tested, not insufficient */
 	decide(&r, NULL, 0, 0);
 	cr_assert(r.sr[b].tested);
-	/* a family without any series is waited for only while settling, and
-	 * then decided as short of data, never as a pass */
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 2, r.s, r.ns, 10, 20, 15, 0, NULL), PW_GATE_WAIT_MORE);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 2, r.s, r.ns, 15, 20, 15, 0, NULL), PW_GATE_WAIT_READY);
+	/* a family without any series is waited for only while settling when the
+	 * request named no families (every spend weight is one), until the
+	 * deadline when the request named it; then decided as short of data,
+	 * never as a pass */
+	cr_assert_eq(wait_at(&r, 2, r.ns, 10, 20, 15, 0, false, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(wait_at(&r, 2, r.ns, 15, 20, 15, 0, false, NULL), PW_GATE_WAIT_READY);
+	cr_assert_eq(wait_at(&r, 2, r.ns, 15, 20, 15, 0, true, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(missing, 1);
+	cr_assert_eq(wait_at(&r, 2, r.ns, 20, 20, 15, 0, true, NULL), PW_GATE_WAIT_DEADLINE);
 	/* issue 19: a release with no candidate run at all (it does not exist, or
 	 * the ingester is stalled) waits for its deadline, not for the settle time */
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 10, 20, 15, 0, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(wait_at(&r, 1, 0, 10, 20, 15, 0, false, &missing), PW_GATE_WAIT_MORE);
 	cr_assert_eq(missing, 1);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 15, 20, 15, 0, NULL), PW_GATE_WAIT_MORE);
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, 1, r.s, 0, 20, 20, 15, 0, NULL), PW_GATE_WAIT_DEADLINE);
+	cr_assert_eq(wait_at(&r, 1, 0, 15, 20, 15, 0, false, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(wait_at(&r, 1, 0, 20, 20, 15, 0, false, NULL), PW_GATE_WAIT_DEADLINE);
 	size_t bn = r.s[b].n_cand;
 	r.s[b].n_cand = 0; /* a is frozen: no candidate run anywhere */
-	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, 15, 20, 15, 0, NULL), PW_GATE_WAIT_MORE);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 15, 20, 15, 0, false, NULL), PW_GATE_WAIT_MORE);
 	r.s[b].n_cand = bn;
 	rel e;
 	rel_init(&e);
@@ -198,6 +224,185 @@ Test(gate_policy, waiting_rule)
 	char buf[256];
 	pw_gate_summary(buf, sizeof buf, &e.pol, e.fam, e.fr, e.nfam, e.s, e.sr, e.ns, &e.rr);
 	cr_assert_str_eq(buf, "INSUFFICIENT_DATA: unmeasured has no measured series");
+}
+
+/*
+ * The early decision after an ingester stall: the ingester stopped, the
+ * request arrives (deadline 300 s ahead), the ingester resumes after the
+ * settle time (gate.min_wait) and its first runs land: the families' series
+ * exist, some with their candidate runs, none with a baseline yet (the
+ * baseliner has not seen them). The old rule waited for baselining series
+ * and families without series only while settling, so this was READY and
+ * decided INSUFFICIENT_DATA ("2 families, 0 tests"), four minutes before the
+ * deadline. It waits now until every series has its runs and its baseline,
+ * and the same data then gives BLOCKING.
+ */
+Test(gate_policy, an_ingester_stall_does_not_decide_early)
+{
+	rel r;
+	rel_init(&r);
+	size_t chat = fam(&r, "chat-8b", 0.078), moe = fam(&r, "rank-moe-110b", 0.05);
+	const int64_t S = 1000000, settle = 30 * S, deadline = 300 * S, resumed = 64 * S;
+	size_t missing;
+	/* stalled: no series, no runs; past the settle time the named families hold it */
+	cr_assert_eq(wait_at(&r, r.nfam, 0, resumed, deadline, settle, 600 * S, true, &missing),
+	             PW_GATE_WAIT_MORE);
+	cr_assert_eq(missing, 2);
+	/* resumed: the series are there, B64 with 3 of its 5 runs, the others
+	 * with theirs; the baseliner has seen none of them */
+	size_t b64 = ser(&r, "chat-8b/h/v6e-4/decode.B64/tpot_p50_ms", chat, PW_GATE_TIER_TOP, 3.90,
+	                 0.082, 3);
+	size_t b8 = ser(&r, "chat-8b/h/v6e-4/decode.B8/tpot_p50_ms", chat, PW_GATE_TIER_TOP, 1.60,
+	                0.074, 5);
+	size_t pre = ser(&r, "chat-8b/h/v6e-4/prefill/ttft_p50_ms", chat, PW_GATE_TIER_TOP, 210, 0.0, 5);
+	size_t m = ser(&r, "rank-moe-110b/h/v6e-16/decode.B32/tpot_p50_ms", moe, PW_GATE_TIER_TOP, 7.2,
+	               0.031, 5);
+	size_t all[] = {b64, b8, pre, m};
+	for (size_t k = 0; k < 4; k++) {
+		r.s[all[k]].state = PW_GATE_STATE_BASELINING;
+		r.s[all[k]].baseline_behind = true;
+	}
+	pw_gate_wait_clock c = {resumed, deadline, settle, 600 * S, true};
+	pw_gate_wait_state st;
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &c, &st), PW_GATE_WAIT_MORE,
+	             "decided 4 s after the ingester resumed");
+	cr_assert_eq(st.short_runs, 1);
+	cr_assert_eq(st.behind, 3);
+	char text[256];
+	pw_gate_wait_describe(text, sizeof text, &st, deadline, resumed);
+	cr_assert_str_eq(text, "1 of 4 series short of candidate runs, 3 baselines behind "
+	                       "(deadline in 3m56s)");
+	/* B64's last runs arrive: still the baselines */
+	r.s[b64].n_cand = 5;
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, resumed + S, deadline, settle, 600 * S, true, &missing),
+	             PW_GATE_WAIT_MORE);
+	cr_assert_eq(missing, 4);
+	/* the baseliner has folded them: active, nothing missing, READY */
+	for (size_t k = 0; k < 4; k++) {
+		r.s[all[k]].state = PW_GATE_STATE_ACTIVE;
+		r.s[all[k]].baseline_behind = false;
+	}
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, resumed + 2 * S, deadline, settle, 600 * S, true,
+	                     &missing),
+	             PW_GATE_WAIT_READY);
+	decide(&r, NULL, 0, 0);
+	cr_assert_eq(r.rr.verdict, PW_GATE_FAMILY_BLOCKING);
+	cr_assert_eq(r.fr[chat].verdict, PW_GATE_FAMILY_BLOCKING);
+	cr_assert_eq(r.out[b64], PW_GATE_OUT_BLOCKING);
+	cr_assert_eq(r.rr.n_tests, 4);
+}
+
+/* A release decided at its deadline lacking data is re-decided, as a new
+ * evaluation, when late data arrives and is complete or stops moving. */
+Test(gate_policy, late_data_redecides)
+{
+	rel r;
+	rel_init(&r);
+	size_t f = fam(&r, "f", 0.1);
+	size_t a = ser(&r, "f/h/p/c/m", f, PW_GATE_TIER_TOP, 1.0, 0.0, 2);
+	ser(&r, "f/h/p/c2/m", f, PW_GATE_TIER_TOP, 1.0, 0.0, 5);
+	pw_gate_wait_clock late = pw_gate_wait_late_clock(1000, true);
+	pw_gate_wait_state at_deadline, now;
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &late, &at_deadline),
+	             PW_GATE_WAIT_MORE, "the late clock has no deadline");
+	cr_assert_eq(at_deadline.missing, 1);
+	/* a complete decision is never re-decided */
+	cr_assert_not(pw_gate_late_redecide(0, at_deadline.seen, &at_deadline, NULL));
+	/* nothing new */
+	cr_assert_not(pw_gate_late_redecide(1, at_deadline.seen, &at_deadline, &at_deadline));
+	/* one more run: late data, still short and still moving at the first look */
+	r.s[a].n_cand = 3;
+	pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &late, &now);
+	cr_assert_eq(now.seen, at_deadline.seen + 1);
+	cr_assert_not(pw_gate_late_redecide(1, at_deadline.seen, &now, NULL));
+	cr_assert_not(pw_gate_late_redecide(1, at_deadline.seen, &now, &at_deadline));
+	/* stopped moving: re-decide on what there is */
+	pw_gate_wait_state same = now;
+	cr_assert(pw_gate_late_redecide(1, at_deadline.seen, &now, &same));
+	/* the same runs, but a baseline still catching up (missing moved): not yet */
+	pw_gate_wait_state catching = now;
+	catching.missing = now.missing + 1;
+	cr_assert_not(pw_gate_late_redecide(1, at_deadline.seen, &now, &catching));
+	/* complete: re-decide at once */
+	r.s[a].n_cand = 5;
+	pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &late, &now);
+	cr_assert_eq(now.missing, 0);
+	cr_assert(pw_gate_late_redecide(1, at_deadline.seen, &now, NULL));
+	/* a series whose baseline completes is late data too */
+	r.s[a].state = PW_GATE_STATE_BASELINING;
+	pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &late, &at_deadline);
+	r.s[a].state = PW_GATE_STATE_ACTIVE;
+	pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &late, &now);
+	cr_assert_eq(now.seen, at_deadline.seen + 1);
+	char text[128];
+	pw_gate_wait_describe(text, sizeof text, &now, INT64_MAX, 0);
+	cr_assert_str_eq(text, "complete");
+	pw_gate_wait_state none = {.no_runs = true, .no_series = 2, .missing = 2};
+	pw_gate_wait_describe(text, sizeof text, &none, 100 * 1000000, 162 * 1000000);
+	cr_assert_str_eq(text, "no candidate run yet, 2 families without series "
+	                       "(deadline passed 1m02s ago)");
+}
+
+/*
+ * §4.5: the gate waits for what a series' noise needs when the request did
+ * not say what was scheduled, and for what was scheduled when it did; a
+ * series tested short of it is reported UNDER_POWERED (never PASS), counted
+ * in the summary, and a GPU series is certified at 4% with the 1-4% band
+ * declared the production canary's.
+ */
+Test(gate_policy, power_per_series)
+{
+	rel r;
+	rel_init(&r);
+	size_t f = fam(&r, "f", 0.1);
+	size_t g = ser(&r, "f/h/b200-8/c/m", f, PW_GATE_TIER_TOP, 1.0, 0.0, 5);
+	size_t t = ser(&r, "f/h/v6e-4/c/m", f, PW_GATE_TIER_TOP, 1.0, 0.0, 5);
+	r.s[g].gpu = true;
+	r.s[g].required_n = 6;
+	r.s[t].required_n = 5;
+	size_t missing;
+	/* no TierRepeats: wait for the 6 the GPU series needs */
+	cr_assert_eq(pw_gate_series_wait_n(&r.pol, &r.s[g]), 6);
+	cr_assert_eq(pw_gate_series_wait_n(&r.pol, &r.s[t]), 5);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 10, 20, 0, 0, false, &missing), PW_GATE_WAIT_MORE);
+	cr_assert_eq(missing, 1);
+	/* the request scheduled 5: that is what is waited for */
+	r.pol.top_n_requested = true;
+	cr_assert_eq(pw_gate_series_wait_n(&r.pol, &r.s[g]), 5);
+	cr_assert_eq(wait_at(&r, r.nfam, r.ns, 10, 20, 0, 0, false, &missing), PW_GATE_WAIT_READY);
+	/* tested with 5: nothing significant, UNDER_POWERED, not PASS */
+	decide(&r, NULL, 0, 0);
+	cr_assert_eq(r.sr[g].verdict, PW_GATE_SERIES_UNDER_POWERED);
+	cr_assert_eq(r.out[g], PW_GATE_OUT_UNDER_POWERED);
+	cr_assert_str_eq(pw_gate_outcome_name(r.out[g]), "under_powered");
+	cr_assert_eq(pw_gate_outcome_parse("under_powered"), PW_GATE_OUT_UNDER_POWERED);
+	cr_assert_eq(r.out[t], PW_GATE_OUT_PASS);
+	cr_assert_eq(r.fr[f].verdict, PW_GATE_FAMILY_PASS);
+	char buf[512];
+	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert_str_eq(buf, "PASS: 1 families, 2 tests, 0.00% fleet impact; 1 series under-powered "
+	                      "(fewer candidate runs than their noise needs for the MDE); GPU series "
+	                      "certified at MDE 4%: the 1-4% band is the production canary's");
+}
+
+/* The per-tier n table as pw-gate --power-table prints it. */
+Test(gate_policy, power_table)
+{
+	pw_gate_policy p;
+	pw_gate_policy_default(&p);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	cr_assert(out);
+	cr_assert_eq(pw_gate_power_table(out, &p, 0.4, 2.0), PW_OK);
+	fclose(out);
+	cr_assert(strstr(text, "| top | TPU | 0.40% | 1.00% | 3.36 | 5 | 5 | - |\n"), "%s", text);
+	cr_assert(strstr(text, "| tail | TPU | 0.40% | 3.00% | 0.37 | 5 | 5 | - |\n"), "%s", text);
+	cr_assert(strstr(text, "| top | GPU | 2.00% | 4.00% | 5.25 | 5 | 6 | 1-4% |\n"), "%s", text);
+	cr_assert(strstr(text, "| tail | GPU | 2.00% | 4.00% | 5.25 | 5 | 6 | 3-4% |\n"), "%s", text);
+	cr_assert(strstr(text, "GPU at the top tier's own MDE 1.00%: 84.06 -> 85 runs"), "%s", text);
+	free(text);
+	cr_assert_eq(pw_gate_power_table(stdout, &p, 0.0, 2.0), PW_ERR_INVALID);
 }
 
 Test(gate_policy, key_split_and_waiver_matching)
@@ -322,6 +527,8 @@ Test(gate_policy, configuration_table_builds_and_gives_the_policy)
 	pw_config *cfg = pw_config_new("gate", keys, n, err, sizeof err);
 	cr_assert_not_null(cfg, "%s", err);
 	pw_gate_policy p, d;
+	memset(&p, 0, sizeof p); /* the padding after the bools: memcmp below */
+	memset(&d, 0, sizeof d);
 	pw_gate_policy_from_config(cfg, &p);
 	pw_gate_policy_default(&d);
 	cr_assert_eq(memcmp(&p, &d, sizeof p), 0, "the table's defaults are the design's");

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "pw_dlq.h"
 #include "pw_topics.h"
 #include "rows.h"
 #include "sim_model.h"
@@ -353,9 +354,9 @@ Test(ingest_rows, point_and_dead_letter_round_trip)
 	free(buf);
 	cr_assert_eq(pw_ingest_point_pack(run, run->n_metrics, 1, key, &buf, &n), PW_ERR_INVALID);
 
-	cr_assert_eq(pw_ingest_dead_letter_pack(PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
-	                                        "metric \"x\" has value NaN", "perf.runs.v1", 3, 77,
-	                                        "k", 1, payload, len, 5, &buf, &n),
+	pw_dlq_source src = {"ingester", "perfwatch.v1.RunResult", "perf.runs.v1", 3, 77, "k", 1, payload, len};
+	cr_assert_eq(pw_dlq_pack(&src, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE,
+	                         "metric \"x\" has value NaN", 5, &buf, &n),
 	             PW_OK);
 	Perfwatch__V1__DeadLetter *d = perfwatch__v1__dead_letter__unpack(NULL, n, buf);
 	cr_assert_not_null(d);

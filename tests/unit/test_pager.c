@@ -467,7 +467,10 @@ Test(pager, triage_links)
 
 	char path[256];
 	cr_assert_eq(pw_link_path(key, kl, "pg-2026-06-18-0001", "view", 2000, path, sizeof path), PW_OK);
-	cr_expect_eq(strncmp(path, "/triage/pg-2026-06-18-0001?action=view&exp=2000&sig=", 52), 0, "%s", path);
+	cr_assert_eq(pw_link_sign(key, kl, "pg-2026-06-18-0001", "view", 2000, sig), PW_OK);
+	char want_path[256];
+	snprintf(want_path, sizeof want_path, "/triage?page=pg-2026-06-18-0001&action=view&exp=2000&sig=%s", sig);
+	cr_expect_str_eq(path, want_path, "the link the triage page serves");
 	cr_expect_eq(pw_link_path(key, kl, "pg/../x", "view", 2000, path, sizeof path), PW_ERR_INVALID);
 	cr_expect_eq(pw_link_path(key, kl, "pg-1", "view", 2000, path, 20), PW_ERR_INVALID);
 }
@@ -810,4 +813,197 @@ Test(incident, owner_hint_attribution_over_bisection_in_either_order)
 	pw_incident_add(&b, &bis);
 	cr_expect_str_eq(b.primary.owner_hint, "compiler");
 	cr_expect_str_eq(b.primary.culprit, "cl/7841917");
+}
+
+/* A gate finding of the event of one RC: family, metric, config, change, fleet spend share. */
+static pw_finding rc_finding(const char *id, const char *model, const char *config, const char *metric,
+                             double pct, double share, pw_find_verdict v)
+{
+	pw_finding f = gate_b64();
+	cp(f.alert_id, sizeof f.alert_id, id);
+	cp(f.model, sizeof f.model, model);
+	cp(f.config, sizeof f.config, config);
+	cp(f.metric, sizeof f.metric, metric);
+	snprintf(f.series_key, sizeof f.series_key, "%s|hlo:1|v6e-4|%s|%s", model, config, metric);
+	f.delta_pct = pct;
+	f.spend_pct = share * (pct < 0 ? -pct : pct);
+	f.verdict = v;
+	f.n_clean = 0;
+	cp(f.cl_lo, sizeof f.cl_lo, "cl/7841885");
+	cp(f.cl_hi, sizeof f.cl_hi, "cl/7841923");
+	return f;
+}
+
+/*
+ * The headline of an event is its largest spend-weighted finding and does not
+ * depend on the order the findings arrive in: the worked example's RC
+ * (chat-8b, 7.8% of fleet spend, TPOT +8.2%; rank-moe-110b, 5%, MFU -3.3% and
+ * TPOT p99 +3.0%) with a tail model whose TPOT moved more (+12%) on 1% of the
+ * spend, in 200 orders. Before, the larger change won (the tail model's
+ * headline), and the incident's opener kept the family.
+ */
+Test(incident, headline_is_the_largest_spend_weighted_finding_in_any_order)
+{
+	pw_finding fs[] = {
+		rc_finding("gate-rc-e1-s10", "chat-8b", "decode.B64", "tpot_p50_ms", 8.2, 0.078, PW_FV_BLOCKING),
+		rc_finding("gate-rc-e1-s15", "chat-8b", "decode.B64", "cost_per_mtok_usd", 8.2, 0.078, PW_FV_BLOCKING),
+		rc_finding("gate-rc-e1-s12", "chat-8b", "decode.B64", "goodput_tok_s_chip", -7.6, 0.078, PW_FV_BLOCKING),
+		rc_finding("gate-rc-e1-s78", "chat-8b", "decode.B8", "tpot_p50_ms", 7.4, 0.078, PW_FV_BLOCKING),
+		rc_finding("gate-rc-e1-s14", "chat-8b", "decode.B64", "hbm_bw_util", -1.6, 0.078, PW_FV_P1),
+		rc_finding("gate-rc-e1-s29", "rank-moe-110b", "decode.B8", "mfu", -3.3, 0.05, PW_FV_BLOCKING),
+		rc_finding("gate-rc-e1-s27", "rank-moe-110b", "decode.B8", "tpot_p99_ms", 3.0, 0.05, PW_FV_BLOCKING),
+		rc_finding("gate-rc-e1-s90", "tail-13b", "decode.B8", "tpot_p50_ms", 12.0, 0.01, PW_FV_BLOCKING),
+	};
+	const size_t n = sizeof fs / sizeof fs[0];
+	pw_pager_params p;
+	pw_pager_params_default(&p);
+	char want[256] = "";
+	uint32_t seed = 17;
+	for (int round = 0; round < 200; round++) {
+		size_t order[sizeof fs / sizeof fs[0]];
+		for (size_t i = 0; i < n; i++)
+			order[i] = i;
+		for (size_t i = n - 1; i > 0; i--) { /* Fisher-Yates with a fixed LCG: the same 200 orders every run */
+			seed = seed * 1664525u + 1013904223u;
+			size_t j = (seed >> 8) % (i + 1), t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		pw_incident *inc = calloc(1, sizeof *inc);
+		cr_assert_not_null(inc);
+		pw_incident_open(inc, "inc-rc", &fs[order[0]]);
+		for (size_t i = 1; i < n; i++) {
+			cr_assert_eq(pw_incident_find(&p, inc, 1, &fs[order[i]]), 0, "one event");
+			pw_incident_add(inc, &fs[order[i]]);
+		}
+		char summary[256];
+		pw_incident_summary(inc, summary, sizeof summary);
+		cr_expect_str_eq(inc->primary.alert_id, "gate-rc-e1-s10", "round %d (first %s): headline %s", round,
+		                 fs[order[0]].alert_id, summary);
+		cr_expect_str_eq(summary, "chat-8b v6e-4 TPOT +8.2% BLOCKING", "round %d", round);
+		cr_expect_float_eq(inc->primary.spend_pct, 0.078 * 8.2, 1e-12, "the headline keeps its own spend");
+		cr_expect_float_eq(inc->spend_pct, 0.078 * 8.2, 1e-12, "the event's largest spend-weighted impact");
+		cr_expect_eq(inc->n_members, n);
+		size_t gate = 0;
+		for (size_t i = 0; i < inc->n_members; i++)
+			gate += inc->gate_members >> i & 1;
+		cr_expect_eq(gate, n, "every member is marked a gate alert");
+		if (!want[0])
+			cp(want, sizeof want, summary);
+		cr_expect_str_eq(summary, want, "the same headline in every order");
+		free(inc);
+	}
+	/* the order itself: spend before the size of the change, the metric's rank before spend */
+	cr_expect_gt(pw_incident_headline_cmp(&fs[0], &fs[7]), 0, "7.8%% x 8.2 over 1%% x 12");
+	cr_expect_gt(pw_incident_headline_cmp(&fs[0], &fs[1]), 0, "TPOT over the cost it derives from");
+	cr_expect_lt(pw_incident_headline_cmp(&fs[4], &fs[5]), 0, "BLOCKING over P1");
+	cr_expect_eq(pw_incident_headline_cmp(&fs[0], &fs[0]), 0);
+	pw_finding twin = fs[3];
+	cp(twin.alert_id, sizeof twin.alert_id, "gate-rc-e1-s77");
+	cr_expect_lt(pw_incident_headline_cmp(&fs[3], &twin), 0, "a tie goes to the smaller alert id, in either order");
+	cr_expect_gt(pw_incident_headline_cmp(&twin, &fs[3]), 0);
+}
+
+/*
+ * A link signs every parameter that changes what a verdict records: an owner
+ * or a triager added to a signed link, or changed, is a tampered link (before,
+ * owner and by were outside the signature: one link recorded a verdict per
+ * owner and flipped the routing). A link without them signs as before.
+ * Checked against an HMAC computed here, independently of payload.c.
+ */
+Test(triage, links_sign_owner_and_triager)
+{
+	const unsigned char key[] = "k3y-for-tests";
+	size_t kl = sizeof key - 1;
+	char sig[PW_LINK_SIG_HEX], ref[65];
+	cr_assert_eq(pw_link_sign_with(key, kl, "pg-1", "true", "compiler", "alice", 2000, sig), PW_OK);
+	hmac_hex("k3y-for-tests", "perfwatch-triage\npg-1\ntrue\n2000\nowner=compiler\nby=alice", ref);
+	cr_expect_str_eq(sig, ref);
+	cr_expect_eq(pw_link_verify_with(key, kl, "pg-1", "true", "compiler", "alice", 2000, sig, 1), PW_LINK_OK);
+	cr_expect_eq(pw_link_verify_with(key, kl, "pg-1", "true", "model", "alice", 2000, sig, 1), PW_LINK_TAMPERED,
+	             "another owner");
+	cr_expect_eq(pw_link_verify_with(key, kl, "pg-1", "true", "compiler", "mallory", 2000, sig, 1), PW_LINK_TAMPERED,
+	             "another triager");
+	cr_expect_eq(pw_link_verify_with(key, kl, "pg-1", "true", NULL, NULL, 2000, sig, 1), PW_LINK_TAMPERED,
+	             "owner and triager taken off");
+	char plain[PW_LINK_SIG_HEX];
+	cr_assert_eq(pw_link_sign(key, kl, "pg-1", "true", 2000, plain), PW_OK);
+	hmac_hex("k3y-for-tests", "perfwatch-triage\npg-1\ntrue\n2000", ref);
+	cr_expect_str_eq(plain, ref, "a link without owner and triager signs as before");
+	cr_expect_eq(pw_link_verify_with(key, kl, "pg-1", "true", "", "", 2000, plain, 1), PW_LINK_OK);
+	cr_expect_eq(pw_link_verify_with(key, kl, "pg-1", "true", "model", NULL, 2000, plain, 1), PW_LINK_TAMPERED,
+	             "an owner added to a signed link");
+	cr_expect_eq(pw_link_verify_with(key, kl, "pg-1", "true", NULL, "x", 2000, plain, 1), PW_LINK_TAMPERED,
+	             "a triager added to a signed link");
+	cr_expect_eq(pw_link_sign_with(key, kl, "pg-1", "true", "compiler\nby=x", NULL, 2000, sig), PW_ERR_INVALID,
+	             "a newline could forge the fields");
+	cr_expect_eq(pw_link_verify_with(key, kl, "pg-1", "true", NULL, "a\nb", 2000, plain, 1), PW_LINK_MALFORMED);
+}
+
+/*
+ * The verdict form's tokens: one per (page, outcome, owner, expiry, nonce),
+ * each with the CSRF token bound to it; any field changed is tampered, a
+ * token of another showing of the page (nonce) does not fit, a CSRF token of
+ * another token is refused, and the expiry holds.
+ */
+Test(triage, verdict_and_csrf_tokens)
+{
+	const unsigned char key[] = "k3y-for-tests";
+	size_t kl = sizeof key - 1;
+	const char *nonce = "0123456789abcdef0123456789abcdef";
+	char t[PW_LINK_SIG_HEX], ref[65], c[PW_LINK_SIG_HEX], c2[PW_LINK_SIG_HEX], t2[PW_LINK_SIG_HEX];
+	cr_assert_eq(pw_verdict_sign(key, kl, "pg-1", "true", "compiler", 2000, nonce, t), PW_OK);
+	hmac_hex("k3y-for-tests", "perfwatch-triage-verdict\npg-1\ntrue\ncompiler\n2000\n0123456789abcdef0123456789abcdef", ref);
+	cr_expect_str_eq(t, ref);
+	cr_expect_eq(pw_verdict_verify(key, kl, "pg-1", "true", "compiler", 2000, nonce, t, 1999), PW_LINK_OK);
+	cr_expect_eq(pw_verdict_verify(key, kl, "pg-1", "true", "compiler", 2000, nonce, t, 2000), PW_LINK_EXPIRED);
+	cr_expect_eq(pw_verdict_verify(key, kl, "pg-1", "true", "model", 2000, nonce, t, 1), PW_LINK_TAMPERED, "owner");
+	cr_expect_eq(pw_verdict_verify(key, kl, "pg-1", "false", "compiler", 2000, nonce, t, 1), PW_LINK_TAMPERED,
+	             "outcome");
+	cr_expect_eq(pw_verdict_verify(key, kl, "pg-2", "true", "compiler", 2000, nonce, t, 1), PW_LINK_TAMPERED, "page");
+	cr_expect_eq(pw_verdict_verify(key, kl, "pg-1", "true", "compiler", 3000, nonce, t, 1), PW_LINK_TAMPERED,
+	             "a stretched expiry");
+	cr_expect_eq(pw_verdict_verify(key, kl, "pg-1", "true", "compiler", 2000, "ffff", t, 1), PW_LINK_TAMPERED,
+	             "another showing's nonce");
+	cr_expect_eq(pw_verdict_verify(key, kl, "pg-1", "true", "compiler", 2000, nonce, "abc", 1), PW_LINK_MALFORMED);
+	cr_assert_eq(pw_csrf_sign(key, kl, t, c), PW_OK);
+	hmac_hex("k3y-for-tests", "perfwatch-triage-csrf\n", ref); /* (not it: the token is part of the message) */
+	cr_expect_str_neq(c, ref);
+	char msg[128];
+	snprintf(msg, sizeof msg, "perfwatch-triage-csrf\n%s", t);
+	hmac_hex("k3y-for-tests", msg, ref);
+	cr_expect_str_eq(c, ref);
+	cr_expect(pw_csrf_verify(key, kl, t, c));
+	cr_assert_eq(pw_verdict_sign(key, kl, "pg-1", "true", "model", 2000, nonce, t2), PW_OK);
+	cr_assert_eq(pw_csrf_sign(key, kl, t2, c2), PW_OK);
+	cr_expect_not(pw_csrf_verify(key, kl, t, c2), "the CSRF token of another choice");
+	cr_expect_not(pw_csrf_verify(key, kl, t, NULL));
+	cr_expect_not(pw_csrf_verify(key, kl, t, "short"));
+	const unsigned char other[] = "another-key";
+	cr_expect_not(pw_csrf_verify(other, sizeof other - 1, t, c));
+}
+
+/* Who recorded a verdict: a login or an address, nothing markup or a log could read as syntax. */
+Test(triage, triager_and_owner_validated)
+{
+	const char *good[] = {"alice", "a", "alice.b-c_d", "oncall+perf@example.com", "0xdead"};
+	const char *bad[] = {"", "<img src=x onerror=alert(1)>", "alice bob", "\"alice\"", "alice\n", "-alice", ".x",
+	                     "a&b", "a;b", "a/b", "caf\xc3\xa9", "a'b"};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		cr_expect(pw_triager_ok(good[i]), "%s", good[i]);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		cr_expect_not(pw_triager_ok(bad[i]), "%s", bad[i]);
+	char longest[66];
+	memset(longest, 'a', 64);
+	longest[64] = 0;
+	cr_expect(pw_triager_ok(longest));
+	longest[64] = 'a';
+	longest[65] = 0;
+	cr_expect_not(pw_triager_ok(longest), "65 bytes");
+	cr_expect_not(pw_triager_ok(NULL));
+	cr_expect(pw_triage_owner_ok("compiler") && pw_triage_owner_ok("model") && pw_triage_owner_ok("infra") &&
+	          pw_triage_owner_ok("unspecified"));
+	cr_expect_not(pw_triage_owner_ok("Compiler"));
+	cr_expect_not(pw_triage_owner_ok(""));
+	cr_expect_not(pw_triage_owner_ok(NULL));
 }

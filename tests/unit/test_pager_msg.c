@@ -107,7 +107,7 @@ Test(pager_msg, alert_of_artifact_3)
 	                                   true, false, 0), PW_OK);
 	fclose(m);
 	const char *want[] = {
-		"[{\"labels\":{\"alertname\":\"PerfwatchIncident\",\"incident\":\"inc-00412\",\"page_id\":\"pg-00412\",\"severity\":\"critical\",\"route\":\"ml-perf-triage\",\"family\":\"chat-8b\",\"release\":\"xla-rc-2026-06-17\"}",
+		"[{\"labels\":{\"alertname\":\"PerfwatchIncident\",\"incident\":\"inc-00412\",\"page_id\":\"pg-00412\",\"severity\":\"critical\",\"route\":\"ml-perf-triage\",\"family\":\"chat-8b\",\"release\":\"xla-rc-2026-06-17\",\"owner\":\"compiler\",\"culprit\":\"cl/7841917\"}",
 		"\"summary\":\"chat-8b v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917 [false-page budget under pressure]\",\"owner\":\"compiler\"",
 		"\"payload\":\"{\\\"alert_id\\\":\\\"perfreg-2026-06-18-00412\\\"",
 		"\"startsAt\":\"2026-06-18T00:00:00.000Z\"",
@@ -155,4 +155,89 @@ Test(pager_msg, bad_messages)
 	cr_expect_eq(pw_finding_from_alert(&a, &f), PW_OK);
 	cr_expect_eq(f.verdict, PW_FV_NONE, "an unknown verdict is no verdict");
 	cr_expect_eq(f.revision, 1);
+}
+
+/*
+ * Alertmanager notifies again only when an alert's labels change, so what
+ * on-call must hear about — the headline's family, the owner, the culprit —
+ * is in the labels: an incident opened by rank-moe-110b's alert whose
+ * headline became chat-8b's is labelled chat-8b (it said rank-moe-110b), and
+ * the owner and culprit arriving change the label set (before, only an
+ * annotation changed, which Alertmanager never sends again).
+ */
+Test(pager_msg, labels_follow_the_headline_owner_and_culprit)
+{
+	pw_finding moe, chat;
+	memset(&moe, 0, sizeof moe);
+	snprintf(moe.alert_id, sizeof moe.alert_id, "gate-rc-e1-s29");
+	moe.revision = 1;
+	moe.from_gate = true;
+	moe.verdict = PW_FV_BLOCKING;
+	snprintf(moe.series_key, sizeof moe.series_key, "rank-moe-110b/hlo:5b/v6e-16/decode.B8/mfu");
+	snprintf(moe.model, sizeof moe.model, "rank-moe-110b");
+	snprintf(moe.platform, sizeof moe.platform, "v6e-16");
+	snprintf(moe.config, sizeof moe.config, "decode.B8");
+	snprintf(moe.metric, sizeof moe.metric, "mfu");
+	moe.delta_pct = -3.3;
+	moe.spend_pct = 0.05 * 3.3;
+	snprintf(moe.release_id, sizeof moe.release_id, "rc");
+	snprintf(moe.cl_lo, sizeof moe.cl_lo, "cl/100");
+	snprintf(moe.cl_hi, sizeof moe.cl_hi, "cl/120");
+	chat = moe;
+	snprintf(chat.alert_id, sizeof chat.alert_id, "gate-rc-e1-s10");
+	snprintf(chat.series_key, sizeof chat.series_key, "chat-8b/hlo:9f/v6e-4/decode.B64/tpot_p50_ms");
+	snprintf(chat.model, sizeof chat.model, "chat-8b");
+	snprintf(chat.platform, sizeof chat.platform, "v6e-4");
+	snprintf(chat.config, sizeof chat.config, "decode.B64");
+	snprintf(chat.metric, sizeof chat.metric, "tpot_p50_ms");
+	chat.delta_pct = 8.2;
+	chat.spend_pct = 0.078 * 8.2;
+
+	pw_pager_params p;
+	pw_pager_params_default(&p);
+	pw_incident inc;
+	pw_incident_open(&inc, "inc-gate-rc-e1-s29", &moe);
+	cr_assert_eq(pw_incident_find(&p, &inc, 1, &chat), 0);
+	pw_incident_add(&inc, &chat);
+	char *labels[3];
+	for (int step = 0; step < 3; step++) {
+		if (step == 1) { /* the attribution: the owner */
+			pw_finding at;
+			memset(&at, 0, sizeof at);
+			snprintf(at.alert_id, sizeof at.alert_id, "%s", chat.alert_id);
+			snprintf(at.series_key, sizeof at.series_key, "%s", chat.series_key);
+			snprintf(at.owner_hint, sizeof at.owner_hint, "compiler");
+			pw_incident_add(&inc, &at);
+		} else if (step == 2) { /* the bisection: the culprit */
+			pw_finding bs;
+			memset(&bs, 0, sizeof bs);
+			snprintf(bs.alert_id, sizeof bs.alert_id, "%s", chat.alert_id);
+			snprintf(bs.bisect_status, sizeof bs.bisect_status, "done");
+			snprintf(bs.culprit, sizeof bs.culprit, "cl/117");
+			pw_incident_add(&inc, &bs);
+		}
+		pw_route r;
+		pw_route_decide(&p, &inc.primary, &r);
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		cr_assert_not_null(m);
+		cr_assert_eq(pw_alertmanager_write(m, &inc, &r, "pg-x", "u", false, false, 0), PW_OK);
+		fclose(m);
+		char *end = strstr(buf, "},\"annotations\"");
+		cr_assert_not_null(end, "%s", buf);
+		labels[step] = strndup(buf, (size_t)(end - buf));
+		free(buf);
+	}
+	cr_expect_not_null(strstr(labels[0], "\"family\":\"chat-8b\""), "the headline's family: %s", labels[0]);
+	cr_expect_not_null(strstr(labels[0], "\"owner\":\"unspecified\""), "%s", labels[0]);
+	cr_expect_null(strstr(labels[0], "\"culprit\""), "no culprit label before the bisection: %s", labels[0]);
+	cr_expect_not_null(strstr(labels[1], "\"owner\":\"compiler\""), "%s", labels[1]);
+	cr_expect_not_null(strstr(labels[2], "\"culprit\":\"cl/117\""), "%s", labels[2]);
+	cr_expect_str_neq(labels[0], labels[1], "the owner arriving changes the labels");
+	cr_expect_str_neq(labels[1], labels[2], "the culprit arriving changes the labels");
+	for (int i = 0; i < 3; i++) {
+		cr_expect_not_null(strstr(labels[i], "\"incident\":\"inc-gate-rc-e1-s29\""), "the same group: %s", labels[i]);
+		free(labels[i]);
+	}
 }

@@ -54,6 +54,10 @@ Test(plan, repeats_per_tier_from_the_noise_floor)
 	/* a quieter series needs fewer: σ 0.2 at 1% → 0.84 → 3 */
 	cr_assert_eq(pw_plan_repeats(0.2, 1, false, &p, &n, &mde), PW_OK);
 	cr_assert_eq(n, 3);
+	/* σ 100 Δ 1: 21.0148·10⁴ = 210,148 > PW_POWER_MAX_N; the cap, MDE (z_.975 + z_.9)·100·√(2/7) */
+	cr_assert_eq(pw_plan_repeats(100, 1, false, &p, &n, &mde), PW_OK);
+	cr_assert_eq(n, 8);
+	cr_assert_float_eq(mde, 173.27, 1e-2);
 	cr_assert_eq(pw_plan_repeats(0, 1, false, &p, &n, &mde), PW_ERR_INVALID);
 	cr_assert_eq(pw_plan_repeats(0.4, NAN, false, &p, &n, &mde), PW_ERR_INVALID);
 }

@@ -11,21 +11,14 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pw_stats.h"
-
-/* |got − want| <= rel·|want| (or <= rel when want is 0). */
-#define NEAR(got, want, rel)                                                              \
-	do {                                                                              \
-		double g_ = (got), w_ = (want);                                           \
-		double tol_ = (rel) * (w_ == 0.0 ? 1.0 : fabs(w_));                       \
-		cr_assert(fabs(g_ - w_) <= tol_, "%s = %.17g, want %.17g (rel %g)", #got, g_, \
-		          w_, (double)(rel));                                             \
-	} while (0)
-
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+#include "test_near.h"
+#include "test_noise.h"
 
 /* ---- Data: the same literals as gen_stats_reference.py --------------------- */
 
@@ -610,6 +603,66 @@ Test(stats_power, mde_and_power)
 	NEAR(pw, 0.562006646586178, 1e-11);
 }
 
+/*
+ * The repeats a series needs (§4.5), the function the gate, the baseliner and
+ * the planner share. Against the seed: n ≈ 21·(σ/Δ)² (3.36, 0.373, 5.25, 84.0)
+ * within the seed's rounding of 21.01 to 21; against scipy:
+ * 2·(norm.ppf(0.975) + norm.ppf(0.9))²·(σ/Δ)² = 21.014846122881238·(σ/Δ)²,
+ * rounded up, floored at 5 (the rank test's floor):
+ *   σ 0.4  MDE 1: 3.3623753796609988 → 5     σ 0.4  MDE 3: 0.37359726440677754 → 5
+ *   σ 2    MDE 4: 5.2537115307203095 → 6     σ 2    MDE 1: 84.05938449152495  → 85
+ *   σ 0.487 MDE 1: 4.98407004011762  → 5     σ 0.489 MDE 1: 5.0250910197494845 → 6
+ *   σ 2.2  MDE 4: 6.356990952171575  → 7     σ 1.6  MDE 4: 3.3623753796609988 → 5
+ * (n = 5 holds up to σ = 0.48778% at MDE 1%, n = 6 up to σ = 2.1373% at MDE 4%).
+ */
+Test(stats_power, required_n)
+{
+	struct {
+		double s, mde, scipy;
+		unsigned n;
+	} c[] = {
+		{0.4, 1.0, 3.3623753796609988, 5}, {0.4, 3.0, 0.37359726440677754, 5},
+		{2.0, 4.0, 5.2537115307203095, 6}, {2.0, 1.0, 84.05938449152495, 85},
+		{0.487, 1.0, 4.98407004011762, 5}, {0.489, 1.0, 5.0250910197494845, 6},
+		{2.2, 4.0, 6.356990952171575, 7},  {1.6, 4.0, 3.3623753796609988, 5},
+	};
+	for (size_t i = 0; i < N_OF(c); i++) {
+		unsigned n = 0;
+		double real;
+		cr_assert_eq(pw_stats_required_n(c[i].s, c[i].mde, PW_POWER_ALPHA, PW_POWER_TARGET,
+		                                 PW_POWER_FLOOR_N, &n),
+		             PW_OK);
+		cr_assert_eq(n, c[i].n, "sigma %g MDE %g: n %u, want %u", c[i].s, c[i].mde, n, c[i].n);
+		cr_assert_eq(pw_stats_power_n(c[i].s, c[i].mde, 0.05, 0.9, false, &real), PW_OK);
+		NEAR(real, c[i].scipy, 1e-12);
+		/* the seed's 21·(σ/Δ)², to its two digits */
+		cr_assert(fabs(real - 21.0 * (c[i].s / c[i].mde) * (c[i].s / c[i].mde)) <
+		          0.001 * real + 1e-9);
+	}
+	/* without the floor the formula's own ceiling shows: 4 at the TPU top tier, 1 at the tail */
+	unsigned n;
+	cr_assert_eq(pw_stats_required_n(0.4, 1.0, 0.05, 0.9, 1, &n), PW_OK);
+	cr_assert_eq(n, 4);
+	cr_assert_eq(pw_stats_required_n(0.4, 3.0, 0.05, 0.9, 1, &n), PW_OK);
+	cr_assert_eq(n, 1);
+	/* a constant series needs the floor; bad inputs are refused */
+	cr_assert_eq(pw_stats_required_n(0.0, 1.0, 0.05, 0.9, 5, &n), PW_OK);
+	cr_assert_eq(n, 5);
+	cr_assert_eq(pw_stats_required_n(-0.1, 1.0, 0.05, 0.9, 5, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_required_n(NAN, 1.0, 0.05, 0.9, 5, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_required_n(0.4, 0.0, 0.05, 0.9, 5, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_required_n(0.4, INFINITY, 0.05, 0.9, 5, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_required_n(0.4, 1.0, 1.0, 0.9, 5, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_required_n(0.4, 1.0, 0.05, 0.9, 0, &n), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_required_n(400.0, 1.0, 0.05, 0.9, 5, &n), PW_ERR_INVALID,
+	             "3.4 million runs is a defect, not a repeat count");
+	/* the MDE a series is certified at: GPU-class platforms 4% whatever the tier */
+	cr_assert_eq(pw_stats_series_mde(1.0, false, PW_POWER_MDE_GPU_PCT), 1.0);
+	cr_assert_eq(pw_stats_series_mde(1.0, true, PW_POWER_MDE_GPU_PCT), 4.0);
+	cr_assert_eq(pw_stats_series_mde(3.0, true, PW_POWER_MDE_GPU_PCT), 4.0);
+	cr_assert_eq(pw_stats_series_mde(5.0, true, PW_POWER_MDE_GPU_PCT), 5.0);
+}
+
 Test(stats_power, edges)
 {
 	double v;
@@ -738,6 +791,73 @@ Test(stats_compare, noise_floor_filter)
 	cr_assert_eq(r.verdict, PW_COMPARE_UNCHANGED);
 	o.practical_pct = -1.0;
 	cr_assert_eq(pw_stats_compare(base, 20, cand, 20, &o, NULL, &r), PW_ERR_INVALID);
+}
+
+/*
+ * The power figure the filter's 0.7 buys (PW_COMPARE_FILTER_RULE, docs/statistics.md
+ * §6). tests/reference/filter_power.py, scipy 1.10 (mannwhitneyu exact) and numpy
+ * (HL = median of cand_j − base_i, MAD_n), 40,000 draws a point, numpy seed 7, at
+ * the seed's σ = 0.4%, 30 baseline against 5 candidate runs, MDE 1%, α = 0.05:
+ *   fraction 0.7 (shipped): fires 0.9304 at a true +1.0% (the MDE), 0.0219 at +0.3%
+ *   fraction 1.0 (a filter at the MDE itself): 0.5020 at +1.0%, 0.0002 at +0.3%
+ * (normal approximation of the filter alone: Φ(0.3/0.1977) = 0.9354 and
+ * Φ(0/0.1977) = 0.5). pw_stats_compare over 10,000 draws of its own generator
+ * must agree within binomial noise: the difference of two estimates has sd
+ * √(p(1−p)(1/10,000 + 1/40,000)) ≤ 0.0056, so 5 sd is 0.028 at worst (0.5),
+ * 0.0143 at 0.93 and 0.0083 at 0.022.
+ */
+static double fire_rate(double shift_pct, double frac, uint64_t seed)
+{
+	enum { N = 10000 };
+	double base[30], cand[5];
+	double *w = malloc(pw_stats_compare_work_len(30, 5) * sizeof *w);
+	cr_assert(w);
+	pw_compare_opts o;
+	pw_compare_opts_init(&o);
+	o.mde_pct = 1.0;
+	o.practical_pct = frac * o.mde_pct;
+	size_t fired = 0;
+	for (int t = 0; t < N; t++) {
+		for (int i = 0; i < 30; i++)
+			base[i] = 100.0 * (1.0 + 0.004 * noise(&seed));
+		for (int i = 0; i < 5; i++)
+			cand[i] = 100.0 * (1.0 + shift_pct / 100.0) * (1.0 + 0.004 * noise(&seed));
+		pw_compare_result r;
+		cr_assert_eq(pw_stats_compare(base, 30, cand, 5, &o, w, &r), PW_OK);
+		fired += r.verdict == PW_COMPARE_REGRESSED;
+	}
+	free(w);
+	return (double)fired / N;
+}
+
+Test(stats_compare, filter_power, .timeout = 120)
+{
+	double at_mde = fire_rate(1.0, PW_COMPARE_PRACTICAL_FRAC, 11);
+	double wiggle = fire_rate(0.3, PW_COMPARE_PRACTICAL_FRAC, 12);
+	double at_mde_old = fire_rate(1.0, 1.0, 13);
+	cr_assert(fabs(at_mde - 0.9304) < 0.0143, "power at the MDE %.4f, scipy 0.9304", at_mde);
+	cr_assert(fabs(wiggle - 0.0219) < 0.0083, "a +0.3%% wiggle fires %.4f, scipy 0.0219", wiggle);
+	cr_assert(fabs(at_mde_old - 0.5020) < 0.028, "threshold at the MDE: %.4f, scipy 0.5020",
+	          at_mde_old);
+	/* what 0.7 buys: §4.5's power 0.9 at the MDE, where the MDE itself is a coin toss */
+	cr_assert(at_mde >= 0.9 && at_mde_old < 0.55);
+	printf("filter power at sigma 0.4%%, 30 x 5, MDE 1%%: %.4f at +1.0%% (0.7*MDE), "
+	       "%.4f at +0.3%%, %.4f at +1.0%% with the threshold at the MDE\n",
+	       at_mde, wiggle, at_mde_old);
+}
+
+/* The report's words are the rule's (PW_COMPARE_FILTER_RULE). */
+Test(stats_compare, filter_text)
+{
+	char b[160];
+	pw_compare_filter_text(b, sizeof b, "effect", 8.2134, 0.7, 0.7, 2.0, 0.3694);
+	cr_assert_str_eq(b, "effect=+8.21% > max(0.7*MDE=0.70%, 2*SE=0.37%)");
+	pw_compare_filter_text(b, sizeof b, "excess", -0.52, 0.7, 0.7, 2.0, 0.3694);
+	cr_assert_str_eq(b, "excess=-0.52% <= max(0.7*MDE=0.70%, 2*SE=0.37%)");
+	cr_assert(strstr(PW_COMPARE_FILTER_RULE, "max(0.7*MDE, 2*SE)"));
+	/* the defaults are the numbers the rule's words carry */
+	cr_assert_eq(PW_COMPARE_PRACTICAL_FRAC, 0.7);
+	cr_assert_eq(PW_COMPARE_NOISE_K, 2.0);
 }
 
 /* A workspace sized for the largest pair serves every smaller one (the gate sizes it once). */

@@ -31,6 +31,7 @@ typedef struct pw_cli_command {
 	const char *usage;  /* one line: arguments */
 	const char *help;   /* one line: what it does */
 	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+	bool servers;       /* reads the dev stack's servers: pw_cli_stack_env_load first */
 } pw_cli_command;
 
 int pw_cmd_compare(int argc, char **argv);
@@ -102,6 +103,16 @@ int pw_cli_parse_direction_file(int argc, char **argv, const char *file_word, in
 int pw_cli_pg_connect(PGconn **conn);
 
 /*
+ * The dev stack's env file (stack_env.c): when PW_PG_DSN, PW_REDIS_ADDR or
+ * PW_KAFKA_BOOTSTRAP_SERVERS is unset, sets the unset PW_* variables from
+ * $PW_RUN_DIR/stack.env or the nearest run/stack.env from the current
+ * directory up, and says on stderr which it read. pw_cli_missing_env prints
+ * that var is missing, where it looked and what to do.
+ */
+void pw_cli_stack_env_load(void);
+void pw_cli_missing_env(const char *var);
+
+/*
  * Runs sql with nparams text parameters ($1..). Returns the result (the
  * caller PQclear()s it) when the query returned rows, else NULL after
  * "perfwatch: WHAT: the server's message" on stderr.
@@ -110,10 +121,30 @@ PGresult *pw_cli_pg_query(PGconn *conn, const char *what, const char *sql, int n
                           const char *const *params);
 
 /*
+ * The CLI's door for an id or key typed on the command line, as the
+ * services' doors check the same text in a message: not empty, at most max
+ * bytes, valid UTF-8 and no control character (a NUL cannot come through
+ * argv). True when s passes; else false with why holding the reason, which
+ * names the length and quotes at most 40 bytes of s with every byte that is
+ * not printable ASCII as \xNN (a 100 KB id is not echoed, an invalid byte
+ * never reaches PostgreSQL or the terminal).
+ */
+bool pw_cli_id_ok(const char *s, size_t max, char *why, size_t whylen);
+
+/*
+ * pw_cli_id_ok on s, the command's WHAT ("bisection id or alert id"):
+ * -1 when it passes, else PW_CLI_EXIT_USAGE after "perfwatch: WHAT why" on
+ * stderr.
+ */
+int pw_cli_check_id(const char *what, const char *s, size_t max);
+
+/*
  * Reads the arguments of a "show ID [--json]" command (argv[0] is "show";
  * pg.c). Returns -1 with *id and *json set when the command should go on,
- * else the exit code to return after usage() on stdout (-h/--help) or stderr.
+ * else the exit code to return after usage() on stdout (-h/--help) or stderr,
+ * or after pw_cli_check_id refused the id (what names it, max its bytes).
  */
-int pw_cli_show_args(int argc, char **argv, void (*usage)(FILE *out), const char **id, bool *json);
+int pw_cli_show_args(int argc, char **argv, void (*usage)(FILE *out), const char *what, size_t max,
+                     const char **id, bool *json);
 
 #endif

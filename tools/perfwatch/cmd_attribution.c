@@ -16,6 +16,7 @@
 #include <libpq-fe.h>
 
 #include "cli.h"
+#include "pw_limits.h"
 
 static void usage(FILE *out)
 {
@@ -27,7 +28,7 @@ static int attribution_show(int argc, char **argv)
 {
 	const char *alert;
 	bool json;
-	int rc = pw_cli_show_args(argc, argv, usage, &alert, &json);
+	int rc = pw_cli_show_args(argc, argv, usage, "alert id", PW_ID_MAX, &alert, &json);
 	if (rc >= 0)
 		return rc;
 	PGconn *conn;

@@ -14,6 +14,7 @@
 #include "bisect.h"
 #include "bisect_log.h"
 #include "cli.h"
+#include "pw_limits.h"
 
 static void usage(FILE *out)
 {
@@ -44,7 +45,7 @@ static int bisect_show(int argc, char **argv)
 {
 	const char *id;
 	bool json;
-	int rc = pw_cli_show_args(argc, argv, usage, &id, &json);
+	int rc = pw_cli_show_args(argc, argv, usage, "bisection id or alert id", PW_ID_MAX, &id, &json);
 	if (rc >= 0)
 		return rc;
 	PGconn *conn;

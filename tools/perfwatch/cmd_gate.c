@@ -22,8 +22,10 @@
 #include <libpq-fe.h>
 
 #include "cli.h"
+#include "pw_limits.h"
 #include "pw_kafka.h"
 #include "pw_log.h"
+#include "pw_stats.h"
 #include "pw_topics.h"
 
 #include "perfwatch/v1/gate.pb-c.h"
@@ -36,7 +38,7 @@ static void usage(FILE *out)
 	        "usage: perfwatch gate show RELEASE [--evaluation N] [--json]\n"
 	        "       perfwatch gate request --release ID --candidate BUILD --baseline RELEASE\n"
 	        "              [--evaluation N] [--cl CL] [--family MODEL]... [--fdr Q]\n"
-	        "              [--expect SERIES_KEY=PCT]... [--waive MODEL:OWNER:EXPIRY]...\n"
+	        "              [--expect SERIES_KEY=PCT]... [--waive MODEL:OWNER:EXPIRY[:ID]]...\n"
 	        "              [--tier top|tail=N[:MDE]]... [--deadline-s SECONDS]\n"
 	        "  EXPIRY is unix seconds, or +S / -S seconds from now\n");
 }
@@ -72,7 +74,8 @@ static void json_num(FILE *out, const char *k, double v, bool comma)
 enum {
 	S_FAMILY, S_PLATFORM, S_CONFIG, S_METRIC, S_KEY, S_BMED, S_BMAD, S_BN, S_CMED, S_CN, S_U,
 	S_P, S_Q, S_DELTA, S_MDE, S_TWOSIG, S_EFFECT, S_VERDICT, S_EXPECTED, S_WAIVER, S_ALERT,
-	S_WELCH_P, S_UNIT, S_EFFECT_PCT, S_EXCESS, S_PRACTICAL, S_NOISE_FLOOR, S_THRESHOLD
+	S_WELCH_P, S_UNIT, S_EFFECT_PCT, S_EXCESS, S_PRACTICAL, S_NOISE_FLOOR, S_THRESHOLD,
+	S_REQUIRED_N, S_TIER_MDE
 };
 
 static void show_series_text(PGresult *s, int i, double fdr, int tests)
@@ -97,8 +100,10 @@ static void show_series_text(PGresult *s, int i, double fdr, int tests)
 	if (expected != 0.0)
 		printf("    registered %+.2f%%: observed %+.2f%%, excess tested against zero\n",
 		       expected, delta);
-	/* the filter as decided: the HL effect (or its excess over a registration)
-	 * against max(practical, noise floor), stored since migration 0038 */
+	/* the filter as decided, in the rule's words (PW_COMPARE_FILTER_RULE): the
+	 * HL effect (or its excess over a registration) against its threshold,
+	 * stored since migration 0038 */
+	/* "within-noise" only for PASS: an UNDER_POWERED series says so */
 	const char *outcome = strcmp(v, "pass") == 0 ? "within-noise" : verdict;
 	const char *by = *PQgetvalue(s, i, S_WAIVER) ? " by " : "";
 	double thr = num(s, i, S_THRESHOLD), practical = num(s, i, S_PRACTICAL);
@@ -110,10 +115,25 @@ static void show_series_text(PGresult *s, int i, double fdr, int tests)
 	}
 	bool registered = expected != 0.0;
 	double eff = registered ? num(s, i, S_EXCESS) : num(s, i, S_EFFECT_PCT);
-	printf("    %s=%+.2f%% %s max(%.2g*MDE=%.2f%%, noise=%.2f%%) %s  ->  verdict: %s%s%s\n",
-	       registered ? "excess" : "effect", eff, fabs(eff) > thr ? ">" : "<=",
-	       mde > 0.0 ? practical / mde : 0.0, practical, num(s, i, S_NOISE_FLOOR),
-	       effect ? "PASS" : "FAIL", outcome, by, PQgetvalue(s, i, S_WAIVER));
+	/* k from what was stored: noise floor / SE, SE = σ·√(1/n_b + 1/n_c) */
+	double nb = num(s, i, S_BN), nc = num(s, i, S_CN), floor_pct = num(s, i, S_NOISE_FLOOR);
+	double se = num(s, i, S_TWOSIG) / 2.0 * sqrt(1.0 / nb + 1.0 / nc);
+	char filter[160];
+	pw_compare_filter_text(filter, sizeof filter, registered ? "excess" : "effect", eff,
+	                       mde > 0.0 ? practical / mde : 0.0, practical,
+	                       se > 0.0 ? floor_pct / se : PW_COMPARE_NOISE_K, floor_pct);
+	printf("    %s %s  ->  verdict: %s%s%s\n", filter, effect ? "PASS" : "FAIL", outcome, by,
+	       PQgetvalue(s, i, S_WAIVER));
+	/* §4.5: what the runs could certify, where it is less than the tier asks */
+	double required = num(s, i, S_REQUIRED_N), tier_mde = num(s, i, S_TIER_MDE);
+	bool short_runs = !isnan(required) && nc < required, gpu = tier_mde < mde;
+	if (short_runs)
+		printf("    power: rc n=%.0f < required n=%.0f for MDE=%g%% at this series' noise: a "
+		       "change of the MDE could pass unseen\n",
+		       nc, required, mde);
+	if (gpu)
+		printf("    GPU: certified at MDE=%g%%, the %g-%g%% band is the production canary's\n", mde,
+		       tier_mde, mde);
 }
 
 static void show_series_json(FILE *out, PGresult *s, int i)
@@ -142,11 +162,33 @@ static void show_series_json(FILE *out, PGresult *s, int i)
 	json_num(out, "practical_pct", num(s, i, S_PRACTICAL), true);
 	json_num(out, "noise_floor_pct", num(s, i, S_NOISE_FLOOR), true);
 	json_num(out, "threshold_pct", num(s, i, S_THRESHOLD), true);
+	json_num(out, "required_n", num(s, i, S_REQUIRED_N), true);
+	json_num(out, "tier_mde_pct", num(s, i, S_TIER_MDE), true);
 	fprintf(out, ",\"effect_passed\":%s", PQgetvalue(s, i, S_EFFECT)[0] == 't' ? "true" : "false");
 	json_str(out, "verdict", PQgetvalue(s, i, S_VERDICT), true);
 	json_str(out, "waiver_id", PQgetvalue(s, i, S_WAIVER), true);
 	json_str(out, "alert_id", PQgetvalue(s, i, S_ALERT), true);
 	fputc('}', out);
+}
+
+/* What a pending evaluation waits for, what a decided one lacked (header row h). */
+static void show_waiting(PGresult *h)
+{
+	const char *status = PQgetvalue(h, 0, 3), *waiting = PQgetvalue(h, 0, 9);
+	double left = num(h, 0, 12);
+	int late_of = atoi(PQgetvalue(h, 0, 11));
+	if (late_of)
+		printf("re-decision of evaluation %d on late data\n", late_of);
+	if (strcmp(status, "pending") == 0) {
+		printf("%s; deadline %s", *waiting ? waiting : "waiting: not looked at yet",
+		       *PQgetvalue(h, 0, 13) ? PQgetvalue(h, 0, 13) : "none");
+		if (!isnan(left))
+			printf(left >= 0 ? " (in %.0f s)" : " (passed %.0f s ago)", fabs(left));
+		printf("\n");
+	} else if (atoi(PQgetvalue(h, 0, 10)) > 0) {
+		printf("decided lacking: %s; a new evaluation follows when late data arrives\n",
+		       waiting);
+	}
 }
 
 static int gate_show(int argc, char **argv)
@@ -169,8 +211,20 @@ static int gate_show(int argc, char **argv)
 		usage(stderr);
 		return PW_CLI_EXIT_USAGE;
 	}
+	int rc = pw_cli_check_id("release id", release, PW_RELEASE_ID_MAX);
+	if (rc >= 0)
+		return rc;
+	if (evaluation) {
+		char *end;
+		errno = 0;
+		long ev = strtol(evaluation, &end, 10);
+		if (end == evaluation || *end || errno || ev < 1 || ev > INT32_MAX) {
+			fprintf(stderr, "perfwatch: --evaluation takes a number from 1 to %d\n", INT32_MAX);
+			return PW_CLI_EXIT_USAGE;
+		}
+	}
 	PGconn *conn;
-	int rc = pw_cli_pg_connect(&conn);
+	rc = pw_cli_pg_connect(&conn);
 	if (rc >= 0)
 		return rc;
 	rc = PW_CLI_EXIT_FAIL;
@@ -178,7 +232,11 @@ static int gate_show(int argc, char **argv)
 	const char *hp[] = {release, evaluation};
 	h = pw_cli_pg_query(conn, "reading gate evaluations failed",
 	                    "SELECT evaluation, candidate_build_id, baseline_release, status, "
-	                    "coalesce(verdict, ''), tests, fleet_weighted_impact_pct, summary, fdr_q "
+	                    "coalesce(verdict, ''), tests, fleet_weighted_impact_pct, summary, fdr_q, "
+	                    "waiting, lacking, coalesce(late_of, 0), "
+	                    "coalesce(extract(epoch FROM deadline - now()), 'NaN'), "
+	                    "coalesce(to_char(deadline AT TIME ZONE 'UTC', "
+	                    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '') "
 	                    "FROM perfwatch.gate_evaluations WHERE release_id = $1 "
 	                    "AND ($2::integer IS NULL OR evaluation = $2::integer) "
 	                    "ORDER BY evaluation DESC LIMIT 1",
@@ -193,7 +251,8 @@ static int gate_show(int argc, char **argv)
 	const char *kp[] = {release, PQgetvalue(h, 0, 0)};
 	if (!(f = pw_cli_pg_query(conn, "reading gate results failed",
 	                          "SELECT family, tier, verdict, spend_share, spend_weighted_impact_pct, "
-	                          "gated_series, regressed_series FROM perfwatch.gate_family_results "
+	                          "gated_series, regressed_series, under_powered_series "
+	                          "FROM perfwatch.gate_family_results "
 	                          "WHERE release_id = $1 AND evaluation = $2 ORDER BY family COLLATE \"C\"",
 	                          2, kp)) ||
 	    !(s = pw_cli_pg_query(conn, "reading gate results failed",
@@ -202,7 +261,8 @@ static int gate_show(int argc, char **argv)
 	                          "r.candidate_n, r.u, r.p, r.q, r.delta_pct, r.mde_pct, r.two_sigma_pct, "
 	                          "r.effect_passed, r.verdict, r.expected_delta_pct, r.waiver_id, r.alert_id, "
 	                          "r.welch_p, r.unit, r.effect_pct, r.excess_pct, r.practical_pct, "
-	                          "r.noise_floor_pct, r.threshold_pct FROM perfwatch.gate_series_results r "
+	                          "r.noise_floor_pct, r.threshold_pct, r.required_n, r.tier_mde_pct "
+	                          "FROM perfwatch.gate_series_results r "
 	                          "JOIN perfwatch.series s USING (series_id) "
 	                          "WHERE r.release_id = $1 AND r.evaluation = $2 "
 	                          "ORDER BY r.family COLLATE \"C\", s.platform COLLATE \"C\", "
@@ -223,6 +283,10 @@ static int gate_show(int argc, char **argv)
 		json_num(stdout, "fdr_q", fdr, true);
 		json_num(stdout, "fleet_weighted_impact_pct", num(h, 0, 6), true);
 		json_str(stdout, "summary", PQgetvalue(h, 0, 7), true);
+		json_str(stdout, "waiting", PQgetvalue(h, 0, 9), true);
+		json_num(stdout, "lacking", num(h, 0, 10), true);
+		json_num(stdout, "late_of", num(h, 0, 11), true);
+		json_str(stdout, "deadline", PQgetvalue(h, 0, 13), true);
 		printf(",\"families\":[");
 		for (int j = 0; j < PQntuples(f); j++) {
 			printf("%s{", j ? "," : "");
@@ -233,6 +297,7 @@ static int gate_show(int argc, char **argv)
 			json_num(stdout, "spend_weighted_impact_pct", num(f, j, 4), true);
 			json_num(stdout, "gated_series", num(f, j, 5), true);
 			json_num(stdout, "regressed_series", num(f, j, 6), true);
+			json_num(stdout, "under_powered_series", num(f, j, 7), true);
 			printf(",\"series\":[");
 			int k = 0;
 			for (int i = 0; i < PQntuples(s); i++) {
@@ -252,6 +317,11 @@ static int gate_show(int argc, char **argv)
 	upper(verdict, sizeof verdict, PQgetvalue(h, 0, 4));
 	printf("[gate-eval %s] evaluation=%s candidate=%s baseline=%s status=%s\n", release,
 	       PQgetvalue(h, 0, 0), PQgetvalue(h, 0, 1), PQgetvalue(h, 0, 2), PQgetvalue(h, 0, 3));
+	show_waiting(h);
+	if (strcmp(PQgetvalue(h, 0, 3), "pending") == 0) {
+		rc = PW_CLI_EXIT_OK; /* nothing decided yet */
+		goto out;
+	}
 	for (int j = 0; j < PQntuples(f); j++) {
 		const char *fam = PQgetvalue(f, j, 0);
 		const char *platform = NULL;
@@ -267,9 +337,12 @@ static int gate_show(int argc, char **argv)
 		char fv[64];
 		upper(fv, sizeof fv, PQgetvalue(f, j, 2));
 		printf("  family verdict: %s (%s gated series, %s regressed, spend-weighted impact "
-		       "%.2f%% fleet, share %.3f, tier %s)\n",
+		       "%.2f%% fleet, share %.3f, tier %s",
 		       fv, PQgetvalue(f, j, 5), PQgetvalue(f, j, 6), num(f, j, 4), num(f, j, 3),
 		       PQgetvalue(f, j, 1));
+		if (atoi(PQgetvalue(f, j, 7)) > 0)
+			printf(", %s under-powered", PQgetvalue(f, j, 7));
+		printf(")\n");
 	}
 	printf("release verdict: %s (%d tests, BH q=%.2g, fleet impact %.2f%%)\n", verdict, tests,
 	       fdr, num(h, 0, 6));
@@ -393,12 +466,18 @@ static int gate_request(int argc, char **argv)
 			if (!copy)
 				goto out;
 			owned[n_owned++] = copy;
+			/* MODEL:OWNER:EXPIRY[:ID]; the optional ID names the waiver (an id
+			 * names a waiver of its release), by default wv-RELEASE-MODEL-k */
 			char *model = copy, *owner = strchr(copy, ':');
 			char *exp = owner ? strchr(owner + 1, ':') : NULL;
+			char *given_id = exp ? strchr(exp + 1, ':') : NULL;
+			if (given_id)
+				*given_id++ = '\0';
 			int64_t e;
 			if (!owner || !exp || owner == model || exp == owner + 1 ||
-			    parse_i64(exp + 1, &e) != 0) {
-				fprintf(stderr, "perfwatch: --waive needs MODEL:OWNER:EXPIRY, not \"%s\"\n", v);
+			    parse_i64(exp + 1, &e) != 0 || (given_id && !*given_id)) {
+				fprintf(stderr, "perfwatch: --waive needs MODEL:OWNER:EXPIRY[:ID], not \"%s\"\n",
+				        v);
 				goto out;
 			}
 			*owner++ = '\0';
@@ -406,16 +485,9 @@ static int gate_request(int argc, char **argv)
 			int64_t expires = (exp[0] == '+' || exp[0] == '-') ? wall_us() + e * 1000000
 			                                                    : e * 1000000;
 			size_t k = req.n_waivers;
-			char id[256];
-			snprintf(id, sizeof id, "wv-%s-%s-%zu", req.release_id ? req.release_id : "any",
-			         model, k + 1);
-			ids[k] = strdup(id);
-			if (!ids[k])
-				goto out;
-			owned[n_owned++] = ids[k];
 			Perfwatch__V1__Waiver *w = &waivers[k];
 			*w = (Perfwatch__V1__Waiver)PERFWATCH__V1__WAIVER__INIT;
-			w->waiver_id = ids[k];
+			w->waiver_id = given_id; /* NULL: named once every option is read */
 			w->model = model;
 			w->owner = owner;
 			w->approved_by = owner;
@@ -457,6 +529,20 @@ static int gate_request(int argc, char **argv)
 		usage(stderr);
 		goto out;
 	}
+	/* unnamed waivers: wv-RELEASE-eEVALUATION-MODEL-k, so that a later
+	 * evaluation's waiver (another expiry) is another waiver, not a conflict */
+	for (size_t k = 0; k < req.n_waivers; k++) {
+		if (waivers[k].waiver_id)
+			continue;
+		char id[512];
+		snprintf(id, sizeof id, "wv-%s-e%" PRIu32 "-%s-%zu", req.release_id, req.evaluation,
+		         waivers[k].model, k + 1);
+		ids[k] = strdup(id);
+		if (!ids[k])
+			goto out;
+		owned[n_owned++] = ids[k];
+		waivers[k].waiver_id = ids[k];
+	}
 	req.requested_unix_us = wall_us();
 	if (deadline_s > 0)
 		req.deadline_unix_us = req.requested_unix_us + deadline_s * 1000000;
@@ -464,7 +550,7 @@ static int gate_request(int argc, char **argv)
 	rc = PW_CLI_EXIT_FAIL;
 	const char *brokers = getenv("PW_KAFKA_BOOTSTRAP_SERVERS");
 	if (!brokers || !*brokers) {
-		fprintf(stderr, "perfwatch: PW_KAFKA_BOOTSTRAP_SERVERS is not set\n");
+		pw_cli_missing_env("PW_KAFKA_BOOTSTRAP_SERVERS");
 		rc = PW_CLI_EXIT_USAGE;
 		goto out;
 	}

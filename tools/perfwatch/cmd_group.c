@@ -64,7 +64,7 @@ int pw_cmd_group(int argc, char **argv)
 	}
 	const char *brokers = getenv("PW_KAFKA_BOOTSTRAP_SERVERS");
 	if (!brokers || !*brokers) {
-		fprintf(stderr, "perfwatch: PW_KAFKA_BOOTSTRAP_SERVERS is not set\n");
+		pw_cli_missing_env("PW_KAFKA_BOOTSTRAP_SERVERS");
 		return PW_CLI_EXIT_USAGE;
 	}
 	if (lag)

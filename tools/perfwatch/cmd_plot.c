@@ -7,7 +7,7 @@
  * the changepoints the watcher stored (perfwatch.changepoints) and the fleet
  * changes that concern it (those that froze it or annotate one of its
  * changepoints, and those in its time range whose selectors match the
- * environment of its latest run), and hands them to svg_plot.c's
+ * environment of its latest run), and hands them to pw_plot.c's
  * pw_plot_svg. cmd_series.c dispatches `series plot` here (argv[0] is
  * "plot"); `series show` is its own.
  */
@@ -19,7 +19,8 @@
 #include <libpq-fe.h>
 
 #include "cli.h"
-#include "svg_plot.h"
+#include "pw_limits.h"
+#include "pw_plot.h"
 
 #define PLOT_DEFAULT_DSN "host=127.0.0.1 port=25432 dbname=perfwatch user=perfwatch"
 
@@ -72,6 +73,9 @@ int pw_cmd_series_plot(int argc, char **argv)
 	}
 	if (!key)
 		return plot_usage("which series?");
+	int id_rc = pw_cli_check_id("series key", key, PW_SERIES_KEY_MAX - 1);
+	if (id_rc >= 0)
+		return id_rc;
 
 	int rc = PW_CLI_EXIT_FAIL;
 	PGresult *rs = NULL, *rp = NULL, *rb = NULL, *rc_ = NULL, *rm = NULL;

@@ -18,6 +18,7 @@
 
 #include "baseliner_store.h"
 #include "cli.h"
+#include "pw_limits.h"
 #include "pw_log.h"
 #include "pw_pg.h"
 #include "pw_redis.h"
@@ -220,9 +221,11 @@ static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t 
 	} else if (strcmp(v->state, "active") == 0 && v->has_baseline) {
 		snprintf(v->why, sizeof v->why,
 		         "baseline v%u from %u runs over %u days on %u chip-sets; sigma %.3g%% within "
-		         "the quarantine limit (platform norm %.3g%%); gated against it",
+		         "the quarantine limit (platform norm %.3g%%); gated against it; a release "
+		         "needs %u candidate runs at the top tier (MDE %g%%), %u at the tail (MDE %g%%)",
 		         v->b.version, v->b.n, v->b.days, v->b.chip_sets, v->b.sigma_pct,
-		         v->b.platform_norm_sigma_pct);
+		         v->b.platform_norm_sigma_pct, v->b.required_n_top, v->b.mde_top_pct,
+		         v->b.required_n_tail, v->b.mde_tail_pct);
 	} else {
 		snprintf(v->why, sizeof v->why, "collecting the null window: %s",
 		         v->need[0] ? v->need : "no points of the baseline build line yet");
@@ -271,6 +274,13 @@ static void print_json(FILE *f, const series_view *v)
 		jstr(f, we);
 		fputs(",\"unit\":", f);
 		jstr(f, b->unit);
+		/* §4.5: the runs a release needs on it, per tier (0: not published) */
+		fprintf(f, ",\"required_n_top\":%u,\"required_n_tail\":%u,\"mde_top_pct\":",
+		        b->required_n_top, b->required_n_tail);
+		pw_cli_json_number(f, b->mde_top_pct);
+		fputs(",\"mde_tail_pct\":", f);
+		pw_cli_json_number(f, b->mde_tail_pct);
+		fprintf(f, ",\"gpu_class\":%s", b->gpu_class ? "true" : "false");
 		fputc('}', f);
 	}
 	fputs(",\"freeze\":", f);
@@ -393,11 +403,12 @@ int pw_cmd_series(int argc, char **argv)
 	}
 	if (!key)
 		return series_usage("missing SERIES (model/hlo_fingerprint/platform/config/metric)");
-	if (strlen(key) >= PW_ST_KEY_MAX)
-		return series_usage("SERIES is too long");
+	int id_rc = pw_cli_check_id("series key", key, PW_SERIES_KEY_MAX - 1);
+	if (id_rc >= 0)
+		return id_rc;
 	const char *dsn = getenv("PW_PG_DSN");
 	if (!dsn || !*dsn) {
-		fprintf(stderr, "perfwatch: series: PW_PG_DSN is not set\n");
+		pw_cli_missing_env("PW_PG_DSN");
 		return PW_CLI_EXIT_USAGE;
 	}
 	const char *raddr = use_redis ? getenv("PW_REDIS_ADDR") : NULL;

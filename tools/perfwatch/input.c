@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pw_input.h"
 
 void pw_cli_vec_release(pw_cli_vec *vec)
 {
@@ -59,6 +60,45 @@ static void quote_token(FILE *out, const char *tok)
 {
 	size_t n = strlen(tok);
 	fprintf(out, "\"%.*s%s\"", (int)(n > 40 ? 40 : n), tok, n > 40 ? "..." : "");
+}
+
+bool pw_cli_id_ok(const char *s, size_t max, char *why, size_t whylen)
+{
+	size_t n = strlen(s);
+	const char *bad = NULL;
+	if (n == 0)
+		bad = "is empty";
+	else if (n > max)
+		bad = "is too long";
+	else if (!pw_input_utf8_ok(s, n))
+		bad = "is not valid UTF-8";
+	else
+		for (size_t i = 0; i < n && !bad; i++)
+			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+				bad = "contains a control character";
+	if (!bad)
+		return true;
+	char shown[4 * 40 + 1];
+	size_t k = 0;
+	for (size_t i = 0; i < n && i < 40; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+			shown[k++] = (char)c;
+		else
+			k += (size_t)snprintf(shown + k, sizeof shown - k, "\\x%02x", c);
+	}
+	shown[k] = '\0';
+	snprintf(why, whylen, "\"%s%s\" (%zu bytes, at most %zu) %s", shown, n > 40 ? "..." : "", n, max, bad);
+	return false;
+}
+
+int pw_cli_check_id(const char *what, const char *s, size_t max)
+{
+	char why[256];
+	if (pw_cli_id_ok(s, max, why, sizeof why))
+		return -1;
+	fprintf(stderr, "perfwatch: %s %s\n", what, why);
+	return PW_CLI_EXIT_USAGE;
 }
 
 /*

@@ -17,7 +17,7 @@ int pw_cli_pg_connect(PGconn **conn)
 	*conn = NULL;
 	const char *dsn = getenv("PW_PG_DSN");
 	if (!dsn || !*dsn) {
-		fprintf(stderr, "perfwatch: PW_PG_DSN is not set\n");
+		pw_cli_missing_env("PW_PG_DSN");
 		return PW_CLI_EXIT_USAGE;
 	}
 	PGconn *c = PQconnectdb(dsn);
@@ -42,7 +42,8 @@ PGresult *pw_cli_pg_query(PGconn *conn, const char *what, const char *sql, int n
 	return NULL;
 }
 
-int pw_cli_show_args(int argc, char **argv, void (*usage)(FILE *out), const char **id, bool *json)
+int pw_cli_show_args(int argc, char **argv, void (*usage)(FILE *out), const char *what, size_t max,
+                     const char **id, bool *json)
 {
 	*id = NULL;
 	*json = false;
@@ -63,5 +64,5 @@ int pw_cli_show_args(int argc, char **argv, void (*usage)(FILE *out), const char
 		usage(stderr);
 		return PW_CLI_EXIT_USAGE;
 	}
-	return -1;
+	return pw_cli_check_id(what, *id, max);
 }

@@ -1,11 +1,11 @@
 /*
- * svg_plot.c: the SVG writer behind `perfwatch series plot`. See svg_plot.h;
+ * pw_plot.c: the SVG writer behind `perfwatch series plot`. See pw_plot.h;
  * cmd_plot.c gathers the data, this file only lays it out: a time axis in
  * UTC days with date ticks, a value axis with "nice" ticks in the unit, the
  * band as a rectangle behind the points, changepoints and fleet changes as
  * vertical lines with their labels, a legend line under the title.
  */
-#include "svg_plot.h"
+#include "pw_plot.h"
 
 #include <math.h>
 #include <string.h>

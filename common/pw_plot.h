@@ -1,18 +1,19 @@
 /*
- * svg_plot.h: one series drawn as an SVG picture — its points, its noise
+ * pw_plot.h: one series drawn as an SVG picture — its points, its noise
  * band, its changepoints and its fleet-change marks — for on-call, who would
  * rather look than read.
  *
- * `perfwatch series plot` (cmd_plot.c) reads the series from PostgreSQL into
- * a pw_plot_series and calls pw_plot_svg; the function is pure (a FILE in,
- * nothing else touched), so tests/unit/test_svg_plot.c checks the structure
+ * `perfwatch series plot` (tools/perfwatch/cmd_plot.c) and the pager's triage
+ * page (services/pager/triage.c) read the series from PostgreSQL into a
+ * pw_plot_series and call pw_plot_svg; the function is pure (a FILE in,
+ * nothing else touched), so tests/unit/test_plot.c checks the structure
  * of what it writes. Time runs left to right in UTC days; the value axis is
  * labelled with the series' unit. Every element has a class (point, band,
  * median, changepoint, fleet-change, axis, tick, label) so that a stylesheet
  * or a test can find it. Everything is borrowed for the call only.
  */
-#ifndef PW_SVG_PLOT_H
-#define PW_SVG_PLOT_H
+#ifndef PW_PLOT_H
+#define PW_PLOT_H
 
 #include <stdbool.h>
 #include <stddef.h>

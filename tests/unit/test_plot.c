@@ -1,6 +1,6 @@
 /*
- * test_svg_plot.c: the structure of `perfwatch series plot`'s SVG
- * (tools/perfwatch/svg_plot.c): a well-formed document with one circle per
+ * test_plot.c: the structure of `perfwatch series plot`'s SVG
+ * (common/pw_plot.c): a well-formed document with one circle per
  * point, the noise band, one line and one CL-range label per changepoint,
  * one dashed line and label per fleet change, axis labels with the unit and
  * UTC dates, escaped text, and the refusals (no points, NaN, tiny canvas).
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "svg_plot.h"
+#include "pw_plot.h"
 
 #define DAY_US (86400LL * 1000000LL)
 #define T0_US (1777636800LL * 1000000LL) /* 2026-05-01T12:00:00Z */
@@ -76,7 +76,7 @@ static char *render(const pw_plot_series *s, int w, int h, pw_status *st)
 	return buf;
 }
 
-Test(svg_plot, worked_example_has_points_band_changepoint_and_fleet_mark)
+Test(plot, worked_example_has_points_band_changepoint_and_fleet_mark)
 {
 	enum { N = 56 };
 	pw_plot_point pts[N];
@@ -123,7 +123,7 @@ Test(svg_plot, worked_example_has_points_band_changepoint_and_fleet_mark)
 	free(svg);
 }
 
-Test(svg_plot, text_is_escaped_and_a_flat_series_still_has_a_scale)
+Test(plot, text_is_escaped_and_a_flat_series_still_has_a_scale)
 {
 	pw_plot_point pts[3] = {{T0_US, 5.0}, {T0_US + DAY_US, 5.0}, {T0_US + 2 * DAY_US, 5.0}};
 	pw_plot_changepoint cp = {.ts_us = T0_US + DAY_US, .cl_lo = "cl/<1>", .cl_hi = "cl/&2",
@@ -143,7 +143,7 @@ Test(svg_plot, text_is_escaped_and_a_flat_series_still_has_a_scale)
 	free(svg);
 }
 
-Test(svg_plot, refuses_no_points_nan_and_a_tiny_canvas)
+Test(plot, refuses_no_points_nan_and_a_tiny_canvas)
 {
 	pw_plot_series s = {.title = "x", .unit = "ms"};
 	pw_status st;
