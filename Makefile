@@ -4,6 +4,8 @@
 #                SANITIZER_TESTS among them on the ASan+UBSan build (integration-test-asan)
 #   make demo    start the dev stack and run the job end to end
 #   make bench   benchmarks (not part of CI)
+#   make bench-cache  the gate's and the watcher's baseline reads with Redis, with Redis
+#                stopped and without, as ratios (bench/bench_cache.c; not part of CI)
 #   make bench-peers  changepoints beside apache-otava, ruptures and MongoDB's E-divisive,
 #                installed from PyPI into run/peers (not part of CI nor of make bench)
 #   make bench-canary  the canary's confidence sequence beside Kayenta's judge looked at
@@ -28,7 +30,7 @@ JOBS       ?= $(shell nproc)
 SANITIZER_TESTS ?= pager watcher ingest_hostile bisector_inputs
 CMAKE_FLAGS ?=
 
-.PHONY: all build asan deps deps-check test unit-test integration-test integration-test-asan demo bench bench-peers bench-canary fuzz fuzz-ci faults faults-soak \
+.PHONY: all build asan deps deps-check test unit-test integration-test integration-test-asan demo bench bench-cache bench-peers bench-canary fuzz fuzz-ci faults faults-soak \
         stack-start stack-stop stack-status clean
 
 all: build
@@ -70,6 +72,10 @@ demo: deps-check
 
 bench: build
 	@bench/run.sh $(BUILD)
+
+# bench/bench_cache.c; PW_CACHE_ROUNDS=N sets its rounds (7)
+bench-cache: build
+	@bench/run.sh $(BUILD) cache
 
 # bench/peers/peers.py; PEERS_FLAGS passes its options (--per-shape, --points, --seed)
 bench-peers: build

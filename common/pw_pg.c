@@ -520,32 +520,27 @@ void pw_pg_free(pw_pg *pg)
 	free(pg);
 }
 
-pw_status pw_pg_text_array(const char *const *v, size_t n, char *buf, size_t len)
+char *pw_pg_text_array(const char *const *list, size_t n)
 {
-	size_t o = 0;
-	if (len < 3)
-		return PW_ERR_INVALID;
-	buf[o++] = '{';
+	size_t len = 3;
+	for (size_t i = 0; i < n; i++)
+		len += 2 * strlen(list[i] ? list[i] : "") + 3;
+	char *s = malloc(len), *w = s;
+	if (!s)
+		return NULL;
+	*w++ = '{';
 	for (size_t i = 0; i < n; i++) {
-		/* room for what this writes and then the closing '"', '}' and NUL */
-		if (o + (i ? 1 : 0) + 1 + 3 > len)
-			return PW_ERR_INVALID;
 		if (i)
-			buf[o++] = ',';
-		buf[o++] = '"';
-		for (const char *p = v[i]; *p; p++) {
-			bool esc = *p == '"' || *p == '\\';
-			if (o + (esc ? 2 : 1) + 3 > len)
-				return PW_ERR_INVALID;
-			if (esc)
-				buf[o++] = '\\';
-			buf[o++] = *p;
+			*w++ = ',';
+		*w++ = '"';
+		for (const char *c = list[i] ? list[i] : ""; *c; c++) {
+			if (*c == '"' || *c == '\\')
+				*w++ = '\\';
+			*w++ = *c;
 		}
-		buf[o++] = '"';
+		*w++ = '"';
 	}
-	if (o + 2 > len)
-		return PW_ERR_INVALID;
-	buf[o++] = '}';
-	buf[o] = 0;
-	return PW_OK;
+	*w++ = '}';
+	*w = '\0';
+	return s;
 }

@@ -111,7 +111,7 @@ pw_status pw_pg_rollback(pw_pg *pg, char *errbuf, size_t errlen);
  * list overflowed and pw_pg_exec_params fails with PW_ERR_INVALID. The list
  * lives on the caller's stack; nothing to free.
  */
-#define PW_PG_PARAMS_MAX 24
+#define PW_PG_PARAMS_MAX 32
 
 typedef struct pw_pg_params {
 	int n;
@@ -141,11 +141,13 @@ pw_status pw_pg_exec_params(pw_pg *pg, const char *sql, const pw_pg_params *p, i
                             PGresult **res, char *errbuf, size_t errlen);
 
 /*
- * The PostgreSQL text[] literal of v[0..n) into buf: {"a","b"} with '"' and
- * '\' escaped, so that an element is always one element (a value passed as
- * a parameter, never SQL text). PW_ERR_INVALID when it does not fit len.
+ * A PostgreSQL text[] literal of list[0..n) (a NULL element is the empty
+ * string), for a statement parameter such as $1::text[]: {"a","b"} with '"'
+ * and '\' escaped, so that an element is always one element; at most
+ * 2 + Σ (2·strlen + 3) bytes with its NUL. malloc'd, the caller frees it.
+ * NULL when out of memory.
  */
-pw_status pw_pg_text_array(const char *const *v, size_t n, char *buf, size_t len);
+char *pw_pg_text_array(const char *const *list, size_t n);
 
 /* True between a successful pw_pg_begin and its commit or rollback. */
 bool pw_pg_in_transaction(const pw_pg *pg);

@@ -565,10 +565,36 @@ pw_status pw_redis_set_versioned(pw_redis *r, const char *key, uint64_t version,
 	return st;
 }
 
+/*
+ * Reads one HMGET key v d reply into x: PW_OK with the version and a copy of
+ * the value, PW_ERR_NOT_FOUND when the key (or either field) is absent,
+ * PW_ERR_REDIS for an error or unexpected reply.
+ */
+static pw_status book_versioned(const redisReply *rep, pw_redis_read *x, char *errbuf,
+                                size_t errlen)
+{
+	x->version = 0;
+	x->val = NULL;
+	x->len = 0;
+	if (rep->type == REDIS_REPLY_ERROR)
+		return pw_fail(PW_ERR_REDIS, errbuf, errlen, "redis HMGET \"%s\" failed: %s", x->key,
+		               rep->str);
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2)
+		return pw_fail(PW_ERR_REDIS, errbuf, errlen, "redis HMGET \"%s\": unexpected reply",
+		               x->key);
+	if (rep->element[0]->type != REDIS_REPLY_STRING ||
+	    rep->element[1]->type != REDIS_REPLY_STRING)
+		return pw_fail(PW_ERR_NOT_FOUND, errbuf, errlen, "redis key \"%s\" not found", x->key);
+	x->version = strtoull(rep->element[0]->str, NULL, 10);
+	return copy_value(rep->element[1]->str, rep->element[1]->len, &x->val, &x->len, errbuf,
+	                  errlen);
+}
+
 pw_status pw_redis_get_versioned(pw_redis *r, const char *key, uint64_t *version, char **val,
                                  size_t *len, char *errbuf, size_t errlen)
 {
 	redisReply *rep;
+	pw_redis_read x = {.key = key};
 	*val = NULL;
 	*len = 0;
 	*version = 0;
@@ -576,17 +602,68 @@ pw_status pw_redis_get_versioned(pw_redis *r, const char *key, uint64_t *version
 	pw_status st = redis_call(r, 4, argv, NULL, &rep, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) {
-		st = pw_fail(PW_ERR_REDIS, errbuf, errlen, "redis HMGET \"%s\": unexpected reply", key);
-	} else if (rep->element[0]->type != REDIS_REPLY_STRING ||
-	           rep->element[1]->type != REDIS_REPLY_STRING) {
-		st = pw_fail(PW_ERR_NOT_FOUND, errbuf, errlen, "redis key \"%s\" not found", key);
-	} else {
-		*version = strtoull(rep->element[0]->str, NULL, 10);
-		st = copy_value(rep->element[1]->str, rep->element[1]->len, val, len, errbuf, errlen);
-	}
+	st = book_versioned(rep, &x, errbuf, errlen);
 	freeReplyObject(rep);
+	*version = x.version;
+	*val = x.val;
+	*len = x.len;
 	return st;
+}
+
+pw_status pw_redis_get_versioned_many(pw_redis *r, pw_redis_read *x, size_t n, char *errbuf,
+                                      size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		x[i].st = PW_ERR_UNAVAILABLE;
+		x[i].version = 0;
+		x[i].val = NULL;
+		x[i].len = 0;
+	}
+	pw_status st = ensure(r, errbuf, errlen);
+	/* PIPELINE_CMDS x 4 commands a round trip: a read's reply is small */
+	for (size_t base = 0; base < n && st == PW_OK; base += 4 * PIPELINE_CMDS) {
+		size_t m = n - base < 4 * PIPELINE_CMDS ? n - base : 4 * PIPELINE_CMDS;
+		for (size_t i = base; i < base + m; i++) {
+			const char *argv[] = {"HMGET", x[i].key, "v", "d"};
+			if (redisAppendCommandArgv(r->ctx, 4, argv, NULL) != REDIS_OK) {
+				st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for a redis pipeline");
+				break;
+			}
+		}
+		for (size_t i = base; i < base + m && st == PW_OK; i++) {
+			redisReply *rep = NULL;
+			if (redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
+				char why[160];
+				snprintf(why, sizeof why, "%s", r->ctx->err ? r->ctx->errstr : "no reply");
+				drop_connection(r, why);
+				st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen, "redis pipeline failed: %s",
+				             why);
+				break;
+			}
+			char xerr[256];
+			x[i].st = book_versioned(rep, &x[i], xerr, sizeof xerr);
+			freeReplyObject(rep);
+			if (x[i].st == PW_ERR_NOMEM)
+				st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "%s", xerr);
+		}
+	}
+	if (st != PW_OK) {
+		if (r->ctx)
+			drop_connection(r, "pipeline abandoned"); /* replies may still be in flight */
+		pw_redis_reads_release(x, n);
+		for (size_t i = 0; i < n; i++)
+			x[i].st = st == PW_ERR_NOMEM ? PW_ERR_NOMEM : PW_ERR_UNAVAILABLE;
+	}
+	return st;
+}
+
+void pw_redis_reads_release(pw_redis_read *x, size_t n)
+{
+	for (size_t i = 0; x && i < n; i++) {
+		free(x[i].val);
+		x[i].val = NULL;
+		x[i].len = 0;
+	}
 }
 
 bool pw_redis_connected(const pw_redis *r)

@@ -85,6 +85,30 @@ pw_status pw_redis_set_versioned(pw_redis *r, const char *key, uint64_t version,
 pw_status pw_redis_get_versioned(pw_redis *r, const char *key, uint64_t *version, char **val,
                                  size_t *len, char *errbuf, size_t errlen);
 
+/* One read of a pipelined batch (pw_redis_get_versioned_many). */
+typedef struct pw_redis_read {
+	const char *key;    /* borrowed for the call */
+	pw_status st;       /* out: PW_OK, PW_ERR_NOT_FOUND (absent), PW_ERR_REDIS (refused or not a
+	                     * versioned value), PW_ERR_UNAVAILABLE (the pipeline failed) */
+	uint64_t version;   /* out, when PW_OK */
+	char *val;          /* out, when PW_OK: malloc'd, NUL-terminated (pw_redis_reads_release) */
+	size_t len;
+} pw_redis_read;
+
+/*
+ * pw_redis_get_versioned for x[0..n) in pipelines of up to 256 reads, one
+ * round trip each. Every x[i] gets its own status. Returns PW_OK when every
+ * read has its answer; PW_ERR_UNAVAILABLE when the server is down or the
+ * connection failed on the way (every x[i].st is then PW_ERR_UNAVAILABLE and
+ * no value is held); PW_ERR_NOMEM. The caller frees the values with
+ * pw_redis_reads_release.
+ */
+pw_status pw_redis_get_versioned_many(pw_redis *r, pw_redis_read *x, size_t n, char *errbuf,
+                                      size_t errlen);
+
+/* Frees the values of x[0..n) and clears them. Accepts NULL. */
+void pw_redis_reads_release(pw_redis_read *x, size_t n);
+
 /* One write of a pipelined batch (pw_redis_write_many). */
 typedef struct pw_redis_write {
 	const char *key;    /* borrowed for the call */

@@ -220,6 +220,81 @@ pw_status pw_stats_median(const double *x, size_t n, double *work, double *out)
 	return PW_OK;
 }
 
+size_t pw_stats_noise_floor_work_len(const int64_t *group, size_t n)
+{
+	size_t pairs = 0, largest = 0;
+	for (size_t i = 0; i < n;) {
+		size_t m = 1;
+		while (i + m < n && group[i + m] == group[i])
+			m++;
+		pairs += m * (m - 1) / 2;
+		largest = m > largest ? m : largest;
+		i += m;
+	}
+	return pairs + largest + 1;
+}
+
+pw_status pw_stats_noise_floor(const double *values, const int64_t *group, size_t n,
+                               double *work, pw_noise_floor *out)
+{
+	if (!out || (n && (!values || !group || !work)))
+		return PW_ERR_INVALID;
+	memset(out, 0, sizeof *out);
+	if (!pw_stats_all_finite(values, n))
+		return PW_ERR_INVALID;
+	size_t pairs = 0;
+	for (size_t i = 0; i < n;) {
+		size_t m = 1;
+		while (i + m < n && group[i + m] == group[i])
+			m++;
+		if (i + m < n && group[i + m] < group[i])
+			return PW_ERR_INVALID; /* not in ascending group order */
+		pairs += m * (m - 1) / 2;
+		i += m;
+	}
+	/* work: [0, pairs) the pairs' relative differences, then one group */
+	double *scratch = work + pairs;
+	double *medians = NULL;
+	size_t k = 0, ng = 0;
+	for (size_t i = 0; i < n;) {
+		size_t m = 1;
+		while (i + m < n && group[i + m] == group[i])
+			m++;
+		if (m >= 2) {
+			memcpy(scratch, values + i, m * sizeof *scratch);
+			double med = median_inplace(scratch, m);
+			if (!(med > 0.0))
+				return PW_ERR_INVALID;
+			for (size_t a = i; a < i + m; a++)
+				for (size_t b = a + 1; b < i + m; b++)
+					work[k++] = fabs(values[a] - values[b]) / med;
+			out->n_values += m;
+			ng++;
+		}
+		i += m;
+	}
+	if (ng == 0)
+		return PW_ERR_INSUFFICIENT;
+	out->n_groups = ng;
+	out->n_pairs = k;
+	out->sigma_rel = PW_SHAMOS_NORMAL_SCALE * median_inplace(work, k);
+	/* the level: the median of the groups' medians (the pairs are used up) */
+	medians = work;
+	size_t g = 0;
+	for (size_t i = 0; i < n;) {
+		size_t m = 1;
+		while (i + m < n && group[i + m] == group[i])
+			m++;
+		if (m >= 2) {
+			memcpy(scratch, values + i, m * sizeof *scratch);
+			medians[g++] = median_inplace(scratch, m);
+		}
+		i += m;
+	}
+	out->level = median_inplace(medians, g);
+	return PW_OK;
+}
+
 pw_status pw_stats_quantile(const double *x, size_t n, double q, double *work, double *out)
 {
 	pw_status st = check_sample(x, n, 1);

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pw_status.h"
 
@@ -65,6 +66,49 @@ pw_status pw_stats_median_mad_sorted(const double *sorted, size_t n, double *med
 
 /* Arithmetic mean and sample variance (n − 1 denominator, n >= 2), Welford's method. */
 pw_status pw_stats_mean_var(const double *x, size_t n, double *mean, double *var);
+
+/* ---- Noise floor (§4.2) --------------------------------------------------- */
+
+/*
+ * 1 / (√2 · Φ⁻¹(3/4)): for normal noise of σ, the difference of two runs is
+ * N(0, 2σ²), and the median of its absolute value is √2 · Φ⁻¹(3/4) · σ
+ * (scipy: 1 / (sqrt(2) * norm.ppf(0.75)) = 1.0483580825075305).
+ */
+#define PW_SHAMOS_NORMAL_SCALE 1.0483580825075305
+
+/* What pw_stats_noise_floor measured. */
+typedef struct pw_noise_floor {
+	double sigma_rel;  /* the floor: relative σ of a run (0.004 = 0.4%) */
+	double level;      /* the median of the groups' medians, in the values' unit */
+	size_t n_values;   /* values in groups of two or more */
+	size_t n_groups;   /* such groups */
+	size_t n_pairs;    /* pairs the median ran over */
+} pw_noise_floor;
+
+/*
+ * The noise floor of §4.2 from runs with no software change between them:
+ * the pooled within-group Shamos estimator. values[0..n) come in groups
+ * (group[i], ascending: a group's values adjacent), each the runs of one
+ * build. A group
+ * of m >= 2 values gives its m(m−1)/2 pairs, each the relative difference
+ * |x_i − x_j| / median(group); groups of one value are left out. sigma_rel is
+ * PW_SHAMOS_NORMAL_SCALE × the median of every pair's relative difference.
+ * A difference inside a build cancels the build's level, so the software
+ * changes between builds do not widen the floor; pairs are used instead of
+ * deviations from each group's median because a median of two or three runs
+ * sits on one of them (its deviations are biased low), and the median of
+ * pairs keeps the rare infra outlier from widening it (Rousseeuw & Croux
+ * 1993, the Shamos estimator). docs/statistics.md §9 has the reasoning.
+ * work: pw_stats_noise_floor_work_len(group, n) doubles. PW_ERR_INVALID on a
+ * non-finite value, group ids that are not ascending, or a group whose
+ * median is not positive;
+ * PW_ERR_INSUFFICIENT when no group has two values.
+ */
+pw_status pw_stats_noise_floor(const double *values, const int64_t *group, size_t n,
+                               double *work, pw_noise_floor *out);
+
+/* Doubles of work pw_stats_noise_floor needs: the pairs, and the largest group. */
+size_t pw_stats_noise_floor_work_len(const int64_t *group, size_t n);
 
 /* ---- Two-sample tests ----------------------------------------------------- */
 

@@ -25,7 +25,7 @@
 #define PW_ATTR_ID_MAX PW_ID_MAX /* pw_limits.h */
 /* Steps of one bisection. */
 #define PW_ATTR_STEPS_MAX 4096
-/* Bytes of the text[] literal of one side's bisect job ids (attr_side_load's buffer). */
+/* Bytes of the text[] literal of one side's bisect job ids (pw_pg_text_array's, with its NUL), at most. */
 #define PW_ATTR_JOB_IDS_MAX 8192
 /* Latest time a baseline window may name: 2200-01-01 (PostgreSQL's to_timestamp goes further, nothing real does). */
 #define PW_ATTR_TIME_MAX_US 7258118400000000LL

@@ -18,17 +18,6 @@
  * wiggle into a "10σ outlier". */
 #define SIGMA_FLOOR_FRACTION 0.25
 
-const char *pw_baseline_state_name(pw_baseline_state st)
-{
-	switch (st) {
-	case PW_BASELINE_BASELINING: return "baselining";
-	case PW_BASELINE_ACTIVE: return "active";
-	case PW_BASELINE_FROZEN: return "frozen";
-	case PW_BASELINE_QUARANTINED: return "quarantined";
-	}
-	return "unknown";
-}
-
 void pw_baseline_params_default(pw_baseline_params *p, bool gpu_class)
 {
 	p->min_runs = 30;

@@ -36,16 +36,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pw_baseline.h"
 #include "pw_status.h"
 
-typedef enum pw_baseline_state {
-	PW_BASELINE_BASELINING = 0, /* collecting the first null window */
-	PW_BASELINE_ACTIVE,         /* a baseline exists and the series is gated */
-	PW_BASELINE_FROZEN,         /* a fleet change invalidated it; re-baselining */
-	PW_BASELINE_QUARANTINED,    /* σ above 2× the platform norm: a harness defect */
-} pw_baseline_state;
-
-const char *pw_baseline_state_name(pw_baseline_state st);
+/* pw_baseline_state and pw_baseline_state_name are common/pw_baseline.h's. */
 
 /* The window rules and thresholds; pw_baseline_params_default() gives §4.2's. */
 typedef struct pw_baseline_params {

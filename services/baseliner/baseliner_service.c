@@ -8,8 +8,9 @@
  * table, fleet-change selectors); one batch is baseliner.c; PostgreSQL and
  * Redis I/O is baseliner_store.c. Besides /healthz, /readyz and /metrics the
  * HTTP server answers GET /api/baseline?series=KEY with the latest baseline
- * as JSON, read through pw_baseline_read (Redis first, PostgreSQL when Redis
- * is down or misses), on its own connections. The configuration keys are
+ * as JSON, read through pw_baseline_get (common/pw_baseline.h: Redis when it
+ * holds PostgreSQL's current version, else PostgreSQL), on its own
+ * connections. The configuration keys are
  * baseliner_config.c's; docs/baseliner.md is the operator's page.
  */
 #include "baseliner_service.h"
@@ -27,6 +28,8 @@ typedef struct bl_api {
 	pw_redis *rd;
 	pw_metric *fallbacks;
 	pw_metric *reads;
+	pw_metric *cache_reads;      /* perfwatch_baseline_cache_reads_total */
+	pw_baseline_reader reader;   /* over pg and rd */
 } bl_api;
 
 typedef struct bl_app {
@@ -69,10 +72,12 @@ static void bl_api_baseline(void *arg, const char *path, const char *query, pw_h
 	}
 	pw_baseline_record r;
 	pw_baseline_source src;
-	bool redis_failed = false;
+	pw_baseline_outcome outcome = PW_BASELINE_UNCACHED;
 	char err[512];
-	pw_status st = pw_baseline_read(api->rd, api->pg, key, &r, &src, &redis_failed, err, sizeof err);
-	if (redis_failed)
+	/* the request names no version: the reader asks PostgreSQL for it */
+	pw_status st = pw_baseline_get(&api->reader, key, PW_BASELINE_ASK, &r, &src, &outcome, err,
+	                               sizeof err);
+	if (outcome == PW_BASELINE_FALLBACK)
 		pw_metric_inc(api->fallbacks, (const char *[]){"read"});
 	if (st != PW_OK) {
 		reply->status = st == PW_ERR_NOT_FOUND ? 404 : 503;
@@ -158,6 +163,9 @@ pw_status pw_bl_init(pw_service *svc, void **out, char *err, size_t errlen)
 	if (raddr && *raddr &&
 	    (st = pw_redis_new(&app->api.rd, raddr, NULL, app->lg, err, errlen)) != PW_OK)
 		return st;
+	if ((st = pw_baseline_cache_metric(reg, &app->api.cache_reads, err, errlen)) != PW_OK)
+		return st;
+	pw_baseline_reader_init(&app->api.reader, app->api.rd, app->api.pg, app->api.cache_reads);
 	return pw_http_handle(pw_service_http(svc), "/api/baseline", bl_api_baseline, &app->api,
 	                      err, errlen);
 }

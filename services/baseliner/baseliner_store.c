@@ -61,43 +61,6 @@ static void copy_str(char *dst, size_t cap, const char *src)
 	snprintf(dst, cap, "%s", src ? src : "");
 }
 
-static const char *state_text(pw_baseline_state st)
-{
-	return pw_baseline_state_name(st);
-}
-
-static pw_baseline_state state_parse(const char *s)
-{
-	if (strcmp(s, "active") == 0)
-		return PW_BASELINE_ACTIVE;
-	if (strcmp(s, "frozen") == 0)
-		return PW_BASELINE_FROZEN;
-	if (strcmp(s, "quarantined") == 0)
-		return PW_BASELINE_QUARANTINED;
-	return PW_BASELINE_BASELINING;
-}
-
-static Perfwatch__V1__BaselineState state_proto(pw_baseline_state st)
-{
-	switch (st) {
-	case PW_BASELINE_BASELINING: return PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_BASELINING;
-	case PW_BASELINE_ACTIVE: return PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_ACTIVE;
-	case PW_BASELINE_FROZEN: return PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_FROZEN;
-	case PW_BASELINE_QUARANTINED: return PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_QUARANTINED;
-	}
-	return PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_UNSPECIFIED;
-}
-
-static pw_baseline_state state_from_proto(Perfwatch__V1__BaselineState st)
-{
-	switch (st) {
-	case PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_ACTIVE: return PW_BASELINE_ACTIVE;
-	case PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_FROZEN: return PW_BASELINE_FROZEN;
-	case PERFWATCH__V1__BASELINE_STATE__BASELINE_STATE_QUARANTINED: return PW_BASELINE_QUARANTINED;
-	default: return PW_BASELINE_BASELINING;
-	}
-}
-
 #define TS_SQL(p) "('epoch'::timestamptz + (" p ")::bigint * interval '1 microsecond')"
 #define US_SQL(c) "(extract(epoch from " c ") * 1000000)::bigint"
 /* Sample s was kept out of its series' window: an outlier (its alert) or the
@@ -158,115 +121,10 @@ void pw_baseline_record_power(pw_baseline_record *r)
 	r->required_n_tail = tail;
 }
 
-pw_status pw_baseline_record_pack(const pw_baseline_record *r, uint8_t **buf, size_t *len)
-{
-	char kb[PW_ST_KEY_MAX];
-	Perfwatch__V1__SeriesKey key = series_key_of(r->series_key, kb, sizeof kb);
-	Perfwatch__V1__Baseline b = PERFWATCH__V1__BASELINE__INIT;
-	b.series_id = r->series_id;
-	b.series_key = (char *)r->series_key;
-	b.key = &key;
-	b.version = r->version;
-	b.state = state_proto(r->state);
-	b.median = r->median;
-	b.mad_n = r->mad_n;
-	b.band_lo = r->band_lo;
-	b.band_hi = r->band_hi;
-	b.sigma = r->sigma;
-	b.sigma_pct = r->sigma_pct;
-	b.platform_norm_sigma_pct = r->platform_norm_sigma_pct;
-	b.n = r->n;
-	b.days = r->days;
-	b.chip_sets = r->chip_sets;
-	b.window_start_unix_us = r->window_start_us;
-	b.window_end_unix_us = r->window_end_us;
-	b.unit = (char *)r->unit;
-	b.build_id = (char *)r->build_id;
-	b.freeze_reason = (char *)r->freeze_reason;
-	b.freeze_event_id = (char *)r->freeze_event_id;
-	b.computed_unix_us = r->computed_us;
-	b.required_n_top = r->required_n_top;
-	b.required_n_tail = r->required_n_tail;
-	b.mde_top_pct = r->mde_top_pct;
-	b.mde_tail_pct = r->mde_tail_pct;
-	b.gpu_class = r->gpu_class;
-	size_t n = perfwatch__v1__baseline__get_packed_size(&b);
-	uint8_t *out = malloc(n ? n : 1);
-	if (!out)
-		return PW_ERR_NOMEM;
-	perfwatch__v1__baseline__pack(&b, out);
-	*buf = out;
-	*len = n;
-	return PW_OK;
-}
-
-pw_status pw_baseline_record_unpack(const uint8_t *buf, size_t len, pw_baseline_record *r)
-{
-	Perfwatch__V1__Baseline *b = perfwatch__v1__baseline__unpack(NULL, len, buf);
-	if (!b)
-		return PW_ERR_INVALID;
-	memset(r, 0, sizeof *r);
-	r->series_id = b->series_id;
-	copy_str(r->series_key, sizeof r->series_key, b->series_key);
-	r->version = b->version;
-	r->state = state_from_proto(b->state);
-	r->median = b->median;
-	r->mad_n = b->mad_n;
-	r->band_lo = b->band_lo;
-	r->band_hi = b->band_hi;
-	r->sigma = b->sigma;
-	r->sigma_pct = b->sigma_pct;
-	r->platform_norm_sigma_pct = b->platform_norm_sigma_pct;
-	r->n = b->n;
-	r->days = b->days;
-	r->chip_sets = b->chip_sets;
-	r->window_start_us = b->window_start_unix_us;
-	r->window_end_us = b->window_end_unix_us;
-	copy_str(r->unit, sizeof r->unit, b->unit);
-	copy_str(r->build_id, sizeof r->build_id, b->build_id);
-	copy_str(r->freeze_reason, sizeof r->freeze_reason, b->freeze_reason);
-	copy_str(r->freeze_event_id, sizeof r->freeze_event_id, b->freeze_event_id);
-	r->computed_us = b->computed_unix_us;
-	r->required_n_top = b->required_n_top;
-	r->required_n_tail = b->required_n_tail;
-	r->mde_top_pct = b->mde_top_pct;
-	r->mde_tail_pct = b->mde_tail_pct;
-	r->gpu_class = b->gpu_class;
-	perfwatch__v1__baseline__free_unpacked(b, NULL);
-	return PW_OK;
-}
-
-uint64_t pw_baseline_cache_version(const pw_baseline_record *r)
-{
-	/* a frozen version replaces the same version's active or quarantined state */
-	return (uint64_t)r->version * 4u + (r->state == PW_BASELINE_FROZEN ? 2u : 1u);
-}
-
-static void cache_key(char *buf, size_t len, const char *series_key)
-{
-	snprintf(buf, len, PW_BASELINE_CACHE_PREFIX "%s", series_key);
-}
-
-pw_status pw_baseline_cache_put(pw_redis *rd, const pw_baseline_record *r, char *errbuf,
-                                size_t errlen)
-{
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	if (pw_baseline_record_pack(r, &buf, &len) != PW_OK)
-		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory packing a baseline");
-	char key[PW_ST_KEY_MAX + 16];
-	cache_key(key, sizeof key, r->series_key);
-	pw_status st = pw_redis_set_versioned(rd, key, pw_baseline_cache_version(r), buf, len, 0,
-	                                      NULL, errbuf, errlen);
-	free(buf);
-	return st;
-}
-
-
 struct pw_baseline_cache_batch {
 	size_t n;
 	pw_redis_write *w;
-	char (*keys)[PW_ST_KEY_MAX + 16];   /* cache keys, w[i].key */
+	char (*keys)[PW_BASELINE_CACHE_KEY_MAX]; /* cache keys, w[i].key */
 	char (*series)[PW_ST_KEY_MAX];      /* series keys, for the caller's bookkeeping */
 	pw_redis_pending *pending;
 };
@@ -301,7 +159,7 @@ pw_status pw_baseline_cache_send(pw_redis *rd, const pw_baseline_record *const *
 	}
 	for (size_t i = 0; i < n; i++) {
 		copy_str(cb->series[i], sizeof cb->series[i], recs[i]->series_key);
-		cache_key(cb->keys[i], sizeof cb->keys[i], recs[i]->series_key);
+		pw_baseline_cache_key(cb->keys[i], sizeof cb->keys[i], recs[i]->series_key);
 		cb->w[i].key = cb->keys[i];
 		if (recs[i]->version == 0 || (recs[i]->state != PW_BASELINE_ACTIVE &&
 		                              recs[i]->state != PW_BASELINE_QUARANTINED))
@@ -345,108 +203,6 @@ pw_status pw_baseline_cache_collect(pw_redis *rd, pw_baseline_cache_batch *cb,
 	return rc;
 }
 
-/* ------------------------------------------------------------- reading *//* ------------------------------------------------------------- reading */
-
-#define BASELINE_COLS                                                                     \
-	"b.series_id, b.series_key, b.version, b.state, b.median, b.mad_n, b.band_lo, "       \
-	"b.band_hi, b.sigma, b.sigma_pct, b.platform_norm_sigma_pct, b.n, b.days, "           \
-	"b.chip_sets, " US_SQL("b.window_start") ", " US_SQL("b.window_end") ", b.unit, "     \
-	"b.build_id, b.freeze_reason, b.freeze_event_id, " US_SQL("b.computed_at") ", "    \
-	"b.required_n_top, b.required_n_tail, b.mde_top_pct, b.mde_tail_pct, b.gpu_class"
-
-static void record_from_row(PGresult *res, int row, pw_baseline_record *r)
-{
-	memset(r, 0, sizeof *r);
-	r->series_id = strtoll(PQgetvalue(res, row, 0), NULL, 10);
-	copy_str(r->series_key, sizeof r->series_key, PQgetvalue(res, row, 1));
-	r->version = (uint32_t)strtoul(PQgetvalue(res, row, 2), NULL, 10);
-	r->state = state_parse(PQgetvalue(res, row, 3));
-	r->median = strtod(PQgetvalue(res, row, 4), NULL);
-	r->mad_n = strtod(PQgetvalue(res, row, 5), NULL);
-	r->band_lo = strtod(PQgetvalue(res, row, 6), NULL);
-	r->band_hi = strtod(PQgetvalue(res, row, 7), NULL);
-	r->sigma = strtod(PQgetvalue(res, row, 8), NULL);
-	r->sigma_pct = strtod(PQgetvalue(res, row, 9), NULL);
-	r->platform_norm_sigma_pct = strtod(PQgetvalue(res, row, 10), NULL);
-	r->n = (uint32_t)strtoul(PQgetvalue(res, row, 11), NULL, 10);
-	r->days = (uint32_t)strtoul(PQgetvalue(res, row, 12), NULL, 10);
-	r->chip_sets = (uint32_t)strtoul(PQgetvalue(res, row, 13), NULL, 10);
-	r->window_start_us = strtoll(PQgetvalue(res, row, 14), NULL, 10);
-	r->window_end_us = strtoll(PQgetvalue(res, row, 15), NULL, 10);
-	copy_str(r->unit, sizeof r->unit, PQgetvalue(res, row, 16));
-	copy_str(r->build_id, sizeof r->build_id, PQgetvalue(res, row, 17));
-	copy_str(r->freeze_reason, sizeof r->freeze_reason, PQgetvalue(res, row, 18));
-	copy_str(r->freeze_event_id, sizeof r->freeze_event_id, PQgetvalue(res, row, 19));
-	r->computed_us = strtoll(PQgetvalue(res, row, 20), NULL, 10);
-	r->required_n_top = (uint32_t)strtoul(PQgetvalue(res, row, 21), NULL, 10);
-	r->required_n_tail = (uint32_t)strtoul(PQgetvalue(res, row, 22), NULL, 10);
-	r->mde_top_pct = strtod(PQgetvalue(res, row, 23), NULL);
-	r->mde_tail_pct = strtod(PQgetvalue(res, row, 24), NULL);
-	r->gpu_class = PQgetvalue(res, row, 25)[0] == 't';
-}
-
-pw_status pw_baseline_read_pg(pw_pg *pg, const char *series_key, pw_baseline_record *out,
-                              char *errbuf, size_t errlen)
-{
-	PGresult *res = NULL;
-	const char *params[1] = {series_key};
-	/* latest_baselines for one series, written out so that the planner walks
-	 * the primary key of that series instead of the view's DISTINCT ON */
-	pw_status st = pw_pg_exec(pg,
-	                          "SELECT " BASELINE_COLS " FROM (SELECT b.*, s.series_key "
-	                          "FROM perfwatch.series s JOIN perfwatch.baselines b USING (series_id) "
-	                          "WHERE s.series_key = $1 ORDER BY b.version DESC LIMIT 1) b",
-	                          1, params, &res, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	if (PQntuples(res) < 1) {
-		PQclear(res);
-		return pw_fail(PW_ERR_NOT_FOUND, errbuf, errlen, "no baseline for series \"%s\"",
-		               series_key);
-	}
-	record_from_row(res, 0, out);
-	PQclear(res);
-	return PW_OK;
-}
-
-pw_status pw_baseline_read(pw_redis *rd, pw_pg *pg, const char *series_key,
-                           pw_baseline_record *out, pw_baseline_source *src,
-                           bool *redis_failed, char *errbuf, size_t errlen)
-{
-	if (redis_failed)
-		*redis_failed = false;
-	if (rd) {
-		char key[PW_ST_KEY_MAX + 16];
-		cache_key(key, sizeof key, series_key);
-		uint64_t ver = 0;
-		char *val = NULL;
-		size_t len = 0;
-		char rerr[256];
-		pw_status st = pw_redis_get_versioned(rd, key, &ver, &val, &len, rerr, sizeof rerr);
-		if (st == PW_OK) {
-			pw_status ust = pw_baseline_record_unpack((const uint8_t *)val, len, out);
-			free(val);
-			if (ust == PW_OK && strcmp(out->series_key, series_key) == 0) {
-				*src = PW_BASELINE_FROM_REDIS;
-				return PW_OK;
-			}
-			if (redis_failed)
-				*redis_failed = true; /* a bad cached value: read the truth, overwrite it */
-		} else if (st != PW_ERR_NOT_FOUND && redis_failed) {
-			*redis_failed = true;
-		}
-	}
-	pw_status st = pw_baseline_read_pg(pg, series_key, out, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	*src = PW_BASELINE_FROM_PG;
-	if (rd) {
-		char rerr[256];
-		(void)pw_baseline_cache_put(rd, out, rerr, sizeof rerr); /* best effort */
-	}
-	return PW_OK;
-}
-
 /* ---------------------------------------------------------------- loads */
 
 pw_status pw_bstore_load_series(pw_pg *pg, pw_series_entry *e, const pw_point_mark *upto,
@@ -460,19 +216,11 @@ pw_status pw_bstore_load_series(pw_pg *pg, pw_series_entry *e, const pw_point_ma
 	pw_baseline_series *bs = &e->bs;
 
 	/* 1. the latest stored baseline */
-	st = pw_pg_exec(pg,
-	                "SELECT " BASELINE_COLS " FROM (SELECT b.*, s.series_key FROM perfwatch.baselines b "
-	                "JOIN perfwatch.series s USING (series_id) WHERE b.series_id = $1 "
-	                "ORDER BY b.version DESC LIMIT 1) b",
-	                1, p1, &res, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	bool has_row = PQntuples(res) > 0;
 	pw_baseline_record r;
-	if (has_row)
-		record_from_row(res, 0, &r);
-	PQclear(res);
-	res = NULL;
+	st = pw_baseline_read_pg_id(pg, e->series_id, &r, errbuf, errlen);
+	if (st != PW_OK && st != PW_ERR_NOT_FOUND)
+		return st;
+	bool has_row = st == PW_OK;
 
 	/* 2. the latest freeze and its time: the fleet change's, or an accepted
 	 * shift's first shifted point (0035) with the newest point folded in when
@@ -841,7 +589,7 @@ static void baseline_row_bin(pw_copybuf *b, const pw_baseline_record *r)
 	pw_copybin_row(b, 26);
 	pw_copybin_int8(b, r->series_id);
 	pw_copybin_int4(b, (int32_t)r->version);
-	pw_copybin_text(b, state_text(r->state));
+	pw_copybin_text(b, pw_baseline_state_name(r->state));
 	pw_copybin_text(b, parts[1]);
 	pw_copybin_float8(b, r->median);
 	pw_copybin_float8(b, r->mad_n);
@@ -1256,7 +1004,7 @@ pw_status pw_bstore_put_progress(pw_pg *pg, pw_series_table *t, char *errbuf, si
 		pw_copybin_row(&b, 13);
 		pw_copybin_int8(&b, e->series_id);
 		pw_copybin_text(&b, e->key);
-		pw_copybin_text(&b, state_text(e->bs.state));
+		pw_copybin_text(&b, pw_baseline_state_name(e->bs.state));
 		if (e->mark.ts_us != 0)
 			pw_copybin_timestamptz(&b, e->mark.ts_us);
 		else

@@ -1,17 +1,18 @@
 /*
- * baseliner_store.h: the baseliner's PostgreSQL and Redis side: baseline records, the
- * shared baseline reader with its Redis-to-PostgreSQL fallback, the load of
- * one series on first sight, and the write of one batch's effects.
+ * baseliner_store.h: the baseliner's PostgreSQL and Redis side: records of its
+ * series, the cache writes, the load of one series on first sight, and the
+ * write of one batch's effects.
  *
  * PostgreSQL is the truth (perfwatch.baselines, freezes, fleet_changes,
  * alerts, and perfwatch.baseliner_series of migration 0012, which holds each
  * series' state, resume mark and latest environment); Redis holds the latest
  * baseline of each series as `baseline:{series_key}`, a versioned hash
  * (pw_redis_set_versioned) whose payload is a packed perfwatch.v1.Baseline.
- * pw_baseline_read() is the one reader every consumer uses (the baseliner's
- * HTTP API, `perfwatch series show`, the benchmarks): Redis first, then
- * PostgreSQL, putting what it read back into Redis. main.c and baseliner.c
- * call the rest; series_table.h holds the in-memory side.
+ * The record, its cache version and the one cache-aside reader every
+ * consumer uses (pw_baseline_get) are common/pw_baseline.h's and
+ * pw_baseline_cache.h's; this module
+ * writes the cache. main.c and baseliner.c call the rest; series_table.h
+ * holds the in-memory side.
  */
 #ifndef PW_BASELINER_STORE_H
 #define PW_BASELINER_STORE_H
@@ -20,36 +21,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pw_baseline_cache.h"
 #include "pw_pg.h"
 #include "pw_redis.h"
 #include "pw_status.h"
 #include "first_signal.h"
 #include "accept.h"
 #include "series_table.h"
-
-/* Redis key prefix of a cached baseline. */
-#define PW_BASELINE_CACHE_PREFIX "baseline:"
-
-/* One baseline version as stored, cached and published (baseline.proto). */
-typedef struct pw_baseline_record {
-	int64_t series_id;
-	char series_key[PW_ST_KEY_MAX];
-	uint32_t version;           /* 0: the series has no baseline yet (a freeze of a baselining series) */
-	pw_baseline_state state;
-	double median, mad_n, band_lo, band_hi, sigma, sigma_pct, platform_norm_sigma_pct;
-	uint32_t n, days, chip_sets;
-	int64_t window_start_us, window_end_us;
-	char unit[32];
-	char build_id[96];
-	char freeze_reason[128];
-	char freeze_event_id[64];
-	int64_t computed_us;
-	/* §4.5: candidate runs a release needs to certify each tier's MDE at
-	 * sigma_pct (pw_baseline_record_power); 0 when not computed */
-	uint32_t required_n_top, required_n_tail;
-	double mde_top_pct, mde_tail_pct;
-	bool gpu_class;
-} pw_baseline_record;
 
 /*
  * Sets r's power per tier from its sigma_pct and gpu_class: the MDEs the
@@ -66,23 +44,6 @@ void pw_baseline_record_power(pw_baseline_record *r);
  */
 void pw_baseline_record_from_entry(pw_baseline_record *r, const pw_series_entry *e,
                                    pw_baseline_state st, int64_t computed_us);
-
-/*
- * Packs r as a perfwatch.v1.Baseline into a malloc'd buffer *buf (*len
- * bytes), which the caller frees. PW_ERR_NOMEM.
- */
-pw_status pw_baseline_record_pack(const pw_baseline_record *r, uint8_t **buf, size_t *len);
-
-/* Unpacks a Baseline into r. PW_ERR_INVALID for bytes that are not one. */
-pw_status pw_baseline_record_unpack(const uint8_t *buf, size_t len, pw_baseline_record *r);
-
-/* The Redis version a record is cached under: a state change of one
- * version (active -> frozen) must replace the older state. */
-uint64_t pw_baseline_cache_version(const pw_baseline_record *r);
-
-/* SET baseline:{key} to r, versioned. Redis errors as pw_redis.h. */
-pw_status pw_baseline_cache_put(pw_redis *rd, const pw_baseline_record *r, char *errbuf,
-                                size_t errlen);
 
 /*
  * The cache writes of one batch in one Redis pipeline, in two halves so that
@@ -102,29 +63,6 @@ pw_status pw_baseline_cache_send(pw_redis *rd, const pw_baseline_record *const *
 pw_status pw_baseline_cache_collect(pw_redis *rd, pw_baseline_cache_batch *cb,
                                     void (*done)(void *arg, const char *series_key, pw_status st),
                                     void *arg, char *errbuf, size_t errlen);
-
-/* Where pw_baseline_read found a baseline. */
-typedef enum pw_baseline_source {
-	PW_BASELINE_FROM_REDIS = 0,
-	PW_BASELINE_FROM_PG,
-} pw_baseline_source;
-
-/*
- * The latest baseline of series_key: from Redis (rd may be NULL) when it
- * holds one, otherwise from PostgreSQL's latest_baselines, which is then put
- * back into Redis (best effort: a Redis failure is not an error of the
- * read). *src says where it came from; *redis_failed (may be NULL) is set
- * when Redis was tried and did not answer (down, timeout, bad value), as
- * opposed to a plain miss. Returns PW_OK, PW_ERR_NOT_FOUND when PostgreSQL
- * has no baseline for the series, or pw_pg's errors.
- */
-pw_status pw_baseline_read(pw_redis *rd, pw_pg *pg, const char *series_key,
-                           pw_baseline_record *out, pw_baseline_source *src,
-                           bool *redis_failed, char *errbuf, size_t errlen);
-
-/* Reads the latest stored baseline of series_key from PostgreSQL only. */
-pw_status pw_baseline_read_pg(pw_pg *pg, const char *series_key, pw_baseline_record *out,
-                              char *errbuf, size_t errlen);
 
 /*
  * Loads e (found in the table, not yet loaded) from PostgreSQL: its latest

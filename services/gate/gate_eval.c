@@ -1,9 +1,10 @@
 /*
  * gate_eval.c: the release gate's per-series tests, the release-wide
  * Benjamini–Hochberg pass and the §8 family verdicts. See gate_eval.h; the
- * statistics are pw_stats's.
+ * statistics are pw_stats's, observed − expected pw_expected's.
  */
 #include "gate_eval.h"
+#include "pw_expected.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -110,29 +111,25 @@ static pw_status test_series(const pw_gate_policy *policy, const pw_gate_series_
 	opts.practical_pct = policy->practical_frac * opts.mde_pct;
 	opts.noise_k = policy->noise_k;
 
-	pw_status st = pw_stats_compare(in->base, in->n_base, in->cand, in->n_cand, &opts, work,
-	                                &out->cmp);
-	if (st != PW_OK)
-		return st;
-	out->worse_pct = worse_of(out->cmp.effect_pct, in->direction);
-	*p_for_bh = out->cmp.p;
 	out->excess_pct = NAN;
-	if (!in->has_expected)
-		return PW_OK;
-
-	/* observed − expected against zero: scale the candidate back by the
-	 * registered change and test what is left. */
-	double scale = 1.0 + in->expected_pct / 100.0;
-	if (!(scale > 0.0))
-		return PW_ERR_INVALID;
-	for (size_t i = 0; i < in->n_cand; i++)
-		adj[i] = in->cand[i] / scale;
-	pw_compare_result against;
-	st = pw_stats_compare(in->base, in->n_base, adj, in->n_cand, &opts, work, &against);
-	if (st != PW_OK)
-		return st;
-	out->excess_pct = against.effect_pct;
-	*p_for_bh = against.p;
+	if (in->has_expected) {
+		/* observed − expected against zero (pw_expected.h) */
+		pw_expected_result x;
+		pw_status st = pw_expected_compare(in->base, in->n_base, in->cand, in->n_cand,
+		                                   in->expected_pct, &opts, work, adj, &x);
+		if (st != PW_OK)
+			return st;
+		out->cmp = x.raw;
+		out->excess_pct = x.excess_pct;
+		*p_for_bh = x.against.p;
+	} else {
+		pw_status st = pw_stats_compare(in->base, in->n_base, in->cand, in->n_cand, &opts,
+		                                work, &out->cmp);
+		if (st != PW_OK)
+			return st;
+		*p_for_bh = out->cmp.p;
+	}
+	out->worse_pct = worse_of(out->cmp.effect_pct, in->direction);
 	return PW_OK;
 }
 
@@ -156,17 +153,15 @@ static pw_gate_series_verdict series_verdict(const pw_gate_policy *policy,
 	 * test could not have seen a change of the MDE, so it is no "within noise" */
 	bool short_of_power = in->required_n > in->n_cand;
 	if (in->has_expected) {
-		double excess_worse = worse_of(r->excess_pct, in->direction);
-		if (!significant) /* moved as registered, within noise of the registration */
-			return above && r->worse_pct < 0.0 ? PW_GATE_SERIES_VALIDATED_WIN
-			       : short_of_power            ? PW_GATE_SERIES_UNDER_POWERED
-			                                   : PW_GATE_SERIES_WITHIN_NOISE;
-		if (excess_worse > 0.0)
-			return above && r->worse_pct > 0.0 ? PW_GATE_SERIES_REGRESSED
-			                                   : PW_GATE_SERIES_WIN_SHORTFALL;
-		/* better than registered: the extra is as suspect as any unregistered win */
-		return -excess_worse > threshold ? PW_GATE_SERIES_INVESTIGATE
-		                                 : PW_GATE_SERIES_VALIDATED_WIN;
+		switch (pw_expected_classify(significant, above, r->worse_pct,
+		                             worse_of(r->excess_pct, in->direction), threshold)) {
+		case PW_EXPECTED_WITHIN_NOISE:
+			return short_of_power ? PW_GATE_SERIES_UNDER_POWERED : PW_GATE_SERIES_WITHIN_NOISE;
+		case PW_EXPECTED_VALIDATED: return PW_GATE_SERIES_VALIDATED_WIN;
+		case PW_EXPECTED_SHORTFALL: return PW_GATE_SERIES_WIN_SHORTFALL;
+		case PW_EXPECTED_REGRESSED: return PW_GATE_SERIES_REGRESSED;
+		case PW_EXPECTED_OVERSHOOT: return PW_GATE_SERIES_INVESTIGATE;
+		}
 	}
 	if (!significant)
 		return short_of_power ? PW_GATE_SERIES_UNDER_POWERED : PW_GATE_SERIES_WITHIN_NOISE;

@@ -52,6 +52,7 @@ typedef struct gate_metrics {
 	pw_metric *wait;        /* seconds from request to verdict published */
 	pw_metric *pending;     /* gauge */
 	pw_metric *late;        /* re-decisions on late data */
+	pw_metric *cache_reads; /* perfwatch_baseline_cache_reads_total{outcome} */
 } gate_metrics;
 
 /* The evaluator's memory of one pending (or decided, watched) release, for
@@ -259,14 +260,15 @@ static void watch_backoff(gate_app *app, gate_watch *gw, size_t signal)
  * evaluation of the release is created (pending, late_of), which the pending
  * loop decides on what there is.
  */
-static pw_status look_late(gate_app *app, pw_service_worker *mw, const pw_gate_pending *key,
-                           size_t lacking, int64_t seen, char *errbuf, size_t errlen)
+static pw_status look_late(gate_app *app, pw_service_worker *mw, pw_baseline_reader *br,
+                           const pw_gate_pending *key, size_t lacking, int64_t seen,
+                           char *errbuf, size_t errlen)
 {
 	gate_watch *gw = watch_of(app, key);
 	if (gw && gw->next_s > pw_mono_s())
 		return PW_OK;
 	pw_gate_release *r = NULL;
-	pw_status st = pw_gate_store_load(mw->pg, key->release_id, key->evaluation, &app->defaults,
+	pw_status st = pw_gate_store_load(br, key->release_id, key->evaluation, &app->defaults,
 	                                  false, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
@@ -324,6 +326,8 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 	size_t published = 0, n = 0;
 	pw_status st;
 	watch_prune(app);
+	pw_baseline_reader br;
+	pw_baseline_reader_init(&br, mw->rd, mw->pg, app->m.cache_reads);
 	st = pw_gate_store_pending(mw->pg, pending, GATE_MAX_PENDING, &n, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
@@ -335,7 +339,7 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 		if (gw && gw->next_s > pw_mono_s())
 			continue; /* backing off: nothing arrived at the last looks */
 		pw_gate_release *r = NULL;
-		st = pw_gate_store_load(mw->pg, pending[k].release_id, pending[k].evaluation,
+		st = pw_gate_store_load(&br, pending[k].release_id, pending[k].evaluation,
 		                     &app->defaults, false, &r, errbuf, errlen);
 		if (st != PW_OK)
 			return st;
@@ -374,7 +378,7 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 			continue;
 		}
 		double t0 = pw_mono_s();
-		st = pw_gate_store_load(mw->pg, pending[k].release_id, pending[k].evaluation,
+		st = pw_gate_store_load(&br, pending[k].release_id, pending[k].evaluation,
 		                     &app->defaults, true, &r, errbuf, errlen);
 		if (st != PW_OK)
 			return st;
@@ -420,8 +424,8 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 	if (st != PW_OK)
 		return st;
 	for (size_t k = 0; k < nw && !pw_service_stopping(mw->svc); k++) {
-		st = look_late(app, mw, &app->watched[k], app->watched_lacking[k], app->watched_seen[k],
-		               errbuf, errlen);
+		st = look_late(app, mw, &br, &app->watched[k], app->watched_lacking[k],
+		               app->watched_seen[k], errbuf, errlen);
 		if (st != PW_OK)
 			return st;
 	}
@@ -458,7 +462,8 @@ static pw_status metrics_init(gate_app *app, pw_metrics *reg, char *errbuf, size
 	                           &app->m.pending, errbuf, errlen)) != PW_OK ||
 	    (st = pw_metrics_counter(reg, "perfwatch_gate_late_redecisions_total",
 	                             "evaluations created to re-decide a release on late data", NULL,
-	                             &app->m.late, errbuf, errlen)) != PW_OK)
+	                             &app->m.late, errbuf, errlen)) != PW_OK ||
+	    (st = pw_baseline_cache_metric(reg, &app->m.cache_reads, errbuf, errlen)) != PW_OK)
 		return st;
 	return PW_OK;
 }

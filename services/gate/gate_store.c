@@ -492,7 +492,7 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 {
 	pw_status st = PW_OK;
 	PGresult *res = NULL;
-	tbuf ids = {0};
+	tbuf ids = {0}, wstart = {0}, wend = {0};
 	id_index *index = NULL;
 	size_t *nb = NULL, *nc = NULL;
 	if (r->n_series == 0)
@@ -506,14 +506,25 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 		goto out;
 	}
 	tb_putc(&ids, '{');
+	tb_putc(&wstart, '{');
+	tb_putc(&wend, '{');
 	for (size_t i = 0; i < r->n_series; i++) {
 		char b[32];
 		snprintf(b, sizeof b, "%s%" PRId64, i ? "," : "", r->meta[i].series_id);
 		tb_puts(&ids, b);
 		index[i] = (id_index){r->meta[i].series_id, i};
+		/* the window of the baseline read with the series (NULL: none) */
+		const pw_gate_series_meta *m = &r->meta[i];
+		bool w = m->baseline_version > 0 && m->window_end_us > 0;
+		snprintf(b, sizeof b, "%s%" PRId64, i ? "," : "", m->window_start_us);
+		tb_puts(&wstart, w ? b : i ? ",NULL" : "NULL");
+		snprintf(b, sizeof b, "%s%" PRId64, i ? "," : "", m->window_end_us);
+		tb_puts(&wend, w ? b : i ? ",NULL" : "NULL");
 	}
 	tb_putc(&ids, '}');
-	if (ids.oom) {
+	tb_putc(&wstart, '}');
+	tb_putc(&wend, '}');
+	if (ids.oom || wstart.oom || wend.oom) {
 		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory loading samples");
 		goto out;
 	}
@@ -525,9 +536,11 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 	snprintf(minb, sizeof minb, "%zu", r->policy.min_baseline_n);
 	char asked[32];
 	snprintf(asked, sizeof asked, "%" PRId64, r->requested_us);
-	const char *p[] = {ids.s, r->candidate_build_id, r->baseline_release, minb, asked};
+	const char *p[] = {ids.s, r->candidate_build_id, r->baseline_release, minb, asked, wstart.s,
+	                   wend.s};
 	st = pw_pg_exec(pg,
-	                "WITH ids AS (SELECT unnest($1::bigint[]) AS series_id), "
+	                "WITH ids AS (SELECT * FROM unnest($1::bigint[], $6::bigint[], $7::bigint[]) "
+	                "             AS i(series_id, ws, we)), "
 	                "rel AS (SELECT series_id FROM perfwatch.samples WHERE series_id = ANY($1::bigint[]) "
 	                "        AND build_id = $3 AND bisect_job_id = '' GROUP BY series_id "
 	                "        HAVING count(*) >= $4::integer) "
@@ -538,20 +551,19 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 	                "   AND p.series_id IN (SELECT series_id FROM rel))) "
 	                "UNION ALL "
 	                "SELECT p.series_id, p.value, 'w', p.measured_at, p.run_id, p.repeat_index "
-	                "  FROM ids i JOIN LATERAL (SELECT b.window_start, b.window_end "
-	                "       FROM perfwatch.baselines b WHERE b.series_id = i.series_id "
-	                "       ORDER BY b.version DESC LIMIT 1) lb ON true "
+	                "  FROM ids i "
 	                "  JOIN perfwatch.samples p ON p.series_id = i.series_id "
 	                "   AND p.build_kind IN ('nightly', 'release') AND p.bisect_job_id = '' "
 	                "   AND p.build_id <> $2 "
-	                "   AND p.measured_at BETWEEN lb.window_start AND lb.window_end "
+	                "   AND p.measured_at BETWEEN ('epoch'::timestamptz + i.ws * interval '1 microsecond') "
+	                "                         AND ('epoch'::timestamptz + i.we * interval '1 microsecond') "
 	                /* nothing measured after the request: in a replay the baseliner may
 	                 * already have folded the nightlies after the RC, and whether it had
 	                 * must not decide the verdict */
 	                "   AND p.measured_at <= to_timestamp($5::double precision / 1e6) "
 	                " WHERE i.series_id NOT IN (SELECT series_id FROM rel) "
 	                "ORDER BY 1, 4, 5, 6",
-	                5, p, &res, errbuf, errlen);
+	                7, p, &res, errbuf, errlen);
 	if (st != PW_OK)
 		goto out;
 	int rows = PQntuples(res);
@@ -595,19 +607,87 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 out:
 	PQclear(res);
 	free(ids.s);
+	free(wstart.s);
+	free(wend.s);
 	free(index);
 	free(nb);
 	free(nc);
 	return st;
 }
 
-pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluation,
+/*
+ * Series `in`'s platform class and required n (§4.5) from its latest
+ * baseline's noise and the n it published for each tier, as
+ * pw_gate_required_n chooses for the gate's MDE of the series. The waiting
+ * rule reads them with the series; an evaluation again from the record whose
+ * window it reads (load_windows), so that both come from one version.
+ */
+static void series_power(const pw_gate_release *r, pw_gate_series_input *in, bool has_baseline,
+                         double sigma_pct, bool gpu_class, unsigned n_top, double mde_top_pct,
+                         unsigned n_tail, double mde_tail_pct)
+{
+	in->gpu = has_baseline && gpu_class;
+	bool top = in->tier == PW_GATE_TIER_TOP;
+	in->required_n = pw_gate_required_n(has_baseline, sigma_pct, top ? n_top : n_tail,
+	                                    top ? mde_top_pct : mde_tail_pct,
+	                                    pw_gate_series_mde(&r->policy, in),
+	                                    pw_gate_series_min_n(&r->policy, in));
+}
+
+/*
+ * The window (and version) of the latest baseline of every series of r that
+ * has one (meta[i].baseline_version > 0, in order; current[k] the cache
+ * version the series query read for the k-th of them), read with one
+ * pw_baseline_get_many: the version stored with each result is then the
+ * one whose window load_samples reads.
+ */
+static pw_status load_windows(pw_baseline_reader *br, pw_gate_release *r, const uint64_t *current,
+                              char *errbuf, size_t errlen)
+{
+	size_t nb = 0;
+	for (size_t i = 0; i < r->n_series; i++)
+		nb += r->meta[i].baseline_version > 0;
+	if (nb == 0)
+		return PW_OK;
+	const char **keys = pw_gate_release_alloc(r, nb * sizeof *keys);
+	size_t *at = pw_gate_release_alloc(r, nb * sizeof *at);
+	bool *found = pw_gate_release_alloc(r, nb * sizeof *found);
+	pw_baseline_record *rec = malloc(nb * sizeof *rec);
+	if (!keys || !at || !found || !rec) {
+		free(rec);
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory reading %zu baselines", nb);
+	}
+	for (size_t i = 0, k = 0; i < r->n_series; i++)
+		if (r->meta[i].baseline_version > 0) {
+			at[k] = i;
+			keys[k++] = r->meta[i].key;
+		}
+	pw_status st = pw_baseline_get_many(br, keys, current, nb, rec, found, NULL, NULL, errbuf,
+	                                    errlen);
+	for (size_t k = 0; st == PW_OK && k < nb; k++) {
+		pw_gate_series_meta *m = &r->meta[at[k]];
+		if (!found[k])
+			continue; /* deleted since the series query: no window */
+		m->baseline_version = (int)rec[k].version; /* newer when one was stored meanwhile */
+		m->window_start_us = rec[k].window_start_us;
+		m->window_end_us = rec[k].window_end_us;
+		series_power(r, &r->series[at[k]], true, rec[k].sigma_pct, rec[k].gpu_class,
+		             rec[k].required_n_top, rec[k].mde_top_pct, rec[k].required_n_tail,
+		             rec[k].mde_tail_pct);
+	}
+	free(rec);
+	return st;
+}
+
+pw_status pw_gate_store_load(pw_baseline_reader *br, const char *release_id, uint32_t evaluation,
                           const pw_gate_store_defaults *d, bool with_samples, pw_gate_release **out,
                           char *errbuf, size_t errlen)
 {
+	pw_pg *pg = br->pg;
 	pw_status st = PW_OK;
 	PGresult *res = NULL;
 	tbuf fams = {0};
+	uint64_t *current = NULL; /* the cache versions of the baselines read with the series */
 	pw_gate_release *r = release_new();
 	*out = NULL;
 	if (!r)
@@ -731,8 +811,6 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	st = pw_pg_exec(pg,
 	                "SELECT s.series_id, s.series_key, s.model, s.platform, s.config, s.metric, "
 	                "s.unit, s.direction, lb.version, lb.state, "
-	                "coalesce((extract(epoch FROM lb.window_start) * 1e6)::bigint, 0), "
-	                "coalesce((extract(epoch FROM lb.window_end) * 1e6)::bigint, 0), "
 	                "EXISTS (SELECT 1 FROM perfwatch.freezes f WHERE f.series_id = s.series_id "
 	                "        AND f.unfrozen_at IS NULL), "
 	                "(SELECT count(*) FROM perfwatch.samples c WHERE c.series_id = s.series_id "
@@ -754,11 +832,11 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	                " AND EXISTS (SELECT 1 FROM perfwatch.samples u WHERE u.series_id = s.series_id "
 	                " AND u.build_kind IN ('nightly', 'release') AND u.bisect_job_id = '' "
 	                " AND u.measured_at <= to_timestamp($6::double precision / 1e6))), "
-	                /* §4.5: the series' noise and the n its baseline published (15..20) */
+	                /* §4.5: the series' noise and the n its baseline published (13..18) */
 	                "lb.sigma_pct, lb.gpu_class, lb.required_n_top, lb.mde_top_pct, "
 	                "lb.required_n_tail, lb.mde_tail_pct "
 	                "FROM perfwatch.series s "
-	                "LEFT JOIN LATERAL (SELECT b.version, b.state, b.window_start, b.window_end, "
+	                "LEFT JOIN LATERAL (SELECT b.version, b.state, "
 	                "  b.sigma_pct, b.gpu_class, b.required_n_top, b.mde_top_pct, "
 	                "  b.required_n_tail, b.mde_tail_pct "
 	                "  FROM perfwatch.baselines b WHERE b.series_id = s.series_id "
@@ -782,9 +860,11 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 	r->series_out = pw_gate_release_alloc(r, ns1 * sizeof *r->series_out);
 	r->series_waiver = pw_gate_release_alloc(r, ns1 * sizeof *r->series_waiver);
 	r->series_alert = pw_gate_release_alloc(r, ns1 * sizeof *r->series_alert);
+	current = pw_gate_release_alloc(r, ns1 * sizeof *current);
 	if (!r->series || !r->meta || !r->sr || !r->series_out || !r->series_waiver ||
-	    !r->series_alert)
+	    !r->series_alert || !current)
 		goto nomem;
+	size_t nb = 0;
 	for (size_t i = 0; i < r->n_series; i++) {
 		int row = (int)i;
 		pw_gate_series_meta *m = &r->meta[i];
@@ -801,8 +881,6 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 			goto nomem;
 		bool has_row = !PQgetisnull(res, row, 8);
 		m->baseline_version = (int)getint(res, row, 8);
-		m->window_start_us = getint(res, row, 10);
-		m->window_end_us = getint(res, row, 11);
 		in->series = m->key;
 		in->family = 0;
 		for (size_t j = 0; j < r->n_families; j++)
@@ -813,21 +891,26 @@ pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluat
 		                    ? PW_COMPARE_HIGHER_IS_BETTER
 		                    : PW_COMPARE_LOWER_IS_BETTER;
 		in->state = state_of(has_row ? PQgetvalue(res, row, 9) : "", has_row,
-		                     PQgetvalue(res, row, 12)[0] == 't');
-		in->n_cand = (size_t)getint(res, row, 13);
-		in->baseline_behind = PQgetvalue(res, row, 14)[0] == 't';
-		in->gpu = has_row && PQgetvalue(res, row, 16)[0] == 't';
-		bool top = in->tier == PW_GATE_TIER_TOP;
-		in->required_n = pw_gate_required_n(has_row, getdbl(res, row, 15),
-		                                    (unsigned)getint(res, row, top ? 17 : 19),
-		                                    getdbl(res, row, top ? 18 : 20),
-		                                    pw_gate_series_mde(&r->policy, in),
-		                                    pw_gate_series_min_n(&r->policy, in));
+		                     PQgetvalue(res, row, 10)[0] == 't');
+		in->n_cand = (size_t)getint(res, row, 11);
+		in->baseline_behind = PQgetvalue(res, row, 12)[0] == 't';
+		series_power(r, in, has_row, getdbl(res, row, 13), PQgetvalue(res, row, 14)[0] == 't',
+		             (unsigned)getint(res, row, 15), getdbl(res, row, 16),
+		             (unsigned)getint(res, row, 17), getdbl(res, row, 18));
+		if (has_row) /* the version just read is the current one: the cache's check */
+			current[nb++] = pw_baseline_cache_version_of(
+				(uint32_t)m->baseline_version,
+				pw_baseline_state_parse(PQgetvalue(res, row, 9)));
 		r->series_waiver[i] = "";
 		r->series_alert[i] = "";
 	}
 	PQclear(res);
 	res = NULL;
+	/* 4b. for an evaluation, the windows of the series' latest baselines,
+	 * through the baseline reader (Redis when it holds the version just
+	 * read, else PostgreSQL); the waiting rule needs none */
+	if (with_samples && (st = load_windows(br, r, current, errbuf, errlen)) != PW_OK)
+		goto fail;
 
 	/* 5. registered expected wins, matched by key (both lists in "C" order) */
 	st = pw_pg_exec(pg,

@@ -24,6 +24,7 @@
 
 #include "gate_eval.h"
 #include "gate_policy.h"
+#include "pw_baseline_cache.h"
 #include "pw_outbox.h"
 #include "pw_pg.h"
 #include "pw_status.h"
@@ -142,10 +143,14 @@ pw_status pw_gate_store_pending(pw_pg *pg, pw_gate_pending *out, size_t cap, siz
  * With with_samples the samples are loaded too: the candidate's, and as
  * baseline the baseline release's when it has min_baseline_n of them, else
  * the nightly/release samples inside the latest baseline's window (else
- * series[i].base is NULL and n_base 0, n_cand is the count). *out is NULL on
- * failure. PW_ERR_NOT_FOUND when the evaluation does not exist.
+ * series[i].base is NULL and n_base 0, n_cand is the count); that window is
+ * read through br (common/pw_baseline_cache.h: Redis when it holds the
+ * version the series query read, else PostgreSQL), once, so that the version
+ * stored with a result is the one whose window was read. PostgreSQL is
+ * br->pg. *out is NULL on failure. PW_ERR_NOT_FOUND when the evaluation does
+ * not exist.
  */
-pw_status pw_gate_store_load(pw_pg *pg, const char *release_id, uint32_t evaluation,
+pw_status pw_gate_store_load(pw_baseline_reader *br, const char *release_id, uint32_t evaluation,
                           const pw_gate_store_defaults *d, bool with_samples, pw_gate_release **out,
                           char *errbuf, size_t errlen);
 

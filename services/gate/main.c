@@ -74,6 +74,7 @@ int main(int argc, char **argv, char **envp)
 		.producer_props = gate_producer_props,
 		.nproducer_props = sizeof gate_producer_props / sizeof gate_producer_props[0],
 		.pg = true,
+		.redis = true,  /* the baseline cache (common/pw_baseline_cache.h) */
 		.outbox = true,
 		.init = pw_gate_init,
 		.release = pw_gate_release_app,

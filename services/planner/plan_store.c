@@ -14,8 +14,6 @@
 #include "pw_outbox.h"
 #include "pw_topics.h"
 
-#define LIST_LITERAL_MAX (PW_PLANNER_LIST_MAX * (PW_PLANNER_NAME_MAX * 2 + 3) + 3)
-
 static double dbl(PGresult *res, int r, int c)
 {
 	return PQgetisnull(res, r, c) ? NAN : strtod(PQgetvalue(res, r, c), NULL);
@@ -24,15 +22,11 @@ static double dbl(PGresult *res, int r, int c)
 pw_status plan_store_catalogue(pw_pg *pg, const Perfwatch__V1__CatalogueModel *m, const void *payload,
                                size_t len, char *errbuf, size_t errlen)
 {
-	char *plats = malloc(LIST_LITERAL_MAX), *cfgs = malloc(LIST_LITERAL_MAX);
+	char *plats = pw_pg_text_array((const char *const *)m->platforms, m->n_platforms);
+	char *cfgs = pw_pg_text_array((const char *const *)m->configs, m->n_configs);
 	pw_status st = PW_ERR_NOMEM;
 	if (!plats || !cfgs)
 		goto out;
-	if (pw_pg_text_array((const char *const *)m->platforms, m->n_platforms, plats, LIST_LITERAL_MAX) != PW_OK ||
-	    pw_pg_text_array((const char *const *)m->configs, m->n_configs, cfgs, LIST_LITERAL_MAX) != PW_OK) {
-		st = pw_fail(PW_ERR_INVALID, errbuf, errlen, "model \"%s\": platform or config list too long", m->model);
-		goto out;
-	}
 	if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
 		goto out;
 	pw_pg_params p;

@@ -1,5 +1,5 @@
 /*
- * plan_store.h: the planner's PostgreSQL side (migration 0048): upserts of
+ * plan_store.h: the planner's PostgreSQL side (migration 0047): upserts of
  * its inputs, the loads that fill plan.h's inputs, and the one write
  * transaction of a plan with its outbox row. Every statement is parameters
  * after its SQL (pw_pg_params); nothing here decides anything.

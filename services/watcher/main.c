@@ -36,6 +36,7 @@ int main(int argc, char **argv, char **envp)
 		.defaults = watcher_defaults,
 		.ndefaults = sizeof watcher_defaults / sizeof watcher_defaults[0],
 		.pg = true,
+		.redis = true,  /* the baseline cache (common/pw_baseline_cache.h) */
 		.outbox = true,
 		.init = pw_watcher_init,
 		.release = pw_watcher_release,

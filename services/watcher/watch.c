@@ -46,7 +46,19 @@ struct pw_watch_series {
 		int side;
 	} steps[16];
 	size_t n_steps, steps_head;
+	struct registration {    /* registered changes, by CL (pw_watch_series_register) */
+		char cl[PW_WATCH_BUILD_LEN];
+		int64_t cl_number;
+		double pct;
+		bool judged;         /* reported (a shift over it, or the validated win) */
+	} regs[PW_WATCH_MAX_REGISTERED];
+	size_t n_regs;
+	double *judge_work;      /* pw_stats_compare's work for the registration's judgement */
+	double *judge_base, *judge_cand, *judge_adj;
 };
+
+/* Points before a registered CL a judgement compares with, at most (30: §4.2's window). */
+#define JUDGE_BASE_MAX 30
 
 const char *pw_watch_annotation_name(pw_watch_annotation a)
 {
@@ -54,6 +66,7 @@ const char *pw_watch_annotation_name(pw_watch_annotation a)
 	case PW_WATCH_ANNOTATION_NONE: return "none";
 	case PW_WATCH_ANNOTATION_INFRA: return "infra";
 	case PW_WATCH_ANNOTATION_FROZEN: return "frozen";
+	case PW_WATCH_ANNOTATION_REGISTERED: return "registered";
 	}
 	return "unknown";
 }
@@ -66,6 +79,7 @@ const char *pw_watch_stage_name(pw_watch_stage st)
 	case PW_WATCH_STAGE_CONFIRMING: return "confirmed";
 	case PW_WATCH_STAGE_WITHDRAWN: return "withdrawn";
 	case PW_WATCH_STAGE_TREND: return "trend";
+	case PW_WATCH_STAGE_REGISTERED: return "confirmed";
 	}
 	return "unknown";
 }
@@ -94,6 +108,9 @@ void pw_watch_params_default(pw_watch_params *p)
 	p->drift_every = 7;
 	p->drift_slack = 30;
 	p->drift_min_stretch = 30;
+	p->registered_n = 5;
+	p->registered_min_base = 10;
+	p->registered_alpha = 0.05;
 }
 
 pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_is_better,
@@ -102,11 +119,15 @@ pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_i
 	if (!params || params->max_points < 2 * params->cp.min_segment || params->max_emitted < 1 ||
 	    params->max_fleet_marks < 1 || params->early.max_ref > PW_CP_EARLY_MAX_REF ||
 	    params->early.k > PW_CP_EARLY_MAX_REF ||
-	    (params->early.k > 0 && params->early_confirm_within >= params->max_points)) {
+	    (params->early.k > 0 && params->early_confirm_within >= params->max_points) ||
+	    params->registered_n < 3 || params->registered_n > 256 ||
+	    params->registered_min_base < 2 || params->registered_min_base > JUDGE_BASE_MAX ||
+	    !(params->registered_alpha > 0.0 && params->registered_alpha < 1.0)) {
 		pw_fail(PW_ERR_INVALID, errbuf, errlen,
 		        "watch parameters: max_points must hold two minimum segments, and the "
 		        "emitted and fleet-mark rings at least one entry; the early rule's k and "
-		        "max_ref at most 256 and early_confirm_within below max_points");
+		        "max_ref at most 256 and early_confirm_within below max_points; a "
+		        "registered change judged on 3 to 256 points against 2 to 30, alpha in (0, 1)");
 		return NULL;
 	}
 	pw_watch_series *s = calloc(1, sizeof *s);
@@ -126,8 +147,13 @@ pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_i
 	s->cps = calloc(s->cps_cap, sizeof *s->cps);
 	s->win_cps = calloc(s->cps_cap, sizeof *s->win_cps);
 	s->early_ref = calloc(PW_CP_EARLY_MAX_REF, sizeof *s->early_ref);
+	size_t nb = JUDGE_BASE_MAX, nc = params->registered_n ? params->registered_n : 1;
+	s->judge_work = calloc(pw_stats_compare_work_len(nb, nc), sizeof *s->judge_work);
+	s->judge_base = calloc(nb, sizeof *s->judge_base);
+	s->judge_cand = calloc(nc, sizeof *s->judge_cand);
+	s->judge_adj = calloc(nc, sizeof *s->judge_adj);
 	if (!s->builds || !s->frozen_at || !s->emitted || !s->marks || !s->cps || !s->win_cps ||
-	    !s->early_ref)
+	    !s->early_ref || !s->judge_work || !s->judge_base || !s->judge_cand || !s->judge_adj)
 		goto nomem;
 	return s;
 nomem:
@@ -149,6 +175,10 @@ void pw_watch_series_free(pw_watch_series *s)
 	free(s->cps);
 	free(s->win_cps);
 	free(s->early_ref);
+	free(s->judge_work);
+	free(s->judge_base);
+	free(s->judge_cand);
+	free(s->judge_adj);
 	free(s);
 }
 
@@ -226,6 +256,78 @@ static const struct fleet_mark *fleet_mark_between(const pw_watch_series *s, int
 	return NULL;
 }
 
+/* value with the registered changes its build (head CL cl_number) includes taken out */
+static double observed_minus_expected(const pw_watch_series *s, double value, int64_t cl_number)
+{
+	for (size_t k = 0; k < s->n_regs; k++)
+		if (s->regs[k].cl_number <= cl_number)
+			value = pw_expected_remove(value, s->regs[k].pct);
+	return value;
+}
+
+/* The factor a build's points carry from the registered changes it includes. */
+static double factor_at(const pw_watch_series *s, int64_t cl_number)
+{
+	return 1.0 / observed_minus_expected(s, 1.0, cl_number);
+}
+
+/* A change the worse way is positive. */
+static double worse_pct(const pw_watch_series *s, double pct)
+{
+	return s->lower_is_better ? pct : -pct;
+}
+
+/* The registrations of CLs in (after, upto]: marked judged; the first one's CL into cl. */
+static bool registered_between(pw_watch_series *s, int64_t after, int64_t upto, char *cl,
+                               size_t cl_len)
+{
+	bool any = false;
+	for (size_t k = 0; k < s->n_regs; k++)
+		if (s->regs[k].cl_number > after && s->regs[k].cl_number <= upto) {
+			if (!any)
+				snprintf(cl, cl_len, "%s", s->regs[k].cl);
+			s->regs[k].judged = true;
+			any = true;
+		}
+	return any;
+}
+
+pw_status pw_watch_series_register(pw_watch_series *s, const char *cl, int64_t cl_number,
+                                   double expected_pct, bool judged, char *errbuf, size_t errlen)
+{
+	if (!pw_expected_valid(expected_pct))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "registered change %g%% of \"%s\" cannot be taken out of a value",
+		               expected_pct, cl);
+	if (s->total > 0)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "registration of \"%s\" after the series' points: rebuild the series", cl);
+	struct registration *r = NULL;
+	for (size_t k = 0; k < s->n_regs && !r; k++)
+		if (s->regs[k].cl_number == cl_number)
+			r = &s->regs[k];
+	if (!r) {
+		if (s->n_regs == PW_WATCH_MAX_REGISTERED)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "more than %d registered changes on one series (\"%s\" left out)",
+			               PW_WATCH_MAX_REGISTERED, cl);
+		r = &s->regs[s->n_regs++];
+	}
+	snprintf(r->cl, sizeof r->cl, "%s", cl);
+	r->cl_number = cl_number;
+	r->pct = expected_pct;
+	r->judged = judged;
+	return PW_OK;
+}
+
+bool pw_watch_series_registered(const pw_watch_series *s, int64_t cl_number, double expected_pct)
+{
+	for (size_t k = 0; k < s->n_regs; k++)
+		if (s->regs[k].cl_number == cl_number)
+			return fabs(s->regs[k].pct - expected_pct) <= 1e-9 * (1.0 + fabs(expected_pct));
+	return false;
+}
+
 static void describe(pw_watch_series *s, const pw_changepoint *cp, pw_watch_event *ev)
 {
 	memset(ev, 0, sizeof *ev);
@@ -250,12 +352,40 @@ static void describe(pw_watch_series *s, const pw_changepoint *cp, pw_watch_even
 		ev->routing = PW_WATCH_ROUTE_PAGE;
 	else
 		ev->routing = PW_WATCH_ROUTE_QUEUE;
+
+	/* the detectors see observed − expected: the levels as measured put the
+	 * registered changes back in */
+	ev->level_before = cp->before * factor_at(s, ev->last_clean.cl_number);
+	ev->level_after = cp->after * factor_at(s, ev->first_shifted.cl_number);
+	ev->expected = PW_EXPECTED_WITHIN_NOISE;
+	if (!registered_between(s, ev->last_clean.cl_number, ev->first_shifted.cl_number,
+	                        ev->registered_cl, sizeof ev->registered_cl))
+		return;
+	/* a registered CL in the range: the shift is what moved beyond the
+	 * registration, judged by the gate's rule (the detector found it:
+	 * significant; the filter is min_effect) */
+	ev->expected_pct = 100.0 * (factor_at(s, ev->first_shifted.cl_number) /
+	                            factor_at(s, ev->last_clean.cl_number) - 1.0);
+	if (ev->annotation != PW_WATCH_ANNOTATION_NONE)
+		return;
+	double threshold = 100.0 * s->params.cp.min_effect;
+	double raw = ev->level_before != 0.0 ? 100.0 * (ev->level_after / ev->level_before - 1.0) : 0.0;
+	double excess = cp->before != 0.0 ? 100.0 * (cp->after / cp->before - 1.0) : 0.0;
+	ev->expected = pw_expected_classify(true, fabs(raw) > threshold, worse_pct(s, raw),
+	                                    worse_pct(s, excess), threshold);
+	if (ev->expected == PW_EXPECTED_REGRESSED)
+		return; /* worse than before the CL: a regression like any other */
+	ev->annotation = PW_WATCH_ANNOTATION_REGISTERED;
+	ev->routing = ev->expected == PW_EXPECTED_VALIDATED ? PW_WATCH_ROUTE_NONE
+	                                                    : PW_WATCH_ROUTE_QUEUE;
 }
 
 pw_status pw_watch_series_load(pw_watch_series *s, double value, const pw_watch_build *build,
                                char *errbuf, size_t errlen)
 {
-	pw_status st = pw_cp_stream_append(s->stream, value, errbuf, errlen);
+	pw_status st = pw_cp_stream_append(s->stream,
+	                                   observed_minus_expected(s, value, build->cl_number), errbuf,
+	                                   errlen);
 	if (st != PW_OK)
 		return st;
 	s->builds[s->total % s->params.max_points] = *build;
@@ -282,6 +412,24 @@ static int provisional_near(const pw_watch_series *s, size_t i)
 	for (size_t k = 0; k < s->n_prov; k++) {
 		size_t j = s->prov[k].cp.index;
 		if ((j > i ? j - i : i - j) <= slack)
+			return (int)k;
+	}
+	return -1;
+}
+
+/*
+ * The provisional shift PELT's cp confirms: within the slack of it and the
+ * same way. A step the other way a few points from a reported one is another
+ * shift (a regression landing days after a reported win).
+ */
+static int provisional_same(const pw_watch_series *s, const pw_changepoint *cp)
+{
+	size_t slack = s->params.same_shift_slack;
+	bool up = cp->after > cp->before;
+	for (size_t k = 0; k < s->n_prov; k++) {
+		size_t j = s->prov[k].cp.index;
+		if ((j > cp->index ? j - cp->index : cp->index - j) <= slack &&
+		    (s->prov[k].cp.after > s->prov[k].cp.before) == up)
 			return (int)k;
 	}
 	return -1;
@@ -556,6 +704,152 @@ static bool drift_stair(const pw_watch_series *s, const pw_changepoint *cp)
 	return side == s->drift_side && cp->index + s->params.drift_slack >= s->drift_start;
 }
 
+/*
+ * Judges the registrations at the first point i0 of a build that includes
+ * them (those of CLs after the previous point's build): the measured points
+ * from i0 on (registered_n of them, cut at a shift reported after i0)
+ * against up to JUDGE_BASE_MAX before it (from the newest shift reported
+ * before), by pw_expected_compare and pw_expected_classify. A change that
+ * arrived as registered is one event, stage REGISTERED: a validated win; it
+ * revises a report the detectors made of the same step before the
+ * registration was known (a provisional or confirmed improvement at the
+ * step). True when that was decided (the registrations at i0 judged).
+ * Anything else moved observed − expected, which the detectors report as a
+ * shift annotated with the registration (describe), or is judged again at
+ * the next point.
+ */
+static bool judge_at(pw_watch_series *s, size_t i0, const double *w, size_t off,
+                     pw_watch_event *out, size_t cap, size_t *nout)
+{
+	const pw_watch_params *p = &s->params;
+	size_t slack = p->same_shift_slack;
+	int64_t before_cl = build_at(s, i0 - 1)->cl_number, at_cl = build_at(s, i0)->cl_number;
+	double pct = 100.0 * (factor_at(s, at_cl) / factor_at(s, before_cl) - 1.0);
+	/* a provisional report of the change itself, made before the registration
+	 * was known: near i0, the better way (its levels are as measured) */
+	int target = -1;
+	for (size_t k = 0; k < s->n_prov && target < 0; k++) {
+		size_t j = s->prov[k].cp.index;
+		double d = s->prov[k].cp.after - s->prov[k].cp.before;
+		if ((j > i0 ? j - i0 : i0 - j) <= slack && (s->lower_is_better ? d < 0.0 : d > 0.0))
+			target = (int)k;
+	}
+	/* the steps this series reported are of observed − expected (the series
+	 * was built with the registration): one after i0 ends the candidate, one
+	 * before starts the baseline; so does any other provisional report */
+	size_t end = i0 + p->registered_n, lo = i0 > JUDGE_BASE_MAX ? i0 - JUDGE_BASE_MAX : 0;
+	if (lo < off)
+		lo = off;
+	for (size_t k = 0; k < s->n_steps; k++) {
+		size_t j = s->steps[k].index;
+		if (j > i0 && j < end)
+			end = j;
+		if (j < i0 && j > lo)
+			lo = j;
+	}
+	for (size_t k = 0; k < s->n_prov; k++) {
+		size_t j = s->prov[k].cp.index;
+		if ((int)k != target && j > i0 && j < end)
+			end = j;
+	}
+	if (end > s->total)
+		end = s->total;
+	size_t nb = i0 - lo, nc = end - i0;
+	if (nb < p->registered_min_base || nc < 3)
+		return false; /* too little on one side: left to the detectors */
+	for (size_t j = lo; j < i0; j++)
+		s->judge_base[j - lo] = w[j - off] * factor_at(s, build_at(s, j)->cl_number);
+	for (size_t j = i0; j < end; j++)
+		s->judge_cand[j - i0] = w[j - off] * factor_at(s, build_at(s, j)->cl_number);
+	pw_compare_opts o;
+	pw_compare_opts_init(&o);
+	o.direction = s->lower_is_better ? PW_COMPARE_LOWER_IS_BETTER : PW_COMPARE_HIGHER_IS_BETTER;
+	o.alpha = p->registered_alpha;
+	o.practical_pct = 100.0 * p->cp.min_effect;
+	o.mde_pct = o.practical_pct / PW_COMPARE_PRACTICAL_FRAC;
+	pw_expected_result x;
+	if (pw_expected_compare(s->judge_base, nb, s->judge_cand, nc, pct, &o, s->judge_work,
+	                        s->judge_adj, &x) != PW_OK)
+		return false;
+	pw_expected_outcome oc = pw_expected_classify(
+		x.against.p < p->registered_alpha, x.raw.effect_filter_passed,
+		worse_pct(s, x.raw.effect_pct), worse_pct(s, x.excess_pct), x.raw.threshold_pct);
+	if (oc != PW_EXPECTED_VALIDATED || *nout == cap)
+		return false;
+	/* the same step reported before the registration was known: that report is revised */
+	size_t idx = i0;
+	bool revises = false;
+	if (target >= 0) {
+		idx = s->prov[target].cp.index;
+		provisional_remove(s, (size_t)target);
+		revises = true;
+	} else {
+		for (size_t j = i0 > slack ? i0 - slack : 0; j <= i0 + slack && !revises; j++)
+			if (in_ring(s, j) && was_emitted(s, build_at(s, j)->build_id)) {
+				idx = j;
+				revises = true;
+			}
+	}
+	if (idx == 0 || !in_ring(s, idx - 1))
+		return true;
+	char cl[PW_WATCH_BUILD_LEN] = "";
+	registered_between(s, before_cl, at_cl, cl, sizeof cl);
+	pw_watch_event *ev = &out[(*nout)++];
+	memset(ev, 0, sizeof *ev);
+	ev->cp = (pw_changepoint){.index = idx, .before = x.raw.median_base,
+	                          .after = x.raw.median_cand,
+	                          .rel_change = x.raw.median_base != 0.0
+	                                                ? (x.raw.median_cand - x.raw.median_base) /
+	                                                          x.raw.median_base
+	                                                : NAN,
+	                          .p = x.against.p, .noise = x.raw.mad_base};
+	ev->regression = false; /* validated: better as registered */
+	ev->last_clean = *build_at(s, idx - 1);
+	ev->first_shifted = *build_at(s, idx);
+	ev->annotation = PW_WATCH_ANNOTATION_REGISTERED;
+	ev->routing = PW_WATCH_ROUTE_NONE;
+	ev->stage = PW_WATCH_STAGE_REGISTERED;
+	ev->reported_after = s->total - idx;
+	ev->level_before = x.raw.median_base;
+	ev->level_after = x.raw.median_cand;
+	ev->expected_pct = pct;
+	snprintf(ev->registered_cl, sizeof ev->registered_cl, "%s", cl);
+	ev->expected = oc;
+	ev->revises = revises;
+	return true;
+}
+
+/* The registrations not judged yet whose CL has registered_n points in (judge_at). */
+static void judge_registrations(pw_watch_series *s, pw_watch_event *out, size_t cap,
+                                size_t *nout)
+{
+	size_t wn = 0, off = 0;
+	const double *w = pw_cp_stream_window(s->stream, &wn, &off);
+	if (s->n_regs == 0 || s->total - off != wn)
+		return;
+	for (size_t k = 0; k < s->n_regs && *nout < cap; k++) {
+		if (s->regs[k].judged)
+			continue;
+		size_t i0 = s->total;
+		for (size_t i = off; i < s->total && i0 == s->total; i++)
+			if (in_ring(s, i) && build_at(s, i)->cl_number >= s->regs[k].cl_number)
+				i0 = i;
+		if (i0 == s->total)
+			continue; /* not in the nightlies yet */
+		if (i0 == off || !in_ring(s, i0 - 1)) {
+			s->regs[k].judged = true; /* nothing before it left to compare with */
+			continue;
+		}
+		if (s->total - i0 < s->params.registered_n)
+			continue;
+		/* judged again at every point until it is decided: a later shift of
+		 * observed − expected reported meanwhile cuts the candidate before it */
+		if (judge_at(s, i0, w, off, out, cap, nout) ||
+		    s->total - i0 >= s->params.registered_n + s->params.early_confirm_within)
+			s->regs[k].judged = true;
+	}
+}
+
 pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t cap,
                                size_t *nout, char *errbuf, size_t errlen)
 {
@@ -579,7 +873,7 @@ pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t c
 			cp.index--;
 		if (cp.index == 0 || !in_ring(s, cp.index - 1) || !in_ring(s, cp.index))
 			continue;
-		int pv = provisional_near(s, cp.index);
+		int pv = provisional_same(s, &cp);
 		if (pv >= 0) {
 			/* PELT found the shift the early rule reported: the same finding,
 			 * keyed by the provisional's first shifted build */
@@ -636,7 +930,11 @@ pw_status pw_watch_series_scan(pw_watch_series *s, pw_watch_event *out, size_t c
 	st = drift_scan(s, out, cap, nout);
 	if (st != PW_OK)
 		return pw_fail(st, errbuf, errlen, "drift detection: %s", pw_strerror(st));
-	return early_scan(s, out, cap, nout);
+	if ((st = early_scan(s, out, cap, nout)) != PW_OK)
+		return st;
+	/* last: a shift found above over a registered CL judged it already */
+	judge_registrations(s, out, cap, nout);
+	return PW_OK;
 }
 
 pw_status pw_watch_series_scan_loaded(pw_watch_series *s, size_t loaded, pw_watch_event *out,

@@ -28,11 +28,13 @@
 
 #include "pw_changepoint.h"
 #include "pw_drift.h"
+#include "pw_expected.h"
 #include "pw_status.h"
 
 #define PW_WATCH_BUILD_LEN 64
 #define PW_WATCH_EVENT_LEN 64
 #define PW_WATCH_MAX_PROVISIONAL 4 /* provisional shifts held per series */
+#define PW_WATCH_MAX_REGISTERED 16 /* registered changes (by CL) applied per series */
 
 /* Where a point came from. */
 typedef struct pw_watch_build {
@@ -46,6 +48,7 @@ typedef enum pw_watch_annotation {
 	PW_WATCH_ANNOTATION_NONE = 0, /* a software shift */
 	PW_WATCH_ANNOTATION_INFRA,    /* coincides with a fleet change on this series */
 	PW_WATCH_ANNOTATION_FROZEN,   /* the series was frozen at the time */
+	PW_WATCH_ANNOTATION_REGISTERED, /* a registered CL is in the range: the registration's outcome */
 } pw_watch_annotation;
 
 typedef enum pw_watch_routing {
@@ -72,9 +75,12 @@ typedef enum pw_watch_stage {
 	PW_WATCH_STAGE_CONFIRMING,
 	PW_WATCH_STAGE_WITHDRAWN,
 	PW_WATCH_STAGE_TREND,        /* a sustained drift (pw_drift.h): one finding, queued */
+	PW_WATCH_STAGE_REGISTERED,   /* a registered change that arrived as registered: a validated
+	                              * win, reported once (a report of the same step made before the
+	                              * registration was known is revised) */
 } pw_watch_stage;
 
-/* "confirmed", "provisional", "confirmed" (for CONFIRMING), "withdrawn", "trend". */
+/* "confirmed", "provisional", "confirmed" (for CONFIRMING and REGISTERED), "withdrawn", "trend". */
 const char *pw_watch_stage_name(pw_watch_stage st);
 
 /* One level shift ready to be stored and published. */
@@ -90,6 +96,17 @@ typedef struct pw_watch_event {
 	size_t reported_after;       /* points of the new level seen when reported (index-relative) */
 	double drift_rate_pct;       /* TREND: percent per point (nightly) */
 	double drift_total_pct;      /* TREND: percent from its start to the newest point */
+	/*
+	 * Registered changes (pw_watch_series_register): the detector sees the
+	 * points with them taken out (observed − expected), so cp's levels are
+	 * those; level_before / level_after are the levels as measured.
+	 */
+	double level_before, level_after;
+	double expected_pct;         /* the registered change between the two builds, percent; 0: none */
+	char registered_cl[PW_WATCH_BUILD_LEN]; /* the registered CL in the range, "" when none */
+	pw_expected_outcome expected;/* with a registered CL in the range: what it did */
+	bool revises;                /* REGISTERED: an earlier report of this step is revised */
+	uint32_t alert_revision;     /* REGISTERED with revises: the alert's next revision (the caller sets it) */
 } pw_watch_event;
 
 typedef struct pw_watch_params {
@@ -104,6 +121,9 @@ typedef struct pw_watch_params {
 	size_t drift_every;     /* look for a drift every this many points (0: never; 7) */
 	size_t drift_slack;     /* a drift starting within this many points of a reported one is it (30) */
 	size_t drift_min_stretch; /* a drift has at least this many points from its start (30) */
+	size_t registered_n;    /* points from a registered CL on that judge it (5, the gate's candidate n) */
+	size_t registered_min_base; /* fewest points before the CL to judge it against (10) */
+	double registered_alpha;/* observed − expected is significant below this p (0.05, the gate's FDR level) */
 } pw_watch_params;
 
 void pw_watch_params_default(pw_watch_params *p);
@@ -118,6 +138,28 @@ typedef struct pw_watch_series pw_watch_series;
 pw_watch_series *pw_watch_series_new(const pw_watch_params *params, bool lower_is_better,
                                      bool top_tier, char *errbuf, size_t errlen);
 void pw_watch_series_free(pw_watch_series *s);
+
+/*
+ * A registered change (gate.proto ExpectedWin: the compiler team's expected
+ * delta for CL cl, number cl_number, percent of the value): the points of
+ * builds that include the CL (build cl_number >= cl_number) are judged as
+ * observed − expected — the detectors see them with the change taken out
+ * (pw_expected_remove), a shift whose CL range holds the CL is annotated
+ * REGISTERED with the registration's outcome, and once registered_n points
+ * of the CL are in without such a shift the series compares them with the
+ * points before (pw_expected_compare, pw_expected_classify) and reports a
+ * validated win (stage REGISTERED). judged: it was reported already (a
+ * stored finding of it), so it is only applied. Call before the points are
+ * loaded: a registration that arrives later rebuilds the series. The same CL
+ * registered again replaces the earlier one. PW_ERR_INVALID when the change
+ * cannot be taken out (−100% or less, not finite) or the series holds
+ * PW_WATCH_MAX_REGISTERED already, or points were loaded.
+ */
+pw_status pw_watch_series_register(pw_watch_series *s, const char *cl, int64_t cl_number,
+                                   double expected_pct, bool judged, char *errbuf, size_t errlen);
+
+/* Whether the series applies exactly this registration (CL and change). */
+bool pw_watch_series_registered(const pw_watch_series *s, int64_t cl_number, double expected_pct);
 
 /* Records that a fleet change selecting this series took effect at ts_us; the
  * same change (event id and time) recorded again is kept once. */

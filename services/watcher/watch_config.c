@@ -25,6 +25,10 @@ static const pw_conf_key keys[] = {
 	 .help = "the early rule: fewest points of the current level to compare against"},
 	{.name = "watcher.early_confirm_within", .type = PW_CONF_INT, .def = "20", .min = 1,
 	 .max = 99999, .help = "a provisional shift PELT has not found this many points after it is withdrawn"},
+	{.name = "watcher.registered_n", .type = PW_CONF_INT, .def = "5", .min = 3, .max = 256,
+	 .help = "a registered change is judged on this many nightlies from its CL on (observed - expected)"},
+	{.name = "watcher.registered_alpha", .type = PW_CONF_DOUBLE, .def = "0.05", .min = 1e-12,
+	 .max = 0.5, .help = "observed - expected of a registered change is significant below this p"},
 	{.name = "watcher.page_route", .type = PW_CONF_STRING, .def = "ml-perf-triage",
 	 .help = "receiver named in Alert.page when a shift pages"},
 	{.name = "watcher.series_hint", .type = PW_CONF_INT, .def = "4096", .min = 1,
@@ -52,6 +56,8 @@ pw_status pw_watch_params_from_config(const pw_config *cfg, pw_watch_params *p, 
 	p->early.min_ref = (size_t)pw_config_get_int(cfg, "watcher.early_min_ref");
 	p->early.min_effect = p->cp.min_effect;
 	p->early_confirm_within = (size_t)pw_config_get_int(cfg, "watcher.early_confirm_within");
+	p->registered_n = (size_t)pw_config_get_int(cfg, "watcher.registered_n");
+	p->registered_alpha = pw_config_get_double(cfg, "watcher.registered_alpha");
 	if (p->early.k > 0 && p->early_confirm_within >= p->max_points)
 		return pw_fail(PW_ERR_CONFIG, errbuf, errlen,
 		               "watcher.early_confirm_within (%zu) must be below watcher.max_points (%zu)",

@@ -94,13 +94,27 @@ Perfwatch__V1__AlertKind pw_watch_alert_kind(const pw_watch_event *ev)
  */
 uint32_t pw_watch_alert_revision(const pw_watch_event *ev)
 {
+	if (ev->stage == PW_WATCH_STAGE_REGISTERED)
+		return ev->revises && ev->alert_revision ? ev->alert_revision : 1;
 	return ev->stage == PW_WATCH_STAGE_CONFIRMING || ev->stage == PW_WATCH_STAGE_WITHDRAWN ? 2 : 1;
 }
 
+/*
+ * A shift over a registered CL (annotation registered) takes its verdict
+ * from what the registration did (pw_expected.h): arrived as registered,
+ * VALIDATED_WIN (routing none: logged, §8); better than registered beyond
+ * the filter, INVESTIGATE (§9); short of it without getting worse, TREND
+ * (the queue). One that got worse than before the CL is a regression
+ * (annotation none).
+ */
 Perfwatch__V1__Verdict pw_watch_verdict(const pw_watch_event *ev)
 {
 	if (ev->stage == PW_WATCH_STAGE_WITHDRAWN)
 		return PERFWATCH__V1__VERDICT__VERDICT_PASS;
+	if (ev->annotation == PW_WATCH_ANNOTATION_REGISTERED)
+		return ev->expected == PW_EXPECTED_VALIDATED   ? PERFWATCH__V1__VERDICT__VERDICT_VALIDATED_WIN
+		       : ev->expected == PW_EXPECTED_OVERSHOOT ? PERFWATCH__V1__VERDICT__VERDICT_INVESTIGATE
+		                                               : PERFWATCH__V1__VERDICT__VERDICT_TREND;
 	if (ev->stage == PW_WATCH_STAGE_TREND && ev->annotation == PW_WATCH_ANNOTATION_NONE)
 		return PERFWATCH__V1__VERDICT__VERDICT_TREND;
 	if (ev->annotation != PW_WATCH_ANNOTATION_NONE)
@@ -152,6 +166,8 @@ static Perfwatch__V1__ChangepointAnnotation annotation_proto(pw_watch_annotation
 	switch (a) {
 	case PW_WATCH_ANNOTATION_INFRA: return PERFWATCH__V1__CHANGEPOINT_ANNOTATION__CHANGEPOINT_ANNOTATION_INFRA;
 	case PW_WATCH_ANNOTATION_FROZEN: return PERFWATCH__V1__CHANGEPOINT_ANNOTATION__CHANGEPOINT_ANNOTATION_FROZEN;
+	case PW_WATCH_ANNOTATION_REGISTERED:
+		return PERFWATCH__V1__CHANGEPOINT_ANNOTATION__CHANGEPOINT_ANNOTATION_REGISTERED;
 	case PW_WATCH_ANNOTATION_NONE: break;
 	}
 	return PERFWATCH__V1__CHANGEPOINT_ANNOTATION__CHANGEPOINT_ANNOTATION_NONE;
@@ -194,8 +210,10 @@ void pw_watch_msgs_build(pw_watch_msgs *m, const pw_watch_event *ev, const pw_wa
 	         ev->first_shifted.build_id);
 	pw_watch_format_day(ev->first_shifted.ts_us, m->day, sizeof m->day);
 
-	double delta = ev->cp.after - ev->cp.before;
-	double pct = ev->cp.before != 0.0 ? 100.0 * delta / ev->cp.before : 0.0;
+	/* the levels as measured (the detectors saw observed − expected when a
+	 * registered change is in the series) */
+	double delta = ev->level_after - ev->level_before;
+	double pct = ev->level_before != 0.0 ? 100.0 * delta / ev->level_before : 0.0;
 	uint32_t n_cls = pw_watch_n_cls(ev);
 	Perfwatch__V1__ShiftDirection dir = ev->regression
 		? PERFWATCH__V1__SHIFT_DIRECTION__SHIFT_DIRECTION_REGRESSION
@@ -218,8 +236,8 @@ void pw_watch_msgs_build(pw_watch_msgs *m, const pw_watch_event *ev, const pw_wa
 	cp->first_shifted_cl = (char *)ev->first_shifted.cl;
 	cp->first_shifted_cl_number = ev->first_shifted.cl_number;
 	cp->n_cls = n_cls;
-	cp->level_before = ev->cp.before;
-	cp->level_after = ev->cp.after;
+	cp->level_before = ev->level_before;
+	cp->level_after = ev->level_after;
 	cp->unit = (char *)info->unit;
 	cp->delta_pct = pct;
 	cp->p = ev->cp.p;
@@ -228,6 +246,8 @@ void pw_watch_msgs_build(pw_watch_msgs *m, const pw_watch_event *ev, const pw_wa
 	                     ? PERFWATCH__V1__CHANGEPOINT_METHOD__CHANGEPOINT_METHOD_EARLY
 	             : ev->stage == PW_WATCH_STAGE_TREND
 	                     ? PERFWATCH__V1__CHANGEPOINT_METHOD__CHANGEPOINT_METHOD_DRIFT
+	             : ev->stage == PW_WATCH_STAGE_REGISTERED
+	                     ? PERFWATCH__V1__CHANGEPOINT_METHOD__CHANGEPOINT_METHOD_REGISTERED
 	                     : PERFWATCH__V1__CHANGEPOINT_METHOD__CHANGEPOINT_METHOD_PELT;
 	cp->stage = ev->stage == PW_WATCH_STAGE_PROVISIONAL
 	                    ? PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_PROVISIONAL
@@ -238,6 +258,8 @@ void pw_watch_msgs_build(pw_watch_msgs *m, const pw_watch_event *ev, const pw_wa
 	                    : PERFWATCH__V1__CHANGEPOINT_STAGE__CHANGEPOINT_STAGE_CONFIRMED;
 	cp->drift_rate_pct = ev->stage == PW_WATCH_STAGE_TREND ? ev->drift_rate_pct : 0.0;
 	cp->drift_total_pct = ev->stage == PW_WATCH_STAGE_TREND ? ev->drift_total_pct : 0.0;
+	cp->expected_delta_pct = ev->expected_pct;
+	cp->registered_cl = (char *)ev->registered_cl;
 	cp->points_after = ev->reported_after > UINT32_MAX ? UINT32_MAX : (uint32_t)ev->reported_after;
 	cp->annotation = annotation_proto(ev->annotation);
 	cp->fleet_event_id = (char *)ev->fleet_event_id;
@@ -262,10 +284,10 @@ void pw_watch_msgs_build(pw_watch_msgs *m, const pw_watch_event *ev, const pw_wa
 	a->series_key = (char *)info->series_key;
 	a->series = &m->alert_key;
 	/* the segment before the shift is the baseline the shift is measured against */
-	m->baseline.median = ev->cp.before;
+	m->baseline.median = ev->level_before;
 	m->baseline.mad = ev->cp.noise;
 	a->baseline = &m->baseline;
-	m->observed.median = ev->cp.after;
+	m->observed.median = ev->level_after;
 	m->observed.release = (char *)ev->first_shifted.build_id;
 	a->observed = &m->observed;
 	m->delta.abs = delta;
@@ -289,16 +311,25 @@ void pw_watch_msgs_build(pw_watch_msgs *m, const pw_watch_event *ev, const pw_wa
 	                   : ev->annotation == PW_WATCH_ANNOTATION_INFRA ? "infra step"
 	                   : ev->regression                            ? "regression"
 	                                                               : "improvement";
-	char rate[64] = "";
+	char rate[64] = "", reg[160] = "";
 	if (ev->stage == PW_WATCH_STAGE_TREND)
 		snprintf(rate, sizeof rate, ", %+.3f%% a nightly", ev->drift_rate_pct);
+	if (ev->registered_cl[0]) /* observed − expected: what moved beyond the registration */
+		snprintf(reg, sizeof reg, "; registered %s %+.2f%%, observed - expected %+.2f%%: %s",
+		         ev->registered_cl, ev->expected_pct,
+		         100.0 * ((1.0 + pct / 100.0) / (1.0 + ev->expected_pct / 100.0) - 1.0),
+		         ev->annotation == PW_WATCH_ANNOTATION_REGISTERED
+		                 ? (ev->expected == PW_EXPECTED_VALIDATED ? "validated win"
+		                    : ev->expected == PW_EXPECTED_OVERSHOOT ? "beyond the registration, investigate"
+		                                                            : "short of the registration")
+		                 : "a regression");
 	const char *stage = ev->stage == PW_WATCH_STAGE_PROVISIONAL  ? "provisional "
 	                    : ev->stage == PW_WATCH_STAGE_CONFIRMING ? "confirmed "
 	                    : ev->stage == PW_WATCH_STAGE_WITHDRAWN  ? "withdrawn (not confirmed) "
 	                                                             : "";
 	snprintf(m->summary, sizeof m->summary,
-	         "%s%s %+.2f%% on %s %s nightly %s (%s..%s, %" PRIu32 " CLs%s)%s%s", stage, what,
+	         "%s%s %+.2f%% on %s %s nightly %s (%s..%s, %" PRIu32 " CLs%s)%s%s%s", stage, what,
 	         pct, info->series_key, ev->stage == PW_WATCH_STAGE_TREND ? "from" : "at", m->day, ev->last_clean.cl, ev->first_shifted.cl, n_cls, rate,
-	         ev->fleet_event_id[0] ? ", fleet change " : "", ev->fleet_event_id);
+	         ev->fleet_event_id[0] ? ", fleet change " : "", ev->fleet_event_id, reg);
 	a->summary = m->summary;
 }

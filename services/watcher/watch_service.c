@@ -58,6 +58,8 @@ typedef struct watcher_metrics {
 	pw_metric *dead_letters; /* {topic} */
 	pw_metric *reload_s;
 	pw_metric *rebuilds;
+	pw_metric *cache_reads;  /* perfwatch_baseline_cache_reads_total{outcome} */
+	pw_metric *registrations; /* registered changes that rebuilt a series held in memory */
 } watcher_metrics;
 
 /* Series keys collected during a batch. */
@@ -70,6 +72,7 @@ typedef struct watcher_app {
 	const pw_log *lg;
 	pw_service_worker *w;  /* the one consumer worker: its connections */
 	pw_pg *pg;             /* w->pg */
+	pw_baseline_reader baselines; /* over w->rd and w->pg */
 	watcher_metrics m;
 	pw_watch_table *table;
 	pw_watch_params params;
@@ -83,6 +86,8 @@ typedef struct watcher_app {
 	bool feed_started;      /* positioned where the group had committed */
 	double feed_at_end_s;   /* pw_mono_s() when the reader was last seen at the feed's end */
 	uint64_t revocations;   /* the consumer's partition revocations when the last batch began */
+	int64_t registered_upto_us; /* the newest registration seen (perfwatch.expected_wins) */
+	double registered_at_s;     /* pw_mono_s() of the last look for new registrations */
 } watcher_app;
 
 
@@ -149,6 +154,15 @@ static pw_status handle_event(watcher_app *app, pw_watch_entry *e, pw_watch_even
 		goto out;
 	}
 	pw_watch_msgs_build(m, ev, &info, app->page_route, pw_now_us());
+	if (ev->stage == PW_WATCH_STAGE_REGISTERED && ev->revises) {
+		/* the validated win revises the alert of the report it replaces */
+		uint32_t rev = 0;
+		st = pw_watch_store_alert_revision(app->pg, m->alert_id, &rev, errbuf, errlen);
+		if (st != PW_OK)
+			goto out;
+		ev->alert_revision = rev + 1;
+		m->alert.revision = pw_watch_alert_revision(ev);
+	}
 	size_t cp_len = perfwatch__v1__changepoint__get_packed_size(&m->cp);
 	size_t alert_len = perfwatch__v1__alert__get_packed_size(&m->alert);
 	cp_pb = malloc(cp_len + 1);
@@ -233,92 +247,43 @@ static pw_status load_series(watcher_app *app, const char *key, pw_watch_entry *
 {
 	double t0 = pw_mono_s();
 	*out = NULL;
-	pw_watch_series_row row;
-	pw_watch_stored_point *pts = NULL;
-	size_t npts = 0;
-	char(*emitted)[PW_WATCH_BUILD_LEN] = NULL;
-	pw_watch_fleet_mark *marks = NULL;
-	pw_status st = pw_watch_store_series(app->pg, key, &row, errbuf, errlen);
-	if (st != PW_OK)
-		return st;
-	pw_watch_series *s = pw_watch_series_new(&app->params, row.lower_is_better, row.top_tier,
-	                                         errbuf, errlen);
-	if (!s)
-		return PW_ERR_NOMEM;
-	pw_watch_series_set_frozen(s, row.frozen, row.freeze_event_id);
-	pw_watch_entry *e = pw_watch_entry_new(key, s, app->params.max_points);
-	if (!e)
-		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory adding series \"%s\"", key);
-	e->series_id = row.series_id;
-	snprintf(e->model, sizeof e->model, "%s", row.model);
-	snprintf(e->unit, sizeof e->unit, "%s", row.unit);
-	e->lower_is_better = row.lower_is_better;
-
-	st = pw_watch_store_points(app->pg, row.series_id, app->params.max_points, &pts, &npts,
-	                           errbuf, errlen);
+	pw_watch_entry *e = NULL;
+	pw_watch_loaded l;
+	pw_status st = pw_watch_store_load(&app->baselines, key, &app->params, &l, NULL, errbuf,
+	                                   errlen);
 	if (st != PW_OK)
 		goto fail;
-	int64_t since = npts ? pts[0].build.ts_us : 0;
-	emitted = calloc(app->params.max_emitted, sizeof *emitted);
-	marks = calloc(app->params.max_fleet_marks, sizeof *marks);
-	if (!emitted || !marks) {
-		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory reloading \"%s\"", key);
+	pw_watch_series *s = pw_watch_loaded_series(&l, &app->params, errbuf, errlen);
+	if (!s) {
+		st = PW_ERR_NOMEM;
 		goto fail;
 	}
-	size_t nem = 0, nmarks = 0;
-	st = pw_watch_store_emitted(app->pg, row.series_id, since, app->params.max_emitted, emitted,
-	                            &nem, errbuf, errlen);
-	if (st != PW_OK)
+	e = pw_watch_entry_new(key, s, app->params.max_points);
+	if (!e) {
+		pw_watch_series_free(s);
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory adding series \"%s\"", key);
 		goto fail;
-	for (size_t i = 0; i < nem; i++)
-		pw_watch_series_mark_emitted(s, emitted[i]);
-	if (npts) {
-		st = pw_watch_store_fleet_marks(app->pg, &pts[npts - 1].env, since - 1,
-		                                PW_WATCH_END_OF_TIME_US,
-		                                app->params.max_fleet_marks, marks, &nmarks, errbuf,
-		                                errlen);
-		if (st != PW_OK)
-			goto fail;
-		for (size_t i = 0; i < nmarks; i++)
-			pw_watch_series_fleet_change(s, marks[i].event_id, marks[i].ts_us);
 	}
-	/* the history goes in without a scan per point, then one scan over the window */
-	for (size_t i = 0; i < npts; i++) {
-		st = pw_watch_series_load(s, pts[i].value, &pts[i].build, errbuf, errlen);
-		if (st != PW_OK)
-			goto fail;
-		e->last = pts[i].key;
+	e->series_id = l.row.series_id;
+	snprintf(e->model, sizeof e->model, "%s", l.row.model);
+	snprintf(e->unit, sizeof e->unit, "%s", l.row.unit);
+	e->lower_is_better = l.row.lower_is_better;
+	for (size_t i = 0; i < l.npoints; i++) {
+		e->last = l.points[i].key;
 		e->has_last = true;
-		pw_watch_entry_remember(e, &pts[i].key);
-		e->env = pts[i].env;
+		pw_watch_entry_remember(e, &l.points[i].key);
+		e->env = l.points[i].env;
 		e->has_env = true;
 	}
-	pw_metric_add(app->m.points, (const char *[]){"reloaded"}, (double)npts);
-	{
-		pw_watch_stored_provisional prov[PW_WATCH_MAX_PROVISIONAL + 4];
-		size_t nprov = 0;
-		st = pw_watch_store_provisional(app->pg, row.series_id, PW_WATCH_MAX_PROVISIONAL + 4,
-		                                prov, &nprov, errbuf, errlen);
-		if (st != PW_OK)
-			goto fail;
-		for (size_t i = 0; i < nprov; i++)
-			if (prov[i].trend)
-				pw_watch_series_mark_drift(s, prov[i].build_id, prov[i].after > prov[i].before);
-			else
-				pw_watch_series_mark_provisional(s, prov[i].build_id, prov[i].before,
-				                                 prov[i].after, prov[i].p);
-	}
+	pw_metric_add(app->m.points, (const char *[]){"reloaded"}, (double)l.npoints);
 	/* one scan over the window, the early rule as a stream of the loaded points had it */
 	size_t nev = 0;
-	st = pw_watch_series_scan_loaded(s, npts, app->ev, app->evcap, &nev, errbuf, errlen);
+	st = pw_watch_series_scan_loaded(s, l.npoints, app->ev, app->evcap, &nev, errbuf, errlen);
+	for (size_t i = 0; st == PW_OK && i < nev; i++)
+		st = handle_event(app, e, &app->ev[i], errbuf, errlen);
 	if (st != PW_OK)
 		goto fail;
-	for (size_t i = 0; i < nev; i++)
-		if ((st = handle_event(app, e, &app->ev[i], errbuf, errlen)) != PW_OK)
-			goto fail;
-	free(pts);
-	free(emitted);
-	free(marks);
+	pw_watch_loaded_release(&l);
 	st = pw_watch_table_put(app->table, e);
 	if (st != PW_OK)
 		return pw_fail(st, errbuf, errlen, "adding series \"%s\" to the table: %s", key,
@@ -328,9 +293,7 @@ static pw_status load_series(watcher_app *app, const char *key, pw_watch_entry *
 	*out = e;
 	return PW_OK;
 fail:
-	free(pts);
-	free(emitted);
-	free(marks);
+	pw_watch_loaded_release(&l);
 	pw_watch_entry_free(e);
 	return st;
 }
@@ -593,6 +556,47 @@ static pw_status fleet_feed_read(watcher_app *app, rd_kafka_message_t *const *ms
 	return PW_OK;
 }
 
+/* how often new registrations are looked for, and how far back (their
+ * transactions may commit out of registered_at order) */
+#define REGISTERED_CHECK_S 1.0
+#define REGISTERED_OVERLAP_US (60LL * 1000000)
+
+/* A registration read by new_registrations: a series held that does not
+ * apply it yet is rebuilt from PostgreSQL, with it, before the batch commits. */
+static pw_status registration_seen(void *arg, const char *series_key, int64_t cl_number,
+                                   double expected_pct)
+{
+	watcher_app *app = arg;
+	pw_watch_entry *e = pw_watch_table_get(app->table, series_key);
+	if (!e || e->stale || pw_watch_series_registered(e->series, cl_number, expected_pct))
+		return PW_OK;
+	e->stale = true;
+	pw_metric_inc(app->m.registrations, NULL);
+	pw_log_info(app->lg, "series \"%s\" has a new registered change (cl %lld, %+.2f%%): rebuilt "
+	            "as observed - expected", series_key, (long long)cl_number, expected_pct);
+	return ids_add(&app->stale, series_key);
+}
+
+/*
+ * Registered changes stored since the last look (the gate stores a release's
+ * expected wins as it receives the request, usually after the nightlies of
+ * the CL were judged): a series held in memory that does not apply one is
+ * rebuilt in this batch, so that its points are judged as observed −
+ * expected and a report made before the registration is revised (watch.h
+ * pw_watch_series_register). Series loaded later read theirs when loaded.
+ */
+static pw_status new_registrations(watcher_app *app, char *errbuf, size_t errlen)
+{
+	if (app->registered_at_s && pw_mono_s() - app->registered_at_s < REGISTERED_CHECK_S)
+		return PW_OK;
+	app->registered_at_s = pw_mono_s();
+	int64_t since = app->registered_upto_us > REGISTERED_OVERLAP_US
+	                        ? app->registered_upto_us - REGISTERED_OVERLAP_US
+	                        : 0;
+	return pw_watch_store_registered_since(app->pg, since, registration_seen, app,
+	                                       &app->registered_upto_us, errbuf, errlen);
+}
+
 pw_status pw_watcher_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
                            size_t errlen)
 {
@@ -623,6 +627,7 @@ pw_status pw_watcher_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,
 	st = pw_pg_begin(app->pg, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
+	st = new_registrations(app, errbuf, errlen);
 	/* fleet changes first: a batch's points are then judged knowing them */
 	for (int pass = 0; pass < 2 && st == PW_OK; pass++)
 		for (size_t i = 0; i < n && st == PW_OK; i++) {
@@ -695,7 +700,12 @@ static pw_status register_metrics(watcher_app *app, pw_metrics *r, char *errbuf,
 	    (st = pw_metrics_counter(r, "perfwatch_watcher_dead_letters_total",
 	                             "messages sent to perf.dlq.v1, by source topic",
 	                             (const char *const[]){"topic", NULL}, &m->dead_letters, errbuf,
-	                             errlen)) != PW_OK)
+	                             errlen)) != PW_OK ||
+	    (st = pw_metrics_counter(r, "perfwatch_watcher_registrations_total",
+	                             "registered changes (perfwatch.expected_wins) that rebuilt a "
+	                             "series held in memory as observed - expected",
+	                             NULL, &m->registrations, errbuf, errlen)) != PW_OK ||
+	    (st = pw_baseline_cache_metric(r, &m->cache_reads, errbuf, errlen)) != PW_OK)
 		return st;
 	return PW_OK;
 }
@@ -732,6 +742,7 @@ pw_status pw_watcher_worker_init(void *ctx, pw_service_worker *w, char *errbuf, 
 	/* one consumer worker (the input declares no workers_key): the series table is its own */
 	app->w = w;
 	app->pg = w->pg;
+	pw_baseline_reader_init(&app->baselines, w->rd, w->pg, app->m.cache_reads);
 	/* the instance's own view of the whole fleet-change feed (fleet_feed_read) */
 	char group[512];
 	snprintf(group, sizeof group, "%s.feed-reader", pw_config_get_str(app->cfg, "kafka.group.id"));

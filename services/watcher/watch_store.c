@@ -24,19 +24,24 @@ static void copy_field(char *dst, size_t dstlen, const char *src)
 	snprintf(dst, dstlen, "%s", src ? src : "");
 }
 
-pw_status pw_watch_store_series(pw_pg *pg, const char *series_key, pw_watch_series_row *out,
+pw_status pw_watch_store_series(pw_baseline_reader *br, const char *series_key,
+                                pw_watch_series_row *out, pw_baseline_outcome *outcome,
                                 char *errbuf, size_t errlen)
 {
+	/* the newest baseline's version and state come with the row, in the same
+	 * round trip: the version the cache is checked against */
 	static const char sql[] =
 		"SELECT s.series_id, s.model, s.unit, s.direction, coalesce(w.tier, 'tail'),"
-		"       coalesce(b.state, ''), coalesce(b.freeze_event_id, '')"
+		"       coalesce(b.version, 0), coalesce(b.state, '')"
 		"  FROM perfwatch.series s"
 		"  LEFT JOIN perfwatch.spend_weights w ON w.model = s.model"
-		"  LEFT JOIN LATERAL (SELECT state, freeze_event_id FROM perfwatch.baselines"
+		"  LEFT JOIN LATERAL (SELECT version, state FROM perfwatch.baselines"
 		"                      WHERE series_id = s.series_id ORDER BY version DESC LIMIT 1) b ON true"
 		" WHERE s.series_key = $1";
 	PGresult *res = NULL;
-	pw_status st = pw_pg_exec(pg, sql, 1, (const char *const[]){series_key}, &res, errbuf,
+	if (outcome)
+		*outcome = PW_BASELINE_UNCACHED;
+	pw_status st = pw_pg_exec(br->pg, sql, 1, (const char *const[]){series_key}, &res, errbuf,
 	                          errlen);
 	if (st != PW_OK)
 		return st;
@@ -51,9 +56,22 @@ pw_status pw_watch_store_series(pw_pg *pg, const char *series_key, pw_watch_seri
 	copy_field(out->unit, sizeof out->unit, PQgetvalue(res, 0, 2));
 	out->lower_is_better = strcmp(PQgetvalue(res, 0, 3), "lower_is_better") == 0;
 	out->top_tier = strcmp(PQgetvalue(res, 0, 4), "top") == 0;
-	out->frozen = strcmp(PQgetvalue(res, 0, 5), "frozen") == 0;
-	copy_field(out->freeze_event_id, sizeof out->freeze_event_id, PQgetvalue(res, 0, 6));
+	uint64_t current = pw_baseline_cache_version_of(
+		(uint32_t)strtoul(PQgetvalue(res, 0, 5), NULL, 10),
+		pw_baseline_state_parse(PQgetvalue(res, 0, 6)));
 	PQclear(res);
+	if (current == 0)
+		return PW_OK; /* no baseline yet: baselining, not frozen */
+	/* the rest of the record (the freeze's event) from Redis when it holds
+	 * that version, else from PostgreSQL */
+	pw_baseline_record b;
+	st = pw_baseline_get(br, series_key, current, &b, NULL, outcome, errbuf, errlen);
+	if (st == PW_ERR_NOT_FOUND)
+		return PW_OK; /* deleted since */
+	if (st != PW_OK)
+		return st;
+	out->frozen = b.state == PW_BASELINE_FROZEN;
+	copy_field(out->freeze_event_id, sizeof out->freeze_event_id, b.freeze_event_id);
 	return PW_OK;
 }
 
@@ -126,7 +144,7 @@ pw_status pw_watch_store_emitted(pw_pg *pg, int64_t series_id, int64_t since_us,
 		"SELECT first_shifted_build_id FROM ("
 		"  SELECT first_shifted_build_id, shift_at FROM perfwatch.changepoints"
 		"   WHERE series_id = $1 AND shift_at >= " TS_IN("$2")
-		"     AND stage NOT IN ('provisional', 'trend')"
+		"     AND stage NOT IN ('provisional', 'trend') AND method <> 'registered'"
 		"   ORDER BY shift_at DESC LIMIT $3) c ORDER BY shift_at";
 	char id[32], since[32], lim[32];
 	snprintf(id, sizeof id, "%" PRId64, series_id);
@@ -179,30 +197,10 @@ pw_status pw_watch_store_fleet_marks(pw_pg *pg, const pw_watch_env *env, int64_t
 	return PW_OK;
 }
 
-/* A PostgreSQL text[] literal of list[0..n) into a malloc'd string (NULL: no memory). */
+/* A PostgreSQL text[] literal of a message's string list (NULL: no memory). */
 static char *text_array(char *const *list, size_t n)
 {
-	size_t len = 3;
-	for (size_t i = 0; i < n; i++)
-		len += 2 * strlen(list[i] ? list[i] : "") + 3;
-	char *s = malloc(len), *w = s;
-	if (!s)
-		return NULL;
-	*w++ = '{';
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			*w++ = ',';
-		*w++ = '"';
-		for (const char *c = list[i] ? list[i] : ""; *c; c++) {
-			if (*c == '"' || *c == '\\')
-				*w++ = '\\';
-			*w++ = *c;
-		}
-		*w++ = '"';
-	}
-	*w++ = '}';
-	*w = '\0';
-	return s;
+	return pw_pg_text_array((const char *const *)list, n);
 }
 
 pw_status pw_watch_store_fleet_change(pw_pg *pg, const Perfwatch__V1__FleetChangeEvent *fc,
@@ -281,19 +279,32 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
                                const uint8_t *cp_pb, size_t cp_len, const uint8_t *alert_pb,
                                size_t alert_len, bool *inserted, char *errbuf, size_t errlen)
 {
-	static const char cp_sql[] =
-		"INSERT INTO perfwatch.changepoints (series_id, first_shifted_build_id, changepoint_id,"
-		"  position, day, shift_at, last_clean_build_id, last_clean_cl, last_clean_cl_number,"
-		"  first_shifted_cl, first_shifted_cl_number, n_cls, level_before, level_after, unit,"
-		"  delta_pct, p, direction, method, annotation, fleet_event_id, routing, detected_at,"
-		"  stage, first_reported_at, confirmed_at, points_first, points_confirmed)"
-		" VALUES ($1, $2, $3, $4, $5::date, " TS_IN("$6") ", $7, $8, $9, $10, $11, $12, $13, $14,"
-		"  $15, $16, $17, $18, $23, $19, $20, $21, " TS_IN("$22") ","
-		"  CASE $23 WHEN 'early' THEN 'provisional' WHEN 'drift' THEN 'trend' ELSE 'confirmed' END,"
-		"  " TS_IN("$22") ","
-		"  CASE WHEN $23 = 'pelt' THEN " TS_IN("$22") " END, $24::integer,"
-		"  CASE WHEN $23 = 'pelt' THEN $24::integer END)"
-		" ON CONFLICT DO NOTHING RETURNING 1";
+#define CP_INSERT_SQL                                                                              \
+	"INSERT INTO perfwatch.changepoints (series_id, first_shifted_build_id, changepoint_id,"   \
+	"  position, day, shift_at, last_clean_build_id, last_clean_cl, last_clean_cl_number,"     \
+	"  first_shifted_cl, first_shifted_cl_number, n_cls, level_before, level_after, unit,"      \
+	"  delta_pct, p, direction, method, annotation, fleet_event_id, routing, detected_at,"      \
+	"  stage, first_reported_at, confirmed_at, points_first, points_confirmed,"                 \
+	"  expected_delta_pct, registered_cl)"                                                      \
+	" VALUES ($1, $2, $3, $4, $5::date, " TS_IN("$6") ", $7, $8, $9, $10, $11, $12, $13, $14,"  \
+	"  $15, $16, $17, $18, $23, $19, $20, $21, " TS_IN("$22") ","                              \
+	"  CASE $23 WHEN 'early' THEN 'provisional' WHEN 'drift' THEN 'trend' ELSE 'confirmed' END," \
+	"  " TS_IN("$22") ","                                                                      \
+	"  CASE WHEN $23 IN ('pelt', 'registered') THEN " TS_IN("$22") " END, $24::integer,"       \
+	"  CASE WHEN $23 IN ('pelt', 'registered') THEN $24::integer END, $25, $26)"
+	static const char cp_sql[] = CP_INSERT_SQL " ON CONFLICT DO NOTHING RETURNING 1";
+	/* a validated win: new, or the revision of a report of the same step made
+	 * before the registration was known (once) */
+	static const char cp_registered_sql[] =
+		CP_INSERT_SQL
+		" ON CONFLICT (series_id, first_shifted_build_id) DO UPDATE SET"
+		"  method = 'registered', annotation = 'registered', stage = 'confirmed',"
+		"  routing = EXCLUDED.routing, direction = EXCLUDED.direction,"
+		"  level_before = EXCLUDED.level_before, level_after = EXCLUDED.level_after,"
+		"  delta_pct = EXCLUDED.delta_pct, p = EXCLUDED.p,"
+		"  confirmed_at = EXCLUDED.confirmed_at, points_confirmed = EXCLUDED.points_confirmed,"
+		"  expected_delta_pct = EXCLUDED.expected_delta_pct, registered_cl = EXCLUDED.registered_cl"
+		" WHERE perfwatch.changepoints.method <> 'registered' RETURNING 1";
 	/* PELT's confirmation or the withdrawal of a provisional shift: its row moves on */
 	static const char cp_update_sql[] =
 		"UPDATE perfwatch.changepoints SET stage = $3,"
@@ -301,7 +312,7 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		"  confirmed_at = CASE WHEN $3 = 'confirmed' THEN " TS_IN("$4") " END,"
 		"  points_confirmed = CASE WHEN $3 = 'confirmed' THEN $5::integer END,"
 		"  level_before = $6, level_after = $7, delta_pct = $8, p = $9, routing = $10,"
-		"  annotation = $11, fleet_event_id = $12"
+		"  annotation = $11, fleet_event_id = $12, expected_delta_pct = $13, registered_cl = $14"
 		" WHERE series_id = $1 AND first_shifted_build_id = $2 AND stage = 'provisional'"
 		" RETURNING 1";
 	static const char alert_sql[] =
@@ -347,6 +358,8 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		pw_pg_params_text(&q, routing);
 		pw_pg_params_text(&q, pw_watch_annotation_name(ev->annotation));
 		pw_pg_params_text(&q, cp->fleet_event_id);
+		pw_pg_params_double(&q, isfinite(ev->expected_pct) ? ev->expected_pct : 0.0);
+		pw_pg_params_text(&q, ev->registered_cl);
 		pw_status st = pw_pg_exec_params(pg, cp_update_sql, &q, 0, &res, errbuf, errlen);
 		if (st != PW_OK)
 			return st;
@@ -373,12 +386,18 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 		pw_pg_params_text(&q, cp->fleet_event_id);
 		pw_pg_params_text(&q, routing);
 		pw_pg_params_int(&q, cp->detected_unix_us);
-		/* the method says the stage: early is provisional, pelt confirmed */
-		pw_pg_params_text(&q, ev->stage == PW_WATCH_STAGE_PROVISIONAL ? "early"
-		                      : ev->stage == PW_WATCH_STAGE_TREND     ? "drift"
-		                                                              : "pelt");
+		/* the method says the stage: early is provisional, pelt and registered confirmed */
+		pw_pg_params_text(&q, ev->stage == PW_WATCH_STAGE_PROVISIONAL   ? "early"
+		                      : ev->stage == PW_WATCH_STAGE_TREND       ? "drift"
+		                      : ev->stage == PW_WATCH_STAGE_REGISTERED  ? "registered"
+		                                                                : "pelt");
 		pw_pg_params_int(&q, (int64_t)cp->points_after);
-		pw_status st = pw_pg_exec_params(pg, cp_sql, &q, 0, &res, errbuf, errlen);
+		pw_pg_params_double(&q, isfinite(ev->expected_pct) ? ev->expected_pct : 0.0);
+		pw_pg_params_text(&q, ev->registered_cl);
+		pw_status st = pw_pg_exec_params(pg,
+		                                 ev->stage == PW_WATCH_STAGE_REGISTERED ? cp_registered_sql
+		                                                                        : cp_sql,
+		                                 &q, 0, &res, errbuf, errlen);
 		if (st != PW_OK)
 			return st;
 	}
@@ -437,5 +456,168 @@ pw_status pw_watch_store_event(pw_pg *pg, const pw_watch_msgs *m, const pw_watch
 	if (st != PW_OK)
 		return st;
 	*inserted = true;
+	return PW_OK;
+}
+
+pw_status pw_watch_store_load(pw_baseline_reader *br, const char *series_key,
+                              const pw_watch_params *p, pw_watch_loaded *out,
+                              pw_baseline_outcome *outcome, char *errbuf, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	pw_status st = pw_watch_store_series(br, series_key, &out->row, outcome, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	int64_t id = out->row.series_id;
+	st = pw_watch_store_points(br->pg, id, p->max_points, &out->points, &out->npoints, errbuf,
+	                           errlen);
+	if (st != PW_OK)
+		return st;
+	int64_t since = out->npoints ? out->points[0].build.ts_us : 0;
+	out->emitted = calloc(p->max_emitted, sizeof *out->emitted);
+	out->marks = calloc(p->max_fleet_marks, sizeof *out->marks);
+	if (!out->emitted || !out->marks)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory reloading \"%s\"", series_key);
+	st = pw_watch_store_emitted(br->pg, id, since, p->max_emitted, out->emitted, &out->nemitted,
+	                            errbuf, errlen);
+	if (st == PW_OK && out->npoints)
+		st = pw_watch_store_fleet_marks(br->pg, &out->points[out->npoints - 1].env, since - 1,
+		                                PW_WATCH_END_OF_TIME_US, p->max_fleet_marks, out->marks,
+		                                &out->nmarks, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_watch_store_provisional(br->pg, id, sizeof out->prov / sizeof out->prov[0],
+		                                out->prov, &out->nprov, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_watch_store_registrations(br->pg, id, series_key, out->regs,
+		                                  PW_WATCH_MAX_REGISTERED, &out->nregs, errbuf, errlen);
+	return st;
+}
+
+void pw_watch_loaded_release(pw_watch_loaded *l)
+{
+	free(l->points);
+	free(l->emitted);
+	free(l->marks);
+	l->points = NULL;
+	l->emitted = NULL;
+	l->marks = NULL;
+}
+
+pw_watch_series *pw_watch_loaded_series(const pw_watch_loaded *l, const pw_watch_params *p,
+                                        char *errbuf, size_t errlen)
+{
+	pw_watch_series *s = pw_watch_series_new(p, l->row.lower_is_better, l->row.top_tier, errbuf,
+	                                         errlen);
+	if (!s)
+		return NULL;
+	pw_watch_series_set_frozen(s, l->row.frozen, l->row.freeze_event_id);
+	/* before the points: they go in as observed − expected */
+	for (size_t i = 0; i < l->nregs; i++)
+		if (pw_watch_series_register(s, l->regs[i].cl, l->regs[i].cl_number,
+		                             l->regs[i].expected_pct, l->regs[i].judged, errbuf,
+		                             errlen) != PW_OK) {
+			pw_watch_series_free(s);
+			return NULL;
+		}
+	for (size_t i = 0; i < l->nemitted; i++)
+		pw_watch_series_mark_emitted(s, l->emitted[i]);
+	for (size_t i = 0; i < l->nmarks; i++)
+		pw_watch_series_fleet_change(s, l->marks[i].event_id, l->marks[i].ts_us);
+	/* the history goes in without a scan per point; the caller scans once */
+	for (size_t i = 0; i < l->npoints; i++)
+		if (pw_watch_series_load(s, l->points[i].value, &l->points[i].build, errbuf, errlen) !=
+		    PW_OK) {
+			pw_watch_series_free(s);
+			return NULL;
+		}
+	/* after the points: a provisional shift is marked at its build's position */
+	for (size_t i = 0; i < l->nprov; i++)
+		if (l->prov[i].trend)
+			pw_watch_series_mark_drift(s, l->prov[i].build_id,
+			                           l->prov[i].after > l->prov[i].before);
+		else
+			pw_watch_series_mark_provisional(s, l->prov[i].build_id, l->prov[i].before,
+			                                 l->prov[i].after, l->prov[i].p);
+	return s;
+}
+
+pw_status pw_watch_store_registrations(pw_pg *pg, int64_t series_id, const char *series_key,
+                                       pw_watch_registration *out, size_t max, size_t *n,
+                                       char *errbuf, size_t errlen)
+{
+	/* by CL, the newest registration of each (a win registered with two RCs
+	 * is one change); a CL that is not "cl/N" cannot be placed in the
+	 * nightlies and is left to the gate */
+	static const char sql[] =
+		"SELECT w.cl, w.n, w.expected_delta_pct,"
+		"       EXISTS (SELECT 1 FROM perfwatch.changepoints c WHERE c.series_id = $2"
+		"               AND c.registered_cl = w.cl AND c.stage <> 'withdrawn')"
+		"  FROM (SELECT DISTINCT ON (cl) cl, (regexp_match(cl, '^cl/([1-9][0-9]{0,17})$'))[1]::bigint AS n,"
+		"               expected_delta_pct"
+		"          FROM perfwatch.expected_wins WHERE series_key = $1"
+		"         ORDER BY cl, registered_at DESC) w"
+		" WHERE w.n IS NOT NULL ORDER BY w.n LIMIT $3";
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, series_key);
+	pw_pg_params_int(&p, series_id);
+	pw_pg_params_int(&p, (int64_t)max);
+	PGresult *res = NULL;
+	*n = 0;
+	pw_status st = pw_pg_exec_params(pg, sql, &p, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int r = 0; r < PQntuples(res) && *n < max; r++) {
+		pw_watch_registration *x = &out[(*n)++];
+		copy_field(x->cl, sizeof x->cl, PQgetvalue(res, r, 0));
+		x->cl_number = strtoll(PQgetvalue(res, r, 1), NULL, 10);
+		x->expected_pct = strtod(PQgetvalue(res, r, 2), NULL);
+		x->judged = PQgetvalue(res, r, 3)[0] == 't';
+	}
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status pw_watch_store_registered_since(pw_pg *pg, int64_t since_us,
+                                          pw_status (*fn)(void *arg, const char *series_key,
+                                                          int64_t cl_number, double expected_pct),
+                                          void *arg, int64_t *newest_us, char *errbuf,
+                                          size_t errlen)
+{
+	static const char sql[] =
+		"SELECT series_key, (regexp_match(cl, '^cl/([1-9][0-9]{0,17})$'))[1]::bigint,"
+		"       expected_delta_pct, " TS_OUT("registered_at")
+		"  FROM perfwatch.expected_wins WHERE registered_at > " TS_IN("$1")
+		" ORDER BY registered_at";
+	char since[32];
+	snprintf(since, sizeof since, "%" PRId64, since_us);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(pg, sql, 1, (const char *const[]){since}, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int r = 0; r < PQntuples(res) && st == PW_OK; r++) {
+		int64_t at = strtoll(PQgetvalue(res, r, 3), NULL, 10);
+		if (at > *newest_us)
+			*newest_us = at;
+		if (PQgetisnull(res, r, 1))
+			continue;
+		st = fn(arg, PQgetvalue(res, r, 0), strtoll(PQgetvalue(res, r, 1), NULL, 10),
+		        strtod(PQgetvalue(res, r, 2), NULL));
+	}
+	PQclear(res);
+	return st;
+}
+
+pw_status pw_watch_store_alert_revision(pw_pg *pg, const char *alert_id, uint32_t *revision,
+                                        char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	*revision = 0;
+	pw_status st = pw_pg_exec(pg, "SELECT revision FROM perfwatch.alerts WHERE alert_id = $1", 1,
+	                          (const char *const[]){alert_id}, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (PQntuples(res) == 1)
+		*revision = (uint32_t)strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
 	return PW_OK;
 }

@@ -21,6 +21,7 @@
 
 #include "watch_emit.h"
 #include "perfwatch/v1/fleet.pb-c.h"
+#include "pw_baseline_cache.h"
 #include "pw_outbox.h"
 #include "pw_pg.h"
 #include "pw_status.h"
@@ -29,7 +30,10 @@
 /* The name the watcher's outbox rows carry. */
 #define PW_WATCH_SERVICE "watcher"
 
-/* A series as perfwatch.series, spend_weights and latest_baselines know it. */
+/*
+ * A series as perfwatch.series and spend_weights know it, and its latest
+ * baseline's state as the baseline reader (common/pw_baseline_cache.h) gives it.
+ */
 typedef struct pw_watch_series_row {
 	int64_t series_id;
 	char model[PW_WATCH_FIELD_LEN];
@@ -40,8 +44,14 @@ typedef struct pw_watch_series_row {
 	char freeze_event_id[PW_WATCH_EVENT_LEN];
 } pw_watch_series_row;
 
-/* The row of series_key; PW_ERR_NOT_FOUND when perfwatch.series has none. */
-pw_status pw_watch_store_series(pw_pg *pg, const char *series_key, pw_watch_series_row *out,
+/*
+ * The row of series_key, its frozen state read through br (Redis when it
+ * holds PostgreSQL's current version, else PostgreSQL); *outcome (may be
+ * NULL) says what the cache did. PW_ERR_NOT_FOUND when perfwatch.series has
+ * none.
+ */
+pw_status pw_watch_store_series(pw_baseline_reader *br, const char *series_key,
+                                pw_watch_series_row *out, pw_baseline_outcome *outcome,
                                 char *errbuf, size_t errlen);
 
 /* One stored nightly point with its build and where it ran. */
@@ -117,5 +127,76 @@ typedef struct pw_watch_stored_provisional {
 pw_status pw_watch_store_provisional(pw_pg *pg, int64_t series_id, size_t max,
                                      pw_watch_stored_provisional *out, size_t *n, char *errbuf,
                                      size_t errlen);
+
+/* A registered change of a series (perfwatch.expected_wins), by CL. */
+typedef struct pw_watch_registration {
+	char cl[PW_WATCH_BUILD_LEN];
+	int64_t cl_number;
+	double expected_pct;
+	bool judged;          /* a stored finding (not withdrawn) names it */
+} pw_watch_registration;
+
+/*
+ * The registered changes of the series (perfwatch.expected_wins of its key
+ * whose CL is "cl/N"; a CL registered with several releases once, the newest
+ * registration), oldest CL first, at most max.
+ */
+pw_status pw_watch_store_registrations(pw_pg *pg, int64_t series_id, const char *series_key,
+                                       pw_watch_registration *out, size_t max, size_t *n,
+                                       char *errbuf, size_t errlen);
+
+/*
+ * Calls fn for every registration stored after since_us (registered_at),
+ * oldest first, with its series key, CL number and change, and raises
+ * *newest_us to the newest registered_at seen; stops at fn's first error.
+ */
+pw_status pw_watch_store_registered_since(pw_pg *pg, int64_t since_us,
+                                          pw_status (*fn)(void *arg, const char *series_key,
+                                                          int64_t cl_number, double expected_pct),
+                                          void *arg, int64_t *newest_us, char *errbuf,
+                                          size_t errlen);
+
+/* The stored revision of an alert (0 when there is none). */
+pw_status pw_watch_store_alert_revision(pw_pg *pg, const char *alert_id, uint32_t *revision,
+                                        char *errbuf, size_t errlen);
+
+/* What the watcher reads of one series on first sight (docs/watcher.md, "Restart"). */
+typedef struct pw_watch_loaded {
+	pw_watch_series_row row;
+	pw_watch_stored_point *points;            /* the newest max_points, oldest first */
+	size_t npoints;
+	char (*emitted)[PW_WATCH_BUILD_LEN];      /* stored shifts' first shifted builds */
+	size_t nemitted;
+	pw_watch_fleet_mark *marks;               /* fleet changes selecting the newest point */
+	size_t nmarks;
+	pw_watch_stored_provisional prov[PW_WATCH_MAX_PROVISIONAL + 4];
+	size_t nprov;
+	pw_watch_registration regs[PW_WATCH_MAX_REGISTERED]; /* its registered changes */
+	size_t nregs;
+} pw_watch_loaded;
+
+/*
+ * Reads series_key's row (its frozen state through br), its newest
+ * p->max_points nightly points, the shifts stored since the oldest of them,
+ * the fleet changes since then that select its newest point's environment,
+ * its provisional shifts and drifts, and its registered changes, into *out (release with
+ * pw_watch_loaded_release, also after a failure). *outcome (may be NULL)
+ * is what the baseline cache did. PW_ERR_NOT_FOUND when perfwatch.series
+ * has no such series.
+ */
+pw_status pw_watch_store_load(pw_baseline_reader *br, const char *series_key,
+                              const pw_watch_params *p, pw_watch_loaded *out,
+                              pw_baseline_outcome *outcome, char *errbuf, size_t errlen);
+void pw_watch_loaded_release(pw_watch_loaded *l);
+
+/*
+ * A series built from what was read: direction, tier and frozen state, the
+ * registered changes, the stored shifts marked emitted, the fleet marks, the points loaded without a
+ * scan per point, then the provisional shifts and drifts marked. The caller
+ * scans it once (pw_watch_series_scan_loaded with l->npoints). NULL when
+ * the parameters are bad or memory is short (errbuf says which).
+ */
+pw_watch_series *pw_watch_loaded_series(const pw_watch_loaded *l, const pw_watch_params *p,
+                                        char *errbuf, size_t errlen);
 
 #endif

@@ -159,7 +159,8 @@ wait_for 20 "SELECT count(*) FROM perfwatch.baseliner_series s WHERE $P AND s.ma
 stale=0
 for ((i = 0; i < N; i++)); do
   k=$(key "$i")
-  want=$(q "SELECT version * 4 + CASE WHEN state = 'frozen' THEN 2 ELSE 1 END FROM perfwatch.latest_baselines WHERE series_key = '$k'")
+  # the cache version, pw_baseline_cache_version (encoding 2 in the bits from 40)
+  want=$(q "SELECT (2::bigint << 40) + version * 4 + CASE WHEN state = 'frozen' THEN 2 ELSE 1 END FROM perfwatch.latest_baselines WHERE series_key = '$k'")
   got=$(redis-cli -p "$redis_port" hget "baseline:$k" v)
   [ "$got" = "$want" ] || { stale=$((stale + 1)); echo "  $k: redis $got, postgresql $want"; }
 done

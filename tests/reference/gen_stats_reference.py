@@ -230,12 +230,41 @@ def main():
     print(f"BASE30 median {r(np.median(BASE30))} mad_n "
           f"{r(stats.median_abs_deviation(BASE30, scale='normal'))}")
 
+    print("\n/* noise floor (pw_stats_noise_floor): scale = 1 / (sqrt(2) * scipy.stats.norm.ppf(0.75));"
+          " per build of >= 2 runs every pair |x_i - x_j| / numpy.median(build) (itertools.combinations);"
+          " sigma_rel = scale * numpy.median(all pairs); level = numpy.median of the builds' medians */")
+    scale = 1 / (math.sqrt(2) * stats.norm.ppf(0.75))
+    print(f"scale {r(scale)}")
+    pairs, meds, nv = [], [], 0
+    for g in BUILDS:
+        if len(g) < 2:
+            continue
+        med = np.median(g)
+        meds.append(med)
+        nv += len(g)
+        pairs += [abs(a - b) / med for a, b in itertools.combinations(g, 2)]
+    print(f"BUILDS: sigma_rel {r(scale * np.median(pairs))} level {r(np.median(meds))} "
+          f"n_values {nv} n_groups {len(meds)} n_pairs {len(pairs)}")
+    # normal noise: 40 builds of 6 runs at levels 8..12, relative sigma 0.004
+    rng = np.random.default_rng(20261205)
+    pairs = []
+    for _ in range(40):
+        lv = rng.uniform(8, 12)
+        g = lv * (1 + 0.004 * rng.standard_normal(6))
+        pairs += [abs(a - b) / np.median(g) for a, b in itertools.combinations(g, 2)]
+    print(f"normal 40 x 6 at sigma 0.004: sigma_rel {r(scale * np.median(pairs))}")
+
 
 # prediction-t samples: three nightlies after an 8.2% step on BASE30's level,
 # two close to it, one point below X7
 CAND3_STEP = [108.31, 108.02, 108.44]
 CAND2_NEAR = [100.41, 100.22]
 Y1_LOW = [0.61]
+
+# noise floor: the runs of five builds of one series (a build of one run is
+# left out; the fifth holds a slow host's run)
+BUILDS = [[10.02, 9.97, 10.05], [10.41, 10.38], [9.61, 9.66, 9.58, 9.70, 9.63], [10.9],
+          [10.12, 10.31, 10.08, 10.11]]
 
 if __name__ == "__main__":
     main()

@@ -145,7 +145,10 @@ Test(pg_params, overflow_fails_the_statement_without_running_it)
 		pw_pg_params_int(&p, i);
 	cr_assert_eq(p.n, PW_PG_PARAMS_MAX);
 	cr_assert(p.overflow);
-	cr_assert_str_eq(p.values[PW_PG_PARAMS_MAX - 1], "23");
+	char last[16], why[64];
+	snprintf(last, sizeof last, "%d", PW_PG_PARAMS_MAX - 1);
+	snprintf(why, sizeof why, "more than %d statement parameters", PW_PG_PARAMS_MAX);
+	cr_assert_str_eq(p.values[PW_PG_PARAMS_MAX - 1], last);
 	char err[256];
 	pw_log lg;
 	pw_log_init(&lg, "test_pg", PW_LOG_ERROR);
@@ -157,6 +160,6 @@ Test(pg_params, overflow_fails_the_statement_without_running_it)
 	PGresult *res = (PGresult *)&p; /* must be reset to NULL */
 	cr_assert_eq(pw_pg_exec_params(pg, "SELECT 1", &p, 0, &res, err, sizeof err), PW_ERR_INVALID);
 	cr_assert_null(res);
-	cr_assert(strstr(err, "more than 24 statement parameters") != NULL, "%s", err);
+	cr_assert(strstr(err, why) != NULL, "%s", err);
 	pw_pg_free(pg);
 }

@@ -918,3 +918,95 @@ Test(stats_compare, edges)
 	o.mde_pct = NAN;
 	cr_assert_eq(pw_stats_compare(one, 1, two, 1, &o, NULL, &r), PW_ERR_INVALID);
 }
+
+/* ---- Noise floor (§4.2) ------------------------------------------------- */
+
+/* BUILDS of gen_stats_reference.py: five builds of one series, the fourth of
+ * one run (left out), the fifth with a slow host's run (10.31). */
+static const double NF_VALUES[] = {10.02, 9.97, 10.05, 10.41, 10.38, 9.61, 9.66, 9.58,
+                                   9.70, 9.63, 10.9, 10.12, 10.31, 10.08, 10.11};
+static const int64_t NF_GROUPS[] = {1, 1, 1, 2, 2, 3, 3, 3, 3, 3, 4, 5, 5, 5, 5};
+
+Test(stats_noise_floor, matches_numpy)
+{
+	/* gen_stats_reference.py "noise floor": scale 1 / (sqrt(2) * norm.ppf(0.75)) =
+	 * 1.0483580825075305; BUILDS: sigma_rel 0.005337258069860515, level
+	 * 10.067499999999999, n_values 14, n_groups 4, n_pairs 20 */
+	size_t n = sizeof NF_VALUES / sizeof NF_VALUES[0];
+	size_t wl = pw_stats_noise_floor_work_len(NF_GROUPS, n);
+	cr_assert_eq(wl, 20 + 5 + 1, "the pairs and the largest group");
+	double work[32];
+	pw_noise_floor f;
+	cr_assert_eq(pw_stats_noise_floor(NF_VALUES, NF_GROUPS, n, work, &f), PW_OK);
+	cr_assert_float_eq(f.sigma_rel, 0.005337258069860515, 1e-15, "%.17g", f.sigma_rel);
+	cr_assert_float_eq(f.level, 10.067499999999999, 1e-12);
+	cr_assert_eq(f.n_values, 14);
+	cr_assert_eq(f.n_groups, 4);
+	cr_assert_eq(f.n_pairs, 20);
+}
+
+/* Normal noise of relative σ 0.4% over 60 builds of 6 runs at levels 8..12:
+ * the software level of each build cancels, σ̂ lands near 0.4%. An infra
+ * hiccup in one run of every tenth build (10σ, 1.7% of the runs, §4's ~1%
+ * rate) barely moves it; a standard deviation of the same pairs would. */
+Test(stats_noise_floor, consistent_for_normal_noise_and_blind_to_levels)
+{
+	enum { B = 60, M = 6 };
+	double v[B * M];
+	int64_t g[B * M];
+	uint64_t rng = 20261205;
+	for (int b = 0; b < B; b++) {
+		double level = 8.0 + 4.0 * (double)((b * 7919) % 100) / 100.0;
+		for (int i = 0; i < M; i++) {
+			v[b * M + i] = level * (1.0 + 0.004 * noise(&rng));
+			g[b * M + i] = b;
+		}
+	}
+	double *work = malloc(pw_stats_noise_floor_work_len(g, B * M) * sizeof *work);
+	pw_noise_floor f;
+	cr_assert_eq(pw_stats_noise_floor(v, g, B * M, work, &f), PW_OK);
+	cr_assert_lt(fabs(f.sigma_rel - 0.004), 0.0006, "sigma_rel %.5f", f.sigma_rel);
+	cr_assert_eq(f.n_pairs, (size_t)B * M * (M - 1) / 2);
+	/* a slow host: one run of every tenth build 10σ out */
+	for (int b = 0; b < B; b += 10)
+		v[b * M] *= 1.04;
+	pw_noise_floor f2;
+	cr_assert_eq(pw_stats_noise_floor(v, g, B * M, work, &f2), PW_OK);
+	cr_assert_lt(f2.sigma_rel - f.sigma_rel, 0.0003, "outliers: sigma_rel %.5f, without %.5f",
+	             f2.sigma_rel, f.sigma_rel);
+	free(work);
+}
+
+Test(stats_noise_floor, edges)
+{
+	double work[16];
+	pw_noise_floor f;
+	/* nothing, or builds of one run only */
+	cr_assert_eq(pw_stats_noise_floor(NULL, NULL, 0, NULL, &f), PW_ERR_INSUFFICIENT);
+	const double one[] = {1.0, 2.0, 3.0};
+	const int64_t sep[] = {1, 2, 3};
+	cr_assert_eq(pw_stats_noise_floor(one, sep, 3, work, &f), PW_ERR_INSUFFICIENT);
+	/* all ties: a floor of 0 */
+	const double ties[] = {5.0, 5.0, 5.0, 5.0};
+	const int64_t same[] = {7, 7, 7, 7};
+	cr_assert_eq(pw_stats_noise_floor(ties, same, 4, work, &f), PW_OK);
+	cr_assert_eq(f.sigma_rel, 0.0);
+	cr_assert_eq(f.level, 5.0);
+	/* two runs: |a − b| / mean · scale */
+	const double two[] = {10.0, 10.2};
+	cr_assert_eq(pw_stats_noise_floor(two, same, 2, work, &f), PW_OK);
+	cr_assert_float_eq(f.sigma_rel, PW_SHAMOS_NORMAL_SCALE * 0.2 / 10.1, 1e-15);
+	/* NaN, ±inf, a zero or negative level, groups out of order */
+	const double nan_v[] = {1.0, NAN};
+	cr_assert_eq(pw_stats_noise_floor(nan_v, same, 2, work, &f), PW_ERR_INVALID);
+	const double inf_v[] = {INFINITY, 1.0};
+	cr_assert_eq(pw_stats_noise_floor(inf_v, same, 2, work, &f), PW_ERR_INVALID);
+	const double zero[] = {0.0, 0.0};
+	cr_assert_eq(pw_stats_noise_floor(zero, same, 2, work, &f), PW_ERR_INVALID);
+	const double neg[] = {-1.0, -1.2};
+	cr_assert_eq(pw_stats_noise_floor(neg, same, 2, work, &f), PW_ERR_INVALID);
+	const double four[] = {1.0, 1.1, 1.0, 1.1};
+	const int64_t back[] = {2, 2, 1, 1};
+	cr_assert_eq(pw_stats_noise_floor(four, back, 4, work, &f), PW_ERR_INVALID);
+	cr_assert_eq(pw_stats_noise_floor(one, sep, 3, work, NULL), PW_ERR_INVALID);
+}

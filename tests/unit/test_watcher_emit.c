@@ -39,6 +39,8 @@ static pw_watch_event worked_event(void)
 	ev.cp.index = 36;
 	ev.cp.before = 3.90;
 	ev.cp.after = 4.22;
+	ev.level_before = 3.90; /* no registered change: as measured */
+	ev.level_after = 4.22;
 	ev.cp.rel_change = 0.32 / 3.90;
 	ev.cp.p = 1e-9;
 	ev.cp.noise = 0.017;

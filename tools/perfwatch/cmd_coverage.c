@@ -1,7 +1,7 @@
 /*
  * cmd_coverage.c: `perfwatch coverage [--week YYYY-MM-DD] [--text|--json]`,
  * the planner's coverage per chip-hour for one week (docs/planner.md, seed
- * §5) from perfwatch.plan_weeks (migration 0049): the spend the week's RC
+ * §5) from perfwatch.plan_weeks (migration 0048): the spend the week's RC
  * gated, the models measured in the 28 days to the week's end, and the
  * week's chip-hours against the naive matrix, with the line of each tier
  * (T0 with what pruning reclaimed, T1, T2, the rotation, the reserve)

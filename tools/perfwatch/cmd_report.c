@@ -99,7 +99,7 @@ static int card(int argc, char **argv)
 	                           " FROM perfwatch.pager_threshold_reviews v LEFT JOIN perfwatch.pager_notices n USING (notice_id)"
 	                           " WHERE v.month = $1::timestamptz::date",
 	                           1, start)) ||
-	    /* the planner's latest week with an RC in the month (migration 0049) */
+	    /* the planner's latest week with an RC in the month (migration 0048) */
 	    !(pl = pw_cli_pg_query(conn, "report card",
 	                           "SELECT week::text, rc_sweep, spend_coverage, measured_28d::double precision / NULLIF(models, 0), "
 	                           "chip_hours, naive_ratio FROM perfwatch.plan_weeks WHERE rcs > 0 AND week >= "

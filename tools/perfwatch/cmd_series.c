@@ -6,10 +6,11 @@
  * Reads PostgreSQL (PW_PG_DSN): perfwatch.baseliner_series (the state machine's
  * state and window progress, migration 0012), the latest baseline and the
  * open freeze with its fleet change. The baseline itself comes through
- * pw_baseline_read (services/baseliner/baseliner_store.h), the reader the
- * services use: Redis first when PW_REDIS_ADDR is set, PostgreSQL otherwise
- * or when Redis is down; "source" says which. Prints one JSON object, or
- * with --text a few lines for humans.
+ * pw_baseline_get (common/pw_baseline.h), the reader the services use:
+ * Redis when PW_REDIS_ADDR is set and it holds PostgreSQL's current version,
+ * PostgreSQL otherwise or when Redis is down; "source" says which and
+ * "cache" what the cache did. Prints one JSON object, or with --text a few
+ * lines for humans.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ typedef struct series_view {
 	bool has_baseline;
 	pw_baseline_record b;
 	pw_baseline_source src;
+	pw_baseline_outcome cache;
 	bool redis_failed;
 	bool frozen;
 	char fev[64], fkind[32], freason[256], frozen_at[40];
@@ -86,8 +88,12 @@ static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t 
 {
 	const char *p[1] = {v->key};
 	PGresult *res = NULL;
-	if (pw_pg_exec(pg, "SELECT series_id FROM perfwatch.series WHERE series_key = $1", 1, p, &res,
-	               err, errlen) != PW_OK)
+	/* with the newest baseline's version and state: what the cache is checked against */
+	if (pw_pg_exec(pg, "SELECT s.series_id, coalesce(b.version, 0), coalesce(b.state, '') "
+	                   "FROM perfwatch.series s LEFT JOIN LATERAL (SELECT version, state "
+	                   "FROM perfwatch.baselines WHERE series_id = s.series_id "
+	                   "ORDER BY version DESC LIMIT 1) b ON true WHERE s.series_key = $1",
+	               1, p, &res, err, errlen) != PW_OK)
 		return PW_CLI_EXIT_FAIL;
 	if (PQntuples(res) != 1) {
 		PQclear(res);
@@ -95,6 +101,9 @@ static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t 
 		return PW_CLI_EXIT_USAGE;
 	}
 	v->series_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	uint64_t current = pw_baseline_cache_version_of(
+		(uint32_t)strtoul(PQgetvalue(res, 0, 1), NULL, 10),
+		pw_baseline_state_parse(PQgetvalue(res, 0, 2)));
 	PQclear(res);
 
 	if (pw_pg_exec(pg, "SELECT state, window_n, window_need FROM perfwatch.baseliner_series "
@@ -108,7 +117,13 @@ static int load_view(pw_pg *pg, pw_redis *rd, series_view *v, char *err, size_t 
 	}
 	PQclear(res);
 
-	pw_status st = pw_baseline_read(rd, pg, v->key, &v->b, &v->src, &v->redis_failed, err, errlen);
+	pw_baseline_reader br;
+	pw_baseline_reader_init(&br, rd, pg, NULL);
+	v->cache = rd ? PW_BASELINE_MISS : PW_BASELINE_UNCACHED; /* no baseline: nothing to read */
+	pw_status st = current ? pw_baseline_get(&br, v->key, current, &v->b, &v->src, &v->cache,
+	                                         err, errlen)
+	                       : PW_ERR_NOT_FOUND;
+	v->redis_failed = v->cache == PW_BASELINE_FALLBACK;
 	if (st == PW_OK)
 		v->has_baseline = true;
 	else if (st != PW_ERR_NOT_FOUND)
@@ -346,7 +361,9 @@ static void print_json(FILE *f, const series_view *v)
 		}
 		fputc('}', f);
 	}
-	fprintf(f, ",\"redis_failed\":%s}\n", v->redis_failed ? "true" : "false");
+	fprintf(f, ",\"redis_failed\":%s,\"cache\":", v->redis_failed ? "true" : "false");
+	jstr(f, pw_baseline_outcome_name(v->cache));
+	fputs("}\n", f);
 }
 
 static void print_text(FILE *f, const series_view *v)

@@ -1,4 +1,4 @@
--- 0048_planner.sql: the planner (docs/planner.md): its inputs — the model
+-- 0047_planner.sql: the planner (docs/planner.md): its inputs — the model
 -- catalogue (spend_weights grown into one; spend_weights is kept in step for
 -- the gate and the pager), platform capacity, the release calendar's sweeps,
 -- the CLs with the ops they touch — and its output, one plan per sweep with

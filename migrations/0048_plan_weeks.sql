@@ -1,4 +1,4 @@
--- 0049_plan_weeks.sql: the planner's coverage per week (docs/planner.md,
+-- 0048_plan_weeks.sql: the planner's coverage per week (docs/planner.md,
 -- seed §5): the chip-hour line of each tier summed over the week's plans
 -- (T0 from its nightlies, T1, T2, the rotation and the reserve from its RC),
 -- their total against the naive matrix, the RC's spend coverage, the
