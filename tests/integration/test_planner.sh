@@ -9,6 +9,11 @@
 # under "plan:" + sweep id. The nightly of 06-17 runs chat-8b on v6e-4 decode
 # B64 (cl/7841917 touches its fusion) and not on v5e-8; cl/7841917 comes
 # back on perf.compiler-cls.v1 flagged by the planner for that benchmark;
+# pw-sim executes the plans of nightly-2026-06-17 and rc-2026-06-15 instead
+# of a fixed matrix: the runs the ingester stores for each sweep's release
+# are exactly its plan's items (model, fingerprint, platform, config,
+# repeats), chat-8b's v6e-4 decode B64 among them at the regressed 4.22 ms,
+# and a plan executed again stores nothing twice;
 # every RC gates >= 95% of spend with lines that sum to the plan; rank-x
 # inherits chat-8b's verdict until its program changes. Then a table of bad
 # catalogue, capacity, sweep and CL inputs, each dead-lettered with its reason.
@@ -17,7 +22,8 @@ set -euo pipefail
 . tests/integration/lib.sh
 need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
 need_tools kcat protoc
-bins=("$PW_BUILD/services/planner/pw-planner" "$PW_BUILD/tools/simulator/pw-sim" "$PW_BUILD/tools/perfwatch")
+bins=("$PW_BUILD/services/planner/pw-planner" "$PW_BUILD/tools/simulator/pw-sim" "$PW_BUILD/tools/perfwatch"
+      "$PW_BUILD/services/ingester/pw-ingester")
 need_bins "${bins[@]}"
 sim=${bins[1]}
 pw=${bins[2]}
@@ -134,6 +140,72 @@ grep -q 'perf_benchmarks: "chat-8b/v6e-4/decode.B64.s2048.int8"' "$work/cl784191
 ! grep -q 'perf_benchmarks: "chat-8b/v6e-4/prefill' "$work/cl7841917.txt" ||
   fail "republished cl/7841917 names a prefill benchmark"
 echo "test_planner: cl/7841917 republished perf_relevant for $(grep -c perf_benchmarks "$work/cl7841917.txt") benchmarks, chat-8b/v6e-4/decode.B64.s2048.int8 among them"
+
+# --- pw-sim executes the plans: the runs of a sweep are exactly its plan's items ---------------
+# the worked example's world (its cl/7841917 effect on chat-8b v6e-4 decode) runs
+# the plans of nightly-2026-06-17 and rc-2026-06-15; the ingester stores what arrives
+service_start ingester
+service_joined ingester
+exec_sweeps=(nightly-2026-06-17 rc-2026-06-15)
+PW_KAFKA_GROUP_ID="$ns-exec" timeout 600 "$sim" execute tools/simulator/scenarios/worked-example.scn \
+  --sweep "${exec_sweeps[0]}" --sweep "${exec_sweeps[1]}" >"$work/exec.json" 2>"$work/exec.log" ||
+  fail "pw-sim execute failed: $(tail -3 "$work/exec.log")"
+echo "test_planner: pw-sim execute: $(cat "$work/exec.json")"
+python3 - "$work/exec.json" <<'PY2' || fail "pw-sim execute did not run every item: $(cat "$work/exec.json")"
+import json, sys
+e = json.load(open(sys.argv[1]))
+assert e["plans"] == 2 and e["items_not_run"] == 0 and e["runs"] > 0, e
+PY2
+for sw in "${exec_sweeps[@]}"; do
+  rel=$(q "SELECT release FROM perfwatch.plans WHERE sweep_id = '$sw'")
+  want=$(q "SELECT sum(repeats) FROM perfwatch.plan_items WHERE plan_id = 'plan:$sw'")
+  [ "$want" -gt 0 ] || fail "plan:$sw has no items"
+  deadline=$((SECONDS + 600))
+  until [ "$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = '$rel'")" -ge "$want" ]; do
+    kill -0 "${pid[ingester]}" 2>/dev/null || fail "pw-ingester exited"
+    [ $SECONDS -lt $deadline ] || fail "$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = '$rel'") of $want runs of $rel within 600 s"
+    sleep 1
+  done
+  # count and keys: every item's model x fingerprint x platform x config with its repeats, nothing else
+  diff=$(q "(SELECT model, hlo_fingerprint, platform, config, count(*)::int FROM perfwatch.runs WHERE build_id = '$rel'
+             GROUP BY 1, 2, 3, 4
+             EXCEPT SELECT model, hlo_fingerprint, platform, config, sum(repeats)::int FROM perfwatch.plan_items WHERE plan_id = 'plan:$sw' GROUP BY 1, 2, 3, 4)
+            UNION ALL
+            (SELECT model, hlo_fingerprint, platform, config, sum(repeats)::int FROM perfwatch.plan_items WHERE plan_id = 'plan:$sw' GROUP BY 1, 2, 3, 4
+             EXCEPT SELECT model, hlo_fingerprint, platform, config, count(*)::int FROM perfwatch.runs WHERE build_id = '$rel'
+             GROUP BY 1, 2, 3, 4)")
+  [ -z "$diff" ] || fail "the runs of $rel are not plan:$sw's items: $(echo "$diff" | head -5)"
+  read -r nitems nruns <<<"$(q "SELECT count(*) || ' ' || sum(repeats) FROM perfwatch.plan_items WHERE plan_id = 'plan:$sw'")"
+  echo "test_planner: $sw: $nruns runs of $rel arrived, exactly plan:$sw's $nitems items x repeats"
+done
+# the worked example's runs arrive from the plan: chat-8b v6e-4 decode B64 on the nightly of
+# 06-17 (cl/7841917 in) measures the seed's 4.22 ms, not the 3.90 ms before
+tpot=$(q "SELECT round(avg(v.value)::numeric, 2) FROM perfwatch.samples v JOIN perfwatch.series s USING (series_id)
+          WHERE v.build_id = 'xla-nightly-2026-06-17' AND s.model = 'chat-8b' AND s.platform = 'v6e-4'
+          AND s.config = 'decode.B64.s2048.int8' AND s.metric = 'tpot_p50_ms'")
+[ -n "$tpot" ] || fail "no chat-8b/v6e-4/decode.B64.s2048.int8 TPOT from the nightly of 06-17"
+python3 -c "import sys; v = float(sys.argv[1]); sys.exit(0 if 4.1 < v < 4.35 else 1)" "$tpot" ||
+  fail "chat-8b/v6e-4/decode.B64 TPOT p50 on the nightly of 06-17 is $tpot ms, want ~4.22 (cl/7841917 in)"
+echo "test_planner: chat-8b/v6e-4/decode.B64.s2048.int8 ran on xla-nightly-2026-06-17 (planned for cl/7841917): TPOT p50 $tpot ms"
+# a plan delivered again publishes the same runs: the ingester stores nothing twice
+nrel=$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = 'xla-nightly-2026-06-17'")
+PW_KAFKA_GROUP_ID="$ns-exec2" timeout 300 "$sim" execute tools/simulator/scenarios/worked-example.scn \
+  --sweep nightly-2026-06-17 >/dev/null 2>>"$work/exec.log" || fail "pw-sim execute (again) failed"
+marker="pl-marker-$ns"
+PW_KAFKA_GROUP_ID="$ns-exec3" timeout 300 "$sim" execute tools/simulator/scenarios/worked-example.scn \
+  --sweep nightly-2026-06-17 --run-prefix "$marker-" >/dev/null 2>>"$work/exec.log" || fail "pw-sim execute (marker) failed"
+# the marker's runs come after the re-sent ones on each partition: once they are in, so is the rest
+want=$(q "SELECT sum(repeats) FROM perfwatch.plan_items WHERE plan_id = 'plan:nightly-2026-06-17'")
+deadline=$((SECONDS + 300))
+until [ "$(q "SELECT count(*) FROM perfwatch.runs WHERE run_id LIKE '$marker-%'")" -ge "$want" ]; do
+  [ $SECONDS -lt $deadline ] || fail "the marker runs did not arrive"
+  sleep 1
+done
+[ "$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = 'xla-nightly-2026-06-17' AND run_id NOT LIKE '$marker-%'")" = "$nrel" ] ||
+  fail "executing plan:nightly-2026-06-17 again changed its runs"
+[ "$(q "SELECT count(*) FROM perfwatch.dead_letters WHERE service = 'ingester'")" = 0 ] ||
+  fail "the ingester dead-lettered executed runs: $(q "SELECT reason || ' ' || detail FROM perfwatch.dead_letters WHERE service = 'ingester' LIMIT 3")"
+echo "test_planner: plan:nightly-2026-06-17 executed again: the same $nrel runs, none stored twice"
 
 # --- RCs: coverage, lines reconciling, inheritance and its loss -------------------------------
 bad=$(q "SELECT string_agg(sweep_id || ' ' || round(spend_coverage::numeric, 3), ', ') FROM perfwatch.plans

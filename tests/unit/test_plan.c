@@ -339,3 +339,29 @@ Test(plan, bad_inputs)
 	pw_plan_release(NULL);
 	pw_sim_catalogue_free(c);
 }
+
+/* pw-sim execute builds a catalogue model's series from this spec: the
+ * architecture the catalogue's analytic costs were computed from. */
+Test(plan, catalogue_spec_is_the_models_architecture)
+{
+	pw_sim_catalogue *c = NULL;
+	cr_assert_eq(pw_sim_catalogue_new(300, 20260504, &c), PW_OK);
+	pw_sim_model_spec spec, builtin;
+	cr_assert_eq(pw_sim_catalogue_spec(c, 0, &spec), PW_OK);
+	cr_assert(pw_sim_model_builtin("chat-8b", &builtin));
+	cr_assert_str_eq(spec.name, "chat-8b");
+	cr_assert_eq(spec.layers, builtin.layers);
+	cr_assert_eq(spec.kv_heads, builtin.kv_heads);
+	cr_assert_eq(spec.params_b, builtin.params_b);
+	long rx = pw_sim_catalogue_find(c, "rank-x");
+	cr_assert_geq(rx, 0);
+	pw_sim_cat_arch a;
+	cr_assert_eq(pw_sim_catalogue_spec(c, (size_t)rx, &spec), PW_OK);
+	cr_assert_eq(pw_sim_catalogue_arch(c, (size_t)rx, &a), PW_OK);
+	cr_assert_str_eq(spec.name, "rank-x");
+	cr_assert_eq(spec.q_heads, a.q_heads);
+	cr_assert_eq(spec.head_dim, a.head_dim);
+	cr_assert_eq((int)spec.arch, a.arch);
+	cr_assert_eq(pw_sim_catalogue_spec(c, 300, &spec), PW_ERR_INVALID);
+	pw_sim_catalogue_free(c);
+}

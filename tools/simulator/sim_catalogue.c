@@ -245,6 +245,23 @@ pw_status pw_sim_catalogue_arch(const pw_sim_catalogue *c, size_t i, pw_sim_cat_
 	return PW_OK;
 }
 
+pw_status pw_sim_catalogue_spec(const pw_sim_catalogue *c, size_t i, pw_sim_model_spec *out)
+{
+	if (!c || i >= c->n)
+		return PW_ERR_INVALID;
+	const pw_sim_cat_entry *e = &c->entries[i];
+	memset(out, 0, sizeof *out);
+	snprintf(out->name, sizeof out->name, "%s", e->model);
+	out->arch = (pw_sim_arch)e->arch.arch;
+	out->params_b = e->arch.params_b;
+	out->active_b = e->arch.active_b;
+	out->layers = e->arch.layers;
+	out->q_heads = e->arch.q_heads;
+	out->kv_heads = e->arch.kv_heads;
+	out->head_dim = e->arch.head_dim;
+	return PW_OK;
+}
+
 void pw_sim_cl_buf_release(pw_sim_cl_buf *b)
 {
 	if (!b)

@@ -24,6 +24,7 @@
 
 #include "plan.h"
 #include "pw_status.h"
+#include "sim_model.h"
 
 #define PW_SIM_CAT_PLATFORMS 4
 #define PW_SIM_CAT_CONFIGS 6
@@ -65,6 +66,13 @@ typedef struct pw_sim_cat_arch {
 	int arch; /* pw_sim_arch */
 } pw_sim_cat_arch;
 pw_status pw_sim_catalogue_arch(const pw_sim_catalogue *c, size_t i, pw_sim_cat_arch *out);
+
+/*
+ * Model i as the simulator's model spec (sim_model.h): what pw-sim execute
+ * builds a catalogue model's series from (vocabulary and adapter rank, which
+ * the fleet model does not time, are left out). PW_ERR_INVALID for a bad index.
+ */
+pw_status pw_sim_catalogue_spec(const pw_sim_catalogue *c, size_t i, pw_sim_model_spec *out);
 
 /* Room for the CLs of a day and their op costs. */
 typedef struct pw_sim_cl_buf {
