@@ -31,7 +31,10 @@
  *                  --seed); run ids "pl-<sweep>-<item>" (repeat index = the
  *                  repeat), so an executed plan delivered again publishes the
  *                  same runs; --sweep ID (repeatable) executes those sweeps'
- *                  plans only and exits when each was executed
+ *                  plans only and exits when each was executed; --skip GLOB
+ *                  (repeatable) leaves the items whose model/platform/config
+ *                  matches unrun, as a fleet that failed them (the gate then
+ *                  sees planned runs missing)
  *   pw-sim count   SCENARIO [options]   what replay would publish, as JSON
  *   pw-sim history SCENARIO [--from CL --to CL]  the compiler history as TSV
  *   pw-sim dump    SCENARIO [--limit N]  runs as JSON lines, no broker
@@ -62,6 +65,7 @@
 #include <math.h>
 #include <signal.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +108,8 @@ typedef struct opts {
 	uint64_t catalogue_seed;       /* its seed (pw-sim planner's default) */
 	const char *sweeps[16];        /* --sweep: only these plans; exit when all executed */
 	size_t nsweeps;
+	const char *skips[16];         /* --skip: fnmatch globs of model/platform/config left unrun */
+	size_t nskips;
 } opts;
 
 typedef struct app {
@@ -117,7 +123,7 @@ typedef struct app {
 	/* execute */
 	pw_sim_catalogue *cat;
 	bool swept[16];                /* sweeps[i]'s plan executed */
-	uint64_t plans, plan_items, plan_runs, plan_unknown;
+	uint64_t plans, plan_items, plan_runs, plan_unknown, plan_skipped;
 } app;
 
 static int usage(void)
@@ -127,7 +133,8 @@ static int usage(void)
 	        "       [--platforms N] [--configs N] [--days N] [--repeats N] [--limit N] [--rate N]\n"
 	        "       [--dup-every K] [--bad-every K] [--answer] [--from CL] [--to CL]\n"
 	        "       [--run-prefix P] [--namespace TAG] [--since TIME] [--until TIME]\n"
-	        "       [--runs-key series|run_id] [--catalogue N] [--catalogue-seed N] [--sweep ID]...\n");
+	        "       [--runs-key series|run_id] [--catalogue N] [--catalogue-seed N] [--sweep ID]...\n"
+	        "       [--skip MODEL/PLATFORM/CONFIG-GLOB]...\n");
 	return 2;
 }
 
@@ -253,6 +260,12 @@ static int parse_args(int argc, char **argv, opts *o)
 				return 2;
 			}
 			o->sweeps[o->nsweeps++] = argv[++i];
+		} else if (strcmp(argv[i], "--skip") == 0 && i + 1 < argc) {
+			if (o->nskips == sizeof o->skips / sizeof o->skips[0]) {
+				fprintf(stderr, "pw-sim: at most %zu --skip\n", sizeof o->skips / sizeof o->skips[0]);
+				return 2;
+			}
+			o->skips[o->nskips++] = argv[++i];
 		}
 		else if (strcmp(argv[i], "--answer") == 0)
 			o->answer = true;
@@ -708,6 +721,17 @@ static long sweep_wanted(const app *a, const char *sweep_id)
 	return -1;
 }
 
+/* Whether --skip leaves item it unrun. */
+static bool item_skipped(const app *a, const Perfwatch__V1__PlanItem *it)
+{
+	char key[3 * PW_SIM_NAME_MAX + 3];
+	snprintf(key, sizeof key, "%s/%s/%s", it->model, it->platform, it->config);
+	for (size_t i = 0; i < a->o.nskips; i++)
+		if (fnmatch(a->o.skips[i], key, 0) == 0)
+			return true;
+	return false;
+}
+
 /*
  * The series an item runs on: the scenario's when it holds the model (its
  * pins and effects apply as to its own matrix), else one built from the
@@ -760,11 +784,16 @@ static pw_status execute_plan(app *a, const Perfwatch__V1__Plan *pl, char *errbu
 	for (size_t k = 0; k < pl->n_items; k++)
 		total += pl->items[k]->repeats;
 	int64_t from = day0 + (rc ? 14 : 1) * 3600LL * 1000000, span = (rc ? 6 : 12) * 3600LL * 1000000;
-	uint64_t pos = 0, runs = 0, unknown = 0;
+	uint64_t pos = 0, runs = 0, unknown = 0, skipped = 0;
 	for (size_t k = 0; k < pl->n_items && !stop_flag; k++) {
 		const Perfwatch__V1__PlanItem *it = pl->items[k];
 		size_t si;
 		char err[512];
+		if (item_skipped(a, it)) {
+			skipped++;
+			pos += it->repeats;
+			continue;
+		}
 		if (item_series(a, it, &si, err, sizeof err) != PW_OK) {
 			pw_log_warn(&a->log, "plan \"%s\" item %zu (%s/%s/%s): %s; not run", pl->plan_id, k,
 			            it->model, it->platform, it->config, err);
@@ -806,11 +835,13 @@ static pw_status execute_plan(app *a, const Perfwatch__V1__Plan *pl, char *errbu
 		}
 	}
 	a->plans++;
-	a->plan_items += pl->n_items - unknown;
+	a->plan_items += pl->n_items - unknown - skipped;
 	a->plan_runs += runs;
 	a->plan_unknown += unknown;
-	pw_log_info(&a->log, "executed plan %s: %zu items, %llu runs on %s at cl/%lld%s", pl->plan_id,
-	            pl->n_items - unknown, (unsigned long long)runs, pl->release, cl,
+	a->plan_skipped += skipped;
+	pw_log_info(&a->log, "executed plan %s: %zu items, %llu runs on %s at cl/%lld; %llu skipped%s",
+	            pl->plan_id, (size_t)(pl->n_items - unknown - skipped), (unsigned long long)runs,
+	            pl->release, cl, (unsigned long long)skipped,
 	            unknown ? " (some items not runnable: see above)" : "");
 	return PW_OK;
 }
@@ -874,9 +905,11 @@ static int cmd_execute(app *a)
 		pw_log_error(&a->log, "consumer loop: %s", err);
 		return 1;
 	}
-	printf("{\"scenario\":\"%s\",\"plans\":%llu,\"items\":%llu,\"runs\":%llu,\"items_not_run\":%llu}\n",
+	printf("{\"scenario\":\"%s\",\"plans\":%llu,\"items\":%llu,\"runs\":%llu,\"items_not_run\":%llu,"
+	       "\"items_skipped\":%llu}\n",
 	       pw_sim_name(a->w), (unsigned long long)a->plans, (unsigned long long)a->plan_items,
-	       (unsigned long long)a->plan_runs, (unsigned long long)a->plan_unknown);
+	       (unsigned long long)a->plan_runs, (unsigned long long)a->plan_unknown,
+	       (unsigned long long)a->plan_skipped);
 	fflush(stdout);
 	bool all = true;
 	for (size_t i = 0; i < a->o.nsweeps; i++)
