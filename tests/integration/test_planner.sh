@@ -13,7 +13,10 @@
 # of a fixed matrix: the runs the ingester stores for each sweep's release
 # are exactly its plan's items (model, fingerprint, platform, config,
 # repeats), chat-8b's v6e-4 decode B64 among them at the regressed 4.22 ms,
-# and a plan executed again stores nothing twice;
+# and a plan executed again stores nothing twice; rc-2026-06-22 executed
+# without chat-8b's v5e-8 items and rank-x's: the gate waits for them until
+# the deadline and reports them missing (INSUFFICIENT_DATA, planned), not
+# absent from the release;
 # every RC gates >= 95% of spend with lines that sum to the plan; rank-x
 # inherits chat-8b's verdict until its program changes. Then a table of bad
 # catalogue, capacity, sweep and CL inputs, each dead-lettered with its reason.
@@ -23,7 +26,7 @@ set -euo pipefail
 need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
 need_tools kcat protoc
 bins=("$PW_BUILD/services/planner/pw-planner" "$PW_BUILD/tools/simulator/pw-sim" "$PW_BUILD/tools/perfwatch"
-      "$PW_BUILD/services/ingester/pw-ingester")
+      "$PW_BUILD/services/ingester/pw-ingester" "$PW_BUILD/services/gate/pw-gate")
 need_bins "${bins[@]}"
 sim=${bins[1]}
 pw=${bins[2]}
@@ -207,6 +210,66 @@ done
   fail "the ingester dead-lettered executed runs: $(q "SELECT reason || ' ' || detail FROM perfwatch.dead_letters WHERE service = 'ingester' LIMIT 3")"
 echo "test_planner: plan:nightly-2026-06-17 executed again: the same $nrel runs, none stored twice"
 
+# --- the gate: a planned run that did not arrive is missing, not absent -------------------------
+# rc-2026-06-22 executed with chat-8b's v5e-8 items and rank-x's (its new program, never measured)
+# left unrun, as a fleet that failed them. chat-8b's v5e-8 series exist (rc-2026-06-15 measured
+# them a week before, outside the gate's active window, 1 h here): only the plan makes the gate
+# gate them; rank-x's new benchmarks have no series at all. The gate waits for both until the
+# request's deadline and then reports them missing (INSUFFICIENT_DATA, named as planned).
+enc() { protoc --encode="perfwatch.v1.$1" -I proto "proto/perfwatch/v1/$2"; }
+"$pw" group to-end "$ns-gate" perf.gate.requests.v1 >/dev/null || fail "placing the gate's group at the end"
+service_start gate PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=0s PW_GATE_ACTIVE_WINDOW=1h
+service_joined gate
+PW_KAFKA_GROUP_ID="$ns-exec4" timeout 600 "$sim" execute tools/simulator/scenarios/worked-example.scn \
+  --sweep rc-2026-06-22 --skip 'chat-8b/v5e-8/*' --skip 'rank-x/*' >"$work/exec4.json" 2>>"$work/exec.log" ||
+  fail "pw-sim execute rc-2026-06-22 failed"
+items22="FROM perfwatch.plan_items WHERE plan_id = 'plan:rc-2026-06-22'"
+n_v5e=$(q "SELECT count(*) $items22 AND model = 'chat-8b' AND platform = 'v5e-8'")
+n_rankx=$(q "SELECT count(*) $items22 AND model = 'rank-x'")
+[ "$n_v5e" -gt 0 ] && [ "$n_rankx" -gt 0 ] || fail "rc-2026-06-22 plans no chat-8b/v5e-8 ($n_v5e) or rank-x ($n_rankx) item"
+[ "$(q "SELECT count(*) FROM perfwatch.series s WHERE s.model = 'chat-8b' AND s.platform = 'v5e-8'
+        AND s.hlo_fingerprint IN (SELECT hlo_fingerprint $items22 AND model = 'chat-8b')")" -gt 0 ] ||
+  fail "chat-8b's v5e-8 series were not measured before (rc-2026-06-15)"
+want=$(q "SELECT sum(repeats) $items22 AND NOT (model = 'chat-8b' AND platform = 'v5e-8') AND model <> 'rank-x'")
+deadline=$((SECONDS + 600))
+until [ "$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = 'xla-rc-2026-06-22'")" -ge "$want" ]; do
+  [ $SECONDS -lt $deadline ] || fail "the runs of xla-rc-2026-06-22 did not arrive"
+  sleep 1
+done
+cl22=$(q "SELECT cl_head FROM perfwatch.plans WHERE sweep_id = 'rc-2026-06-22'")
+now_us=$(( $(date +%s%N) / 1000 ))
+printf 'release_id: "xla-rc-2026-06-22" evaluation: 1 candidate { build_id: "xla-rc-2026-06-22" kind: BUILD_KIND_RC cl: "cl/%s" cl_number: %s release_id: "xla-rc-2026-06-22" } baseline_release: "xla-2026-06-10" families: "chat-8b" families: "rank-x" fdr_q: 0.05 requested_unix_us: %s deadline_unix_us: %s' \
+  "$cl22" "$cl22" "$now_us" $((now_us + 45000000)) | enc GateRequest gate.proto >"$work/gr22.bin" || fail "encoding the GateRequest"
+kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.gate.requests.v1 -k xla-rc-2026-06-22 "$work/gr22.bin" || fail "producing the GateRequest"
+ev="FROM perfwatch.gate_evaluations WHERE release_id = 'xla-rc-2026-06-22' AND evaluation = 1"
+deadline=$((SECONDS + 40))
+until waiting=$(q "SELECT coalesce(waiting, '') $ev AND status = 'pending'") &&
+      [[ $waiting == *"planned, none arrived"* && $waiting == *"planned benchmarks never measured"* ]]; do
+  [ $SECONDS -lt $deadline ] || fail "the gate does not say it waits for the planned runs (waiting: \"$waiting\", status $(q "SELECT status $ev"))"
+  sleep 0.2
+done
+echo "test_planner: gate, xla-rc-2026-06-22 pending: $waiting"
+deadline=$((SECONDS + 180))
+until [ "$(q "SELECT status $ev")" = done ]; do
+  [ $SECONDS -lt $deadline ] || fail "xla-rc-2026-06-22 not decided within 180 s of its deadline"
+  sleep 0.5
+done
+summary=$(q "SELECT summary $ev")
+echo "test_planner: gate, xla-rc-2026-06-22: $(q "SELECT verdict $ev") ${summary:0:300}"
+fam() { q "SELECT verdict FROM perfwatch.gate_family_results WHERE release_id = 'xla-rc-2026-06-22' AND evaluation = 1 AND family = '$1'"; }
+[ "$(fam chat-8b)" = insufficient_data ] || fail "chat-8b is $(fam chat-8b), want insufficient_data (its v5e-8 runs are missing)"
+[ "$(fam rank-x)" = insufficient_data ] || fail "rank-x is $(fam rank-x), want insufficient_data (its planned runs are missing)"
+read -r gated notrun <<<"$(q "SELECT count(*) || ' ' || count(*) FILTER (WHERE r.verdict = 'insufficient_data' AND r.candidate_n = 0)
+  FROM perfwatch.gate_series_results r JOIN perfwatch.series s USING (series_id)
+  WHERE r.release_id = 'xla-rc-2026-06-22' AND r.evaluation = 1 AND s.model = 'chat-8b' AND s.platform = 'v5e-8'")"
+[ "$gated" -gt 0 ] || fail "chat-8b's planned v5e-8 series are absent from the verdict"
+[ "$gated" = "$notrun" ] || fail "of $gated chat-8b/v5e-8 series only $notrun are insufficient_data without runs"
+[[ $summary == *"rank-x: $n_rankx planned benchmarks never measured"* ]] ||
+  fail "the summary does not say rank-x's $n_rankx planned benchmarks were never measured"
+[[ $summary == *"chat-8b: $gated planned series without a candidate run (chat-8b/"*"/v5e-8/"* ]] ||
+  fail "the summary does not name chat-8b's $gated planned v5e-8 series"
+echo "test_planner: gate: $gated planned chat-8b/v5e-8 series INSUFFICIENT_DATA without runs, rank-x's $n_rankx planned benchmarks never measured"
+
 # --- RCs: coverage, lines reconciling, inheritance and its loss -------------------------------
 bad=$(q "SELECT string_agg(sweep_id || ' ' || round(spend_coverage::numeric, 3), ', ') FROM perfwatch.plans
          WHERE kind = 'rc' AND day BETWEEN '2026-06-08' AND '2026-06-22' AND spend_coverage < 0.95")
@@ -248,7 +311,6 @@ PY
 "$pw" coverage --week 2026-06-15 --text | sed 's/^/test_planner: /'
 
 # --- bad inputs, each dead-lettered ------------------------------------------------------------
-enc() { protoc --encode="perfwatch.v1.$1" -I proto "proto/perfwatch/v1/$2"; }
 good_op='ops { op: "gemm" shape: "d4096" config: "decode.B64.s2048.int8" calls: 32 bytes: 1 flops: 1 }'
 printf 'model: "bad-spend" tier: "tail" spend_share: 1.5 platforms: "v6e-4" configs: "decode.B64.s2048.int8" hlo_fingerprint: "hlo:1" %s' "$good_op" |
   enc CatalogueModel plan.proto >"$work/b1.bin"
