@@ -325,6 +325,22 @@ static pw_status produce_run(app *a, const pw_sim_run *run, const uint8_t *buf, 
 	return produce(a, PW_TOPIC_RUNS, key, buf, len, err, errlen);
 }
 
+/* A run made in answer to a job or a plan: namespaced (--namespace), packed and produced. */
+static pw_status publish_run(app *a, pw_sim_run *run, char *errbuf, size_t errlen)
+{
+	uint8_t *buf;
+	size_t len;
+	if (pw_sim_run_namespace(run, a->o.ns) != PW_OK)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "namespace \"%s\" makes a name too long",
+		               a->o.ns);
+	pw_status st = pw_sim_proto_run(a->w, run, &buf, &len);
+	if (st != PW_OK)
+		return pw_fail(st, errbuf, errlen, "packing a run failed");
+	st = produce_run(a, run, buf, len, errbuf, errlen);
+	free(buf);
+	return st;
+}
+
 /* A copy of a packed run with its first metric set to NaN (a bad run for the DLQ path). */
 static pw_status break_run(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen)
 {
@@ -659,16 +675,7 @@ static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 				break;
 			}
 			snprintf(run.run_id, sizeof run.run_id, "%.*s", (int)sizeof run.run_id - 1, run_id);
-			uint8_t *buf;
-			size_t len;
-			if (pw_sim_run_namespace(&run, a->o.ns) != PW_OK)
-				return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-				               "namespace \"%s\" makes a name too long", a->o.ns);
-			if ((st = pw_sim_proto_run(a->w, &run, &buf, &len)) != PW_OK)
-				return pw_fail(st, errbuf, errlen, "packing a run failed");
-			st = produce_run(a, &run, buf, len, errbuf, errlen);
-			free(buf);
-			if (st != PW_OK)
+			if ((st = publish_run(a, &run, errbuf, errlen)) != PW_OK)
 				return st;
 			a->job_runs++;
 		}
@@ -679,12 +686,18 @@ static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 	return pw_producer_flush(a->prod, 60000, errbuf, errlen);
 }
 
-static int cmd_answer(app *a)
+/*
+ * Consumes one topic in the configured group (kafka.group.id, from the
+ * earliest offset when it has none) with batches of up to batch_msgs,
+ * calling fn until the stop flag is set (a signal, or fn itself). 0 when
+ * the loop ended cleanly, 1 on a broker or callback failure (logged).
+ */
+static int consume(app *a, const char *topic, size_t batch_msgs, pw_batch_fn fn)
 {
 	char err[1024];
 	size_t nprops = 0;
 	const pw_kv *props = pw_config_kafka_props(a->cfg, &nprops);
-	const char *topics[] = {PW_TOPIC_BISECT_JOBS};
+	const char *topics[] = {topic};
 	pw_consumer_opts co = {
 		.brokers = pw_config_get_str(a->cfg, "kafka.bootstrap.servers"),
 		.group_id = pw_config_get_str(a->cfg, "kafka.group.id"),
@@ -692,17 +705,24 @@ static int cmd_answer(app *a)
 		.ntopics = 1,
 		.props = props,
 		.nprops = nprops,
-		.batch_max_msgs = 50,
+		.batch_max_msgs = batch_msgs,
 		.batch_max_ms = 100,
 	};
 	if (pw_consumer_new(&a->cons, &co, &a->log, err, sizeof err) != PW_OK) {
 		pw_log_error(&a->log, "kafka consumer: %s", err);
 		return 1;
 	}
-	if (pw_consumer_run(a->cons, answer_batch, a, &stop_flag, err, sizeof err) != PW_OK) {
+	if (pw_consumer_run(a->cons, fn, a, &stop_flag, err, sizeof err) != PW_OK) {
 		pw_log_error(&a->log, "consumer loop: %s", err);
 		return 1;
 	}
+	return 0;
+}
+
+static int cmd_answer(app *a)
+{
+	if (consume(a, PW_TOPIC_BISECT_JOBS, 50, answer_batch) != 0)
+		return 1;
 	pw_log_info(&a->log, "stopped after %llu bisect jobs, %llu runs",
 	            (unsigned long long)a->jobs, (unsigned long long)a->job_runs);
 	return 0;
@@ -818,16 +838,7 @@ static pw_status execute_plan(app *a, const Perfwatch__V1__Plan *pl, char *errbu
 				snprintf(pid, sizeof pid, "%s%s", a->o.run_prefix, run.run_id);
 				snprintf(run.run_id, sizeof run.run_id, "%.*s", (int)sizeof run.run_id - 1, pid);
 			}
-			if (pw_sim_run_namespace(&run, a->o.ns) != PW_OK)
-				return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-				               "namespace \"%s\" makes a name too long", a->o.ns);
-			uint8_t *buf;
-			size_t len;
-			if ((st = pw_sim_proto_run(a->w, &run, &buf, &len)) != PW_OK)
-				return pw_fail(st, errbuf, errlen, "packing a run failed");
-			st = produce_run(a, &run, buf, len, errbuf, errlen);
-			free(buf);
-			if (st != PW_OK)
+			if ((st = publish_run(a, &run, errbuf, errlen)) != PW_OK)
 				return st;
 			runs++;
 			if ((runs & 255) == 0)
@@ -879,32 +890,12 @@ static pw_status execute_batch(void *ctx, rd_kafka_message_t *const *msgs, size_
 
 static int cmd_execute(app *a)
 {
-	char err[1024];
 	if (pw_sim_catalogue_new(a->o.catalogue, a->o.catalogue_seed, &a->cat) != PW_OK) {
 		pw_log_error(&a->log, "building the simulated catalogue of %zu models failed", a->o.catalogue);
 		return 1;
 	}
-	size_t nprops = 0;
-	const pw_kv *props = pw_config_kafka_props(a->cfg, &nprops);
-	const char *topics[] = {PW_TOPIC_PLANS};
-	pw_consumer_opts co = {
-		.brokers = pw_config_get_str(a->cfg, "kafka.bootstrap.servers"),
-		.group_id = pw_config_get_str(a->cfg, "kafka.group.id"),
-		.topics = topics,
-		.ntopics = 1,
-		.props = props,
-		.nprops = nprops,
-		.batch_max_msgs = 8,
-		.batch_max_ms = 100,
-	};
-	if (pw_consumer_new(&a->cons, &co, &a->log, err, sizeof err) != PW_OK) {
-		pw_log_error(&a->log, "kafka consumer: %s", err);
+	if (consume(a, PW_TOPIC_PLANS, 8, execute_batch) != 0)
 		return 1;
-	}
-	if (pw_consumer_run(a->cons, execute_batch, a, &stop_flag, err, sizeof err) != PW_OK) {
-		pw_log_error(&a->log, "consumer loop: %s", err);
-		return 1;
-	}
 	printf("{\"scenario\":\"%s\",\"plans\":%llu,\"items\":%llu,\"runs\":%llu,\"items_not_run\":%llu,"
 	       "\"items_skipped\":%llu}\n",
 	       pw_sim_name(a->w), (unsigned long long)a->plans, (unsigned long long)a->plan_items,
