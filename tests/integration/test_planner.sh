@@ -32,7 +32,9 @@ sim=${bins[1]}
 pw=${bins[2]}
 service_harness test_planner pl
 start() { service_start planner PW_PLANNER_TICK=100ms; }
-nplans() { q "SELECT count(*) FROM perfwatch.plans WHERE day BETWEEN '2026-06-08' AND '2026-06-22'"; }
+# plans of the sweeps of 2026-06-08 .. $1 (make demo plans 06-15 .. 06-17 on a stack it shares with
+# this test: plans are per sweep id, so those are the same plans, stored once whoever made them)
+nplans() { q "SELECT count(*) FROM perfwatch.plans WHERE day BETWEEN '2026-06-08' AND '$1'"; }
 
 t0_ms=$(( $(date +%s%N) / 1000000 ))
 "$pw" group to-end "$ns-planner" perf.catalogue.v1 perf.capacity.v1 perf.sweeps.v1 perf.compiler-cls.v1 >/dev/null ||
@@ -68,9 +70,9 @@ done
 [ -n "$killed" ] || fail "five kills all came after the plan was stored"
 
 deadline=$((SECONDS + 300))
-until [ "$(nplans)" = 10 ]; do
+until [ "$(nplans 2026-06-15)" = 10 ]; do
   kill -0 "${pid[planner]}" 2>/dev/null || fail "pw-planner exited after the restart"
-  [ $SECONDS -lt $deadline ] || fail "$(nplans) of 10 plans within 300 s"
+  [ $SECONDS -lt $deadline ] || fail "$(nplans 2026-06-15) of 10 plans within 300 s"
   sleep 0.5
 done
 # the second week: rank-x's new program is adopted on 06-16, before its sweeps
@@ -78,9 +80,9 @@ done
   fail "pw-sim planner (second week) failed"
 echo "test_planner: published $(cat "$work/sim2.json") (2026-06-16 .. 06-22, rank-x re-adopted)"
 deadline=$((SECONDS + 300))
-until [ "$(nplans)" = 18 ]; do
+until [ "$(nplans 2026-06-22)" = 18 ]; do
   kill -0 "${pid[planner]}" 2>/dev/null || fail "pw-planner exited after the restart"
-  [ $SECONDS -lt $deadline ] || fail "$(nplans) of 18 plans within 300 s"
+  [ $SECONDS -lt $deadline ] || fail "$(nplans 2026-06-22) of 18 plans within 300 s"
   sleep 0.5
 done
 echo "test_planner: 18 plans (15 nightlies, 3 RCs)"
@@ -95,7 +97,7 @@ until [ "$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'planner' AN
   sleep 0.5
 done
 kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.plans.v1 -o beginning -e -q -f '%T %k\n' 2>/dev/null |
-  awk -v t0="$t0_ms" '$1 >= t0 && $2 ~ /^plan:.*2026-06-/ { print $2 }' | sort | uniq -c >"$work/plan_keys.txt"
+  awk '$2 ~ /^plan:(nightly|rc)-2026-06-(0[89]|1[0-9]|2[0-2])$/ { print $2 }' | sort | uniq -c >"$work/plan_keys.txt"
 [ "$(wc -l <"$work/plan_keys.txt")" = 18 ] || fail "perf.plans.v1 holds $(wc -l <"$work/plan_keys.txt") plan keys, want 18"
 if awk '$1 != 1 { bad = 1 } END { exit !bad }' "$work/plan_keys.txt"; then
   fail "a plan was published more than once: $(awk '$1 != 1' "$work/plan_keys.txt")"
@@ -146,12 +148,15 @@ echo "test_planner: cl/7841917 republished perf_relevant for $(grep -c perf_benc
 
 # --- pw-sim executes the plans: the runs of a sweep are exactly its plan's items ---------------
 # the worked example's world (its cl/7841917 effect on chat-8b v6e-4 decode) runs
-# the plans of nightly-2026-06-17 and rc-2026-06-15; the ingester stores what arrives
+# the plans of nightly-2026-06-17 and rc-2026-06-15; the ingester stores what arrives; the
+# runs carry this test's prefix (a demo's replay on the same stack has nightly runs of
+# xla-nightly-2026-06-17 too)
+"$pw" group to-end "$ns-ingester" perf.runs.v1 >/dev/null || fail "placing the ingester's group at the end"
 service_start ingester
 service_joined ingester
 exec_sweeps=(nightly-2026-06-17 rc-2026-06-15)
 PW_KAFKA_GROUP_ID="$ns-exec" timeout 600 "$sim" execute tools/simulator/scenarios/worked-example.scn \
-  --sweep "${exec_sweeps[0]}" --sweep "${exec_sweeps[1]}" >"$work/exec.json" 2>"$work/exec.log" ||
+  --sweep "${exec_sweeps[0]}" --sweep "${exec_sweeps[1]}" --run-prefix "$ns-" >"$work/exec.json" 2>"$work/exec.log" ||
   fail "pw-sim execute failed: $(tail -3 "$work/exec.log")"
 echo "test_planner: pw-sim execute: $(cat "$work/exec.json")"
 python3 - "$work/exec.json" <<'PY2' || fail "pw-sim execute did not run every item: $(cat "$work/exec.json")"
@@ -164,18 +169,18 @@ for sw in "${exec_sweeps[@]}"; do
   want=$(q "SELECT sum(repeats) FROM perfwatch.plan_items WHERE plan_id = 'plan:$sw'")
   [ "$want" -gt 0 ] || fail "plan:$sw has no items"
   deadline=$((SECONDS + 600))
-  until [ "$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = '$rel'")" -ge "$want" ]; do
+  until [ "$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = '$rel' AND run_id LIKE '$ns-pl-%'")" -ge "$want" ]; do
     kill -0 "${pid[ingester]}" 2>/dev/null || fail "pw-ingester exited"
-    [ $SECONDS -lt $deadline ] || fail "$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = '$rel'") of $want runs of $rel within 600 s"
+    [ $SECONDS -lt $deadline ] || fail "$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = '$rel' AND run_id LIKE '$ns-pl-%'") of $want runs of $rel within 600 s"
     sleep 1
   done
   # count and keys: every item's model x fingerprint x platform x config with its repeats, nothing else
-  diff=$(q "(SELECT model, hlo_fingerprint, platform, config, count(*)::int FROM perfwatch.runs WHERE build_id = '$rel'
+  diff=$(q "(SELECT model, hlo_fingerprint, platform, config, count(*)::int FROM perfwatch.runs WHERE build_id = '$rel' AND run_id LIKE '$ns-pl-%'
              GROUP BY 1, 2, 3, 4
              EXCEPT SELECT model, hlo_fingerprint, platform, config, sum(repeats)::int FROM perfwatch.plan_items WHERE plan_id = 'plan:$sw' GROUP BY 1, 2, 3, 4)
             UNION ALL
             (SELECT model, hlo_fingerprint, platform, config, sum(repeats)::int FROM perfwatch.plan_items WHERE plan_id = 'plan:$sw' GROUP BY 1, 2, 3, 4
-             EXCEPT SELECT model, hlo_fingerprint, platform, config, count(*)::int FROM perfwatch.runs WHERE build_id = '$rel'
+             EXCEPT SELECT model, hlo_fingerprint, platform, config, count(*)::int FROM perfwatch.runs WHERE build_id = '$rel' AND run_id LIKE '$ns-pl-%'
              GROUP BY 1, 2, 3, 4)")
   [ -z "$diff" ] || fail "the runs of $rel are not plan:$sw's items: $(echo "$diff" | head -5)"
   read -r nitems nruns <<<"$(q "SELECT count(*) || ' ' || sum(repeats) FROM perfwatch.plan_items WHERE plan_id = 'plan:$sw'")"
@@ -184,16 +189,16 @@ done
 # the worked example's runs arrive from the plan: chat-8b v6e-4 decode B64 on the nightly of
 # 06-17 (cl/7841917 in) measures the seed's 4.22 ms, not the 3.90 ms before
 tpot=$(q "SELECT round(avg(v.value)::numeric, 2) FROM perfwatch.samples v JOIN perfwatch.series s USING (series_id)
-          WHERE v.build_id = 'xla-nightly-2026-06-17' AND s.model = 'chat-8b' AND s.platform = 'v6e-4'
+          WHERE v.build_id = 'xla-nightly-2026-06-17' AND v.run_id LIKE '$ns-pl-%' AND s.model = 'chat-8b' AND s.platform = 'v6e-4'
           AND s.config = 'decode.B64.s2048.int8' AND s.metric = 'tpot_p50_ms'")
 [ -n "$tpot" ] || fail "no chat-8b/v6e-4/decode.B64.s2048.int8 TPOT from the nightly of 06-17"
 python3 -c "import sys; v = float(sys.argv[1]); sys.exit(0 if 4.1 < v < 4.35 else 1)" "$tpot" ||
   fail "chat-8b/v6e-4/decode.B64 TPOT p50 on the nightly of 06-17 is $tpot ms, want ~4.22 (cl/7841917 in)"
 echo "test_planner: chat-8b/v6e-4/decode.B64.s2048.int8 ran on xla-nightly-2026-06-17 (planned for cl/7841917): TPOT p50 $tpot ms"
 # a plan delivered again publishes the same runs: the ingester stores nothing twice
-nrel=$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = 'xla-nightly-2026-06-17'")
+nrel=$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = 'xla-nightly-2026-06-17' AND run_id LIKE '$ns-pl-%'")
 PW_KAFKA_GROUP_ID="$ns-exec2" timeout 300 "$sim" execute tools/simulator/scenarios/worked-example.scn \
-  --sweep nightly-2026-06-17 >/dev/null 2>>"$work/exec.log" || fail "pw-sim execute (again) failed"
+  --sweep nightly-2026-06-17 --run-prefix "$ns-" >/dev/null 2>>"$work/exec.log" || fail "pw-sim execute (again) failed"
 marker="pl-marker-$ns"
 PW_KAFKA_GROUP_ID="$ns-exec3" timeout 300 "$sim" execute tools/simulator/scenarios/worked-example.scn \
   --sweep nightly-2026-06-17 --run-prefix "$marker-" >/dev/null 2>>"$work/exec.log" || fail "pw-sim execute (marker) failed"
@@ -204,10 +209,10 @@ until [ "$(q "SELECT count(*) FROM perfwatch.runs WHERE run_id LIKE '$marker-%'"
   [ $SECONDS -lt $deadline ] || fail "the marker runs did not arrive"
   sleep 1
 done
-[ "$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = 'xla-nightly-2026-06-17' AND run_id NOT LIKE '$marker-%'")" = "$nrel" ] ||
+[ "$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = 'xla-nightly-2026-06-17' AND run_id LIKE '$ns-pl-%'")" = "$nrel" ] ||
   fail "executing plan:nightly-2026-06-17 again changed its runs"
-[ "$(q "SELECT count(*) FROM perfwatch.dead_letters WHERE service = 'ingester'")" = 0 ] ||
-  fail "the ingester dead-lettered executed runs: $(q "SELECT reason || ' ' || detail FROM perfwatch.dead_letters WHERE service = 'ingester' LIMIT 3")"
+dl="FROM perfwatch.dead_letters WHERE service = 'ingester' AND recorded_at >= to_timestamp($t0_ms / 1000.0)"
+[ "$(q "SELECT count(*) $dl")" = 0 ] || fail "the ingester dead-lettered executed runs: $(q "SELECT reason || ' ' || detail $dl LIMIT 3")"
 echo "test_planner: plan:nightly-2026-06-17 executed again: the same $nrel runs, none stored twice"
 
 # --- the gate: a planned run that did not arrive is missing, not absent -------------------------
