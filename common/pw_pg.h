@@ -142,8 +142,10 @@ pw_status pw_pg_exec_params(pw_pg *pg, const char *sql, const pw_pg_params *p, i
 
 /*
  * A PostgreSQL text[] literal of list[0..n) (a NULL element is the empty
- * string), for a statement parameter such as $1::text[]; malloc'd, the caller
- * frees it. NULL when out of memory.
+ * string), for a statement parameter such as $1::text[]: {"a","b"} with '"'
+ * and '\' escaped, so that an element is always one element; at most
+ * 2 + Σ (2·strlen + 3) bytes with its NUL. malloc'd, the caller frees it.
+ * NULL when out of memory.
  */
 char *pw_pg_text_array(const char *const *list, size_t n);
 

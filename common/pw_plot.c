@@ -276,3 +276,92 @@ pw_status pw_plot_svg(FILE *out, const pw_plot_series *s, int width, int height,
 		               s->title ? s->title : "");
 	return PW_OK;
 }
+
+/* ---- x–y chart ---------------------------------------------------------------------- */
+
+static const char *const xy_colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"};
+
+pw_status pw_plot_xy_svg(FILE *out, const pw_plot_xy *c, int width, int height, char *errbuf,
+                         size_t errlen)
+{
+	if (width < 320 || height < 200)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "picture %dx%d is smaller than 320x200", width, height);
+	double xlo = INFINITY, xhi = -INFINITY, ylo = 0, yhi = -INFINITY;
+	size_t npts = 0;
+	for (size_t i = 0; i < c->nlines; i++)
+		for (size_t k = 0; k < c->lines[i].npoints; k++) {
+			const pw_plot_xy_point *p = &c->lines[i].points[k];
+			if (!isfinite(p->x) || !isfinite(p->y))
+				return pw_fail(PW_ERR_INVALID, errbuf, errlen, "line \"%s\": point %zu is not finite",
+				               c->lines[i].name ? c->lines[i].name : "", k);
+			widen(&xlo, &xhi, p->x);
+			widen(&ylo, &yhi, p->y);
+			npts++;
+		}
+	if (npts == 0)
+		return pw_fail(PW_ERR_INSUFFICIENT, errbuf, errlen, "no points to plot");
+	if (xhi == xlo)
+		xhi = xlo + 1;
+	if (yhi == ylo)
+		yhi = ylo + 1;
+	int dec = 0;
+	double ystep = nice_step(yhi - ylo, 6, &dec);
+	yhi = ceil(yhi / ystep) * ystep;
+	layout l = {70, width - 20.0, 50, height - 60.0, xlo, xhi, ylo, yhi};
+	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+	             "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n", width, height, width, height);
+	fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	fprintf(out, "<text class=\"title\" x=\"%.1f\" y=\"20\" font-size=\"14\">", l.x0);
+	esc(out, c->title);
+	fputs("</text>\n", out);
+	fprintf(out, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n",
+	        l.x0, l.y1, l.x1, l.y1);
+	fprintf(out, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n",
+	        l.x0, l.y0, l.x0, l.y1);
+	for (double v = ceil(l.v_lo / ystep) * ystep; v <= l.v_hi + ystep * 1e-9; v += ystep) {
+		double y = px_y(&l, v);
+		fprintf(out, "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
+		        l.x0, y, l.x1, y);
+		fprintf(out, "<text class=\"tick-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%.*f</text>\n",
+		        l.x0 - 6, y + 4, dec, v);
+	}
+	int xdec = 0;
+	double xstep = nice_step(xhi - xlo, 6, &xdec);
+	for (double v = ceil(xlo / xstep) * xstep; v <= xhi + xstep * 1e-9; v += xstep) {
+		double x = px_x(&l, v);
+		fprintf(out, "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
+		        x, l.y0, x, l.y1);
+		fprintf(out, "<text class=\"tick-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\">%.*f</text>\n",
+		        x, l.y1 + 16, xdec, v);
+	}
+	fprintf(out, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">",
+	        (l.x0 + l.x1) / 2, l.y1 + 36);
+	esc(out, c->x_label);
+	fputs("</text>\n", out);
+	fprintf(out, "<text class=\"label\" x=\"16\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\" "
+	             "transform=\"rotate(-90 16 %.1f)\">", (l.y0 + l.y1) / 2, (l.y0 + l.y1) / 2);
+	esc(out, c->y_label);
+	fputs("</text>\n", out);
+	for (size_t i = 0; i < c->nlines; i++) {
+		const pw_plot_xy_line *ln = &c->lines[i];
+		const char *col = xy_colors[i % (sizeof xy_colors / sizeof xy_colors[0])];
+		fprintf(out, "<polyline class=\"line\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
+		        col, ln->dashed ? " stroke-dasharray=\"6 4\"" : "");
+		for (size_t k = 0; k < ln->npoints; k++)
+			fprintf(out, "%s%.1f,%.1f", k ? " " : "", px_x(&l, ln->points[k].x), px_y(&l, ln->points[k].y));
+		fputs("\"/>\n", out);
+		for (size_t k = 0; k < ln->npoints; k++)
+			fprintf(out, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%g, %.0f</title></circle>\n",
+			        px_x(&l, ln->points[k].x), px_y(&l, ln->points[k].y), col, ln->points[k].x, ln->points[k].y);
+		double lx = l.x0 + 10 + 260.0 * (double)i, ly = 38;
+		fprintf(out, "<g class=\"legend\" font-size=\"11\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+		             "stroke=\"%s\" stroke-width=\"2\"%s/><text x=\"%.1f\" y=\"%.1f\">",
+		        lx, ly - 4, lx + 18, ly - 4, col, ln->dashed ? " stroke-dasharray=\"6 4\"" : "", lx + 24, ly);
+		esc(out, ln->name);
+		fputs("</text></g>\n", out);
+	}
+	fputs("</svg>\n", out);
+	if (ferror(out))
+		return pw_fail(PW_ERR_IO, errbuf, errlen, "writing the picture failed");
+	return PW_OK;
+}

@@ -70,4 +70,31 @@ typedef struct pw_plot_series {
 pw_status pw_plot_svg(FILE *out, const pw_plot_series *s, int width, int height, char *errbuf,
                       size_t errlen);
 
+/*
+ * An x–y chart of a few lines (bench/bench_plan.c's chip-hours against
+ * catalogue size): linear axes with nice ticks, each line's points joined
+ * and marked, a legend. Elements carry classes (axis, tick, line, point,
+ * legend, label) as above.
+ */
+typedef struct pw_plot_xy_point {
+	double x, y;
+} pw_plot_xy_point;
+
+typedef struct pw_plot_xy_line {
+	const char *name;
+	const pw_plot_xy_point *points; /* in increasing x */
+	size_t npoints;
+	bool dashed;
+} pw_plot_xy_line;
+
+typedef struct pw_plot_xy {
+	const char *title, *x_label, *y_label;
+	const pw_plot_xy_line *lines;
+	size_t nlines;
+} pw_plot_xy;
+
+/* As pw_plot_svg: PW_ERR_INSUFFICIENT without points, PW_ERR_INVALID for a non-finite value or too small a picture, PW_ERR_IO. */
+pw_status pw_plot_xy_svg(FILE *out, const pw_plot_xy *c, int width, int height, char *errbuf,
+                         size_t errlen);
+
 #endif

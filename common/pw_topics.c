@@ -23,6 +23,10 @@ const pw_topic_spec pw_topics[] = {
 	{PW_TOPIC_PAGES, 3, 3, false, "perfwatch.v1.Page", 0},
 	{PW_TOPIC_TRIAGE, 3, 3, false, "perfwatch.v1.TriageVerdict", 0},
 	{PW_TOPIC_COMPILER_CLS, 1, 3, true, "perfwatch.v1.CompilerCl", 0},
+	{PW_TOPIC_CATALOGUE, 1, 3, true, "perfwatch.v1.CatalogueModel", 0},
+	{PW_TOPIC_CAPACITY, 1, 3, true, "perfwatch.v1.PlatformCapacity", 0},
+	{PW_TOPIC_SWEEPS, 1, 3, false, "perfwatch.v1.Sweep", 0},
+	{PW_TOPIC_PLANS, 3, 3, false, "perfwatch.v1.Plan", PW_TOPIC_PLANS_MAX_MESSAGE_BYTES},
 };
 const size_t pw_topics_count = sizeof pw_topics / sizeof pw_topics[0];
 

@@ -28,6 +28,10 @@
 #define PW_TOPIC_PAGES         "perf.pages.v1"
 #define PW_TOPIC_TRIAGE        "perf.triage.v1"
 #define PW_TOPIC_COMPILER_CLS  "perf.compiler-cls.v1"
+#define PW_TOPIC_CATALOGUE     "perf.catalogue.v1"
+#define PW_TOPIC_CAPACITY      "perf.capacity.v1"
+#define PW_TOPIC_SWEEPS        "perf.sweeps.v1"
+#define PW_TOPIC_PLANS         "perf.plans.v1"
 
 typedef struct pw_topic_spec {
 	const char *name;
@@ -50,6 +54,8 @@ typedef struct pw_topic_spec {
  * refused at the producer where nobody sees it.
  */
 #define PW_TOPIC_RUNS_MAX_MESSAGE_BYTES (5 * 1024 * 1024)
+/* A plan of a 3,000-model catalogue's RC (items and inheritances) is a few hundred KB; room for 10×. */
+#define PW_TOPIC_PLANS_MAX_MESSAGE_BYTES (5 * 1024 * 1024)
 /*
  * perf.gate.verdicts.v1 carries one GateVerdict per evaluation listing every
  * gated series: 2,160 series are about 1 MB. The gate's producers allow

@@ -3,13 +3,16 @@
 #
 # It starts the dev stack (deploy/dev/stack.sh) and says where each server
 # listens; starts the services built so far (ingester, baseliner, watcher,
-# gate, attributor, bisector, pager, and on-call's Alertmanager and webhook); replays a scenario of the fleet simulator (default worked-example:
+# gate, attributor, bisector, pager, and on-call's Alertmanager and webhook; the planner
+# later, in its own step); replays a scenario of the fleet simulator (default worked-example:
 # the design's chat-8b regression) on the real topics; and shows what the
 # services made of it: what was ingested, the baselines, the gate's console
 # report and the changepoints. Each step is a function that fails loudly; the
 # demo stops at the first failing step. The last step checks the demo's own
 # result against the scenario's expected outcome (the gate's BLOCKING verdict
-# for chat-8b, the changepoints pinned to 2026-06-17) and exits non-zero,
+# for chat-8b, the changepoints pinned to 2026-06-17, and the planner's nightly
+# of that day running chat-8b on v6e-4 because of cl/7841917, with its
+# coverage report) and exits non-zero,
 # naming what did not come out, when anything is missing. The services are stopped at the end,
 # the stack is left running so that it can be explored.
 #
@@ -533,6 +536,92 @@ check_bisection() {
     "v6e-4 decode.B64.s2048.int8 tpot_p50_ms" ]
 }
 
+# Step 10: the planner decides what the fleet runs (docs/planner.md). pw-sim publishes its
+# inputs for 2026-06-15 .. 06-17: the simulated catalogue of 300 models (chat-8b first, on
+# v6e-4), each platform's capacity, each day's CLs with the ops they touch (cl/7841917, the
+# fusion cap, in the nightly of 06-17) and the sweeps (the RC cut on Monday 06-15, a nightly
+# a day). The planner starts only now, in a group of its own at the topics' ends: the CLs it
+# republishes with its static check's flags come after the bisection above, which read the
+# scenario's. Its catalogue's models are not namespaced (plans are per sweep, "plan:" + the
+# sweep id): on a stack an earlier demo used, the stored plans are the same plans.
+step_planner() {
+  local pw=$build/tools/perfwatch bin=$build/services/planner/pw-planner
+  [ -x "$bin" ] || { echo "demo: $bin is not built" >&2; return 1; }
+  "$pw" group to-end "$ns-planner" perf.catalogue.v1 perf.capacity.v1 perf.sweeps.v1 perf.compiler-cls.v1 >/dev/null
+  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-planner" PW_PLANNER_TICK=250ms "$bin" >"$demo_dir/planner.log" 2>&1 &
+  local ppid=$!
+  pids+=("$ppid")
+  local deadline=$((SECONDS + 60))
+  until grep -q '"msg":"kafka partitions assigned' "$demo_dir/planner.log"; do
+    kill -0 "$ppid" 2>/dev/null || { echo "demo: pw-planner exited" >&2; tail -5 "$demo_dir/planner.log" >&2; return 1; }
+    [ $SECONDS -lt $deadline ] || { echo "demo: pw-planner did not join its consumer group" >&2; return 1; }
+    sleep 0.2
+  done
+  "$sim" planner --models 300 --from 2026-06-15 --days 3 >"$demo_dir/planner-inputs.json" 2>"$demo_dir/planner-sim.log"
+  echo "the planner's inputs (pw-sim planner): $(cat "$demo_dir/planner-inputs.json")"
+  local sweeps="'nightly-2026-06-15', 'nightly-2026-06-16', 'nightly-2026-06-17', 'rc-2026-06-15'" got
+  deadline=$((SECONDS + 180))
+  until got=$(q "SELECT count(*) FROM perfwatch.plans WHERE sweep_id IN ($sweeps)") && [ "$got" = 4 ]; do
+    kill -0 "$ppid" 2>/dev/null || { echo "demo: pw-planner exited" >&2; tail -5 "$demo_dir/planner.log" >&2; return 1; }
+    [ $SECONDS -lt $deadline ] || { echo "demo: $got of 4 plans within 180 s" >&2; return 1; }
+    sleep 0.5
+  done
+  echo
+  echo "the plans (perf.plans.v1; perfwatch.plans):"
+  psql "$PW_PG_DSN" -Xq -P pager=off -c "
+    SELECT p.sweep_id, (SELECT count(*) FROM perfwatch.plan_items i WHERE i.plan_id = p.plan_id) AS items,
+           round(p.chip_hours::numeric, 1) AS chip_h, p.t0_pruned || ' of ' || p.t0_candidates AS t0_pruned,
+           round(p.spend_coverage::numeric * 100, 1) AS spend_pct
+      FROM perfwatch.plans p WHERE p.sweep_id IN ($sweeps) ORDER BY p.day, p.kind"
+  echo "chat-8b in the nightly of 2026-06-17 (cl/7841917 caps the fusion; the static check flags v6e's 256 lanes, not v5e's 128):"
+  q "SELECT '  ' || platform || ' ' || config || ' x' || repeats || ' (' || tier || ')' FROM perfwatch.plan_items
+      WHERE plan_id = 'plan:nightly-2026-06-17' AND model = 'chat-8b' ORDER BY platform, config"
+  # the static check's result for cl/7841917 as the planner republished it (its outbox row)
+  deadline=$((SECONDS + 60))
+  until [ "$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'planner' AND topic = 'perf.compiler-cls.v1'
+                AND message_key = 'cl/7841917'")" -ge 1 ]; do
+    [ $SECONDS -lt $deadline ] || { echo "demo: the planner did not republish cl/7841917" >&2; return 1; }
+    sleep 0.5
+  done
+  q "SELECT encode(payload, 'base64') FROM perfwatch.outbox WHERE service = 'planner' AND topic = 'perf.compiler-cls.v1'
+      AND message_key = 'cl/7841917' ORDER BY id DESC LIMIT 1" | base64 -d |
+    protoc --decode=perfwatch.v1.CompilerCl -I "$repo/proto" "$repo/proto/perfwatch/v1/compiler.proto" >"$demo_dir/cl7841917.txt"
+  echo "cl/7841917 as the planner republished it: perf_relevant $(grep -o 'perf_relevant: [a-z]*' "$demo_dir/cl7841917.txt" | cut -d' ' -f2 || true),"\
+       "$(grep -c perf_benchmarks "$demo_dir/cl7841917.txt" || true) benchmarks flagged (all in $demo_dir/cl7841917.txt)"
+  echo
+  "$pw" coverage --week 2026-06-15 --json >"$demo_dir/coverage.json"
+  "$pw" coverage --week 2026-06-15 --text
+}
+
+# The planner's nightly of 2026-06-17 runs chat-8b on v6e-4 decode B64 and not on v5e-8,
+# because cl/7841917 touches that fusion: the planner's republished cl/7841917 is
+# perf-relevant and names the benchmark, not v5e-8's nor a prefill one.
+check_planner_nightly() {
+  local items="SELECT count(*) FROM perfwatch.plan_items WHERE plan_id = 'plan:nightly-2026-06-17' AND model = 'chat-8b'
+               AND config = 'decode.B64.s2048.int8'"
+  [ "$(q "$items AND platform = 'v6e-4' AND tier = 'T0'")" = 1 ] &&
+    [ "$(q "$items AND platform = 'v5e-8'")" = 0 ] &&
+    grep -q 'perf_relevant: true' "$demo_dir/cl7841917.txt" &&
+    grep -q 'perf_benchmarks: "chat-8b/v6e-4/decode.B64.s2048.int8"' "$demo_dir/cl7841917.txt" &&
+    ! grep -q 'perf_benchmarks: "chat-8b/v5e-8/decode.B64.s2048.int8"' "$demo_dir/cl7841917.txt" &&
+    ! grep -q 'perf_benchmarks: "chat-8b/v6e-4/prefill' "$demo_dir/cl7841917.txt"
+}
+
+# perfwatch coverage --json for the week of 2026-06-15: the RC's spend coverage (>= 95%), the
+# week's chip-hours with the lines per tier summing to them, at most 6.5% of the naive 72,000.
+check_coverage() {
+  python3 - "$demo_dir/coverage.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["week"] == "2026-06-15" and c["rc"] == "rc-2026-06-15", c
+assert c["spend_coverage"] >= 0.95, c["spend_coverage"]
+assert c["chip_hours"] > 0 and c["naive_chip_hours"] == 72000, c
+lines = sum(v["chip_hours"] for v in c["lines"].values())
+assert abs(lines - c["chip_hours"]) < 1e-6, (lines, c["chip_hours"])
+assert c["chip_hours"] / c["naive_chip_hours"] <= 0.065, c["naive_ratio"]
+PY
+}
+
 # expect WHAT CMD...: runs CMD; a failure is remembered under WHAT.
 failed_checks=()
 expect() {
@@ -593,6 +682,8 @@ step_check() {
   expect "pager: ONE page \"chat-8b v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917\", delivered, owner compiler, its triage page served" check_page
   expect "on-call: the page's artifact-3 payload printed (series, changepoint or gate result, culprit cl/7841917)" check_payload
   expect "on-call: first notification \"chat-8b v6e-4 TPOT +8.2% BLOCKING\", then the culprit and owner as an update of its group; no earlier demo's pages" check_oncall
+  expect "planner: the nightly of 2026-06-17 runs chat-8b on v6e-4 decode B64 (not v5e-8) because cl/7841917 touches its fusion" check_planner_nightly
+  expect "planner: perfwatch coverage --json, week of 2026-06-15: >= 95% of spend gated, chip-h lines summing to the total, <= 6.5% of naive" check_coverage
   if [ ${#failed_checks[@]} -gt 0 ]; then
     echo "demo: ${#failed_checks[@]} expected result(s) did not come out:" >&2
     printf 'demo:   %s\n' "${failed_checks[@]}" >&2
@@ -637,6 +728,7 @@ STEPS=(
   "eleven more nightlies, and the watcher's changepoints:step_nightlies"
   "the attributor's per-op diff, HLO diff and roofline check:step_attribution"
   "the page as on-call receives it, and the triage link:step_page"
+  "the planner's plans for the worked example's days, and their coverage:step_planner"
   "check the demo's own result:step_check"
 )
 

@@ -275,11 +275,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				pw_attr_culprit_steps(bs, sb, &nb, sa, &na);
 				if (nb == 0 || na == 0 || nb > bs->n_steps || na > bs->n_steps)
 					abort(); /* the door promises a job on each side */
-				/* attr_store.c writes each side into a buffer of this size: the door checked it fits */
-				char lit[PW_ATTR_JOB_IDS_MAX];
-				if (pw_attr_text_array(sb, nb, lit, sizeof lit) != PW_OK ||
-				    pw_attr_text_array(sa, na, lit, sizeof lit) != PW_OK)
+				/* attr_store.c refuses a side's literal beyond this size: the door checked it fits */
+				char *lb = pw_pg_text_array(sb, nb), *la = pw_pg_text_array(sa, na);
+				if (lb && la && (strlen(lb) >= PW_ATTR_JOB_IDS_MAX || strlen(la) >= PW_ATTR_JOB_IDS_MAX))
 					abort();
+				free(lb);
+				free(la);
 			}
 			free(sb);
 			free(sa);

@@ -174,6 +174,16 @@ SELECT week AS time, pages, false_pages AS "false pages", untriaged, 5 AS "false
  WHERE $__timeFilter(week)
  ORDER BY 1""")], fieldConfig={"defaults": {"custom": {"drawStyle": "bars"}}, "overrides": [
             {"matcher": {"id": "byName", "options": "false-page budget"}, "properties": [{"id": "custom.drawStyle", "value": "line"}, {"id": "color", "value": {"mode": "fixed", "fixedColor": "red"}}]}]})
+d.panel("table", "planner: chip-hours and coverage per week",
+        "perfwatch.plan_weeks (docs/planner.md): the chip-hour line of each tier over the week's plans, their total against the naive matrix, the RC's spend coverage, nightly pruning and models measured in the 28 days to the week's end; `perfwatch coverage` prints the same.",
+        [target_sql("""
+SELECT week, rc_sweep AS "RC", spend_coverage AS "spend gated", measured_28d::double precision / NULLIF(models, 0) AS "measured within 28 days",
+       t0_chip_hours AS "T0", t0_planned_chip_hours AS "T0 planned", t1_chip_hours AS "T1", t2_chip_hours AS "T2",
+       tail_chip_hours AS "tail", reserve_chip_hours AS "reserve", chip_hours AS "total", naive_ratio AS "of naive",
+       t0_pruned_ratio AS "nightly pruned"
+  FROM perfwatch.plan_weeks
+ WHERE $__timeFilter(week)
+ ORDER BY week DESC""", "table")])
 d.panel("table", "false-page rate by month", "perfwatch.false_page_rate_monthly: two months over budget in a row force a threshold review (§8).", [target_sql("""
 SELECT month, pages, triaged, false_pages, false_page_rate
   FROM perfwatch.false_page_rate_monthly

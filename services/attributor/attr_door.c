@@ -246,33 +246,3 @@ pw_attr_input pw_attr_bisection_decode(const void *payload, size_t len, Perfwatc
 		*out = bs;
 	return in;
 }
-
-pw_status pw_attr_text_array(const char *const *v, size_t n, char *buf, size_t len)
-{
-	size_t o = 0;
-	if (len < 3)
-		return PW_ERR_INVALID;
-	buf[o++] = '{';
-	for (size_t i = 0; i < n; i++) {
-		/* room for what this writes and then the closing '"', '}' and NUL */
-		if (o + (i ? 1 : 0) + 1 + 3 > len)
-			return PW_ERR_INVALID;
-		if (i)
-			buf[o++] = ',';
-		buf[o++] = '"';
-		for (const char *p = v[i]; *p; p++) {
-			bool esc = *p == '"' || *p == '\\';
-			if (o + (esc ? 2 : 1) + 3 > len)
-				return PW_ERR_INVALID;
-			if (esc)
-				buf[o++] = '\\';
-			buf[o++] = *p;
-		}
-		buf[o++] = '"';
-	}
-	if (o + 2 > len)
-		return PW_ERR_INVALID;
-	buf[o++] = '}';
-	buf[o] = 0;
-	return PW_OK;
-}

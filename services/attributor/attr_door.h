@@ -25,7 +25,7 @@
 #define PW_ATTR_ID_MAX PW_ID_MAX /* pw_limits.h */
 /* Steps of one bisection. */
 #define PW_ATTR_STEPS_MAX 4096
-/* Bytes of the text[] literal of one side's bisect job ids (attr_side_load's buffer). */
+/* Bytes of the text[] literal of one side's bisect job ids (pw_pg_text_array's, with its NUL), at most. */
 #define PW_ATTR_JOB_IDS_MAX 8192
 /* Latest time a baseline window may name: 2200-01-01 (PostgreSQL's to_timestamp goes further, nothing real does). */
 #define PW_ATTR_TIME_MAX_US 7258118400000000LL
@@ -81,11 +81,5 @@ int64_t pw_attr_cl_number(const char *cl);
 void pw_attr_culprit_steps(const Perfwatch__V1__Bisection *bs, const char **before, size_t *nb,
                            const char **after, size_t *na);
 
-/*
- * The PostgreSQL text[] literal of v[0..n) into buf: {"a","b"} with '"' and
- * '\' escaped, so that an element is always one element. PW_ERR_INVALID when
- * it does not fit len.
- */
-pw_status pw_attr_text_array(const char *const *v, size_t n, char *buf, size_t len);
 
 #endif

@@ -72,14 +72,18 @@ pw_status attr_side_load(pw_pg *pg, int64_t series_id, const attr_select *sel, a
                          char *errbuf, size_t errlen)
 {
 	*out = (attr_side){0};
-	char cond[256], sql[4096], ids[PW_ATTR_JOB_IDS_MAX], sid[32], sa[32], sb[32];
+	char cond[256], sql[4096], *ids = NULL, sid[32], sa[32], sb[32];
 	const char *p[3] = {sid, NULL, NULL};
 	int np = 2, limit = SIDE_MAX_RUNS;
 	snprintf(sid, sizeof sid, "%" PRId64, series_id);
 	if (sel->job_ids) {
 		/* escaped: a job id holding '"' or '\\' stays one element (attr_door.h) */
-		if (pw_attr_text_array(sel->job_ids, sel->njobs, ids, sizeof ids) != PW_OK)
-			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "bisect job ids exceed %zu bytes", sizeof ids);
+		if (!(ids = pw_pg_text_array(sel->job_ids, sel->njobs)))
+			return PW_ERR_NOMEM;
+		if (strlen(ids) >= PW_ATTR_JOB_IDS_MAX) { /* the door's bound (attr_door.h) */
+			free(ids);
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "bisect job ids exceed %d bytes", PW_ATTR_JOB_IDS_MAX);
+		}
 		snprintf(cond, sizeof cond, "s.bisect_job_id = ANY($2::text[])");
 		p[1] = ids;
 	} else if (sel->window_start_us > 0 && sel->window_end_us > 0) {
@@ -109,6 +113,7 @@ pw_status attr_side_load(pw_pg *pg, int64_t series_id, const attr_select *sel, a
 	snprintf(sql, sizeof sql, side_sql, mfu, util, cond, limit);
 	PGresult *res = NULL;
 	pw_status st = pw_pg_exec(pg, sql, np, p, &res, errbuf, errlen);
+	free(ids);
 	if (st != PW_OK)
 		return st;
 	out->res_runs = res;
@@ -121,13 +126,10 @@ pw_status attr_side_load(pw_pg *pg, int64_t series_id, const attr_select *sel, a
 		return PW_ERR_NOMEM;
 	}
 	/* op tables of these runs; run ids as an escaped text[] literal, whole */
-	size_t rkcap = 3;
-	for (int i = 0; i < n; i++)
-		rkcap += 2 * (size_t)PQgetlength(res, i, 0) + 3;
-	char *rk = malloc(rkcap), *rr = malloc((size_t)n * 16 + 8);
+	char *rk = NULL, *rr = malloc((size_t)n * 16 + 8);
 	const char **rids = malloc((size_t)n * sizeof *rids);
-	if (!rk || !rr || !rids) {
-		free(rk), free(rr), free(rids);
+	if (!rr || !rids) {
+		free(rr), free(rids);
 		attr_side_release(out);
 		return PW_ERR_NOMEM;
 	}
@@ -138,12 +140,12 @@ pw_status attr_side_load(pw_pg *pg, int64_t series_id, const attr_select *sel, a
 		orr += (size_t)snprintf(rr + orr, 16, "%s%s", i ? "," : "", PQgetvalue(res, i, 1));
 	}
 	snprintf(rr + orr, 2, "}");
-	st = pw_attr_text_array(rids, (size_t)n, rk, rkcap);
+	rk = pw_pg_text_array(rids, (size_t)n);
 	free(rids);
-	if (st != PW_OK) { /* cannot happen: rkcap holds every byte escaped */
-		free(rk), free(rr);
+	if (!rk) {
+		free(rr);
 		attr_side_release(out);
-		return pw_fail(st, errbuf, errlen, "run ids of series %" PRId64 " do not fit", series_id);
+		return PW_ERR_NOMEM;
 	}
 	PGresult *ops = NULL;
 	st = pw_pg_exec(pg,

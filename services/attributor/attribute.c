@@ -157,47 +157,6 @@ const char *pw_attr_status_name(pw_attr_status s)
 	return "unknown";
 }
 
-pw_status pw_attr_config_parse(const char *name, pw_attr_config *out)
-{
-	if (!name || !out)
-		return PW_ERR_INVALID;
-	*out = (pw_attr_config){.batch = 1};
-	char buf[128];
-	if (snprintf(buf, sizeof buf, "%s", name) >= (int)sizeof buf)
-		return PW_ERR_INVALID;
-	char *save = NULL, *tok = strtok_r(buf, ".", &save);
-	if (!tok)
-		return PW_ERR_INVALID;
-	if (strcmp(tok, "decode") == 0)
-		out->decode = true;
-	else if (strcmp(tok, "prefill") != 0)
-		return PW_ERR_INVALID;
-	bool have_s = false, have_dtype = false;
-	while ((tok = strtok_r(NULL, ".", &save)) != NULL) {
-		char *end;
-		if (tok[0] == 'B' && isdigit((unsigned char)tok[1])) {
-			unsigned long v = strtoul(tok + 1, &end, 10);
-			if (*end || v == 0 || v > 1u << 20)
-				return PW_ERR_INVALID;
-			out->batch = (uint32_t)v;
-		} else if (tok[0] == 's' && isdigit((unsigned char)tok[1])) {
-			unsigned long v = strtoul(tok + 1, &end, 10);
-			if (*end || v == 0 || v > 1u << 24)
-				return PW_ERR_INVALID;
-			out->seq_len = (uint32_t)v;
-			have_s = true;
-		} else if (strcmp(tok, "int8") == 0 || strcmp(tok, "fp8") == 0) {
-			out->int8 = true;
-			have_dtype = true;
-		} else if (strcmp(tok, "bf16") == 0) {
-			have_dtype = true;
-		} else {
-			return PW_ERR_INVALID;
-		}
-	}
-	return have_s && have_dtype ? PW_OK : PW_ERR_INVALID;
-}
-
 /* "fusion.1423a" -> "fusion.1423": the name without letters after its last digits. */
 static void name_stem(const char *name, char *out, size_t len)
 {
@@ -875,28 +834,11 @@ out:
 
 /* ---- roofline, selectivity, owner ----------------------------------------------------- */
 
-static double peak_flops(const pw_attr_platform *p, const pw_attr_config *c)
-{
-	return (c->int8 ? p->peak_tflops_int8_chip : p->peak_tflops_bf16_chip) * 1e12;
-}
-
-/* AI and ridge, FLOP per HBM byte, from MFU and HBM utilisation; false when unknown. */
-static bool intensity(const pw_attr_platform *p, const pw_attr_config *c, double mfu, double util,
-                      double *ai, double *ridge)
-{
-	if (!p || !c || !isfinite(mfu) || !isfinite(util) || util <= 0 || p->peak_hbm_gb_s_chip <= 0)
-		return false;
-	double bw = p->peak_hbm_gb_s_chip * 1e9, fl = peak_flops(p, c);
-	*ai = mfu * fl / (util * bw);
-	*ridge = fl / bw;
-	return true;
-}
-
 static void roofline(pw_attr_result *r, const pw_attr_side *b, const pw_attr_context *ctx,
                      double *work)
 {
 	pw_attr_config cfg;
-	bool have_cfg = ctx && ctx->config && pw_attr_config_parse(ctx->config, &cfg) == PW_OK;
+	bool have_cfg = ctx && ctx->config && pw_roofline_config_parse(ctx->config, &cfg) == PW_OK;
 	const pw_attr_platform *p = ctx ? ctx->platform : NULL;
 	bool bytes_known = false;
 	double sb = 0, sa = 0;
@@ -915,7 +857,7 @@ static void roofline(pw_attr_result *r, const pw_attr_side *b, const pw_attr_con
 		r->bw_tb_s = bw;
 		snprintf(r->bw_source, sizeof r->bw_source, "before runs");
 	} else if (p) {
-		r->bw_tb_s = p->chips * p->peak_hbm_gb_s_chip * p->achieved_fraction / 1e3;
+		r->bw_tb_s = pw_roofline_bw_tb_s(p);
 		snprintf(r->bw_source, sizeof r->bw_source, "platform table");
 	} else {
 		r->bw_tb_s = NAN;
@@ -925,10 +867,9 @@ static void roofline(pw_attr_result *r, const pw_attr_side *b, const pw_attr_con
 	r->measured_pct = r->wall_before_us > 0 ? r->measured_us / r->wall_before_us * 100 : NAN;
 	double mfu = side_median(b, 2, work, NULL), util = side_median(b, 3, work, NULL);
 	r->intensity = r->ridge = NAN;
-	r->bound_known = have_cfg && intensity(p, &cfg, mfu, util, &r->intensity, &r->ridge);
+	r->bound_known = have_cfg && pw_roofline_intensity(p, &cfg, mfu, util, &r->intensity, &r->ridge);
 	r->memory_bound = r->bound_known && r->intensity < r->ridge;
-	double term = (isfinite(r->added_bytes) && isfinite(r->bw_tb_s) && r->bw_tb_s > 0)
-	                      ? r->added_bytes / (r->bw_tb_s * 1e12) * 1e6 : NAN;
+	double term = pw_roofline_bytes_us(r->added_bytes, r->bw_tb_s);
 	/* the bandwidth term counts where bandwidth binds; on the compute side it hides under MXU time */
 	r->predicted_us = (r->bound_known && !r->memory_bound && isfinite(term)) ? 0 : term;
 	r->predicted_pct = r->wall_before_us > 0 ? r->predicted_us / r->wall_before_us * 100 : NAN;
@@ -971,25 +912,25 @@ static pw_status selectivity(pw_attr_result *r, const pw_attr_context *ctx)
 	if (!r->selectivity)
 		return PW_ERR_NOMEM;
 	pw_attr_config mine;
-	bool mine_ok = ctx->config && pw_attr_config_parse(ctx->config, &mine) == PW_OK;
+	bool mine_ok = ctx->config && pw_roofline_config_parse(ctx->config, &mine) == PW_OK;
 	for (size_t i = 0; i < ctx->nclean; i++) {
 		const pw_attr_clean *c = &ctx->clean[i];
 		pw_attr_selectivity *s = &r->selectivity[r->nselectivity++];
 		sbuf why = {0};
 		pw_attr_config cc;
-		bool cfg_ok = c->config && pw_attr_config_parse(c->config, &cc) == PW_OK;
+		bool cfg_ok = c->config && pw_roofline_config_parse(c->config, &cc) == PW_OK;
 		double ai, ridge;
 		char n1[32], n2[32], n3[32];
 		if (c->moved) {
 			sb_printf(&why, "unexplained: listed clean but moved; not selectivity");
 		} else if (cfg_ok && !cc.decode && mine_ok && mine.decode) {
-			if (intensity(c->platform, &cc, c->mfu, c->hbm_bw_util, &ai, &ridge) && ai > ridge) {
+			if (pw_roofline_intensity(c->platform, &cc, c->mfu, c->hbm_bw_util, &ai, &ridge) && ai > ridge) {
 				s->explained = true;
 				sb_printf(&why, "prefill compute-bound: intensity %s FLOP/B > ridge %s FLOP/B; the added bytes hide under MXU time",
 				          num(ai, false, n1, sizeof n1), num(ridge, false, n2, sizeof n2));
 			} else {
 				sb_printf(&why, "unexplained: prefill not shown compute-bound (intensity %s)",
-				          intensity(c->platform, &cc, c->mfu, c->hbm_bw_util, &ai, &ridge)
+				          pw_roofline_intensity(c->platform, &cc, c->mfu, c->hbm_bw_util, &ai, &ridge)
 				                  ? num(ai, false, n1, sizeof n1) : "unknown");
 			}
 		} else if (cfg_ok && cc.decode && c->platform && c->platform->mxu_lanes > 0 &&

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pw_roofline.h"
 #include "pw_status.h"
 
 /* One op of one run (run.proto OpTiming). */
@@ -61,26 +62,9 @@ typedef struct pw_attr_side {
 	size_t nruns;
 } pw_attr_side;
 
-/* Platform facts (migration 0020 perfwatch.platforms). */
-typedef struct pw_attr_platform {
-	const char *name;          /* "v6e-4" */
-	uint32_t chips;
-	double peak_hbm_gb_s_chip;
-	double achieved_fraction;
-	uint32_t mxu_lanes;        /* 0 for GPUs */
-	double peak_tflops_bf16_chip, peak_tflops_int8_chip;
-} pw_attr_platform;
-
-/* A config name parsed: "decode.B64.s2048.int8", "prefill.s8192.bf16". */
-typedef struct pw_attr_config {
-	bool decode;               /* false: prefill */
-	uint32_t batch;            /* 1 for prefill without B */
-	uint32_t seq_len;
-	bool int8;                 /* int8 or fp8 peak applies; else bf16 */
-} pw_attr_config;
-
-/* PW_ERR_INVALID when name is not of that shape. */
-pw_status pw_attr_config_parse(const char *name, pw_attr_config *out);
+/* Platform facts and config names are the shared cost model's (common/pw_roofline.h). */
+typedef pw_roofline_platform pw_attr_platform;
+typedef pw_roofline_config pw_attr_config;
 
 /* A related series that did not move (alert scope's clean series), with what is known of it. */
 typedef struct pw_attr_clean {

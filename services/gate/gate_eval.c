@@ -259,6 +259,9 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 		const pw_gate_series_result *r = &series_out[i];
 		pw_gate_family_result *f = &family_out[in->family];
 		f->n_series++;
+		bool gated = in->state == PW_GATE_STATE_ACTIVE || in->state == PW_GATE_STATE_BASELINING;
+		if (in->planned && gated && in->n_cand == 0)
+			f->n_planned_missing++;
 		if (!r->tested) {
 			f->n_untested++;
 			/* a series without a complete null window cannot be decided
@@ -288,6 +291,9 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 	double aggregate = 0.0;
 	for (size_t j = 0; j < n_families; j++) {
 		pw_gate_family_result *f = &family_out[j];
+		/* a planned benchmark never measured is a series short of data */
+		f->n_planned_missing += families[j].planned_unmeasured;
+		f->n_insufficient += families[j].planned_unmeasured;
 		f->impact_pct = sig_n[j] ? families[j].spend_share * sig_sum[j] / (double)sig_n[j] : 0.0;
 		aggregate += f->impact_pct;
 	}

@@ -108,12 +108,18 @@ typedef struct pw_gate_series_input {
 	bool gpu;                  /* GPU-class platform (its baseline says): MDE policy->mde_gpu_pct */
 	size_t required_n;         /* candidate runs its noise needs to certify its MDE (§4.5,
 	                            * pw_gate_required_n); 0 when unknown (no baseline) */
+	bool planned;              /* the plan of the candidate's sweep lists its benchmark
+	                            * (docs/planner.md): without candidate runs it is missing,
+	                            * reported as such, not absent from the release */
 } pw_gate_series_input;
 
 typedef struct pw_gate_family_input {
 	const char *name;          /* the model family, e.g. "chat-8b" */
 	double spend_share;        /* fraction of fleet spend, 0..1 */
 	bool waived;               /* a waiver that has not expired at evaluation time */
+	size_t planned_unmeasured; /* benchmarks the candidate's plan lists for the family that
+	                            * have no series at all (never measured): each is a series
+	                            * short of data, so the family cannot PASS without them */
 } pw_gate_family_input;
 
 typedef struct pw_gate_series_result {
@@ -130,6 +136,8 @@ typedef struct pw_gate_family_result {
 	pw_gate_family_verdict unwaived; /* what it would be without its waiver */
 	size_t n_series, n_tested, n_regressed, n_blocking, n_wins, n_investigate,
 	       n_untested, n_insufficient, n_under_powered;
+	size_t n_planned_missing;  /* planned and without a candidate run: gated series (active
+	                            * or baselining) with none, plus planned_unmeasured */
 	double impact_pct;         /* spend-weighted fleet impact, percent of fleet */
 } pw_gate_family_result;
 

@@ -111,8 +111,10 @@ pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families
 		bool gated = s->state == PW_GATE_STATE_ACTIVE || s->state == PW_GATE_STATE_BASELINING;
 		arrived += s->n_cand;
 		st.seen += (int64_t)s->n_cand + 1 + (s->state == PW_GATE_STATE_ACTIVE);
-		if (gated && s->n_cand < pw_gate_series_wait_n(policy, s))
+		if (gated && s->n_cand < pw_gate_series_wait_n(policy, s)) {
 			st.short_runs++;
+			st.planned_none += s->planned && s->n_cand == 0;
+		}
 		else if (gated && s->baseline_behind && catching_up)
 			st.behind++;
 		else if (s->state == PW_GATE_STATE_BASELINING && settling)
@@ -125,7 +127,8 @@ pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families
 				any = series[i].family == j;
 			st.no_series += !any;
 		}
-	st.missing = st.short_runs + st.behind + st.baselining + st.no_series;
+	st.planned_unmeasured = clock->planned_unmeasured;
+	st.missing = st.short_runs + st.behind + st.baselining + st.no_series + st.planned_unmeasured;
 	/* not one candidate run yet (an ingester stalled, or a release whose runs
 	 * have not started, or that does not exist): nothing to decide on before
 	 * the deadline */
@@ -139,11 +142,13 @@ pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families
 	return clock->now_us >= clock->deadline_us ? PW_GATE_WAIT_DEADLINE : PW_GATE_WAIT_MORE;
 }
 
-pw_gate_wait_clock pw_gate_wait_late_clock(int64_t now_us, bool families_named)
+pw_gate_wait_clock pw_gate_wait_late_clock(int64_t now_us, bool families_named,
+                                           size_t planned_unmeasured)
 {
 	return (pw_gate_wait_clock){.now_us = now_us, .deadline_us = INT64_MAX,
 	                            .settle_until_us = INT64_MIN, .catchup_until_us = INT64_MAX,
-	                            .families_named = families_named};
+	                            .families_named = families_named,
+	                            .planned_unmeasured = planned_unmeasured};
 }
 
 bool pw_gate_late_redecide(size_t decided_lacking, int64_t decided_seen,
@@ -395,22 +400,48 @@ void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
 		sb_printf(&sb, "%s %s has no measured series", named ? ";" : "", families[j].name);
 		named++;
 	}
+	/* what the plan of the candidate's sweep lists and did not arrive: missing,
+	 * not absent from the release (docs/gate.md, "Planned runs"), per family,
+	 * before the list of series lacking data (which names the active ones) */
+	size_t planned = 0;
+	for (size_t j = 0; j < n_families; j++) {
+		size_t k = 0;
+		const char *first = NULL;
+		for (size_t i = 0; i < n_series; i++) {
+			bool gated = series[i].state == PW_GATE_STATE_ACTIVE ||
+			             series[i].state == PW_GATE_STATE_BASELINING;
+			if (series[i].family != j || !series[i].planned || !gated || series[i].n_cand != 0 ||
+			    sr[i].verdict == PW_GATE_SERIES_INSUFFICIENT_DATA)
+				continue;
+			first = first ? first : series[i].series;
+			k++;
+		}
+		if (k)
+			sb_printf(&sb, "%s %s: %zu planned series without a candidate run (%s%s)",
+			          named || planned ? ";" : "", families[j].name, k, first, k > 1 ? ", ..." : "");
+		planned += k > 0;
+		if (families[j].planned_unmeasured)
+			sb_printf(&sb, "%s %s: %zu planned benchmark%s never measured",
+			          named || planned ? ";" : "", families[j].name, families[j].planned_unmeasured,
+			          families[j].planned_unmeasured == 1 ? "" : "s");
+		planned += families[j].planned_unmeasured > 0;
+	}
 	size_t lacking = 0;
 	for (size_t i = 0; i < n_series; i++) {
 		if (sr[i].verdict != PW_GATE_SERIES_INSUFFICIENT_DATA)
 			continue;
 		size_t need = pw_gate_series_min_n(policy, &series[i]);
 		if (lacking == 0)
-			sb_printf(&sb, "%s lacks data:", named ? ";" : "");
+			sb_printf(&sb, "%s lacks data:", named || planned ? ";" : "");
 		if (series[i].n_base < policy->min_baseline_n)
 			sb_printf(&sb, "%s %s (baseline %zu/%zu runs)", lacking ? "," : "",
 			          series[i].series, series[i].n_base, policy->min_baseline_n);
 		else
-			sb_printf(&sb, "%s %s (%zu/%zu runs)", lacking ? "," : "", series[i].series,
-			          series[i].n_cand, need);
+			sb_printf(&sb, "%s %s (%zu/%zu runs%s)", lacking ? "," : "", series[i].series,
+			          series[i].n_cand, need, series[i].planned ? ", planned" : "");
 		lacking++;
 	}
-	if (named == 0 && lacking == 0)
+	if (named == 0 && lacking == 0 && planned == 0)
 		sb_printf(&sb, " %zu families, %zu tests, %.2f%% fleet impact", n_families,
 		          release->n_tests, release->aggregate_impact_pct);
 	/* what the verdict cannot say: series tested with too few runs, and the
@@ -502,6 +533,8 @@ void pw_gate_wait_describe(char *buf, size_t len, const pw_gate_wait_state *st,
 	if (st->short_runs) {
 		sb_printf(&sb, "%s%zu of %zu series short of candidate runs", sep, st->short_runs,
 		          st->n_series);
+		if (st->planned_none)
+			sb_printf(&sb, " (%zu planned, none arrived)", st->planned_none);
 		sep = ", ";
 	}
 	if (st->behind) {
@@ -512,9 +545,14 @@ void pw_gate_wait_describe(char *buf, size_t len, const pw_gate_wait_state *st,
 		sb_printf(&sb, "%s%zu series baselining", sep, st->baselining);
 		sep = ", ";
 	}
-	if (st->no_series)
+	if (st->no_series) {
 		sb_printf(&sb, "%s%zu famil%s without series", sep, st->no_series,
 		          st->no_series == 1 ? "y" : "ies");
+		sep = ", ";
+	}
+	if (st->planned_unmeasured)
+		sb_printf(&sb, "%s%zu planned benchmark%s never measured", sep, st->planned_unmeasured,
+		          st->planned_unmeasured == 1 ? "" : "s");
 	if (deadline_us == INT64_MAX)
 		return;
 	char d[32];

@@ -93,6 +93,8 @@ typedef struct pw_gate_wait_clock {
 	int64_t settle_until_us;  /* received + gate.min_wait */
 	int64_t catchup_until_us; /* received + gate.baseline_wait */
 	bool families_named;      /* the request named its families (else: every spend weight) */
+	size_t planned_unmeasured;/* benchmarks the release's plan lists that have no series yet
+	                           * (never measured): waited for until the deadline */
 } pw_gate_wait_clock;
 
 /* What one look found missing; pw_gate_wait_describe says it in words. */
@@ -103,6 +105,8 @@ typedef struct pw_gate_wait_state {
 	size_t baselining;  /* baselining series with their runs, while settling */
 	size_t no_series;   /* families without any series: named ones until the deadline,
 	                     * spend-weight ones while settling */
+	size_t planned_none;       /* of short_runs: planned series without one candidate run */
+	size_t planned_unmeasured; /* clock->planned_unmeasured: planned, never measured */
 	bool no_runs;       /* not one candidate run in any series */
 	size_t missing;     /* the sum, a release without any candidate run counting one */
 	size_t n_series;    /* series of the release */
@@ -126,6 +130,9 @@ typedef struct pw_gate_wait_state {
  *   the request, or has not seen the series at all), so that the verdict is
  *   not taken on a baseline that is about to move or appear;
  * - until settle_until_us, every BASELINING series even with its runs;
+ * - every benchmark the release's plan lists that has no series yet
+ *   (clock->planned_unmeasured; a planned series that has one is waited for
+ *   as any series short of runs);
  * - a release with not one candidate run in any series (counted as one).
  * READY when nothing is missing; otherwise DEADLINE once now_us >=
  * deadline_us, else MORE. series[i].n_cand is what has arrived; the samples
@@ -139,9 +146,10 @@ pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families
  * The clock under which a decided release is watched for late data: no
  * deadline (INT64_MAX), no settling, the baseliner always waited for, so that
  * pw_gate_wait_decide's missing counts what the data still lacks and READY
- * means complete.
+ * means complete; planned_unmeasured is the release's (pw_gate_release).
  */
-pw_gate_wait_clock pw_gate_wait_late_clock(int64_t now_us, bool families_named);
+pw_gate_wait_clock pw_gate_wait_late_clock(int64_t now_us, bool families_named,
+                                           size_t planned_unmeasured);
 
 /*
  * Whether a release decided on data `decided_seen` while lacking
@@ -159,7 +167,7 @@ bool pw_gate_late_redecide(size_t decided_lacking, int64_t decided_seen,
 /*
  * What a look found missing, in words, into buf (always NUL-terminated):
  * "12 of 77 series short of candidate runs, 3 baselines behind, 1 family
- * without series (deadline in 4m58s)", "no candidate run yet, 2 families
+ * without series, 2 planned benchmarks never measured (deadline in 4m58s)", "no candidate run yet, 2 families
  * without series (deadline passed 1m02s ago)", or "complete" when nothing
  * is missing; no deadline part when deadline_us is INT64_MAX (the late clock).
  */
@@ -272,7 +280,11 @@ pw_status pw_gate_power_table(FILE *out, const pw_gate_policy *policy, double tp
  *   "PASS: 3 families, 12 tests, 0.00% fleet impact"
  * It names every BLOCKING and P1 family with its regressed series count and
  * impact, every WAIVED family, every family without any measured series,
- * and every series that lacked data; then, when there are any, the count of
+ * per family what the plan of the candidate's sweep lists and did not
+ * arrive ("; chat-8b: 6 planned series without a candidate run (KEY, ...)",
+ * the baselining ones; "; rank-x: 24 planned benchmarks never measured"),
+ * every series that lacked data (", planned" when the plan lists it); then,
+ * when there are any, the count of
  * UNDER_POWERED series ("; 4 series under-powered (fewer candidate runs than
  * their noise needs for the MDE)") and, when a GPU-class series was tested
  * at an MDE above its tier's, the band the production canary owns ("; GPU

@@ -272,7 +272,8 @@ static pw_status look_late(gate_app *app, pw_service_worker *mw, pw_baseline_rea
 	                                  false, &r, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	pw_gate_wait_clock clock = pw_gate_wait_late_clock(pw_now_us(), r->families_named);
+	pw_gate_wait_clock clock = pw_gate_wait_late_clock(pw_now_us(), r->families_named,
+	                                                   r->planned_unmeasured);
 	pw_gate_wait_state now;
 	pw_gate_wait_decide(&r->policy, r->n_families, r->series, r->n_series, &clock, &now);
 	pw_gate_release_free(r);
@@ -350,13 +351,15 @@ pw_status pw_gate_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char 
 			.settle_until_us = r->received_us + app->defaults.min_wait_us,
 			.catchup_until_us = r->received_us + app->defaults.baseline_wait_us,
 			.families_named = r->families_named,
+			.planned_unmeasured = r->planned_unmeasured,
 		};
 		pw_gate_wait_state ws, late;
 		pw_gate_wait w = pw_gate_wait_decide(&r->policy, r->n_families, r->series, r->n_series,
 		                                     &clock, &ws);
 		/* what the data lacks whatever the clock: kept with the verdict, and
 		 * a release decided lacking something is watched for late data */
-		pw_gate_wait_clock lc = pw_gate_wait_late_clock(now_us, r->families_named);
+		pw_gate_wait_clock lc = pw_gate_wait_late_clock(now_us, r->families_named,
+		                                                r->planned_unmeasured);
 		pw_gate_wait_decide(&r->policy, r->n_families, r->series, r->n_series, &lc, &late);
 		int64_t requested = r->received_us;
 		pw_gate_release_free(r);

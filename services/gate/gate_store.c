@@ -673,6 +673,17 @@ static pw_status load_windows(pw_baseline_reader *br, pw_gate_release *r, const 
 	return st;
 }
 
+/*
+ * Whether the plan of the candidate's sweep lists series s's benchmark
+ * (model, fingerprint, platform, config): a plan whose release is the
+ * request's release ($7) or its candidate build ($2). Such a series is
+ * gated whether or not its runs arrived: without them it is missing.
+ */
+#define PLANNED_SERIES                                                                          \
+	"EXISTS (SELECT 1 FROM perfwatch.plans pl JOIN perfwatch.plan_items pi USING (plan_id) " \
+	"WHERE pl.release IN ($2, $7) AND pi.model = s.model AND pi.platform = s.platform "      \
+	"AND pi.config = s.config AND pi.hlo_fingerprint = s.hlo_fingerprint)"
+
 pw_status pw_gate_store_load(pw_baseline_reader *br, const char *release_id, uint32_t evaluation,
                           const pw_gate_store_defaults *d, bool with_samples, pw_gate_release **out,
                           char *errbuf, size_t errlen)
@@ -801,7 +812,8 @@ pw_status pw_gate_store_load(pw_baseline_reader *br, const char *release_id, uin
 	snprintf(until, sizeof until, "%" PRId64, r->requested_us + d->active_window_us);
 	char asked[32];
 	snprintf(asked, sizeof asked, "%" PRId64, r->requested_us);
-	const char *sp[] = {fams.s, r->candidate_build_id, r->baseline_release, since, until, asked};
+	const char *sp[] = {fams.s, r->candidate_build_id, r->baseline_release, since, until, asked,
+	                    r->release_id};
 	st = pw_pg_exec(pg,
 	                "SELECT s.series_id, s.series_key, s.model, s.platform, s.config, s.metric, "
 	                "s.unit, s.direction, lb.version, lb.state, "
@@ -829,7 +841,9 @@ pw_status pw_gate_store_load(pw_baseline_reader *br, const char *release_id, uin
 	                /* §4.5: the series' noise and the n its baseline published (13..18) */
 	                "lb.sigma_pct, lb.gpu_class, lb.required_n_top, lb.mde_top_pct, "
 	                "lb.required_n_tail, lb.mde_tail_pct, "
-	                /* its window (19, 20), in case the cache holds a newer version */
+	                /* listed by the plan of the candidate's sweep (19) */
+	                PLANNED_SERIES ", "
+	                /* its window (20, 21), in case the cache holds a newer version */
 	                "coalesce((extract(epoch FROM lb.window_start) * 1e6)::bigint, 0), "
 	                "coalesce((extract(epoch FROM lb.window_end) * 1e6)::bigint, 0) "
 	                "FROM perfwatch.series s "
@@ -845,9 +859,10 @@ pw_status pw_gate_store_load(pw_baseline_reader *br, const char *release_id, uin
 	                "  SELECT 1 FROM perfwatch.samples q WHERE q.series_id = s.series_id "
 	                "  AND q.build_kind IN ('nightly', 'release') "
 	                "  AND q.measured_at >= to_timestamp($4::double precision / 1e6) "
-	                "  AND q.measured_at <= to_timestamp($5::double precision / 1e6))) "
+	                "  AND q.measured_at <= to_timestamp($5::double precision / 1e6)) "
+	                "  OR " PLANNED_SERIES ") "
 	                "ORDER BY s.series_key COLLATE \"C\"",
-	                6, sp, &res, errbuf, errlen);
+	                7, sp, &res, errbuf, errlen);
 	if (st != PW_OK)
 		goto fail;
 	r->n_series = (size_t)PQntuples(res);
@@ -879,8 +894,8 @@ pw_status pw_gate_store_load(pw_baseline_reader *br, const char *release_id, uin
 			goto nomem;
 		bool has_row = !PQgetisnull(res, row, 8);
 		m->baseline_version = (int)pw_pg_int(res, row, 8);
-		m->window_start_us = pw_pg_int(res, row, 19);
-		m->window_end_us = pw_pg_int(res, row, 20);
+		m->window_start_us = pw_pg_int(res, row, 20);
+		m->window_end_us = pw_pg_int(res, row, 21);
 		in->series = m->key;
 		in->family = 0;
 		for (size_t j = 0; j < r->n_families; j++)
@@ -894,6 +909,7 @@ pw_status pw_gate_store_load(pw_baseline_reader *br, const char *release_id, uin
 		                     PQgetvalue(res, row, 10)[0] == 't');
 		in->n_cand = (size_t)pw_pg_int(res, row, 11);
 		in->baseline_behind = PQgetvalue(res, row, 12)[0] == 't';
+		in->planned = PQgetvalue(res, row, 19)[0] == 't';
 		series_power(r, in, has_row, pw_pg_double(res, row, 13), PQgetvalue(res, row, 14)[0] == 't',
 		             (unsigned)pw_pg_int(res, row, 15), pw_pg_double(res, row, 16),
 		             (unsigned)pw_pg_int(res, row, 17), pw_pg_double(res, row, 18));
@@ -904,6 +920,30 @@ pw_status pw_gate_store_load(pw_baseline_reader *br, const char *release_id, uin
 		r->series_waiver[i] = "";
 		r->series_alert[i] = "";
 	}
+	PQclear(res);
+	res = NULL;
+	/* 4a. the benchmarks the plan of the candidate's sweep lists for these
+	 * families that have no series at all (never measured): missing, not
+	 * absent, until their runs make series */
+	const char *pp[] = {fams.s, r->candidate_build_id, r->release_id};
+	st = pw_pg_exec(pg,
+	                "SELECT i.model, count(*) FROM perfwatch.plans pl "
+	                "JOIN perfwatch.plan_items i USING (plan_id) "
+	                "WHERE pl.release IN ($2, $3) AND i.model = ANY($1::text[]) "
+	                "AND NOT EXISTS (SELECT 1 FROM perfwatch.series s WHERE s.model = i.model "
+	                "  AND s.hlo_fingerprint = i.hlo_fingerprint AND s.platform = i.platform "
+	                "  AND s.config = i.config) "
+	                "GROUP BY i.model",
+	                3, pp, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	r->planned_unmeasured = 0;
+	for (int row = 0; row < PQntuples(res); row++)
+		for (size_t j = 0; j < r->n_families; j++)
+			if (strcmp(r->families[j].name, PQgetvalue(res, row, 0)) == 0) {
+				r->families[j].planned_unmeasured = (size_t)pw_pg_int(res, row, 1);
+				r->planned_unmeasured += r->families[j].planned_unmeasured;
+			}
 	PQclear(res);
 	res = NULL;
 	/* 4b. for an evaluation, the windows of the series' latest baselines,

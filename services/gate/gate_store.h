@@ -58,6 +58,8 @@ typedef struct pw_gate_release {
 	int64_t seen;                   /* set by the evaluator: the data decided on */
 	char waiting[256];              /* set by the evaluator: what the release lacked */
 
+	size_t planned_unmeasured;      /* Σ families[].planned_unmeasured (the waiting rule's) */
+
 	pw_gate_family_input *families; /* n_families */
 	pw_gate_tier *family_tier;      /* n_families */
 	size_t n_families;
@@ -137,7 +139,10 @@ pw_status pw_gate_store_pending(pw_pg *pg, pw_gate_pending *out, size_t cap, siz
  * Loads one evaluation: request, families (spend weights and tiers), gated
  * series (of the families, measured on the baseline release or the
  * candidate, or by a nightly/release run within d->active_window_us before
- * the request) with their state and candidate counts, waivers, expected
+ * the request, or listed by the plan of the candidate's sweep: a plan whose
+ * release is the request's release or candidate build, docs/planner.md)
+ * with their state, candidate counts and planned flag, the planned
+ * benchmarks of each family that have no series yet, waivers, expected
  * wins; the effective deadline is max(request's, received + d->min_wait_us),
  * the request's own for a re-decision on late data (late_of).
  * With with_samples the samples are loaded too: the candidate's, and as

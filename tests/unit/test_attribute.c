@@ -339,19 +339,6 @@ Test(attribute, op_moving_beyond_its_noise_is_changed)
 	pw_attr_result_release(&r1);
 }
 
-Test(attribute, config_names_parse)
-{
-	pw_attr_config c;
-	cr_assert_eq(pw_attr_config_parse("decode.B64.s2048.int8", &c), PW_OK);
-	cr_assert(c.decode && c.batch == 64 && c.seq_len == 2048 && c.int8);
-	cr_assert_eq(pw_attr_config_parse("prefill.s8192.bf16", &c), PW_OK);
-	cr_assert(!c.decode && c.batch == 1 && c.seq_len == 8192 && !c.int8);
-	cr_assert_eq(pw_attr_config_parse("decode.B64.int8", &c), PW_ERR_INVALID);
-	cr_assert_eq(pw_attr_config_parse("train.s10.bf16", &c), PW_ERR_INVALID);
-	cr_assert_eq(pw_attr_config_parse("decode.Bx.s10.bf16", &c), PW_ERR_INVALID);
-	cr_assert_eq(pw_attr_config_parse("", &c), PW_ERR_INVALID);
-}
-
 /* LCS length by dynamic programming: the independent check of Myers' result. */
 static size_t lcs(const char **a, size_t na, const char **b, size_t nb)
 {

@@ -53,7 +53,7 @@ static void rel_init(rel *r)
 
 static size_t fam(rel *r, const char *name, double share)
 {
-	r->fam[r->nfam] = (pw_gate_family_input){name, share, false};
+	r->fam[r->nfam] = (pw_gate_family_input){name, share, false, 0};
 	return r->nfam++;
 }
 
@@ -139,7 +139,7 @@ Test(gate_policy, series_outcomes_follow_section_8)
 static pw_gate_wait wait_at(const rel *r, size_t nfam, size_t ns, int64_t now, int64_t deadline,
                             int64_t settle, int64_t catchup, bool named, size_t *missing)
 {
-	pw_gate_wait_clock c = {now, deadline, settle, catchup, named};
+	pw_gate_wait_clock c = {now, deadline, settle, catchup, named, 0};
 	pw_gate_wait_state st;
 	pw_gate_wait w = pw_gate_wait_decide(&r->pol, nfam, r->s, ns, &c, &st);
 	if (missing)
@@ -262,7 +262,7 @@ Test(gate_policy, an_ingester_stall_does_not_decide_early)
 		r.s[all[k]].state = PW_GATE_STATE_BASELINING;
 		r.s[all[k]].baseline_behind = true;
 	}
-	pw_gate_wait_clock c = {resumed, deadline, settle, 600 * S, true};
+	pw_gate_wait_clock c = {resumed, deadline, settle, 600 * S, true, 0};
 	pw_gate_wait_state st;
 	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &c, &st), PW_GATE_WAIT_MORE,
 	             "decided 4 s after the ingester resumed");
@@ -301,7 +301,7 @@ Test(gate_policy, late_data_redecides)
 	size_t f = fam(&r, "f", 0.1);
 	size_t a = ser(&r, "f/h/p/c/m", f, PW_GATE_TIER_TOP, 1.0, 0.0, 2);
 	ser(&r, "f/h/p/c2/m", f, PW_GATE_TIER_TOP, 1.0, 0.0, 5);
-	pw_gate_wait_clock late = pw_gate_wait_late_clock(1000, true);
+	pw_gate_wait_clock late = pw_gate_wait_late_clock(1000, true, 0);
 	pw_gate_wait_state at_deadline, now;
 	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &late, &at_deadline),
 	             PW_GATE_WAIT_MORE, "the late clock has no deadline");
@@ -609,4 +609,76 @@ Test(gate_policy, an_unscoped_or_endless_waiver_is_refused)
 	cr_assert_eq(pw_gate_waiver_check("wv-4", "code-34b", "", "", "", false, now - day, now, why,
 	                                  sizeof why),
 	             PW_OK);
+}
+
+/*
+ * A benchmark the plan of the candidate's sweep lists is missing until its
+ * runs arrive, not absent from the release: a planned series without a
+ * candidate run is waited for until the deadline and then lacks data, named
+ * as planned; a planned benchmark never measured (no series yet) is waited
+ * for too and keeps its family from PASS. Without the planned counts the
+ * same release is READY and PASSes on the series that arrived.
+ */
+Test(gate_policy, planned_but_missing_is_missing)
+{
+	const int64_t S = 1000000, deadline = 3600 * S;
+	rel r;
+	rel_init(&r);
+	size_t chat = fam(&r, "chat-8b", 0.078);
+	ser(&r, "chat-8b/h/v6e-4/decode.B64/tpot_p50_ms", chat, PW_GATE_TIER_TOP, 3.9, 0.0, 5);
+	size_t v5e = ser(&r, "chat-8b/h/v5e-8/decode.B64/tpot_p50_ms", chat, PW_GATE_TIER_TOP, 5.1, 0.0, 0);
+	r.s[v5e].planned = true;
+	pw_gate_wait_clock c = {10 * S, deadline, 0, 0, true, 0};
+	pw_gate_wait_state st;
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &c, &st), PW_GATE_WAIT_MORE);
+	cr_assert_eq(st.short_runs, 1);
+	cr_assert_eq(st.planned_none, 1);
+	char text[256];
+	pw_gate_wait_describe(text, sizeof text, &st, INT64_MAX, 0);
+	cr_assert_str_eq(text, "1 of 2 series short of candidate runs (1 planned, none arrived)");
+	c.now_us = deadline;
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &c, &st), PW_GATE_WAIT_DEADLINE);
+	decide(&r, NULL, 0, deadline);
+	cr_assert_eq(r.fr[chat].verdict, PW_GATE_FAMILY_INSUFFICIENT_DATA);
+	cr_assert_eq(r.fr[chat].n_planned_missing, 1);
+	cr_assert_eq(r.out[v5e], PW_GATE_OUT_INSUFFICIENT_DATA);
+	char buf[512];
+	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert_str_eq(buf, "INSUFFICIENT_DATA: lacks data: chat-8b/h/v5e-8/decode.B64/tpot_p50_ms "
+	                      "(0/5 runs, planned)");
+
+	/* a baselining planned series without runs is named as planned too */
+	r.s[v5e].state = PW_GATE_STATE_BASELINING;
+	decide(&r, NULL, 0, deadline);
+	cr_assert_eq(r.fr[chat].verdict, PW_GATE_FAMILY_INSUFFICIENT_DATA);
+	cr_assert_eq(r.fr[chat].n_planned_missing, 1);
+	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert_str_eq(buf, "INSUFFICIENT_DATA: chat-8b: 1 planned series without a candidate run "
+	                      "(chat-8b/h/v5e-8/decode.B64/tpot_p50_ms)");
+
+	/* the v5e-8 runs arrive: complete, PASS */
+	r.s[v5e].state = PW_GATE_STATE_ACTIVE;
+	r.s[v5e].n_cand = 5;
+	c.now_us = 10 * S;
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &c, &st), PW_GATE_WAIT_READY);
+	decide(&r, NULL, 0, 10 * S);
+	cr_assert_eq(r.fr[chat].verdict, PW_GATE_FAMILY_PASS);
+	cr_assert_eq(r.fr[chat].n_planned_missing, 0);
+
+	/* two planned benchmarks never measured: waited for, then the family cannot PASS */
+	r.fam[chat].planned_unmeasured = 2;
+	c.planned_unmeasured = 2;
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &c, &st), PW_GATE_WAIT_MORE);
+	cr_assert_eq(st.missing, 2);
+	pw_gate_wait_describe(text, sizeof text, &st, deadline, 10 * S);
+	cr_assert_str_eq(text, "2 planned benchmarks never measured (deadline in 59m50s)");
+	pw_gate_wait_clock late = pw_gate_wait_late_clock(10 * S, true, 2);
+	cr_assert_eq(pw_gate_wait_decide(&r.pol, r.nfam, r.s, r.ns, &late, &st), PW_GATE_WAIT_MORE,
+	             "a release decided without them is watched for them");
+	cr_assert_eq(st.missing, 2);
+	decide(&r, NULL, 0, deadline);
+	cr_assert_eq(r.fr[chat].verdict, PW_GATE_FAMILY_INSUFFICIENT_DATA);
+	cr_assert_eq(r.fr[chat].n_planned_missing, 2);
+	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert_str_eq(buf, "INSUFFICIENT_DATA: chat-8b: 2 planned benchmarks never measured");
 }

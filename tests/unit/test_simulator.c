@@ -1024,3 +1024,55 @@ Test(simulator, vmem_cap_decides_the_split)
 	cr_assert(strstr(errbuf, "vmem_cap"), "%s", errbuf);
 	pw_sim_free(w);
 }
+
+/* pw-sim execute's series: the scenario's own when it holds the model, else one
+ * built from the catalogue's spec, added once; the scenario's effects reach both. */
+Test(simulator, series_ensure_keeps_the_scenarios_and_adds_a_catalogues)
+{
+	pw_sim *w = world("worked-example", NULL);
+	size_t before = pw_sim_series_count(w);
+	size_t b64 = find(w, "chat-8b", "v6e-4", "decode.B64.s2048.int8");
+	pw_sim_model_spec spec;
+	cr_assert(pw_sim_model_builtin("chat-8b", &spec));
+	size_t got;
+	cr_assert_eq(pw_sim_series_ensure(w, &spec, "v6e-4", "decode.B64.s2048.int8", &got, errbuf,
+	                                  sizeof errbuf), PW_OK, "%s", errbuf);
+	cr_assert_eq(got, b64, "the scenario's pinned series, not a new one");
+	cr_assert_eq(pw_sim_series_count(w), before);
+
+	/* chat-8b on a platform and config the scenario's matrix does not hold */
+	cr_assert_eq(pw_sim_series_ensure(w, &spec, "ironwood-8", "decode.B64.s8192.bf16", &got, errbuf,
+	                                  sizeof errbuf), PW_OK, "%s", errbuf);
+	cr_assert_eq(got, before);
+	cr_assert_eq(pw_sim_series_count(w), before + 1);
+	size_t again;
+	cr_assert_eq(pw_sim_series_ensure(w, &spec, "ironwood-8", "decode.B64.s8192.bf16", &again, errbuf,
+	                                  sizeof errbuf), PW_OK);
+	cr_assert_eq(again, got, "added once");
+	/* a model the scenario does not list at all */
+	pw_sim_model_spec other = spec;
+	snprintf(other.name, sizeof other.name, "%s", "rank-x");
+	size_t rx;
+	cr_assert_eq(pw_sim_series_ensure(w, &other, "v6e-4", "decode.B64.s2048.int8", &rx, errbuf,
+	                                  sizeof errbuf), PW_OK);
+	cr_assert_eq(strcmp(pw_sim_series_at(w, rx)->model.name, "rank-x"), 0);
+
+	/* the culprit's effect selects by glob: the added series on v6e-4 decode B64 regresses too */
+	pw_sim_build nightly, rc;
+	pw_sim_build_at(&nightly, PW_SIM_BUILD_NIGHTLY, "xla-nightly-2026-06-16", 7841885);
+	pw_sim_build_at(&rc, PW_SIM_BUILD_RC, "xla-rc-2026-06-17", 7841923);
+	pw_sim_run r0, r1;
+	cr_assert_eq(pw_sim_run_make(w, b64, &rc, "pl-x-00000", 0, pw_sim_start_us(w) + 36 * 86400000000LL,
+	                             NULL, &r1), PW_OK);
+	cr_assert_gt(r1.effect_pct, 8.0, "chat-8b v6e-4 decode B64 at the RC: %+.2f%%", r1.effect_pct);
+	cr_assert_eq(pw_sim_run_make(w, got, &nightly, "pl-x-00001", 0, pw_sim_start_us(w), NULL, &r0), PW_OK);
+	cr_assert_eq(r0.effect_pct, 0.0);
+
+	cr_assert_eq(pw_sim_series_ensure(w, &spec, "tpu-nope", "decode.B64.s2048.int8", &got, errbuf,
+	                                  sizeof errbuf), PW_ERR_INVALID);
+	cr_assert(strstr(errbuf, "tpu-nope"), "%s", errbuf);
+	cr_assert_eq(pw_sim_series_ensure(w, &spec, "v6e-4", "train.s1.bf16", &got, errbuf, sizeof errbuf),
+	             PW_ERR_INVALID);
+	cr_assert_eq(pw_sim_series_count(w), before + 2);
+	pw_sim_free(w);
+}

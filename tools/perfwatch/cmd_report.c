@@ -75,7 +75,7 @@ static int card(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	rc = PW_CLI_EXIT_FAIL;
-	PGresult *r = NULL, *m = NULL, *t = NULL, *pr = NULL;
+	PGresult *r = NULL, *m = NULL, *t = NULL, *pr = NULL, *pl = NULL;
 	const char *mp[] = {month};
 	m = pw_cli_pg_query(conn, "report card",
 	                    "SELECT to_char(coalesce(to_date($1, 'YYYY-MM'), date_trunc('month', now())), "
@@ -98,8 +98,19 @@ static int card(int argc, char **argv)
 	                           " v.budget_per_week"
 	                           " FROM perfwatch.pager_threshold_reviews v LEFT JOIN perfwatch.pager_notices n USING (notice_id)"
 	                           " WHERE v.month = $1::timestamptz::date",
+	                           1, start)) ||
+	    /* the planner's latest week with an RC in the month (migration 0048) */
+	    !(pl = pw_cli_pg_query(conn, "report card",
+	                           "SELECT week::text, rc_sweep, spend_coverage, measured_28d::double precision / NULLIF(models, 0), "
+	                           "chip_hours, naive_ratio FROM perfwatch.plan_weeks WHERE rcs > 0 AND week >= "
+	                           "date_trunc('week', $1::timestamptz)::date AND week < ($1::timestamptz + interval '1 month')::date "
+	                           "ORDER BY week DESC LIMIT 1",
 	                           1, start)))
 		goto out;
+	bool planned = PQntuples(pl) > 0;
+	double plv[4] = {NAN, NAN, NAN, NAN};
+	for (int i = 0; planned && i < 4; i++)
+		plv[i] = PQgetisnull(pl, 0, i + 2) ? NAN : strtod(PQgetvalue(pl, 0, i + 2), NULL);
 	double v[NCOLS];
 	for (size_t i = 0; i < NCOLS; i++)
 		v[i] = PQntuples(r) ? num(r, (int)i) : (i == 4 || i >= 9 ? NAN : 0);
@@ -120,6 +131,10 @@ static int card(int argc, char **argv)
 			printf("  median time to verdict %.1f h\n", v[9] / 3600);
 		if (isfinite(v[10]))
 			printf("  spend-weighted coverage %.1f%%\n", 100 * v[10]);
+		if (planned)
+			printf("  planner: %.1f%% of fleet dollars gated (%s), %.0f%% of models measured within 28 days, "
+			       "%.0f chip-h in the week of %s = %.1f%% of naive\n",
+			       100 * plv[0], PQgetvalue(pl, 0, 1), 100 * plv[1], plv[2], PQgetvalue(pl, 0, 0), 100 * plv[3]);
 		printf("  threshold review: %s\n", review ? review : "none");
 		if (raised)
 			printf("    raised by the pager %s (budget %s a week), notice %s %s\n", raised_at, PQgetvalue(pr, 0, 4),
@@ -153,6 +168,22 @@ static int card(int argc, char **argv)
 			printf("null");
 		}
 		printf(",\"threshold_review_delivered\":%s", delivered ? "true" : "false");
+		/* added fields: the planner's latest week with an RC in the month (null when none) */
+		if (planned) {
+			printf(",\"planner_week\":\"%s\",\"planner_rc\":\"", PQgetvalue(pl, 0, 0));
+			pw_json_escape(stdout, PQgetvalue(pl, 0, 1));
+			printf("\",\"planner_spend_coverage\":");
+			pw_cli_json_number(stdout, plv[0]);
+			printf(",\"planner_measured_28d_ratio\":");
+			pw_cli_json_number(stdout, plv[1]);
+			printf(",\"planner_chip_hours\":");
+			pw_cli_json_number(stdout, plv[2]);
+			printf(",\"planner_naive_ratio\":");
+			pw_cli_json_number(stdout, plv[3]);
+		} else {
+			printf(",\"planner_week\":null,\"planner_rc\":null,\"planner_spend_coverage\":null,"
+			       "\"planner_measured_28d_ratio\":null,\"planner_chip_hours\":null,\"planner_naive_ratio\":null");
+		}
 		printf("}\n");
 	}
 	rc = PW_CLI_EXIT_OK;
@@ -161,6 +192,7 @@ out:
 	PQclear(m);
 	PQclear(t);
 	PQclear(pr);
+	PQclear(pl);
 	PQfinish(conn);
 	return rc;
 }

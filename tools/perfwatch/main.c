@@ -34,6 +34,10 @@ static const pw_cli_command commands[] = {
 	 "the detector's report card: pages, true/false pages, caught/missed, validated wins, "
 	 "median time to verdict, spend-weighted coverage, threshold review (PW_PG_DSN)",
 	 pw_cmd_report, true},
+	{"coverage", "[--week YYYY-MM-DD] [--text]",
+	 "the planner's week: spend gated by the RC, models measured within 28 days, chip-hours by "
+	 "tier reconciling to the total against the naive matrix (PW_PG_DSN)",
+	 pw_cmd_coverage, true},
 };
 
 static void usage(FILE *out)

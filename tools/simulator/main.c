@@ -19,9 +19,34 @@
  *                  each job with runs at the build asked, carrying its job id;
  *                  their noise is drawn from the job id without --namespace's
  *                  tag and --run-prefix, as the replay's from the bare run id
+ *   pw-sim execute SCENARIO [options]   the fleet executing the planner's plans
+ *                  instead of the scenario's fixed matrix: consume
+ *                  perf.plans.v1 and publish, for each plan, repeats runs of
+ *                  every item (model × platform × config) on the plan's
+ *                  release at its CL head, with the item's HLO fingerprint;
+ *                  the numbers come from the scenario's world (its effects,
+ *                  pins, noise), a series it does not hold is built from the
+ *                  simulated catalogue's model (--catalogue N,
+ *                  --catalogue-seed N: as pw-sim planner's --models and
+ *                  --seed); run ids "pl-<sweep>-<item>" (repeat index = the
+ *                  repeat), so an executed plan delivered again publishes the
+ *                  same runs; --sweep ID (repeatable) executes those sweeps'
+ *                  plans only and exits when each was executed; --skip GLOB
+ *                  (repeatable) leaves the items whose model/platform/config
+ *                  matches unrun, as a fleet that failed them (the gate then
+ *                  sees planned runs missing)
  *   pw-sim count   SCENARIO [options]   what replay would publish, as JSON
  *   pw-sim history SCENARIO [--from CL --to CL]  the compiler history as TSV
  *   pw-sim dump    SCENARIO [--limit N]  runs as JSON lines, no broker
+ *   pw-sim planner [--models N] [--from YYYY-MM-DD] [--days N] [--seed N]
+ *                  [--capacity CHIP_H] [--readopt MODEL@YYYY-MM-DD]
+ *                  the planner's inputs (docs/planner.md): each platform's
+ *                  capacity on perf.capacity.v1, the simulated catalogue of N
+ *                  models (sim_catalogue.h) on perf.catalogue.v1, then day by
+ *                  day the CLs with the ops they touch on perf.compiler-cls.v1
+ *                  and the sweeps on perf.sweeps.v1 (a nightly each day, an RC
+ *                  each Monday); --readopt republishes MODEL with a new program
+ *                  (fingerprint) on that day, before its sweeps
  * options: --seed N --models N --platforms N --configs N --days N --repeats N
  *          (scale overrides), --limit N (runs), --rate N (runs/s, 0 = as fast
  *          as possible), --dup-every K (also re-send every K-th run verbatim),
@@ -40,18 +65,21 @@
 #include <math.h>
 #include <signal.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "perfwatch/v1/plan.pb-c.h"
 #include "perfwatch/v1/run.pb-c.h"
 #include "pw_time.h"
 #include "pw_config.h"
 #include "pw_kafka.h"
 #include "pw_log.h"
 #include "pw_topics.h"
+#include "sim_catalogue.h"
 #include "sim_model.h"
 #include "sim_proto.h"
 
@@ -75,6 +103,13 @@ typedef struct opts {
 	bool key_by_run_id; /* --runs-key run_id: the key of producers before pw_runs_key */
 	const char *ns;
 	int64_t since_us, until_us; /* 0: unbounded */
+	/* execute */
+	size_t catalogue;              /* models of the simulated catalogue (300) */
+	uint64_t catalogue_seed;       /* its seed (pw-sim planner's default) */
+	const char *sweeps[16];        /* --sweep: only these plans; exit when all executed */
+	size_t nsweeps;
+	const char *skips[16];         /* --skip: fnmatch globs of model/platform/config left unrun */
+	size_t nskips;
 } opts;
 
 typedef struct app {
@@ -85,16 +120,21 @@ typedef struct app {
 	pw_consumer *cons;
 	opts o;
 	uint64_t jobs, job_runs;
+	/* execute */
+	pw_sim_catalogue *cat;
+	bool swept[16];                /* sweeps[i]'s plan executed */
+	uint64_t plans, plan_items, plan_runs, plan_unknown, plan_skipped;
 } app;
 
 static int usage(void)
 {
 	fprintf(stderr,
-	        "usage: pw-sim replay|answer|count|history|dump SCENARIO [--seed N] [--models N]\n"
+	        "usage: pw-sim replay|answer|execute|count|history|dump SCENARIO [--seed N] [--models N]\n"
 	        "       [--platforms N] [--configs N] [--days N] [--repeats N] [--limit N] [--rate N]\n"
 	        "       [--dup-every K] [--bad-every K] [--answer] [--from CL] [--to CL]\n"
 	        "       [--run-prefix P] [--namespace TAG] [--since TIME] [--until TIME]\n"
-	        "       [--runs-key series|run_id]\n");
+	        "       [--runs-key series|run_id] [--catalogue N] [--catalogue-seed N] [--sweep ID]...\n"
+	        "       [--skip MODEL/PLATFORM/CONFIG-GLOB]...\n");
 	return 2;
 }
 
@@ -168,6 +208,8 @@ static int parse_args(int argc, char **argv, opts *o)
 		return usage();
 	o->cmd = argv[1];
 	o->scenario = argv[2];
+	o->catalogue = 300;
+	o->catalogue_seed = 20260504; /* pw-sim planner's */
 	for (int i = 3; i < argc; i++) {
 		unsigned long long v;
 		if (num_arg(argc, argv, &i, "--seed", &v)) {
@@ -204,6 +246,27 @@ static int parse_args(int argc, char **argv, opts *o)
 			o->from = (int64_t)v;
 		else if (num_arg(argc, argv, &i, "--to", &v))
 			o->to = (int64_t)v;
+		else if (num_arg(argc, argv, &i, "--catalogue", &v)) {
+			if (v < 20 || v > 100000) { /* pw-sim planner's bounds */
+				fprintf(stderr, "pw-sim: --catalogue %llu is outside 20..100000\n", v);
+				return 2;
+			}
+			o->catalogue = (size_t)v;
+		} else if (num_arg(argc, argv, &i, "--catalogue-seed", &v))
+			o->catalogue_seed = v;
+		else if (strcmp(argv[i], "--sweep") == 0 && i + 1 < argc) {
+			if (o->nsweeps == sizeof o->sweeps / sizeof o->sweeps[0]) {
+				fprintf(stderr, "pw-sim: at most %zu --sweep\n", sizeof o->sweeps / sizeof o->sweeps[0]);
+				return 2;
+			}
+			o->sweeps[o->nsweeps++] = argv[++i];
+		} else if (strcmp(argv[i], "--skip") == 0 && i + 1 < argc) {
+			if (o->nskips == sizeof o->skips / sizeof o->skips[0]) {
+				fprintf(stderr, "pw-sim: at most %zu --skip\n", sizeof o->skips / sizeof o->skips[0]);
+				return 2;
+			}
+			o->skips[o->nskips++] = argv[++i];
+		}
 		else if (strcmp(argv[i], "--answer") == 0)
 			o->answer = true;
 		else if (strcmp(argv[i], "--run-prefix") == 0 && i + 1 < argc)
@@ -260,6 +323,22 @@ static pw_status produce_run(app *a, const pw_sim_run *run, const uint8_t *buf, 
 		return pw_fail(PW_ERR_INVALID, err, errlen, "run \"%s\": its series key is too long",
 		               run->run_id);
 	return produce(a, PW_TOPIC_RUNS, key, buf, len, err, errlen);
+}
+
+/* A run made in answer to a job or a plan: namespaced (--namespace), packed and produced. */
+static pw_status publish_run(app *a, pw_sim_run *run, char *errbuf, size_t errlen)
+{
+	uint8_t *buf;
+	size_t len;
+	if (pw_sim_run_namespace(run, a->o.ns) != PW_OK)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "namespace \"%s\" makes a name too long",
+		               a->o.ns);
+	pw_status st = pw_sim_proto_run(a->w, run, &buf, &len);
+	if (st != PW_OK)
+		return pw_fail(st, errbuf, errlen, "packing a run failed");
+	st = produce_run(a, run, buf, len, errbuf, errlen);
+	free(buf);
+	return st;
 }
 
 /* A copy of a packed run with its first metric set to NaN (a bad run for the DLQ path). */
@@ -596,16 +675,7 @@ static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 				break;
 			}
 			snprintf(run.run_id, sizeof run.run_id, "%.*s", (int)sizeof run.run_id - 1, run_id);
-			uint8_t *buf;
-			size_t len;
-			if (pw_sim_run_namespace(&run, a->o.ns) != PW_OK)
-				return pw_fail(PW_ERR_INVALID, errbuf, errlen,
-				               "namespace \"%s\" makes a name too long", a->o.ns);
-			if ((st = pw_sim_proto_run(a->w, &run, &buf, &len)) != PW_OK)
-				return pw_fail(st, errbuf, errlen, "packing a run failed");
-			st = produce_run(a, &run, buf, len, errbuf, errlen);
-			free(buf);
-			if (st != PW_OK)
+			if ((st = publish_run(a, &run, errbuf, errlen)) != PW_OK)
 				return st;
 			a->job_runs++;
 		}
@@ -616,12 +686,18 @@ static pw_status answer_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t
 	return pw_producer_flush(a->prod, 60000, errbuf, errlen);
 }
 
-static int cmd_answer(app *a)
+/*
+ * Consumes one topic in the configured group (kafka.group.id, from the
+ * earliest offset when it has none) with batches of up to batch_msgs,
+ * calling fn until the stop flag is set (a signal, or fn itself). 0 when
+ * the loop ended cleanly, 1 on a broker or callback failure (logged).
+ */
+static int consume(app *a, const char *topic, size_t batch_msgs, pw_batch_fn fn)
 {
 	char err[1024];
 	size_t nprops = 0;
 	const pw_kv *props = pw_config_kafka_props(a->cfg, &nprops);
-	const char *topics[] = {PW_TOPIC_BISECT_JOBS};
+	const char *topics[] = {topic};
 	pw_consumer_opts co = {
 		.brokers = pw_config_get_str(a->cfg, "kafka.bootstrap.servers"),
 		.group_id = pw_config_get_str(a->cfg, "kafka.group.id"),
@@ -629,20 +705,210 @@ static int cmd_answer(app *a)
 		.ntopics = 1,
 		.props = props,
 		.nprops = nprops,
-		.batch_max_msgs = 50,
+		.batch_max_msgs = batch_msgs,
 		.batch_max_ms = 100,
 	};
 	if (pw_consumer_new(&a->cons, &co, &a->log, err, sizeof err) != PW_OK) {
 		pw_log_error(&a->log, "kafka consumer: %s", err);
 		return 1;
 	}
-	if (pw_consumer_run(a->cons, answer_batch, a, &stop_flag, err, sizeof err) != PW_OK) {
+	if (pw_consumer_run(a->cons, fn, a, &stop_flag, err, sizeof err) != PW_OK) {
 		pw_log_error(&a->log, "consumer loop: %s", err);
 		return 1;
 	}
+	return 0;
+}
+
+static int cmd_answer(app *a)
+{
+	if (consume(a, PW_TOPIC_BISECT_JOBS, 50, answer_batch) != 0)
+		return 1;
 	pw_log_info(&a->log, "stopped after %llu bisect jobs, %llu runs",
 	            (unsigned long long)a->jobs, (unsigned long long)a->job_runs);
 	return 0;
+}
+
+/* ---- pw-sim execute: the fleet running the planner's plans --------------------------------- */
+
+/* The index of the --sweep a plan is for, -1 when none names it; with no --sweep, 0. */
+static long sweep_wanted(const app *a, const char *sweep_id)
+{
+	if (a->o.nsweeps == 0)
+		return 0;
+	for (size_t i = 0; i < a->o.nsweeps; i++)
+		if (strcmp(a->o.sweeps[i], sweep_id) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* Whether --skip leaves item it unrun. */
+static bool item_skipped(const app *a, const Perfwatch__V1__PlanItem *it)
+{
+	char key[3 * PW_SIM_NAME_MAX + 3];
+	snprintf(key, sizeof key, "%s/%s/%s", it->model, it->platform, it->config);
+	for (size_t i = 0; i < a->o.nskips; i++)
+		if (fnmatch(a->o.skips[i], key, 0) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The series an item runs on: the scenario's when it holds the model (its
+ * pins and effects apply as to its own matrix), else one built from the
+ * catalogue's model; PW_ERR_NOT_FOUND when neither knows the model.
+ */
+static pw_status item_series(app *a, const Perfwatch__V1__PlanItem *it, size_t *si, char *err,
+                             size_t errlen)
+{
+	pw_sim_model_spec spec;
+	long ci = pw_sim_catalogue_find(a->cat, it->model);
+	if (ci >= 0)
+		pw_sim_catalogue_spec(a->cat, (size_t)ci, &spec);
+	else if (!pw_sim_model_builtin(it->model, &spec)) {
+		if (pw_sim_series_find(a->w, it->model, it->platform, it->config, si) == PW_OK)
+			return PW_OK;
+		return pw_fail(PW_ERR_NOT_FOUND, err, errlen,
+		               "model \"%s\" is in neither the scenario nor the catalogue", it->model);
+	}
+	return pw_sim_series_ensure(a->w, &spec, it->platform, it->config, si, err, errlen);
+}
+
+/*
+ * Publishes one plan's runs: item k's repeats as runs "pl-<sweep>-<k>" with
+ * repeat index 0..repeats-1, built at the plan's CL head (a nightly build,
+ * or the RC with its release id), spread over the sweep's hours of the
+ * plan's day (nightly 01:00–13:00, RC 14:00–20:00, as the replay's sweeps).
+ * An item whose model or config the simulator cannot build is logged and
+ * counted (plan_unknown), never replaced by another.
+ */
+static pw_status execute_plan(app *a, const Perfwatch__V1__Plan *pl, char *errbuf, size_t errlen)
+{
+	int64_t day0;
+	const char *head = pl->cl_head && strncmp(pl->cl_head, "cl/", 3) == 0 ? pl->cl_head + 3 : "";
+	char *end;
+	errno = 0;
+	long long cl = strtoll(head, &end, 10);
+	if (!pl->day || !parse_when(pl->day, &day0) || strlen(pl->day) != 10 || !*head || *end ||
+	    errno || cl <= 0 || !pl->release || !*pl->release || !pl->sweep_id) {
+		pw_log_warn(&a->log, "plan \"%s\": day \"%s\", CL head \"%s\" or release unusable; skipped",
+		            pl->plan_id ? pl->plan_id : "", pl->day ? pl->day : "",
+		            pl->cl_head ? pl->cl_head : "");
+		return PW_OK;
+	}
+	bool rc = pl->kind == PERFWATCH__V1__SWEEP_KIND__SWEEP_KIND_RC;
+	pw_sim_build b;
+	pw_sim_build_at(&b, rc ? PW_SIM_BUILD_RC : PW_SIM_BUILD_NIGHTLY, pl->release, cl);
+	if (rc)
+		snprintf(b.release_id, sizeof b.release_id, "%s", pl->release);
+	uint64_t total = 0;
+	for (size_t k = 0; k < pl->n_items; k++)
+		total += pl->items[k]->repeats;
+	int64_t from = day0 + (rc ? 14 : 1) * 3600LL * 1000000, span = (rc ? 6 : 12) * 3600LL * 1000000;
+	uint64_t pos = 0, runs = 0, unknown = 0, skipped = 0;
+	for (size_t k = 0; k < pl->n_items && !stop_flag; k++) {
+		const Perfwatch__V1__PlanItem *it = pl->items[k];
+		size_t si;
+		char err[512];
+		if (item_skipped(a, it)) {
+			skipped++;
+			pos += it->repeats;
+			continue;
+		}
+		if (item_series(a, it, &si, err, sizeof err) != PW_OK) {
+			pw_log_warn(&a->log, "plan \"%s\" item %zu (%s/%s/%s): %s; not run", pl->plan_id, k,
+			            it->model, it->platform, it->config, err);
+			unknown++;
+			pos += it->repeats;
+			continue;
+		}
+		char id[PW_SIM_NAME_MAX];
+		snprintf(id, sizeof id, "pl-%s-%05zu", pl->sweep_id, k);
+		for (uint32_t r = 0; r < it->repeats; r++, pos++) {
+			int64_t t = from + (int64_t)((double)pos * (double)span / (double)(total ? total : 1));
+			pw_sim_run run;
+			pw_status st = pw_sim_run_make(a->w, si, &b, id, r, t, NULL, &run);
+			if (st != PW_OK)
+				return pw_fail(st, errbuf, errlen, "plan \"%s\" item %zu: making a run failed",
+				               pl->plan_id, k);
+			/* the planned program: the catalogue's fingerprint, as the plan names it */
+			if (it->hlo_fingerprint && *it->hlo_fingerprint)
+				snprintf(run.fingerprint, sizeof run.fingerprint, "%s", it->hlo_fingerprint);
+			if (a->o.run_prefix) {
+				char pid[PW_SIM_NAME_MAX * 2];
+				snprintf(pid, sizeof pid, "%s%s", a->o.run_prefix, run.run_id);
+				snprintf(run.run_id, sizeof run.run_id, "%.*s", (int)sizeof run.run_id - 1, pid);
+			}
+			if ((st = publish_run(a, &run, errbuf, errlen)) != PW_OK)
+				return st;
+			runs++;
+			if ((runs & 255) == 0)
+				pw_producer_poll(a->prod, 0);
+		}
+	}
+	a->plans++;
+	a->plan_items += pl->n_items - unknown - skipped;
+	a->plan_runs += runs;
+	a->plan_unknown += unknown;
+	a->plan_skipped += skipped;
+	pw_log_info(&a->log, "executed plan %s: %zu items, %llu runs on %s at cl/%lld; %llu skipped%s",
+	            pl->plan_id, (size_t)(pl->n_items - unknown - skipped), (unsigned long long)runs,
+	            pl->release, cl, (unsigned long long)skipped,
+	            unknown ? " (some items not runnable: see above)" : "");
+	return PW_OK;
+}
+
+/* A batch of plans: each wanted one executed; the runs acknowledged before the offsets move. */
+static pw_status execute_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf,
+                               size_t errlen)
+{
+	app *a = ctx;
+	for (size_t i = 0; i < n && !stop_flag; i++) {
+		Perfwatch__V1__Plan *pl = perfwatch__v1__plan__unpack(NULL, msgs[i]->len, msgs[i]->payload);
+		if (!pl) {
+			pw_log_warn(&a->log, "plan at offset %lld does not decode; skipped",
+			            (long long)msgs[i]->offset);
+			continue;
+		}
+		long w = sweep_wanted(a, pl->sweep_id ? pl->sweep_id : "");
+		pw_status st = w < 0 ? PW_OK : execute_plan(a, pl, errbuf, errlen);
+		if (st == PW_OK && w >= 0 && a->o.nsweeps)
+			a->swept[w] = true;
+		perfwatch__v1__plan__free_unpacked(pl, NULL);
+		if (st != PW_OK)
+			return st;
+	}
+	pw_status st = pw_producer_flush(a->prod, 60000, errbuf, errlen);
+	if (st == PW_OK && a->o.nsweeps) {
+		bool all = true;
+		for (size_t i = 0; i < a->o.nsweeps; i++)
+			all = all && a->swept[i];
+		if (all)
+			stop_flag = 1; /* every sweep asked for was executed */
+	}
+	return st;
+}
+
+static int cmd_execute(app *a)
+{
+	if (pw_sim_catalogue_new(a->o.catalogue, a->o.catalogue_seed, &a->cat) != PW_OK) {
+		pw_log_error(&a->log, "building the simulated catalogue of %zu models failed", a->o.catalogue);
+		return 1;
+	}
+	if (consume(a, PW_TOPIC_PLANS, 8, execute_batch) != 0)
+		return 1;
+	printf("{\"scenario\":\"%s\",\"plans\":%llu,\"items\":%llu,\"runs\":%llu,\"items_not_run\":%llu,"
+	       "\"items_skipped\":%llu}\n",
+	       pw_sim_name(a->w), (unsigned long long)a->plans, (unsigned long long)a->plan_items,
+	       (unsigned long long)a->plan_runs, (unsigned long long)a->plan_unknown,
+	       (unsigned long long)a->plan_skipped);
+	fflush(stdout);
+	bool all = true;
+	for (size_t i = 0; i < a->o.nsweeps; i++)
+		if (!a->swept[i]) {
+			pw_log_error(&a->log, "stopped before the plan of sweep \"%s\" was executed", a->o.sweeps[i]);
+			all = false;
+		}
+	return all ? 0 : 1;
 }
 
 static int cmd_count(app *a)
@@ -736,8 +1002,152 @@ static int cmd_dump(app *a)
 	return 0;
 }
 
+/* ---- pw-sim planner: the planner's inputs --------------------------------------------------- */
+
+static bool day_arg(const char *v, int32_t *day)
+{
+	int y, m, d;
+	char tail;
+	if (sscanf(v, "%4d-%2d-%2d%c", &y, &m, &d, &tail) != 3)
+		return false;
+	struct tm tm = {.tm_year = y - 1900, .tm_mon = m - 1, .tm_mday = d};
+	time_t t = timegm(&tm);
+	if (t == (time_t)-1)
+		return false;
+	*day = (int32_t)(t / 86400);
+	return true;
+}
+
+static int cmd_planner(int argc, char **argv)
+{
+	unsigned long long models = 300, days = 10, seed = 20260504, capacity = 3000;
+	int32_t from = 20612, readopt_day = -1; /* 2026-06-08, a Monday */
+	char readopt[128] = "";
+	for (int i = 2; i < argc; i++) {
+		unsigned long long v;
+		if (num_arg(argc, argv, &i, "--models", &v) && v >= 20 && v <= 100000)
+			models = v;
+		else if (num_arg(argc, argv, &i, "--days", &v) && v >= 1 && v <= 3660)
+			days = v;
+		else if (num_arg(argc, argv, &i, "--seed", &v))
+			seed = v;
+		else if (num_arg(argc, argv, &i, "--capacity", &v) && v > 0)
+			capacity = v;
+		else if (strcmp(argv[i], "--from") == 0 && i + 1 < argc && day_arg(argv[i + 1], &from))
+			i++;
+		else if (strcmp(argv[i], "--readopt") == 0 && i + 1 < argc && strchr(argv[i + 1], '@') &&
+		         strlen(argv[i + 1]) < sizeof readopt && day_arg(strchr(argv[i + 1], '@') + 1, &readopt_day)) {
+			snprintf(readopt, sizeof readopt, "%.*s", (int)(strchr(argv[i + 1], '@') - argv[i + 1]), argv[i + 1]);
+			i++;
+		} else {
+			fprintf(stderr, "usage: pw-sim planner [--models N>=20] [--from YYYY-MM-DD] [--days N] [--seed N]\n"
+			                "       [--capacity CHIP_H] [--readopt MODEL@YYYY-MM-DD]\n");
+			return 2;
+		}
+	}
+	app a;
+	memset(&a, 0, sizeof a);
+	char err[1024];
+	int rc = 1;
+	pw_log_init(&a.log, "simulator", PW_LOG_INFO);
+	pw_sim_catalogue *c = NULL;
+	pw_sim_cl_buf cls = {0};
+	uint64_t ncat = 0, ncls = 0, nsweeps = 0;
+	a.cfg = pw_config_new("simulator", NULL, 0, err, sizeof err);
+	if (!a.cfg || pw_config_load(a.cfg, NULL, NULL, err, sizeof err) != PW_OK) {
+		pw_log_error(&a.log, "configuration: %s", err);
+		rc = 2;
+		goto out;
+	}
+	size_t nprops = 0;
+	const pw_kv *props = pw_config_kafka_props(a.cfg, &nprops);
+	if (pw_producer_new(&a.prod, pw_config_get_str(a.cfg, "kafka.bootstrap.servers"), props, nprops, &a.log,
+	                    err, sizeof err) != PW_OK) {
+		pw_log_error(&a.log, "kafka producer: %s", err);
+		goto out;
+	}
+	if (pw_sim_catalogue_new((size_t)models, seed, &c) != PW_OK)
+		goto out;
+	long ro = readopt[0] ? pw_sim_catalogue_find(c, readopt) : -1;
+	if (readopt[0] && ro < 0) {
+		fprintf(stderr, "pw-sim: --readopt: no model \"%s\" in the catalogue\n", readopt);
+		rc = 2;
+		goto out;
+	}
+	uint8_t *buf;
+	size_t len;
+	pw_status st = PW_OK;
+	for (size_t p = 0; p < c->nplatforms && st == PW_OK; p++) {
+		if ((st = pw_sim_catalogue_pack_capacity(&c->platforms[p], (double)capacity, &buf, &len)) != PW_OK)
+			break;
+		st = produce(&a, PW_TOPIC_CAPACITY, c->platforms[p].facts.name, buf, len, err, sizeof err);
+		free(buf);
+	}
+	int64_t adopted = (int64_t)from * 86400 * 1000000;
+	for (size_t i = 0; i < c->n && st == PW_OK && !stop_flag; i++) {
+		if ((st = pw_sim_catalogue_pack_model(c, i, adopted, &buf, &len)) != PW_OK)
+			break;
+		st = produce(&a, PW_TOPIC_CATALOGUE, c->models[i].model, buf, len, err, sizeof err);
+		free(buf);
+		ncat++;
+	}
+	for (int32_t d = from; d < from + (int32_t)days && st == PW_OK && !stop_flag; d++) {
+		if (d == readopt_day) {
+			pw_sim_catalogue_readopt(c, (size_t)ro);
+			if ((st = pw_sim_catalogue_pack_model(c, (size_t)ro, (int64_t)d * 86400 * 1000000, &buf, &len)) != PW_OK)
+				break;
+			st = produce(&a, PW_TOPIC_CATALOGUE, c->models[ro].model, buf, len, err, sizeof err);
+			free(buf);
+		}
+		int64_t head = pw_sim_catalogue_head(d);
+		cls.ncls = cls.ncosts = 0;
+		if (st == PW_OK)
+			st = pw_sim_catalogue_day_cls(c, pw_sim_catalogue_head(d - 1), PW_SIM_CAT_CLS_PER_DAY, &cls);
+		for (size_t k = 0; k < cls.ncls && st == PW_OK; k++) {
+			char key[32];
+			snprintf(key, sizeof key, "cl/%lld", (long long)cls.cls[k].cl_number);
+			if ((st = pw_sim_catalogue_pack_cl(&cls.cls[k], &buf, &len)) != PW_OK)
+				break;
+			st = produce(&a, PW_TOPIC_COMPILER_CLS, key, buf, len, err, sizeof err);
+			free(buf);
+			ncls++;
+		}
+		/* Monday (the epoch was a Thursday): the RC after the day's nightly */
+		for (int kind = 1; kind <= 2 && st == PW_OK; kind++) {
+			if (kind == 2 && ((d + 3) % 7) != 0)
+				continue;
+			char id[64];
+			if ((st = pw_sim_catalogue_pack_sweep(kind, d, head, id, sizeof id, &buf, &len)) != PW_OK)
+				break;
+			st = produce(&a, PW_TOPIC_SWEEPS, id, buf, len, err, sizeof err);
+			free(buf);
+			nsweeps++;
+		}
+		pw_producer_poll(a.prod, 0);
+	}
+	if (st == PW_OK)
+		st = pw_producer_flush(a.prod, 60000, err, sizeof err);
+	if (st != PW_OK) {
+		pw_log_error(&a.log, "publishing the planner's inputs: %s", err);
+		goto out;
+	}
+	printf("{\"models\":%llu,\"catalogue\":%llu,\"cls\":%llu,\"sweeps\":%llu,\"days\":%llu}\n", models,
+	       (unsigned long long)ncat, (unsigned long long)ncls, (unsigned long long)nsweeps, days);
+	rc = stop_flag ? 1 : 0;
+out:
+	pw_sim_cl_buf_release(&cls);
+	pw_sim_catalogue_free(c);
+	pw_producer_free(a.prod);
+	pw_config_free(a.cfg);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "planner") == 0) {
+		signal(SIGPIPE, SIG_IGN);
+		return cmd_planner(argc, argv);
+	}
 	app a;
 	memset(&a, 0, sizeof a);
 	int rc = parse_args(argc, argv, &a.o);
@@ -769,7 +1179,8 @@ int main(int argc, char **argv)
 		rc = cmd_dump(&a);
 		goto out;
 	}
-	if (strcmp(a.o.cmd, "replay") != 0 && strcmp(a.o.cmd, "answer") != 0) {
+	if (strcmp(a.o.cmd, "replay") != 0 && strcmp(a.o.cmd, "answer") != 0 &&
+	    strcmp(a.o.cmd, "execute") != 0) {
 		rc = usage();
 		goto out;
 	}
@@ -799,6 +1210,8 @@ int main(int argc, char **argv)
 		rc = cmd_replay(&a);
 		if (rc == 0 && a.o.answer && !stop_flag)
 			rc = cmd_answer(&a);
+	} else if (strcmp(a.o.cmd, "execute") == 0) {
+		rc = cmd_execute(&a);
 	} else {
 		rc = cmd_answer(&a);
 	}
@@ -806,6 +1219,7 @@ out:
 	pw_consumer_free(a.cons);
 	pw_producer_free(a.prod);
 	pw_config_free(a.cfg);
+	pw_sim_catalogue_free(a.cat);
 	pw_sim_free(a.w);
 	return rc;
 }

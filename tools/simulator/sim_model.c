@@ -254,7 +254,7 @@ struct pw_sim {
 	uint32_t per_day;
 	double flag_rate;
 	pw_sim_series *series;
-	size_t nseries;
+	size_t nseries, series_cap;
 	double chipset_off[sizeof pw_sim_platforms / sizeof pw_sim_platforms[0]]
 	                  [PW_SIM_CHIPSETS_PER_PLATFORM];
 	pw_sim_scenario *sc; /* a deep copy of what pw_sim_new was given (only the arrays used) */
@@ -647,7 +647,7 @@ pw_status pw_sim_new(pw_sim **out, const pw_sim_scenario *sc, const pw_sim_overr
 		if (st != PW_OK)
 			goto fail;
 	}
-	size_t cap = 0;
+	size_t *cap = &w->series_cap;
 	for (size_t i = 0; i < nm; i++) {
 		const pw_sim_matrix *mx = NULL;
 		for (size_t k = 0; k < sc->nmatrix; k++)
@@ -662,14 +662,14 @@ pw_status pw_sim_new(pw_sim **out, const pw_sim_scenario *sc, const pw_sim_overr
 					goto fail;
 				}
 				for (size_t c = 0; c < nc; c++)
-					if ((st = add_series(w, &cap, &models[i], p, &cfgs[c])) != PW_OK)
+					if ((st = add_series(w, cap, &models[i], p, &cfgs[c])) != PW_OK)
 						goto nomem;
 			}
 			continue;
 		}
 		for (size_t p = 0; p < np; p++)
 			for (size_t c = 0; c < nc; c++)
-				if ((st = add_series(w, &cap, &models[i], plats[p], &cfgs[c])) != PW_OK)
+				if ((st = add_series(w, cap, &models[i], plats[p], &cfgs[c])) != PW_OK)
 					goto nomem;
 	}
 	free(models);
@@ -715,6 +715,27 @@ pw_status pw_sim_series_find(const pw_sim *w, const char *model, const char *pla
 		}
 	}
 	return PW_ERR_NOT_FOUND;
+}
+
+pw_status pw_sim_series_ensure(pw_sim *w, const pw_sim_model_spec *m, const char *platform,
+                               const char *config, size_t *idx, char *errbuf, size_t errlen)
+{
+	if (pw_sim_series_find(w, m->name, platform, config, idx) == PW_OK)
+		return PW_OK;
+	const pw_sim_platform *p = pw_sim_platform_find(platform);
+	if (!p)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "unknown platform \"%s\"", platform);
+	pw_sim_config c;
+	pw_status st = pw_sim_config_parse(config, &c, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (strcmp(c.name, config) != 0) /* the series is found by its canonical name */
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "config \"%s\" is not canonical (\"%s\")",
+		               config, c.name);
+	if ((st = add_series(w, &w->series_cap, m, p, &c)) != PW_OK)
+		return pw_fail(st, errbuf, errlen, "out of memory");
+	*idx = w->nseries - 1;
+	return PW_OK;
 }
 
 const char *pw_sim_name(const pw_sim *w) { return w->name; }

@@ -387,6 +387,18 @@ const pw_sim_series *pw_sim_series_at(const pw_sim *w, size_t i);
 pw_status pw_sim_series_find(const pw_sim *w, const char *model, const char *platform,
                              const char *config, size_t *idx);
 
+/*
+ * The index of series (m, platform, config) in *idx: the world's when it
+ * holds one of that model name (a scenario's own, with its pins), else a
+ * new series of spec m added to the world (pw-sim execute runs what a plan
+ * names, which may be a catalogue model no scenario lists). Adding may move
+ * the series array: pointers from pw_sim_series_at are stale after it.
+ * PW_ERR_INVALID for an unknown platform or a config not in canonical form;
+ * PW_ERR_NOMEM.
+ */
+pw_status pw_sim_series_ensure(pw_sim *w, const pw_sim_model_spec *m, const char *platform,
+                               const char *config, size_t *idx, char *errbuf, size_t errlen);
+
 /* The scenario as built: name, seed, days, start, repeats, releases, fleet changes. */
 const char *pw_sim_name(const pw_sim *w);
 uint64_t pw_sim_seed(const pw_sim *w);
