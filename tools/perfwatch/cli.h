@@ -95,6 +95,17 @@ int pw_cli_parse_direction_file(int argc, char **argv, const char *file_word, in
                                 const char **path);
 
 /*
+ * Parses the arguments of a report over one period, `perfwatch WHAT [OPT
+ * VALUE] [--json|--text]` (and -h/--help): sets *value (NULL when absent)
+ * and *text. valid checks VALUE's form, which form names in the refusal
+ * ("YYYY-MM"). Returns -1 when the command should go on, or else the exit
+ * code to return (usage or a message printed).
+ */
+int pw_cli_parse_period(int argc, char **argv, const char *what, const char *opt,
+                        bool (*valid)(const char *), const char *form, void (*usage)(FILE *),
+                        const char **value, bool *text);
+
+/*
  * Connects to PostgreSQL at PW_PG_DSN (pg.c). Returns -1 with *conn set when
  * the command should go on (the caller PQfinish()es it); else the exit code to
  * return after one line on stderr: PW_CLI_EXIT_USAGE when PW_PG_DSN is not

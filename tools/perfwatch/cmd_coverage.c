@@ -51,30 +51,14 @@ static void thousands(double v, char *buf, size_t len)
 
 int pw_cmd_coverage(int argc, char **argv)
 {
-	const char *week = NULL;
-	bool text = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--week") == 0 && i + 1 < argc) {
-			week = argv[++i];
-		} else if (strcmp(argv[i], "--text") == 0) {
-			text = true;
-		} else if (strcmp(argv[i], "--json") == 0) {
-			text = false;
-		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			usage(stdout);
-			return PW_CLI_EXIT_OK;
-		} else {
-			fprintf(stderr, "perfwatch: coverage: unknown argument \"%s\"\n", argv[i]);
-			usage(stderr);
-			return PW_CLI_EXIT_USAGE;
-		}
-	}
-	if (week && !day_ok(week)) {
-		fprintf(stderr, "perfwatch: coverage: week \"%s\" is not YYYY-MM-DD\n", week);
-		return PW_CLI_EXIT_USAGE;
-	}
+	const char *week;
+	bool text;
+	int rc = pw_cli_parse_period(argc, argv, "coverage", "--week", day_ok, "YYYY-MM-DD", usage,
+	                             &week, &text);
+	if (rc >= 0)
+		return rc;
 	PGconn *conn;
-	int rc = pw_cli_pg_connect(&conn);
+	rc = pw_cli_pg_connect(&conn);
 	if (rc >= 0)
 		return rc;
 	rc = PW_CLI_EXIT_FAIL;

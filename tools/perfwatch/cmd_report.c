@@ -48,30 +48,14 @@ static const char *const cols[] = {"pages", "triaged", "true_pages", "false_page
 
 static int card(int argc, char **argv)
 {
-	const char *month = NULL;
-	bool text = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--month") == 0 && i + 1 < argc) {
-			month = argv[++i];
-		} else if (strcmp(argv[i], "--text") == 0) {
-			text = true;
-		} else if (strcmp(argv[i], "--json") == 0) {
-			text = false;
-		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			usage(stdout);
-			return PW_CLI_EXIT_OK;
-		} else {
-			fprintf(stderr, "perfwatch: report card: unknown argument \"%s\"\n", argv[i]);
-			usage(stderr);
-			return PW_CLI_EXIT_USAGE;
-		}
-	}
-	if (month && !month_ok(month)) {
-		fprintf(stderr, "perfwatch: report card: month \"%s\" is not YYYY-MM\n", month);
-		return PW_CLI_EXIT_USAGE;
-	}
+	const char *month;
+	bool text;
+	int rc = pw_cli_parse_period(argc, argv, "report card", "--month", month_ok, "YYYY-MM", usage,
+	                             &month, &text);
+	if (rc >= 0)
+		return rc;
 	PGconn *conn;
-	int rc = pw_cli_pg_connect(&conn);
+	rc = pw_cli_pg_connect(&conn);
 	if (rc >= 0)
 		return rc;
 	rc = PW_CLI_EXIT_FAIL;

@@ -358,3 +358,32 @@ int pw_cli_parse_direction_file(int argc, char **argv, const char *file_word, in
 	}
 	return -1;
 }
+
+int pw_cli_parse_period(int argc, char **argv, const char *what, const char *opt,
+                        bool (*valid)(const char *), const char *form, void (*usage)(FILE *),
+                        const char **value, bool *text)
+{
+	*value = NULL;
+	*text = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], opt) == 0 && i + 1 < argc) {
+			*value = argv[++i];
+		} else if (strcmp(argv[i], "--text") == 0) {
+			*text = true;
+		} else if (strcmp(argv[i], "--json") == 0) {
+			*text = false;
+		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return PW_CLI_EXIT_OK;
+		} else {
+			fprintf(stderr, "perfwatch: %s: unknown argument \"%s\"\n", what, argv[i]);
+			usage(stderr);
+			return PW_CLI_EXIT_USAGE;
+		}
+	}
+	if (*value && !valid(*value)) {
+		fprintf(stderr, "perfwatch: %s: %s \"%s\" is not %s\n", what, opt + 2, *value, form);
+		return PW_CLI_EXIT_USAGE;
+	}
+	return -1;
+}
