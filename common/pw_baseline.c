@@ -63,10 +63,8 @@ static void copy_str(char *dst, size_t cap, const char *src)
 	snprintf(dst, cap, "%s", src ? src : "");
 }
 
-/* The five parts of "model/hlo/platform/config/metric", pointing into buf. */
-static Perfwatch__V1__SeriesKey series_key_of(const char *key, char *buf, size_t buflen)
+int pw_series_key_split(const char *key, char *buf, size_t buflen, char *parts[5])
 {
-	char *parts[5];
 	snprintf(buf, buflen, "%s", key);
 	int n = 0;
 	char *p = buf;
@@ -80,6 +78,13 @@ static Perfwatch__V1__SeriesKey series_key_of(const char *key, char *buf, size_t
 	}
 	for (int i = n; i < 5; i++)
 		parts[i] = buf + strlen(buf); /* empty */
+	return n;
+}
+
+Perfwatch__V1__SeriesKey pw_series_key_of(const char *key, char *buf, size_t buflen)
+{
+	char *parts[5];
+	pw_series_key_split(key, buf, buflen, parts);
 	Perfwatch__V1__SeriesKey k = PERFWATCH__V1__SERIES_KEY__INIT;
 	k.model = parts[0];
 	k.hlo_fingerprint = parts[1];
@@ -92,7 +97,7 @@ static Perfwatch__V1__SeriesKey series_key_of(const char *key, char *buf, size_t
 pw_status pw_baseline_record_pack(const pw_baseline_record *r, uint8_t **buf, size_t *len)
 {
 	char kb[PW_SERIES_KEY_MAX];
-	Perfwatch__V1__SeriesKey key = series_key_of(r->series_key, kb, sizeof kb);
+	Perfwatch__V1__SeriesKey key = pw_series_key_of(r->series_key, kb, sizeof kb);
 	Perfwatch__V1__Baseline b = PERFWATCH__V1__BASELINE__INIT;
 	b.series_id = r->series_id;
 	b.series_key = (char *)r->series_key;

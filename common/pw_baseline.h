@@ -20,6 +20,14 @@
 #include "pw_input.h"
 #include "pw_status.h"
 
+/*
+ * "model/hlo/platform/config/metric" split into its five parts, pointers into
+ * buf (a missing part is empty); returns how many were present.
+ * pw_series_key_of gives the structured SeriesKey of the same split.
+ */
+int pw_series_key_split(const char *key, char *buf, size_t buflen, char *parts[5]);
+Perfwatch__V1__SeriesKey pw_series_key_of(const char *key, char *buf, size_t buflen);
+
 typedef enum pw_baseline_state {
 	PW_BASELINE_BASELINING = 0, /* collecting the first null window */
 	PW_BASELINE_ACTIVE,         /* a baseline exists and the series is gated */

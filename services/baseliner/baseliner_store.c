@@ -23,39 +23,6 @@
 
 /* ------------------------------------------------------------- helpers */
 
-/* "model/hlo/platform/config/metric" → its five parts in buf (pointers into it). */
-static int split_key(const char *key, char *buf, size_t buflen, char *parts[5])
-{
-	snprintf(buf, buflen, "%s", key);
-	int n = 0;
-	char *p = buf;
-	while (n < 5) {
-		parts[n++] = p;
-		char *slash = strchr(p, '/');
-		if (!slash)
-			break;
-		*slash = '\0';
-		p = slash + 1;
-	}
-	for (int i = n; i < 5; i++)
-		parts[i] = buf + strlen(buf); /* empty */
-	return n;
-}
-
-/* The structured SeriesKey of a text key; its strings point into buf. */
-static Perfwatch__V1__SeriesKey series_key_of(const char *key, char *buf, size_t buflen)
-{
-	char *parts[5];
-	split_key(key, buf, buflen, parts);
-	Perfwatch__V1__SeriesKey k = PERFWATCH__V1__SERIES_KEY__INIT;
-	k.model = parts[0];
-	k.hlo_fingerprint = parts[1];
-	k.platform = parts[2];
-	k.config = parts[3];
-	k.metric = parts[4];
-	return k;
-}
-
 static void copy_str(char *dst, size_t cap, const char *src)
 {
 	snprintf(dst, cap, "%s", src ? src : "");
@@ -409,7 +376,7 @@ pw_status pw_bstore_load_known(pw_pg *pg, pw_series_table *t, const char *gpu_pr
 		const char *key = PQgetvalue(res, i, 1);
 		char kb[PW_ST_KEY_MAX];
 		char *parts[5];
-		split_key(key, kb, sizeof kb, parts);
+		pw_series_key_split(key, kb, sizeof kb, parts);
 		pw_series_entry *e = NULL;
 		bool created = false;
 		st = pw_series_table_get(t, key, pw_series_platform_is_gpu(parts[2], gpu_prefixes), &e,
@@ -585,7 +552,7 @@ static void baseline_row_bin(pw_copybuf *b, const pw_baseline_record *r)
 {
 	char kb[PW_ST_KEY_MAX];
 	char *parts[5];
-	split_key(r->series_key, kb, sizeof kb, parts);
+	pw_series_key_split(r->series_key, kb, sizeof kb, parts);
 	pw_copybin_row(b, 26);
 	pw_copybin_int8(b, r->series_id);
 	pw_copybin_int4(b, (int32_t)r->version);
@@ -1044,7 +1011,7 @@ pw_status pw_bstore_put_progress(pw_pg *pg, pw_series_table *t, char *errbuf, si
 pw_status pw_bstore_alert_pack(const pw_bstore_alert *a, uint8_t **buf, size_t *len)
 {
 	char kb[PW_ST_KEY_MAX];
-	Perfwatch__V1__SeriesKey key = series_key_of(a->series_key, kb, sizeof kb);
+	Perfwatch__V1__SeriesKey key = pw_series_key_of(a->series_key, kb, sizeof kb);
 	Perfwatch__V1__AlertBaseline base = PERFWATCH__V1__ALERT_BASELINE__INIT;
 	base.median = a->base.median;
 	base.mad = a->base.mad_n;
