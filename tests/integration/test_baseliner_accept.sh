@@ -303,7 +303,12 @@ s = [x for f in d["families"] for x in f["series"] if x.get("series_key") == key
      (x["platform"], x["config"], x["metric"]) == ("v6e-4", "decode.B64.s2048.int8", "tpot_p50_ms") and f["family"].startswith("chat-8b")]
 assert len(s) == 1, s
 b = s[0]
-assert b["verdict"] == "pass" and abs(b["delta_pct"]) < 2.0, b
+# not a regression against the accepted level: pass, or under-powered when the
+# re-baselined window's noise asks more than the RC's 5 runs (which points the
+# window holds depends on when the acceptance met the nightlies: MAD 0.015 to
+# 0.024 ms seen, required n 5 to 7); never a finding
+assert b["verdict"] in ("pass", "under_powered") and abs(b["delta_pct"]) < 2.0, b
+assert not b["alert_id"] and not b["effect_passed"], b
 print("B64 TPOT %s at %+.2f%% against the accepted level" % (b["verdict"], b["delta_pct"]))
 PY
 # shifts the watcher reported later (rank-moe-110b's +3.1%, hbm_bw_util) are
