@@ -25,6 +25,7 @@ CREATE TABLE perfwatch.noise_floor_derivations (
     series_total    integer NOT NULL DEFAULT 0 CHECK (series_total >= 0),
     series_derived  integer NOT NULL DEFAULT 0 CHECK (series_derived >= 0),
     series_insufficient integer NOT NULL DEFAULT 0 CHECK (series_insufficient >= 0),
+    series_invalid  integer NOT NULL DEFAULT 0 CHECK (series_invalid >= 0),
     CONSTRAINT noise_floor_derivations_follows UNIQUE (follows)
 );
 COMMENT ON TABLE perfwatch.noise_floor_derivations IS 'one row per scheduled noise-floor derivation (§4.2); natural key follows (the previous derivation_id, 0 for the first): INSERT ... ON CONFLICT DO NOTHING, with its noise_floors rows in one transaction';
@@ -37,7 +38,7 @@ COMMENT ON COLUMN perfwatch.noise_floor_derivations.min_samples IS 'baseliner.no
 CREATE TABLE perfwatch.noise_floors (
     derivation_id   bigint NOT NULL REFERENCES perfwatch.noise_floor_derivations (derivation_id),
     series_id       bigint NOT NULL REFERENCES perfwatch.series (series_id),
-    status          text NOT NULL CHECK (status IN ('derived', 'insufficient_data')),
+    status          text NOT NULL CHECK (status IN ('derived', 'insufficient_data', 'invalid')),
     floor_pct       double precision CHECK (floor_pct >= 0 AND floor_pct < 'Infinity'),
     level           double precision CHECK (level < 'Infinity' AND level > '-Infinity'),
     n_groups        integer NOT NULL CHECK (n_groups >= 0),
@@ -52,9 +53,9 @@ CREATE TABLE perfwatch.noise_floors (
 );
 CREATE INDEX noise_floors_by_series ON perfwatch.noise_floors (series_id, derivation_id);
 COMMENT ON TABLE perfwatch.noise_floors IS 'one row per series and noise-floor derivation, never updated; natural key (derivation_id, series_id); a series'' floor is its newest derived row';
-COMMENT ON COLUMN perfwatch.noise_floors.status IS 'derived, or insufficient_data: fewer than min_groups groups or min_samples runs; the series keeps the floor of previous_derivation_id';
-COMMENT ON COLUMN perfwatch.noise_floors.floor_pct IS 'the noise floor: relative sigma of one run, percent (pooled within-group Shamos estimator); NULL when insufficient_data';
-COMMENT ON COLUMN perfwatch.noise_floors.level IS 'median of the groups'' medians, in the series'' unit; NULL when insufficient_data';
+COMMENT ON COLUMN perfwatch.noise_floors.status IS 'derived; insufficient_data: fewer than min_groups groups or min_samples runs; invalid: a group''s median is not positive (no relative floor); in both the series keeps the floor of previous_derivation_id';
+COMMENT ON COLUMN perfwatch.noise_floors.floor_pct IS 'the noise floor: relative sigma of one run, percent (pooled within-group Shamos estimator); NULL unless derived';
+COMMENT ON COLUMN perfwatch.noise_floors.level IS 'median of the groups'' medians, in the series'' unit; NULL unless derived';
 COMMENT ON COLUMN perfwatch.noise_floors.n_groups IS 'groups of >= 2 runs with no software change between them (one run''s repeats; one re-baseline job''s runs)';
 COMMENT ON COLUMN perfwatch.noise_floors.n_samples IS 'runs in those groups';
 COMMENT ON COLUMN perfwatch.noise_floors.n_pairs IS 'within-group pairs the median ran over';
