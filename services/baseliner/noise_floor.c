@@ -133,6 +133,9 @@ pw_status pw_nf_derive_samples(pw_nf_sample *s, size_t n, const pw_nf_params *p,
 {
 	if (!out || !p || (n && !s))
 		return PW_ERR_INVALID;
+	for (size_t i = 0; i < n; i++)
+		if (!s[i].key)
+			return PW_ERR_INVALID;
 	pw_status st = PW_ERR_NOMEM;
 	qsort(s, n, sizeof *s, nf_sample_cmp);
 	const char **keys = malloc((n ? n : 1) * sizeof *keys);
@@ -142,10 +145,6 @@ pw_status pw_nf_derive_samples(pw_nf_sample *s, size_t n, const pw_nf_params *p,
 	if (!keys || !values || !group)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		if (!s[i].key) {
-			st = PW_ERR_INVALID;
-			goto out;
-		}
 		keys[i] = s[i].key;
 		values[i] = s[i].value;
 	}
