@@ -54,7 +54,8 @@ replay() {
 }
 latest() { psqlq -c "SELECT coalesce(max(derivation_id), 0) FROM perfwatch.noise_floor_derivations"; }
 # derive EVERY: runs pw-baseliner (every EVERY, checked every 100 ms) until a
-# derivation newer than the latest now is committed, then stops it; its id in $d
+# derivation newer than the latest now is committed, then stops it; the id of
+# the first such derivation (the first on the data replayed so far) in $d
 derive() {
   local before deadline
   before=$(latest)
@@ -68,6 +69,7 @@ derive() {
   kill -TERM "${pid[baseliner]}"
   wait "${pid[baseliner]}" 2>/dev/null || true
   unset 'pid[baseliner]'
+  d=$(psqlq -c "SELECT min(derivation_id) FROM perfwatch.noise_floor_derivations WHERE derivation_id > $before")
 }
 # rows D: our series' rows of derivation D: status n_groups n_samples floor previous
 rows() {
@@ -185,26 +187,38 @@ echo "C: derivation $dC: floors $(awk '{printf "%.3f%% ", $4}' "$work/rows-C.txt
 # the diff report
 "$cli" noise-floors --json >"$work/report.json" || fail "perfwatch noise-floors failed"
 "$cli" noise-floors --since 2000-01-01 --json >"$work/report-all.json" || fail "perfwatch noise-floors --since failed"
-/usr/bin/python3 - "$work/report.json" "$work/report-all.json" "$ns" "$dC" "$dA" "$prevC" <<'PY' || fail "perfwatch noise-floors --json is wrong"
+/usr/bin/python3 - "$work/report.json" "$work/report-all.json" "$ns" "$dC" "$dA" "$prevC" "$(latest)" <<'PY' || fail "perfwatch noise-floors --json is wrong"
 import json, sys
-rep, allrep, ns, dC, dA, prevC = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-assert [d["derivation_id"] for d in rep["derivations"]] == [dC], rep["derivations"]
-ours = [s for s in rep["derivations"][0]["series"] if s["series_key"].split("/")[1].endswith("." + ns)]
-assert len(ours) == 8, len(ours)
-for s in ours:
-    assert s["status"] == "derived" and s["previous_derivation_id"] == prevC, s
-    assert s["n_groups"] == 36 and s["n_samples"] == 145 and s["previous_n_groups"] == 16 and s["previous_n_samples"] == 64, s
+rep, allrep, ns = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+dC, dA, prevC, last = map(int, sys.argv[4:8])
+def ours(d):
+    return [s for s in d["series"] if s["series_key"].split("/")[1].endswith("." + ns)]
+def check(s, prev_id, prev_n):
+    assert s["status"] == "derived" and s["previous_derivation_id"] == prev_id, s
+    assert (s["n_groups"], s["n_samples"]) == (36, 145), s
+    assert (s["previous_n_groups"], s["previous_n_samples"]) == prev_n, s
     want = (s["floor_pct"] - s["previous_floor_pct"]) / s["previous_floor_pct"] * 100
     assert abs(s["change_pct"] - want) <= 1e-6 * max(1, abs(want)), s
     assert s["floor_in_force_pct"] == s["floor_pct"], s
+# without --since: the latest derivation alone
+assert [d["derivation_id"] for d in rep["derivations"]] == [last], rep["derivations"]
+assert len(ours(rep["derivations"][0])) == 8
+for s in ours(rep["derivations"][0]):
+    assert s["status"] == "derived" and (s["n_groups"], s["n_samples"]) == (36, 145), s
+# --since: every derivation, in order; the first on part C's data against part B's floor
+byid = {d["derivation_id"]: d for d in allrep["derivations"]}
 ids = [d["derivation_id"] for d in allrep["derivations"]]
-assert ids == sorted(ids) and dA in ids and dC in ids, ids
-a = [d for d in allrep["derivations"] if d["derivation_id"] == dA][0]
-a_ours = [s for s in a["series"] if s["series_key"].split("/")[1].endswith("." + ns)]
-assert len(a_ours) == 8 and all(s["status"] == "insufficient_data" and s["floor_pct"] is None
-                                and s["previous_floor_pct"] is None and s["change_pct"] is None for s in a_ours), a_ours
-for s in ours:
-    print("  %-60s %.4f%% (16/64) -> %.4f%% (36/145) %+.1f%%" % (s["series_key"], s["previous_floor_pct"], s["floor_pct"], s["change_pct"]))
+assert ids == sorted(ids) and dA in byid and dC in byid and last in byid, ids
+c = ours(byid[dC])
+assert len(c) == 8
+for s in c:
+    check(s, prevC, (16, 64))
+a = ours(byid[dA])
+assert len(a) == 8 and all(s["status"] == "insufficient_data" and s["floor_pct"] is None
+                           and s["previous_floor_pct"] is None and s["change_pct"] is None
+                           and s["floor_in_force_pct"] is None for s in a), a
+for s in c:
+    print("  %-66s %.4f%% (16/64) -> %.4f%% (36/145) %+.1f%%" % (s["series_key"], s["previous_floor_pct"], s["floor_pct"], s["change_pct"]))
 PY
 "$cli" noise-floors --text >"$work/report.txt" || fail "perfwatch noise-floors --text failed"
 grep -q "^noise floors, derivation $dC at " "$work/report.txt" || fail "the text report has no header: $(head -3 "$work/report.txt")"
