@@ -221,8 +221,14 @@ for s in c:
     print("  %-66s %.4f%% (16/64) -> %.4f%% (36/145) %+.1f%%" % (s["series_key"], s["previous_floor_pct"], s["floor_pct"], s["change_pct"]))
 PY
 "$cli" noise-floors --text >"$work/report.txt" || fail "perfwatch noise-floors --text failed"
-grep -q "^noise floors, derivation $dC at " "$work/report.txt" || fail "the text report has no header: $(head -3 "$work/report.txt")"
+grep -q "^noise floors, derivation $(latest) at " "$work/report.txt" || fail "the text report has no header: $(head -3 "$work/report.txt")"
 [ "$(grep -c "\.$ns/" "$work/report.txt")" -eq 8 ] || fail "the text report lacks our 8 series"
+"$cli" noise-floors --since 2000-01-01 --text >"$work/report-all.txt" || fail "perfwatch noise-floors --since --text failed"
+grep -A9 "^noise floors, derivation $dC at " "$work/report-all.txt" | grep "\.$ns/" | grep -q "(16/64)" ||
+  fail "the text report of derivation $dC does not show the previous floor's 16 groups and 64 runs"
+echo "perfwatch noise-floors --since 2000-01-01 --text, derivation $dC:"
+grep -A9 "^noise floors, derivation $dC at " "$work/report-all.txt" | grep -v "^noise" | grep -v "/.*\.nf[0-9]*/" | head -1
+grep -A9 "^noise floors, derivation $dC at " "$work/report-all.txt" | grep "\.$ns/"
 set +e
 "$cli" noise-floors --since 2026-13 >/dev/null 2>&1
 rc=$?

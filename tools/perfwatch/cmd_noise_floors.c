@@ -167,7 +167,7 @@ int pw_cmd_noise_floors(int argc, char **argv)
 	for (int i = 0; i < nd; i++) {
 		const char *did = PQgetvalue(d, i, 0);
 		if (text) {
-			printf("noise floors, derivation %s at %s (every %.0f s, %.0f s back; %s series: %s "
+			printf("noise floors, derivation %s at %s (every %g s, %g s back; %s series: %s "
 			       "derived, %s insufficient_data, %s invalid; floor needs %s groups and %s runs)\n",
 			       did, PQgetvalue(d, i, 1), num(d, i, 3), num(d, i, 4), PQgetvalue(d, i, 7),
 			       PQgetvalue(d, i, 8), PQgetvalue(d, i, 9), PQgetvalue(d, i, 10),
