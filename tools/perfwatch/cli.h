@@ -108,6 +108,18 @@ int pw_cli_parse_period(int argc, char **argv, const char *what, const char *opt
                         const char **value, bool *text);
 
 /*
+ * pw_cli_parse_period, then pw_cli_pg_connect: how every report over one
+ * period starts. Returns -1 with *conn set when the command should go on
+ * (the caller PQfinish()es it); else the exit code to return.
+ */
+int pw_cli_period_connect(int argc, char **argv, const char *what, const char *opt,
+                          bool (*valid)(const char *), const char *form, void (*usage)(FILE *),
+                          const char **value, bool *text, PGconn **conn);
+
+/* A day's form, YYYY-MM-DD (PostgreSQL judges the date itself). */
+bool pw_cli_day_ok(const char *s);
+
+/*
  * Connects to PostgreSQL at PW_PG_DSN (pg.c). Returns -1 with *conn set when
  * the command should go on (the caller PQfinish()es it); else the exit code to
  * return after one line on stderr: PW_CLI_EXIT_USAGE when PW_PG_DSN is not

@@ -29,11 +29,6 @@ static void usage(FILE *out)
 	             "  or every derivation since the day\n");
 }
 
-static bool day_ok(const char *s)
-{
-	return strlen(s) == 10 && s[4] == '-' && s[7] == '-' && strspn(s, "0123456789-") == 10;
-}
-
 /* columns of the series statement */
 enum {
 	C_DID, C_KEY, C_SID, C_STATUS, C_FLOOR, C_LEVEL, C_NG, C_NS, C_NP, C_NEWEST, C_PDID, C_PAT,
@@ -114,12 +109,9 @@ int pw_cmd_noise_floors(int argc, char **argv)
 {
 	const char *since;
 	bool text;
-	int rc = pw_cli_parse_period(argc, argv, "noise-floors", "--since", day_ok, "YYYY-MM-DD", usage,
-	                             &since, &text);
-	if (rc >= 0)
-		return rc;
 	PGconn *conn;
-	rc = pw_cli_pg_connect(&conn);
+	int rc = pw_cli_period_connect(argc, argv, "noise-floors", "--since", pw_cli_day_ok, "YYYY-MM-DD", usage, &since,
+	                               &text, &conn);
 	if (rc >= 0)
 		return rc;
 	rc = PW_CLI_EXIT_FAIL;
