@@ -22,6 +22,7 @@
 #include "baseliner.h"
 #include "baseliner_config.h"
 #include "baseliner_store.h"
+#include "pw_time.h"
 
 typedef struct bl_api {
 	pw_pg *pg;      /* the HTTP thread's own connections */
@@ -235,6 +236,7 @@ pw_status pw_bl_tick(void *ctx, pw_service_worker *w, int64_t *next_ms, char *er
 	(void)next_ms;
 	bl_app *app = ctx;
 	pw_bstore_nf_summary sum;
+	double t0 = pw_mono_s();
 	pw_status st = pw_bstore_noise_floor_derive(w->pg, &app->nf, &sum, err, errlen);
 	if (st != PW_OK) {
 		/* a bad row is not made good by retrying, but the next period may be;
@@ -251,9 +253,9 @@ pw_status pw_bl_tick(void *ctx, pw_service_worker *w, int64_t *next_ms, char *er
 	pw_metric_add(app->nf_series, (const char *[]){"invalid"}, (double)sum.series_invalid);
 	pw_log_info(app->lg,
 	            "noise floors derived: derivation %lld, %zu series: %zu derived, %zu "
-	            "insufficient_data, %zu invalid",
+	            "insufficient_data, %zu invalid, in %.3f s",
 	            (long long)sum.derivation_id, sum.series, sum.series_derived,
-	            sum.series_insufficient, sum.series_invalid);
+	            sum.series_insufficient, sum.series_invalid, pw_mono_s() - t0);
 	return PW_OK;
 }
 
