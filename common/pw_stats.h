@@ -98,7 +98,7 @@ typedef struct pw_noise_floor {
  * deviations from each group's median because a median of two or three runs
  * sits on one of them (its deviations are biased low), and the median of
  * pairs keeps the rare infra outlier from widening it (Rousseeuw & Croux
- * 1993, the Shamos estimator). docs/statistics.md §9 has the reasoning.
+ * 1993, the Shamos estimator). docs/statistics.md §10 has the reasoning.
  * work: pw_stats_noise_floor_work_len(group, n) doubles. PW_ERR_INVALID on a
  * non-finite value, group ids that are not ascending, or a group whose
  * median is not positive;

@@ -22,6 +22,7 @@
 #include "baseliner.h"
 #include "baseliner_config.h"
 #include "baseliner_store.h"
+#include "pw_time.h"
 
 typedef struct bl_api {
 	pw_pg *pg;      /* the HTTP thread's own connections */
@@ -44,6 +45,9 @@ typedef struct bl_app {
 	int flush_timeout_ms;
 	bool rebaseline_request;
 	uint32_t accept_after_nightlies;
+	pw_nf_params nf;           /* the noise-floor derivation's rules */
+	pw_metric *nf_derivations; /* perfwatch_baseliner_noise_floor_derivations_total */
+	pw_metric *nf_series;      /* perfwatch_baseliner_noise_floors_total{status} */
 	pw_baseliner b;            /* the one consumer worker's */
 	bool b_made;
 	bl_api api;
@@ -143,6 +147,7 @@ pw_status pw_bl_init(pw_service *svc, void **out, char *err, size_t errlen)
 	if (!app->fw)
 		return pw_fail(PW_ERR_NOMEM, err, errlen, "cannot allocate the fleet-wide outlier tracker");
 	app->signal_overlap_us = pw_config_get_duration_ms(cfg, "baseliner.signal_overlap") * 1000;
+	pw_nf_params_from_config(cfg, &app->nf);
 
 	pw_metrics *reg = pw_service_metrics(svc);
 	pw_status st = pw_baseliner_metrics_register(reg, &app->m, err, errlen);
@@ -153,6 +158,16 @@ pw_status pw_bl_init(pw_service *svc, void **out, char *err, size_t errlen)
 	                        "baselines served by GET /api/baseline, by where they came from",
 	                        src_label, &app->api.reads, err, errlen);
 	if (st != PW_OK)
+		return st;
+	if ((st = pw_metrics_counter(reg, "perfwatch_baseliner_noise_floor_derivations_total",
+	                             "noise-floor derivations made (section 4.2, every baseliner.noise_floor.every)",
+	                             NULL, &app->nf_derivations, err, errlen)) != PW_OK)
+		return st;
+	static const char *const status_label[] = {"status", NULL};
+	if ((st = pw_metrics_counter(reg, "perfwatch_baseliner_noise_floors_total",
+	                             "series rows of the noise-floor derivations, by status: derived, "
+	                             "insufficient_data, invalid",
+	                             status_label, &app->nf_series, err, errlen)) != PW_OK)
 		return st;
 	app->api.fallbacks = app->m.redis_fallbacks;
 	/* the HTTP thread's own connections, opened on first use */
@@ -214,6 +229,34 @@ void pw_bl_worker_release(void *ctx, pw_service_worker *w)
 	if (app->b_made)
 		pw_baseliner_release(&app->b);
 	app->b_made = false;
+}
+
+pw_status pw_bl_tick(void *ctx, pw_service_worker *w, int64_t *next_ms, char *err, size_t errlen)
+{
+	(void)next_ms;
+	bl_app *app = ctx;
+	pw_bstore_nf_summary sum;
+	double t0 = pw_mono_s();
+	pw_status st = pw_bstore_noise_floor_derive(w->pg, &app->nf, &sum, err, errlen);
+	if (st != PW_OK) {
+		/* a bad row is not made good by retrying, but the next period may be;
+		 * everything else (PostgreSQL away, a serialization failure) is retried */
+		return st == PW_ERR_NOMEM || st == PW_ERR_INVALID || st == PW_ERR_PG ? PW_ERR_UNAVAILABLE
+		                                                                     : st;
+	}
+	if (!sum.derived)
+		return PW_OK;
+	pw_metric_inc(app->nf_derivations, NULL);
+	pw_metric_add(app->nf_series, (const char *[]){"derived"}, (double)sum.series_derived);
+	pw_metric_add(app->nf_series, (const char *[]){"insufficient_data"},
+	              (double)sum.series_insufficient);
+	pw_metric_add(app->nf_series, (const char *[]){"invalid"}, (double)sum.series_invalid);
+	pw_log_info(app->lg,
+	            "noise floors derived: derivation %lld, %zu series: %zu derived, %zu "
+	            "insufficient_data, %zu invalid, in %.3f s",
+	            (long long)sum.derivation_id, sum.series, sum.series_derived,
+	            sum.series_insufficient, sum.series_invalid, pw_mono_s() - t0);
+	return PW_OK;
 }
 
 void pw_bl_stopped(void *ctx, const pw_log *lg)

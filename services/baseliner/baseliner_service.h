@@ -14,6 +14,14 @@ void pw_bl_release(void *app);
 /* worker_init: the consumer worker's pw_baseliner over its connections (its ctx). */
 pw_status pw_bl_worker_init(void *app, pw_service_worker *w, char *errbuf, size_t errlen);
 void pw_bl_worker_release(void *app, pw_service_worker *w);
+/*
+ * tick (every baseliner.noise_floor.check): the noise-floor derivation when
+ * due (pw_bstore_noise_floor_derive), its metrics and log line. A failure is
+ * retried (PW_ERR_UNAVAILABLE): the derivation is the baseliner's side work
+ * and must not stop its batches.
+ */
+pw_status pw_bl_tick(void *app, pw_service_worker *main, int64_t *next_ms, char *errbuf,
+                     size_t errlen);
 /* stopped: one log line of the worker's totals. */
 void pw_bl_stopped(void *app, const pw_log *lg);
 

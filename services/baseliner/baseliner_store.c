@@ -1197,3 +1197,281 @@ pw_status pw_bstore_load_shift(pw_pg *pg, pw_series_entry *e, char *errbuf, size
 	PQclear(res);
 	return PW_OK;
 }
+
+/* ---- Noise floors, re-derived (§4.2) ---------------------------------------- */
+
+#define NF_CHUNK 500 /* series a statement reads and writes */
+
+/* One chunk's columns as PostgreSQL array literals, built as text. */
+typedef struct nf_cols {
+	FILE *f[7];
+	char *buf[7];
+	size_t len[7];
+	size_t n;
+} nf_cols;
+
+static void nf_cols_release(nf_cols *c)
+{
+	for (int i = 0; i < 7; i++) {
+		if (c->f[i])
+			fclose(c->f[i]);
+		c->f[i] = NULL;
+		free(c->buf[i]);
+		c->buf[i] = NULL;
+	}
+}
+
+static pw_status nf_cols_init(nf_cols *c)
+{
+	memset(c, 0, sizeof *c);
+	for (int i = 0; i < 7; i++) {
+		c->f[i] = open_memstream(&c->buf[i], &c->len[i]);
+		if (!c->f[i]) {
+			nf_cols_release(c);
+			return PW_ERR_NOMEM;
+		}
+		fputc('{', c->f[i]);
+	}
+	return PW_OK;
+}
+
+static void nf_col_double(FILE *f, bool sep, double v)
+{
+	if (sep)
+		fputc(',', f);
+	if (isfinite(v))
+		fprintf(f, "%.17g", v);
+	else
+		fputs("NULL", f);
+}
+
+static void nf_cols_add(nf_cols *c, int64_t sid, const pw_nf_result *r)
+{
+	bool sep = c->n > 0;
+	fprintf(c->f[0], "%s%" PRId64, sep ? "," : "", sid);
+	fprintf(c->f[1], "%s%s", sep ? "," : "", pw_nf_status_name(r->status));
+	nf_col_double(c->f[2], sep, r->status == PW_NF_DERIVED ? r->floor_pct : NAN);
+	nf_col_double(c->f[3], sep, r->status == PW_NF_DERIVED ? r->level : NAN);
+	fprintf(c->f[4], "%s%zu", sep ? "," : "", r->n_groups);
+	fprintf(c->f[5], "%s%zu", sep ? "," : "", r->n_samples);
+	fprintf(c->f[6], "%s%zu", sep ? "," : "", r->n_pairs);
+	c->n++;
+}
+
+static pw_status nf_cols_close(nf_cols *c)
+{
+	for (int i = 0; i < 7; i++) {
+		fputc('}', c->f[i]);
+		if (fclose(c->f[i]) != 0) {
+			c->f[i] = NULL;
+			return PW_ERR_NOMEM;
+		}
+		c->f[i] = NULL;
+	}
+	return PW_OK;
+}
+
+/* Derives and writes the series ids[0..n) of derivation did. */
+static pw_status nf_chunk(pw_pg *pg, int64_t did, const pw_nf_params *p, const int64_t *ids,
+                          size_t n, pw_bstore_nf_summary *out, char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	pw_nf_sample *rows = NULL;
+	char *keys = NULL; /* the rows' group keys, one after the other */
+	nf_cols cols;
+	pw_status st = nf_cols_init(&cols);
+	if (st != PW_OK)
+		return pw_fail(st, errbuf, errlen, "out of memory");
+	pw_pg_params q;
+	pw_pg_params_init(&q);
+	pw_pg_params_int(&q, ids[0]);
+	pw_pg_params_int(&q, ids[n - 1]);
+	pw_pg_params_int(&q, p->lookback_us);
+	st = pw_pg_exec_params(
+		pg,
+		"SELECT x.series_id, x.run_id, x.build_id, x.rebaseline_job_id, x.value "
+		"FROM perfwatch.series s "
+		"CROSS JOIN LATERAL (SELECT max(y.measured_at) AS newest_at FROM perfwatch.samples y "
+		"                     WHERE y.series_id = s.series_id) l "
+		"JOIN perfwatch.samples x ON x.series_id = s.series_id "
+		" AND x.measured_at >= l.newest_at - $3::bigint * interval '1 microsecond' "
+		"WHERE s.series_id BETWEEN $1 AND $2 ORDER BY x.series_id",
+		&q, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto out;
+	size_t nr = (size_t)PQntuples(res);
+	size_t klen = 0;
+	for (size_t i = 0; i < nr; i++)
+		klen += (size_t)PQgetlength(res, (int)i, 1) + (size_t)PQgetlength(res, (int)i, 2) +
+		        (size_t)PQgetlength(res, (int)i, 3) + 4;
+	rows = malloc((nr ? nr : 1) * sizeof *rows);
+	keys = malloc(klen ? klen : 1);
+	if (!rows || !keys) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for %zu samples", nr);
+		goto out;
+	}
+	size_t at = 0, koff = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t from = at;
+		while (at < nr && pw_pg_int(res, (int)at, 0) == ids[i]) {
+			size_t kl = (size_t)PQgetlength(res, (int)at, 1) +
+			            (size_t)PQgetlength(res, (int)at, 2) +
+			            (size_t)PQgetlength(res, (int)at, 3) + 4;
+			rows[at].value = pw_pg_double(res, (int)at, 4);
+			if (pw_nf_group_key(pw_pg_value(res, (int)at, 1), pw_pg_value(res, (int)at, 2),
+			                    pw_pg_value(res, (int)at, 3), keys + koff, kl) != PW_OK) {
+				st = pw_fail(PW_ERR_INVALID, errbuf, errlen,
+				             "noise floor: series %" PRId64 ": sample of run \"%s\" has no run id",
+				             ids[i], pw_pg_value(res, (int)at, 1));
+				goto out;
+			}
+			rows[at].key = keys + koff;
+			koff += kl;
+			at++;
+		}
+		pw_nf_result r;
+		st = pw_nf_derive_samples(rows + from, at - from, p, &r);
+		if (st != PW_OK) {
+			pw_fail(st, errbuf, errlen, "noise floor: series %" PRId64 ": %s", ids[i],
+			        st == PW_ERR_NOMEM ? "out of memory" : "samples out of order");
+			goto out;
+		}
+		nf_cols_add(&cols, ids[i], &r);
+		out->series++;
+		out->series_derived += r.status == PW_NF_DERIVED;
+		out->series_insufficient += r.status == PW_NF_INSUFFICIENT_DATA;
+		out->series_invalid += r.status == PW_NF_INVALID;
+	}
+	PQclear(res);
+	res = NULL;
+	if (nf_cols_close(&cols) != PW_OK) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+		goto out;
+	}
+	pw_pg_params_init(&q);
+	pw_pg_params_int(&q, did);
+	for (int i = 0; i < 7; i++)
+		pw_pg_params_text(&q, cols.buf[i]);
+	st = pw_pg_exec_params(
+		pg,
+		"INSERT INTO perfwatch.noise_floors (derivation_id, series_id, status, floor_pct, level, "
+		"n_groups, n_samples, n_pairs, newest_at, previous_derivation_id) "
+		"SELECT $1, u.sid, u.st, u.fl, u.lv, u.ng, u.ns, u.np, "
+		"(SELECT max(y.measured_at) FROM perfwatch.samples y WHERE y.series_id = u.sid), "
+		"(SELECT max(o.derivation_id) FROM perfwatch.noise_floors o "
+		"  WHERE o.series_id = u.sid AND o.status = 'derived' AND o.derivation_id < $1) "
+		"FROM unnest($2::bigint[], $3::text[], $4::float8[], $5::float8[], $6::int[], $7::int[], "
+		"$8::bigint[]) AS u(sid, st, fl, lv, ng, ns, np)",
+		&q, 0, NULL, errbuf, errlen);
+out:
+	PQclear(res);
+	nf_cols_release(&cols);
+	free(keys);
+	free(rows);
+	return st;
+}
+
+pw_status pw_bstore_noise_floor_derive(pw_pg *pg, const pw_nf_params *p,
+                                       pw_bstore_nf_summary *out, char *errbuf, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	if (p->every_us <= 0)
+		return PW_OK;
+	PGresult *res = NULL;
+	int64_t *ids = NULL;
+	pw_status st = pw_pg_begin(pg, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	/* one snapshot for the whole derivation */
+	st = pw_pg_exec(pg, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", 0, NULL, NULL, errbuf,
+	                errlen);
+	if (st != PW_OK)
+		goto fail;
+	st = pw_pg_exec(pg,
+	                "SELECT (extract(epoch FROM now()) * 1e6)::bigint, d.derivation_id, "
+	                "(extract(epoch FROM d.derived_at) * 1e6)::bigint "
+	                "FROM (SELECT 1) one LEFT JOIN (SELECT derivation_id, derived_at "
+	                "FROM perfwatch.noise_floor_derivations ORDER BY derivation_id DESC LIMIT 1) d ON true",
+	                0, NULL, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	int64_t now_us = pw_pg_int(res, 0, 0);
+	bool has_last = pw_pg_value(res, 0, 1) != NULL;
+	int64_t last_id = pw_pg_int(res, 0, 1), last_us = pw_pg_int(res, 0, 2);
+	PQclear(res);
+	res = NULL;
+	out->derivation_id = last_id;
+	if (!pw_nf_due(now_us, has_last, last_us, p->every_us))
+		return pw_pg_rollback(pg, errbuf, errlen);
+	pw_pg_params q;
+	pw_pg_params_init(&q);
+	pw_pg_params_int(&q, last_id);
+	pw_pg_params_double(&q, (double)p->every_us / 1e6);
+	pw_pg_params_double(&q, (double)p->lookback_us / 1e6);
+	pw_pg_params_int(&q, (int64_t)p->min_groups);
+	pw_pg_params_int(&q, (int64_t)p->min_samples);
+	st = pw_pg_exec_params(pg,
+	                       "INSERT INTO perfwatch.noise_floor_derivations (follows, every_s, "
+	                       "lookback_s, min_groups, min_samples) VALUES ($1, $2, $3, $4, $5) "
+	                       "ON CONFLICT (follows) DO NOTHING RETURNING derivation_id",
+	                       &q, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	if (PQntuples(res) == 0) { /* another baseliner derived this period */
+		PQclear(res);
+		return pw_pg_rollback(pg, errbuf, errlen);
+	}
+	int64_t did = pw_pg_int(res, 0, 0);
+	PQclear(res);
+	res = NULL;
+	st = pw_pg_exec(pg, "SELECT series_id FROM perfwatch.series ORDER BY series_id", 0, NULL, &res,
+	                errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	size_t ns = (size_t)PQntuples(res);
+	ids = malloc((ns ? ns : 1) * sizeof *ids);
+	if (!ids) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for %zu series", ns);
+		goto fail;
+	}
+	for (size_t i = 0; i < ns; i++)
+		ids[i] = pw_pg_int(res, (int)i, 0);
+	PQclear(res);
+	res = NULL;
+	for (size_t i = 0; i < ns; i += NF_CHUNK) {
+		st = nf_chunk(pg, did, p, ids + i, ns - i < NF_CHUNK ? ns - i : NF_CHUNK, out, errbuf,
+		              errlen);
+		if (st != PW_OK)
+			goto fail;
+	}
+	pw_pg_params_init(&q);
+	pw_pg_params_int(&q, did);
+	pw_pg_params_int(&q, (int64_t)out->series);
+	pw_pg_params_int(&q, (int64_t)out->series_derived);
+	pw_pg_params_int(&q, (int64_t)out->series_insufficient);
+	pw_pg_params_int(&q, (int64_t)out->series_invalid);
+	st = pw_pg_exec_params(pg,
+	                       "UPDATE perfwatch.noise_floor_derivations SET series_total = $2, "
+	                       "series_derived = $3, series_insufficient = $4, series_invalid = $5 "
+	                       "WHERE derivation_id = $1",
+	                       &q, 0, NULL, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	st = pw_pg_commit(pg, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	free(ids);
+	out->derived = true;
+	out->derivation_id = did;
+	return PW_OK;
+fail:
+	PQclear(res);
+	free(ids);
+	{
+		char rb[64];
+		pw_pg_rollback(pg, rb, sizeof rb);
+	}
+	pw_bstore_nf_summary zero = {0};
+	*out = zero;
+	return st;
+}

@@ -28,6 +28,7 @@
 #include "first_signal.h"
 #include "accept.h"
 #include "series_table.h"
+#include "noise_floor.h"
 
 /*
  * Sets r's power per tier from its sigma_pct and gpu_class: the MDEs the
@@ -312,5 +313,32 @@ typedef struct pw_bstore_acceptance {
 /* *accepted: the row was pending (false: accepted before, or not there). */
 pw_status pw_bstore_accept_shift(pw_pg *pg, const pw_bstore_acceptance *a, bool *accepted,
                                  char *errbuf, size_t errlen);
+
+/* ---- Noise floors, re-derived (§4.2; noise_floor.h, migration 0049) ---- */
+
+/* What one call of pw_bstore_noise_floor_derive did. */
+typedef struct pw_bstore_nf_summary {
+	bool derived;             /* a derivation was made and committed */
+	int64_t derivation_id;    /* its id (derived), else the latest one's (0: none yet) */
+	size_t series;            /* series it wrote a row for */
+	size_t series_derived;    /* ... with a new floor */
+	size_t series_insufficient, series_invalid;
+} pw_bstore_nf_summary;
+
+/*
+ * When due (pw_nf_due on the latest perfwatch.noise_floor_derivations row
+ * and the server's clock), derives every series' noise floor in one
+ * transaction: a noise_floor_derivations row that follows the latest one
+ * (unique: a second baseliner due at the same time writes nothing), then one
+ * noise_floors row per series of perfwatch.series — pw_nf_derive over the
+ * series' samples measured within p->lookback_us of its newest one, grouped
+ * by pw_nf_group_key, with previous_derivation_id its newest derived row
+ * before — and the derivation's counts. Not due, or another baseliner's
+ * derivation won: PW_OK with out->derived false, nothing written. A
+ * failure rolls everything back (pw_pg's codes; PW_ERR_NOMEM); the next call
+ * derives again. Series are read and written in chunks of 2,000.
+ */
+pw_status pw_bstore_noise_floor_derive(pw_pg *pg, const pw_nf_params *p,
+                                       pw_bstore_nf_summary *out, char *errbuf, size_t errlen);
 
 #endif

@@ -39,6 +39,8 @@ int main(int argc, char **argv, char **envp)
 		.ninputs = sizeof bl_inputs / sizeof bl_inputs[0],
 		.worker_init = pw_bl_worker_init,
 		.worker_release = pw_bl_worker_release,
+		.tick = pw_bl_tick, /* noise floors re-derived (§4.2) */
+		.tick_key = "baseliner.noise_floor.check",
 		.stopped = pw_bl_stopped,
 	};
 	def.keys = pw_baseliner_config_keys(&def.nkeys);

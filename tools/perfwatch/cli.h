@@ -47,6 +47,8 @@ int pw_cmd_bisect(int argc, char **argv);
 int pw_cmd_report(int argc, char **argv);
 /* `coverage [--week YYYY-MM-DD] [--text]` (cmd_coverage.c): the planner's chip-hours and coverage for a week. */
 int pw_cmd_coverage(int argc, char **argv);
+/* `noise-floors [--since YYYY-MM-DD] [--text]` (cmd_noise_floors.c): the baseliner's noise-floor derivations, previous against new. */
+int pw_cmd_noise_floors(int argc, char **argv);
 /* `series plot SERIES [-o FILE.svg]` (cmd_plot.c); argv[0] is "plot", dispatched by cmd_series.c. */
 int pw_cmd_series_plot(int argc, char **argv);
 
@@ -104,6 +106,18 @@ int pw_cli_parse_direction_file(int argc, char **argv, const char *file_word, in
 int pw_cli_parse_period(int argc, char **argv, const char *what, const char *opt,
                         bool (*valid)(const char *), const char *form, void (*usage)(FILE *),
                         const char **value, bool *text);
+
+/*
+ * pw_cli_parse_period, then pw_cli_pg_connect: how every report over one
+ * period starts. Returns -1 with *conn set when the command should go on
+ * (the caller PQfinish()es it); else the exit code to return.
+ */
+int pw_cli_period_connect(int argc, char **argv, const char *what, const char *opt,
+                          bool (*valid)(const char *), const char *form, void (*usage)(FILE *),
+                          const char **value, bool *text, PGconn **conn);
+
+/* A day's form, YYYY-MM-DD (PostgreSQL judges the date itself). */
+bool pw_cli_day_ok(const char *s);
 
 /*
  * Connects to PostgreSQL at PW_PG_DSN (pg.c). Returns -1 with *conn set when

@@ -26,11 +26,6 @@ static void usage(FILE *out)
 	             "  holding the day (default: the latest week with an RC plan)\n");
 }
 
-static bool day_ok(const char *s)
-{
-	return strlen(s) == 10 && s[4] == '-' && s[7] == '-' && strspn(s, "0123456789-") == 10;
-}
-
 static const char *const tiers[] = {"T0", "T1", "T2", "tail", "reserve"};
 static const char *const tier_text[] = {"T0 nightly smoke", "T1 RC gate", "T2 amortised", "tail rotation",
                                         "re-baseline + bisection reserve"};
@@ -53,12 +48,9 @@ int pw_cmd_coverage(int argc, char **argv)
 {
 	const char *week;
 	bool text;
-	int rc = pw_cli_parse_period(argc, argv, "coverage", "--week", day_ok, "YYYY-MM-DD", usage,
-	                             &week, &text);
-	if (rc >= 0)
-		return rc;
 	PGconn *conn;
-	rc = pw_cli_pg_connect(&conn);
+	int rc = pw_cli_period_connect(argc, argv, "coverage", "--week", pw_cli_day_ok, "YYYY-MM-DD", usage, &week,
+	                               &text, &conn);
 	if (rc >= 0)
 		return rc;
 	rc = PW_CLI_EXIT_FAIL;

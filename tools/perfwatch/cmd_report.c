@@ -50,12 +50,9 @@ static int card(int argc, char **argv)
 {
 	const char *month;
 	bool text;
-	int rc = pw_cli_parse_period(argc, argv, "report card", "--month", month_ok, "YYYY-MM", usage,
-	                             &month, &text);
-	if (rc >= 0)
-		return rc;
 	PGconn *conn;
-	rc = pw_cli_pg_connect(&conn);
+	int rc = pw_cli_period_connect(argc, argv, "report card", "--month", month_ok, "YYYY-MM", usage, &month,
+	                               &text, &conn);
 	if (rc >= 0)
 		return rc;
 	rc = PW_CLI_EXIT_FAIL;

@@ -387,3 +387,8 @@ int pw_cli_parse_period(int argc, char **argv, const char *what, const char *opt
 	}
 	return -1;
 }
+
+bool pw_cli_day_ok(const char *s)
+{
+	return strlen(s) == 10 && s[4] == '-' && s[7] == '-' && strspn(s, "0123456789-") == 10;
+}

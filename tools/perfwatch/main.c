@@ -38,6 +38,10 @@ static const pw_cli_command commands[] = {
 	 "the planner's week: spend gated by the RC, models measured within 28 days, chip-hours by "
 	 "tier reconciling to the total against the naive matrix (PW_PG_DSN)",
 	 pw_cmd_coverage, true},
+	{"noise-floors", "[--since YYYY-MM-DD] [--text|--json]",
+	 "the noise floors the baseliner re-derived (section 4.2): per series the previous floor, the "
+	 "new one, the change and the runs behind each (PW_PG_DSN)",
+	 pw_cmd_noise_floors, true},
 };
 
 static void usage(FILE *out)

@@ -2,8 +2,9 @@
  * pg.c: the PostgreSQL prologue the reading commands share (cli.h):
  * connect at PW_PG_DSN, run one parameterised query, say what failed.
  *
- * `gate show`, `attribution show`, `bisect show` and `report card` read
- * through these two; `series` and `series plot` have their own (a --dsn
+ * `gate show`, `attribution show`, `bisect show`, `report card`,
+ * `coverage` and `noise-floors` read through these (the reports over one
+ * period start with pw_cli_period_connect); `series` and `series plot` have their own (a --dsn
  * option and a default DSN).
  */
 #include <stdio.h>
@@ -65,4 +66,15 @@ int pw_cli_show_args(int argc, char **argv, void (*usage)(FILE *out), const char
 		return PW_CLI_EXIT_USAGE;
 	}
 	return pw_cli_check_id(what, *id, max);
+}
+
+int pw_cli_period_connect(int argc, char **argv, const char *what, const char *opt,
+                          bool (*valid)(const char *), const char *form, void (*usage)(FILE *),
+                          const char **value, bool *text, PGconn **conn)
+{
+	*conn = NULL;
+	int rc = pw_cli_parse_period(argc, argv, what, opt, valid, form, usage, value, text);
+	if (rc >= 0)
+		return rc;
+	return pw_cli_pg_connect(conn);
 }
