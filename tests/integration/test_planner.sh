@@ -275,6 +275,56 @@ read -r gated notrun <<<"$(q "SELECT count(*) || ' ' || count(*) FILTER (WHERE r
   fail "the summary does not name chat-8b's $gated planned v5e-8 series"
 echo "test_planner: gate: $gated planned chat-8b/v5e-8 series INSUFFICIENT_DATA without runs, rank-x's $n_rankx planned benchmarks never measured"
 
+# rank-x's new program (re-adopted on 06-16) broke its inheritance: the gate of 06-22 records none
+[ "$(q "SELECT inherits_from || ' ' || verdict_inherited FROM perfwatch.gate_family_results
+        WHERE release_id = 'xla-rc-2026-06-22' AND evaluation = 1 AND family = 'rank-x'")" = " f" ] ||
+  fail "the gate of xla-rc-2026-06-22 still records an inheritance for rank-x (its program changed)"
+
+# --- the gate: an inheritor without runs of its own is decided through its representative -----
+# rc-2026-06-15's plan says rank-x inherits chat-8b's verdict (similarity >= 0.95); its runs
+# (executed above) hold rank-x only if the rotation took it. The gate's family verdict records
+# the inheritance; without rank-x runs on the release its verdict is chat-8b's.
+rc15=$(q "SELECT release FROM perfwatch.plans WHERE sweep_id = 'rc-2026-06-15'")
+cl15=$(q "SELECT cl_head FROM perfwatch.plans WHERE sweep_id = 'rc-2026-06-15'")
+sim15=$(q "SELECT round(similarity::numeric, 2) FROM perfwatch.plan_inheritances WHERE plan_id = 'plan:rc-2026-06-15' AND model = 'rank-x'")
+own15=$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = '$rc15' AND model = 'rank-x'")
+now_us=$(( $(date +%s%N) / 1000 ))
+printf 'release_id: "%s" evaluation: 1 candidate { build_id: "%s" kind: BUILD_KIND_RC cl: "cl/%s" cl_number: %s release_id: "%s" } baseline_release: "xla-2026-06-10" families: "chat-8b" families: "rank-x" fdr_q: 0.05 requested_unix_us: %s deadline_unix_us: %s' \
+  "$rc15" "$rc15" "$cl15" "$cl15" "$rc15" "$now_us" $((now_us + 20000000)) | enc GateRequest gate.proto >"$work/gr15.bin" ||
+  fail "encoding the GateRequest of $rc15"
+kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.gate.requests.v1 -k "$rc15" "$work/gr15.bin" || fail "producing the GateRequest of $rc15"
+ev15="FROM perfwatch.gate_evaluations WHERE release_id = '$rc15' AND evaluation = 1"
+deadline=$((SECONDS + 180))
+until [ "$(q "SELECT status $ev15")" = done ]; do
+  [ $SECONDS -lt $deadline ] || fail "$rc15 not decided within 180 s"
+  sleep 0.5
+done
+"$pw" gate show "$rc15" --json >"$work/gate15.json" || fail "perfwatch gate show $rc15 failed"
+summary15=$(q "SELECT summary $ev15")
+python3 - "$work/gate15.json" "$sim15" "$own15" <<'PY' || fail "perfwatch gate show $rc15: rank-x's inheritance: $(cat "$work/gate15.json" | head -c 600)"
+import json, sys
+g = json.load(open(sys.argv[1]))
+sim, own = float(sys.argv[2]), int(sys.argv[3])
+f = {x["family"]: x for x in g["families"]}
+r, c = f["rank-x"], f["chat-8b"]
+assert r["inherits_from"] == "chat-8b" and abs(r["inherit_similarity"] - sim) < 0.005, r
+assert c["inherits_from"] == "" and "inherit_similarity" not in c and c["verdict_inherited"] is False, c
+if own == 0:
+    assert r["verdict_inherited"] is True and r["verdict"] == c["verdict"], (r["verdict"], c["verdict"])
+else:
+    assert r["verdict_inherited"] is False, r
+PY
+[[ $summary15 == *"rank-x inherits from chat-8b, similarity $sim15"* ]] ||
+  fail "the summary of $rc15 does not say rank-x inherits from chat-8b, similarity $sim15: $summary15"
+if [ "$own15" = 0 ]; then
+  [[ $summary15 != *"rank-x has no measured series"* ]] || fail "the summary of $rc15 calls rank-x unmeasured: $summary15"
+  echo "test_planner: gate, $rc15: rank-x has no run of its own: $(q "SELECT verdict FROM perfwatch.gate_family_results WHERE release_id = '$rc15' AND evaluation = 1 AND family = 'rank-x'") through chat-8b (${summary15:0:300})"
+else
+  [[ $summary15 == *"rank-x inherits from chat-8b, similarity $sim15 (decided on its own runs)"* ]] ||
+    fail "the summary of $rc15 does not say rank-x was decided on its own $own15 runs: $summary15"
+  echo "test_planner: gate, $rc15: rank-x inherits from chat-8b but ran ($own15 runs): decided on its own (${summary15:0:300})"
+fi
+
 # --- RCs: coverage, lines reconciling, inheritance and its loss -------------------------------
 bad=$(q "SELECT string_agg(sweep_id || ' ' || round(spend_coverage::numeric, 3), ', ') FROM perfwatch.plans
          WHERE kind = 'rc' AND day BETWEEN '2026-06-08' AND '2026-06-22' AND spend_coverage < 0.95")
