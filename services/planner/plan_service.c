@@ -51,6 +51,8 @@ typedef struct app {
 	pw_metric *m_seconds;  /* histogram seconds to make a plan */
 	pw_metric *m_chip_h;   /* gauge chip-hours of the latest plan, by kind and tier */
 	pw_metric *m_coverage; /* gauge spend coverage of the latest RC plan */
+	pw_metric *m_rc_day;   /* gauge the latest RC plan's day, unix seconds (0: none yet) */
+	bool rc_loaded;        /* the two gauges above were read from PostgreSQL once */
 	pw_metric *m_pruned;   /* gauge share of T0 candidates the latest nightly pruned */
 	pw_metric *m_waiting;  /* gauge 1 while a sweep waits for its inputs */
 	pw_metric *m_cls;      /* counter CLs checked{relevant} */
@@ -148,6 +150,10 @@ pw_status pw_planner_init(pw_service *svc, void **out, char *errbuf, size_t errl
 		st = pw_metrics_gauge(reg, "perfwatch_planner_spend_coverage_ratio",
 		                      "share of fleet spend measured or inherited on the latest RC plan", NULL, &a->m_coverage,
 		                      errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_metrics_gauge(reg, "perfwatch_planner_latest_rc_day_seconds",
+		                      "day of the latest RC plan (unix seconds, midnight UTC); 0 before the first",
+		                      NULL, &a->m_rc_day, errbuf, errlen);
 	if (st == PW_OK)
 		st = pw_metrics_gauge(reg, "perfwatch_planner_t0_pruned_ratio",
 		                      "share of T0 candidates the latest nightly skipped", NULL, &a->m_pruned, errbuf, errlen);
@@ -461,8 +467,10 @@ static pw_status plan_one(app *a, pw_pg *pg, const plan_sweep_row *sw, bool *don
 		for (int t = 0; t < PW_PLAN_TIERS; t++)
 			pw_metric_set(a->m_chip_h, (const char *const[]){kind, pw_plan_tier_name((pw_plan_tier)t)},
 			              plan.lines[t].chip_h);
-		if (sw->rc)
+		if (sw->rc) {
 			pw_metric_set(a->m_coverage, NULL, plan.spend_coverage);
+			pw_metric_set(a->m_rc_day, NULL, (double)sw->day_num * 86400.0);
+		}
 		else if (plan.t0_candidates)
 			pw_metric_set(a->m_pruned, NULL, (double)plan.t0_pruned / plan.t0_candidates);
 		pw_log_info(a->lg,
@@ -489,7 +497,20 @@ pw_status pw_planner_tick(void *ctx, pw_service_worker *main, int64_t *next_ms, 
 {
 	app *a = ctx;
 	bool read;
-	pw_status st = inputs_read(a, &read, errbuf, errlen);
+	pw_status st;
+	if (!a->rc_loaded) { /* the SLO gauges say what is stored, not what this process made */
+		bool found;
+		double cov = 0.0;
+		int64_t day_s = 0;
+		if ((st = plan_store_latest_rc(main->pg, &found, &cov, &day_s, errbuf, errlen)) != PW_OK)
+			return pw_service_retriable(st) ? st : PW_ERR_UNAVAILABLE;
+		if (found) {
+			pw_metric_set(a->m_coverage, NULL, cov);
+			pw_metric_set(a->m_rc_day, NULL, (double)day_s);
+		}
+		a->rc_loaded = true;
+	}
+	st = inputs_read(a, &read, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	if (!read) {

@@ -496,6 +496,25 @@ pw_status plan_next_sweep(pw_pg *pg, plan_sweep_row *out, char *errbuf, size_t e
 	return PW_OK;
 }
 
+pw_status plan_store_latest_rc(pw_pg *pg, bool *found, double *spend_coverage, int64_t *day_unix_s,
+                               char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(pg,
+	                          "SELECT spend_coverage, (day - date '1970-01-01')::bigint * 86400 "
+	                          "FROM perfwatch.plans WHERE kind = 'rc' ORDER BY day DESC, plan_id DESC LIMIT 1",
+	                          0, NULL, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	*found = PQntuples(res) == 1;
+	if (*found) {
+		*spend_coverage = pw_pg_double(res, 0, 0);
+		*day_unix_s = pw_pg_int(res, 0, 1);
+	}
+	PQclear(res);
+	return PW_OK;
+}
+
 pw_status plan_inputs_state(pw_pg *pg, int64_t *models, int64_t *max_cl, char *errbuf, size_t errlen)
 {
 	PGresult *res = NULL;

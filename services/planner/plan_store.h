@@ -101,6 +101,14 @@ typedef struct plan_sweep_row {
 
 pw_status plan_next_sweep(pw_pg *pg, plan_sweep_row *out, char *errbuf, size_t errlen);
 
+/*
+ * The latest RC plan stored (by day): its spend coverage and its day as unix
+ * seconds (midnight UTC). *found is false when no RC was planned yet. For the
+ * planner's gauges after a restart.
+ */
+pw_status plan_store_latest_rc(pw_pg *pg, bool *found, double *spend_coverage, int64_t *day_unix_s,
+                               char *errbuf, size_t errlen);
+
 /* Whether the planner can plan: models in the catalogue, the highest CL number it has read. */
 pw_status plan_inputs_state(pw_pg *pg, int64_t *models, int64_t *max_cl, char *errbuf, size_t errlen);
 
