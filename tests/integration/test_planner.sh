@@ -365,6 +365,31 @@ assert 0 <= c["lines"]["T0"]["pruned_ratio"] <= 1 and c["lines"]["T0"]["planned_
 PY
 "$pw" coverage --week 2026-06-15 --text | sed 's/^/test_planner: /'
 
+# --- the spend-coverage SLO's gauges survive a restart -----------------------------------------
+# (deploy/prometheus/rules: PerfwatchSpendCoverageLow reads them) a planner started after the
+# RCs were planned reads the latest RC plan from PostgreSQL: its coverage and its day
+kill -TERM "${pid[planner]}"
+wait "${pid[planner]}" 2>/dev/null || true
+cat "$work/planner.log" >>"$work/planner.log.before-restart" && : >"$work/planner.log"
+start
+read -r want_cov want_day <<<"$(q "SELECT spend_coverage || ' ' || (day - date '1970-01-01') * 86400 FROM perfwatch.plans
+                                   WHERE kind = 'rc' ORDER BY day DESC, plan_id DESC LIMIT 1")"
+deadline=$((SECONDS + 90))
+until port=$(grep -o '"msg":"serving /healthz /readyz /metrics on 127.0.0.1:[0-9]*' "$work/planner.log" | tail -n 1 | grep -o '[0-9]*$') &&
+      [ -n "$port" ] && curl -sf "http://127.0.0.1:$port/metrics" >"$work/planner_metrics.txt" &&
+      grep -Eq '^perfwatch_planner_latest_rc_day_seconds [1-9]' "$work/planner_metrics.txt"; do
+  kill -0 "${pid[planner]}" 2>/dev/null || fail "pw-planner exited after its restart"
+  [ $SECONDS -lt $deadline ] || fail "the restarted planner's /metrics has no latest RC day: $(grep latest_rc "$work/planner_metrics.txt" 2>/dev/null)"
+  sleep 0.3
+done
+python3 - "$work/planner_metrics.txt" "$want_cov" "$want_day" <<'PY' || fail "the restarted planner's SLO gauges: $(grep -E 'spend_coverage|latest_rc' "$work/planner_metrics.txt")"
+import sys
+m = {l.split()[0]: float(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("perfwatch_planner_")}
+assert abs(m["perfwatch_planner_spend_coverage_ratio"] - float(sys.argv[2])) < 1e-9, m
+assert m["perfwatch_planner_latest_rc_day_seconds"] == float(sys.argv[3]), m
+PY
+echo "test_planner: restarted pw-planner reports the latest RC plan's spend coverage $want_cov (day $want_day) on /metrics"
+
 # --- bad inputs, each dead-lettered ------------------------------------------------------------
 good_op='ops { op: "gemm" shape: "d4096" config: "decode.B64.s2048.int8" calls: 32 bytes: 1 flops: 1 }'
 printf 'model: "bad-spend" tier: "tail" spend_share: 1.5 platforms: "v6e-4" configs: "decode.B64.s2048.int8" hlo_fingerprint: "hlo:1" %s' "$good_op" |
