@@ -75,6 +75,29 @@ until [ "$(nplans 2026-06-15)" = 10 ]; do
   [ $SECONDS -lt $deadline ] || fail "$(nplans 2026-06-15) of 10 plans within 300 s"
   sleep 0.5
 done
+# the killed sweep's plan is the plan an uninterrupted planner makes of the same inputs: a
+# fresh `pw-planner --recompute` (the tick's reads and pw_plan_make, nothing stored) before the
+# second week's inputs change the catalogue, against the stored rows, every column
+stored_plan() {
+  local f=(-XAtq -F $'\t' -v ON_ERROR_STOP=1)
+  psql "$PW_PG_DSN" "${f[@]}" -c "SELECT 'plan', sweep_id, kind, release, cl_head, day, round(chip_hours::numeric, 6),
+    round(naive_chip_hours_week::numeric, 6), round(spend_coverage::numeric, 6), round(spend_measured::numeric, 6),
+    round(spend_inherited::numeric, 6), t0_candidates, t0_pruned, t1_models, clusters, models
+    FROM perfwatch.plans WHERE plan_id = 'plan:$1'"
+  psql "$PW_PG_DSN" "${f[@]}" -c "SELECT 'item', model, platform, config, repeats, tier, top, round(mde_pct::numeric, 6),
+    round(sigma_pct::numeric, 6), hlo_fingerprint FROM perfwatch.plan_items WHERE plan_id = 'plan:$1'"
+  psql "$PW_PG_DSN" "${f[@]}" -c "SELECT 'inherit', model, representative, round(similarity::numeric, 6), hlo_fingerprint,
+    representative_fingerprint, representative_measured FROM perfwatch.plan_inheritances WHERE plan_id = 'plan:$1'"
+  psql "$PW_PG_DSN" "${f[@]}" -c "SELECT 'line', tier, round(chip_hours::numeric, 6), round(planned_chip_hours::numeric, 6),
+    points, repeats, models, deferred FROM perfwatch.plan_lines WHERE plan_id = 'plan:$1'"
+}
+stored_plan "$killed" | LC_ALL=C sort >"$work/killed_stored.tsv" || fail "reading plan:$killed"
+"$PW_BUILD/services/planner/pw-planner" --recompute "$killed" 2>"$work/recompute.err" | LC_ALL=C sort >"$work/killed_fresh.tsv"
+[ -s "$work/killed_fresh.tsv" ] || fail "pw-planner --recompute $killed printed nothing: $(cat "$work/recompute.err")"
+if ! diff "$work/killed_stored.tsv" "$work/killed_fresh.tsv" >"$work/killed.diff"; then
+  fail "plan:$killed (planned after the kill) differs from the plan an uninterrupted planner makes: $(head -c 1500 "$work/killed.diff")"
+fi
+echo "test_planner: plan:$killed, planned by the restarted planner, equals a fresh recomputation: $(grep -c '^item' "$work/killed_fresh.tsv") items ($(awk -F'\t' '$1 == "item" { n += $5 } END { print n }' "$work/killed_fresh.tsv") repeats), $(grep -c '^inherit' "$work/killed_fresh.tsv") inheritances, $(grep -c '^line' "$work/killed_fresh.tsv") lines, every column"
 # the second week: rank-x's new program is adopted on 06-16, before its sweeps
 "$sim" planner --models 300 --from 2026-06-16 --days 7 --readopt rank-x@2026-06-16 >"$work/sim2.json" 2>>"$work/sim.log" ||
   fail "pw-sim planner (second week) failed"
