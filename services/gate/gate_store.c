@@ -947,12 +947,13 @@ pw_status pw_gate_store_load(pw_baseline_reader *br, const char *release_id, uin
 	if (st != PW_OK)
 		goto fail;
 	r->planned_unmeasured = 0;
-	for (int row = 0; row < PQntuples(res); row++)
-		for (size_t j = 0; j < r->n_families; j++)
-			if (strcmp(r->families[j].name, PQgetvalue(res, row, 0)) == 0) {
-				r->families[j].planned_unmeasured = (size_t)pw_pg_int(res, row, 1);
-				r->planned_unmeasured += r->families[j].planned_unmeasured;
-			}
+	for (int row = 0; row < PQntuples(res); row++) {
+		pw_gate_family_input *f = family_named(r, PQgetvalue(res, row, 0));
+		if (f) {
+			f->planned_unmeasured = (size_t)pw_pg_int(res, row, 1);
+			r->planned_unmeasured += f->planned_unmeasured;
+		}
+	}
 	PQclear(res);
 	res = NULL;
 	/* 4b'. the inheritances the plan of the candidate's sweep records for
