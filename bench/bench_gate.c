@@ -83,7 +83,7 @@ static void fill(bench *b)
 	uint64_t s = 7841917;
 	for (size_t f = 0; f < N_FAMILIES; f++) {
 		snprintf(b->names[f], sizeof b->names[f], "model-%02zu", f);
-		b->fam[f] = (pw_gate_family_input){b->names[f], 0.8 / N_FAMILIES, false, 0};
+		b->fam[f] = (pw_gate_family_input){.name = b->names[f], .spend_share = 0.8 / N_FAMILIES};
 	}
 	for (size_t k = 0; k < N_SERIES; k++) {
 		size_t f = k / PER_FAMILY, j = k % PER_FAMILY;

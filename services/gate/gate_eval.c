@@ -259,6 +259,7 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 		const pw_gate_series_result *r = &series_out[i];
 		pw_gate_family_result *f = &family_out[in->family];
 		f->n_series++;
+		f->n_with_runs += in->n_cand > 0;
 		bool gated = in->state == PW_GATE_STATE_ACTIVE || in->state == PW_GATE_STATE_BASELINING;
 		if (in->planned && gated && in->n_cand == 0)
 			f->n_planned_missing++;
@@ -297,7 +298,7 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 		f->impact_pct = sig_n[j] ? families[j].spend_share * sig_sum[j] / (double)sig_n[j] : 0.0;
 		aggregate += f->impact_pct;
 	}
-	/* 4. §8 verdicts */
+	/* 4. §8 verdicts, each family on its own series */
 	release->verdict = PW_GATE_FAMILY_PASS;
 	release->n_tests = n_tests;
 	release->aggregate_impact_pct = aggregate;
@@ -318,6 +319,22 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 		else if (f->n_wins > 0)
 			v = PW_GATE_FAMILY_VALIDATED_WIN;
 		f->unwaived = v;
+	}
+	/* 5. an inheritor without a run of its own is decided through its
+	 * representative (one level: a representative that inherits itself is
+	 * not followed) */
+	for (size_t j = 0; j < n_families; j++) {
+		size_t rep = families[j].representative;
+		if (families[j].inherits_from && families[j].inherits_from[0] && rep < n_families &&
+		    rep != j && family_out[j].n_with_runs == 0 &&
+		    !(families[rep].inherits_from && families[rep].inherits_from[0])) {
+			family_out[j].unwaived = family_out[rep].unwaived;
+			family_out[j].inherited = true;
+		}
+	}
+	for (size_t j = 0; j < n_families; j++) {
+		pw_gate_family_result *f = &family_out[j];
+		pw_gate_family_verdict v = f->unwaived;
 		if (families[j].waived && v != PW_GATE_FAMILY_PASS &&
 		    v != PW_GATE_FAMILY_VALIDATED_WIN)
 			v = PW_GATE_FAMILY_WAIVED;

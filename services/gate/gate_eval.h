@@ -120,6 +120,12 @@ typedef struct pw_gate_family_input {
 	size_t planned_unmeasured; /* benchmarks the candidate's plan lists for the family that
 	                            * have no series at all (never measured): each is a series
 	                            * short of data, so the family cannot PASS without them */
+	const char *inherits_from; /* the plan of the candidate's sweep records that this model
+	                            * inherits the verdict of that representative (planner,
+	                            * HLO-signature clustering); NULL or "" when it does not */
+	double inherit_similarity; /* the recorded signature similarity, 0..1 */
+	size_t representative;     /* index of inherits_from among the families, SIZE_MAX when
+	                            * it is not gated in this release (or no inheritance) */
 } pw_gate_family_input;
 
 typedef struct pw_gate_series_result {
@@ -139,6 +145,10 @@ typedef struct pw_gate_family_result {
 	size_t n_planned_missing;  /* planned and without a candidate run: gated series (active
 	                            * or baselining) with none, plus planned_unmeasured */
 	double impact_pct;         /* spend-weighted fleet impact, percent of fleet */
+	size_t n_with_runs;        /* series with at least one candidate run */
+	bool inherited;            /* the verdict is the representative's: the family inherits
+	                            * (families[].representative) and has no candidate run of
+	                            * its own */
 } pw_gate_family_result;
 
 typedef struct pw_gate_release_result {
@@ -188,7 +198,11 @@ bool pw_gate_series_effect_passed(const pw_gate_series_input *in, const pw_gate_
 
 /*
  * Evaluates one release. series_out has n_series entries and family_out
- * n_families, both caller-owned. Allocates its working memory once per call.
+ * n_families, both caller-owned. A family that inherits (its representative
+ * among the families, not itself inheriting) and has no candidate run of its
+ * own takes its representative's unwaived verdict (inherited = true), its
+ * own waiver still applying; a family with runs of its own is decided on
+ * them. Allocates its working memory once per call.
  * PW_ERR_INVALID on a family index out of range or non-finite samples.
  */
 pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_input *families,

@@ -243,6 +243,11 @@ pw_status pw_gate_messages_build(pw_gate_release *r, const char *page_route, pw_
 		f->gated_series = (uint32_t)r->fr[j].n_tested;
 		f->regressed_series = (uint32_t)r->fr[j].n_regressed;
 		f->under_powered_series = (uint32_t)r->fr[j].n_under_powered;
+		if (r->families[j].inherits_from && r->families[j].inherits_from[0]) {
+			f->inherits_from = (char *)r->families[j].inherits_from;
+			f->inherit_similarity = r->families[j].inherit_similarity;
+		}
+		f->verdict_inherited = r->fr[j].inherited;
 		fv[j] = f;
 	}
 	v->families = fv;

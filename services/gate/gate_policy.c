@@ -383,7 +383,11 @@ void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
 	size_t named = 0;
 	for (size_t j = 0; j < n_families; j++) {
 		pw_gate_outcome o = pw_gate_family_outcome(fr[j].verdict);
-		if (o == PW_GATE_OUT_BLOCKING || o == PW_GATE_OUT_P1)
+		if ((o == PW_GATE_OUT_BLOCKING || o == PW_GATE_OUT_P1) && fr[j].inherited)
+			sb_printf(&sb, "%s %s%s (through %s)", named ? ";" : "",
+			          o == PW_GATE_OUT_P1 && overall != PW_GATE_OUT_P1 ? "P1 " : "",
+			          families[j].name, families[j].inherits_from);
+		else if (o == PW_GATE_OUT_BLOCKING || o == PW_GATE_OUT_P1)
 			sb_printf(&sb, "%s %s%s (%zu series, %.2f%% fleet)", named ? ";" : "",
 			          o == PW_GATE_OUT_P1 && overall != PW_GATE_OUT_P1 ? "P1 " : "",
 			          families[j].name, fr[j].n_regressed, fr[j].impact_pct);
@@ -395,7 +399,7 @@ void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
 		named++;
 	}
 	for (size_t j = 0; j < n_families; j++) {
-		if (fr[j].n_series != 0)
+		if (fr[j].n_series != 0 || fr[j].inherited)
 			continue;
 		sb_printf(&sb, "%s %s has no measured series", named ? ";" : "", families[j].name);
 		named++;
@@ -444,6 +448,14 @@ void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
 	if (named == 0 && lacking == 0 && planned == 0)
 		sb_printf(&sb, " %zu families, %zu tests, %.2f%% fleet impact", n_families,
 		          release->n_tests, release->aggregate_impact_pct);
+	/* the plan's inheritances (docs/gate.md, "Inherited verdicts") */
+	for (size_t j = 0; j < n_families; j++)
+		if (families[j].inherits_from && families[j].inherits_from[0])
+			sb_printf(&sb, "; %s inherits from %s, similarity %.2f%s", families[j].name,
+			          families[j].inherits_from, families[j].inherit_similarity,
+			          fr[j].inherited     ? ""
+			          : fr[j].n_with_runs ? " (decided on its own runs)"
+			                              : " (representative not gated)");
 	/* what the verdict cannot say: series tested with too few runs, and the
 	 * band a GPU benchmark does not certify (§4.5) */
 	size_t under = 0, gpu = 0;

@@ -283,7 +283,11 @@ pw_status pw_gate_power_table(FILE *out, const pw_gate_policy *policy, double tp
  * per family what the plan of the candidate's sweep lists and did not
  * arrive ("; chat-8b: 6 planned series without a candidate run (KEY, ...)",
  * the baselining ones; "; rank-x: 24 planned benchmarks never measured"),
- * every series that lacked data (", planned" when the plan lists it); then,
+ * every series that lacked data (", planned" when the plan lists it); the
+ * inheritances the plan records ("; rank-x inherits from chat-8b, similarity
+ * 0.98", with " (decided on its own runs)" or " (representative not
+ * gated)" when the verdict is not the representative's; an inheriting
+ * BLOCKING or P1 family is named "rank-x (through chat-8b)"); then,
  * when there are any, the count of
  * UNDER_POWERED series ("; 4 series under-powered (fewer candidate runs than
  * their noise needs for the MDE)") and, when a GPU-class series was tested

@@ -673,6 +673,15 @@ static pw_status load_windows(pw_baseline_reader *br, pw_gate_release *r, const 
 	return st;
 }
 
+/* The family of r named name, NULL when the release does not gate it. */
+static pw_gate_family_input *family_named(pw_gate_release *r, const char *name)
+{
+	for (size_t j = 0; j < r->n_families; j++)
+		if (strcmp(r->families[j].name, name) == 0)
+			return &r->families[j];
+	return NULL;
+}
+
 /*
  * Whether the plan of the candidate's sweep lists series s's benchmark
  * (model, fingerprint, platform, config): a plan whose release is the
@@ -938,12 +947,39 @@ pw_status pw_gate_store_load(pw_baseline_reader *br, const char *release_id, uin
 	if (st != PW_OK)
 		goto fail;
 	r->planned_unmeasured = 0;
-	for (int row = 0; row < PQntuples(res); row++)
-		for (size_t j = 0; j < r->n_families; j++)
-			if (strcmp(r->families[j].name, PQgetvalue(res, row, 0)) == 0) {
-				r->families[j].planned_unmeasured = (size_t)pw_pg_int(res, row, 1);
-				r->planned_unmeasured += r->families[j].planned_unmeasured;
-			}
+	for (int row = 0; row < PQntuples(res); row++) {
+		pw_gate_family_input *f = family_named(r, PQgetvalue(res, row, 0));
+		if (f) {
+			f->planned_unmeasured = (size_t)pw_pg_int(res, row, 1);
+			r->planned_unmeasured += f->planned_unmeasured;
+		}
+	}
+	PQclear(res);
+	res = NULL;
+	/* 4b'. the inheritances the plan of the candidate's sweep records for
+	 * these families (docs/gate.md, "Inherited verdicts"): the newest plan
+	 * of the release that holds one for the model */
+	for (size_t j = 0; j < r->n_families; j++)
+		r->families[j].representative = SIZE_MAX;
+	st = pw_pg_exec(pg,
+	                "SELECT DISTINCT ON (h.model) h.model, h.representative, h.similarity "
+	                "FROM perfwatch.plans pl JOIN perfwatch.plan_inheritances h USING (plan_id) "
+	                "WHERE pl.release IN ($2, $3) AND h.model = ANY($1::text[]) "
+	                "ORDER BY h.model, pl.day DESC, pl.plan_id DESC",
+	                3, pp, &res, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
+	for (int row = 0; row < PQntuples(res); row++) {
+		pw_gate_family_input *f = family_named(r, PQgetvalue(res, row, 0));
+		if (!f)
+			continue;
+		f->inherits_from = pw_gate_release_strdup(r, PQgetvalue(res, row, 1));
+		if (!f->inherits_from)
+			goto nomem;
+		f->inherit_similarity = pw_pg_double(res, row, 2);
+		pw_gate_family_input *rep = family_named(r, f->inherits_from);
+		f->representative = rep ? (size_t)(rep - r->families) : SIZE_MAX;
+	}
 	PQclear(res);
 	res = NULL;
 	/* 4b. for an evaluation, the windows of the series' latest baselines,
@@ -1167,18 +1203,22 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		snprintf(imp, sizeof imp, "%.17g", f->impact_pct);
 		snprintf(gated, sizeof gated, "%zu", f->n_tested);
 		snprintf(regr, sizeof regr, "%zu", f->n_regressed);
-		char under[32];
+		char under[32], sim[32];
 		snprintf(under, sizeof under, "%zu", f->n_under_powered);
+		const char *inherits = r->families[j].inherits_from ? r->families[j].inherits_from : "";
+		snprintf(sim, sizeof sim, "%.17g", r->families[j].inherit_similarity);
 		const char *q[] = {r->release_id, ev, r->families[j].name,
 		                   tier_text(r->family_tier[j]),
 		                   pw_gate_outcome_name(pw_gate_family_outcome(f->verdict)), share, imp,
-		                   gated, regr, under};
+		                   gated, regr, under, inherits, inherits[0] ? sim : NULL,
+		                   f->inherited ? "true" : "false"};
 		st = pw_pg_exec(pg,
 		                "INSERT INTO perfwatch.gate_family_results (release_id, evaluation, "
 		                "family, tier, verdict, spend_share, spend_weighted_impact_pct, "
-		                "gated_series, regressed_series, under_powered_series) VALUES ($1, $2, $3, "
-		                "$4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
-		                10, q, NULL, errbuf, errlen);
+		                "gated_series, regressed_series, under_powered_series, inherits_from, "
+		                "inherit_similarity, verdict_inherited) VALUES ($1, $2, $3, "
+		                "$4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING",
+		                13, q, NULL, errbuf, errlen);
 		if (st != PW_OK)
 			goto fail;
 	}

@@ -6,7 +6,11 @@
  * batch and a tick do is in plan_service.c; the decisions are plan.c's.
  *
  *   pw-planner [--config FILE]
+ *   pw-planner --recompute SWEEP_ID   (prints the plan an uninterrupted planner
+ *                                      makes of what PostgreSQL holds; stores nothing)
  */
+#include <string.h>
+
 #include "plan_service.h"
 #include "pw_topics.h"
 
@@ -47,5 +51,7 @@ int main(int argc, char **argv, char **envp)
 		.tick = pw_planner_tick,
 		.tick_key = "planner.tick",
 	};
+	if (argc == 3 && strcmp(argv[1], "--recompute") == 0)
+		return pw_planner_recompute(argv[2], envp, stdout);
 	return pw_service_main(&def, argc, argv, envp);
 }

@@ -51,6 +51,8 @@ typedef struct app {
 	pw_metric *m_seconds;  /* histogram seconds to make a plan */
 	pw_metric *m_chip_h;   /* gauge chip-hours of the latest plan, by kind and tier */
 	pw_metric *m_coverage; /* gauge spend coverage of the latest RC plan */
+	pw_metric *m_rc_day;   /* gauge the latest RC plan's day, unix seconds (0: none yet) */
+	bool rc_loaded;        /* the two gauges above were read from PostgreSQL once */
 	pw_metric *m_pruned;   /* gauge share of T0 candidates the latest nightly pruned */
 	pw_metric *m_waiting;  /* gauge 1 while a sweep waits for its inputs */
 	pw_metric *m_cls;      /* counter CLs checked{relevant} */
@@ -103,13 +105,10 @@ size_t pw_planner_app_size(void)
 	return sizeof(app);
 }
 
-pw_status pw_planner_init(pw_service *svc, void **out, char *errbuf, size_t errlen)
+/* The planner.* keys into the decisions' parameters; PW_ERR_CONFIG when they disagree. */
+static pw_status planner_params(const pw_config *cf, pw_plan_params *p, double *tpu_sigma, double *gpu_sigma,
+                                int64_t *plans_per_tick, char *errbuf, size_t errlen)
 {
-	app *a = *out;
-	a->svc = svc;
-	a->lg = pw_service_log(svc);
-	const pw_config *cf = pw_service_config(svc);
-	pw_plan_params *p = &a->params;
 	pw_plan_params_default(p);
 	p->t1_top = (uint32_t)pw_config_get_int(cf, "planner.t1.top");
 	p->t1_max = (uint32_t)pw_config_get_int(cf, "planner.t1.max");
@@ -125,15 +124,27 @@ pw_status pw_planner_init(pw_service *svc, void **out, char *errbuf, size_t errl
 	p->rotation_days = (int32_t)pw_config_get_int(cf, "planner.rotation.days");
 	p->relevance_min_pct = pw_config_get_double(cf, "planner.relevance.min_pct");
 	p->reserve_chip_h = pw_config_get_double(cf, "planner.reserve.chip_hours");
-	a->tpu_sigma = pw_config_get_double(cf, "planner.sigma.tpu_pct");
-	a->gpu_sigma = pw_config_get_double(cf, "planner.sigma.gpu_pct");
-	a->plans_per_tick = pw_config_get_int(cf, "planner.plans_per_tick");
+	*tpu_sigma = pw_config_get_double(cf, "planner.sigma.tpu_pct");
+	*gpu_sigma = pw_config_get_double(cf, "planner.sigma.gpu_pct");
+	*plans_per_tick = pw_config_get_int(cf, "planner.plans_per_tick");
 	if (p->t1_top > p->t1_max)
 		return pw_fail(PW_ERR_CONFIG, errbuf, errlen, "planner.t1.top (%u) exceeds planner.t1.max (%u)",
 		               p->t1_top, p->t1_max);
+	return PW_OK;
+}
+
+pw_status pw_planner_init(pw_service *svc, void **out, char *errbuf, size_t errlen)
+{
+	app *a = *out;
+	a->svc = svc;
+	a->lg = pw_service_log(svc);
+	pw_status st = planner_params(pw_service_config(svc), &a->params, &a->tpu_sigma, &a->gpu_sigma,
+	                              &a->plans_per_tick, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
 	pw_metrics *reg = pw_service_metrics(svc);
 	static const double buckets[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30};
-	pw_status st = pw_metrics_counter(reg, "perfwatch_planner_inputs_total", "inputs read, by kind and outcome",
+	st = pw_metrics_counter(reg, "perfwatch_planner_inputs_total", "inputs read, by kind and outcome",
 	                                  (const char *const[]){"kind", "outcome", NULL}, &a->m_inputs, errbuf, errlen);
 	if (st == PW_OK)
 		st = pw_metrics_counter(reg, "perfwatch_planner_plans_total", "plans written, by sweep kind",
@@ -148,6 +159,10 @@ pw_status pw_planner_init(pw_service *svc, void **out, char *errbuf, size_t errl
 		st = pw_metrics_gauge(reg, "perfwatch_planner_spend_coverage_ratio",
 		                      "share of fleet spend measured or inherited on the latest RC plan", NULL, &a->m_coverage,
 		                      errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_metrics_gauge(reg, "perfwatch_planner_latest_rc_day_seconds",
+		                      "day of the latest RC plan (unix seconds, midnight UTC); 0 before the first",
+		                      NULL, &a->m_rc_day, errbuf, errlen);
 	if (st == PW_OK)
 		st = pw_metrics_gauge(reg, "perfwatch_planner_t0_pruned_ratio",
 		                      "share of T0 candidates the latest nightly skipped", NULL, &a->m_pruned, errbuf, errlen);
@@ -399,6 +414,52 @@ static pw_status inputs_read(app *a, bool *yes, char *errbuf, size_t errlen)
 	return st == PW_OK ? PW_OK : PW_ERR_UNAVAILABLE;
 }
 
+/* The inputs of one plan read from PostgreSQL, and the plan made of them. */
+typedef struct plan_work {
+	plan_catalogue cat;
+	plan_platforms pl;
+	plan_history h;
+	plan_cls cls;
+	pw_plan plan;
+} plan_work;
+
+static void plan_work_release(plan_work *w)
+{
+	pw_plan_release(&w->plan);
+	plan_cls_release(&w->cls);
+	plan_history_release(&w->h);
+	plan_platforms_release(&w->pl);
+	plan_catalogue_release(&w->cat);
+}
+
+/*
+ * Reads the inputs of sweep sw (the catalogue, capacity, the plans before
+ * its day, the CLs a nightly's static check needs) and makes its plan into
+ * w->plan; *ms the milliseconds pw_plan_make took. The planner's tick and
+ * `pw-planner --recompute` both plan through it. The caller releases w
+ * (plan_work_release) whatever the outcome.
+ */
+static pw_status plan_compute(pw_pg *pg, const pw_plan_params *params, double tpu_sigma, double gpu_sigma,
+                              const plan_sweep_row *sw, plan_work *w, double *ms, char *errbuf, size_t errlen)
+{
+	pw_status st;
+	if ((st = plan_catalogue_load(pg, &w->cat, errbuf, errlen)) != PW_OK ||
+	    (st = plan_platforms_load(pg, tpu_sigma, gpu_sigma, &w->pl, errbuf, errlen)) != PW_OK ||
+	    (st = plan_history_load(pg, sw->day_num, sw->rc, &w->h, errbuf, errlen)) != PW_OK)
+		return st;
+	/* the nightly's static check needs the CLs since the oldest last run */
+	if (!sw->rc && (st = plan_cls_load(pg, w->h.min_ran_head, sw->cl_head, &w->cls, errbuf, errlen)) != PW_OK)
+		return st;
+	pw_plan_sweep sweep = {sw->sweep_id, sw->rc ? PW_PLAN_RC : PW_PLAN_NIGHTLY, sw->release, sw->cl_head, sw->day_num};
+	pw_plan_inputs in = {w->cat.models, w->cat.n, w->pl.p, w->pl.n, w->cls.cls, w->cls.n, w->h.noise, w->h.nnoise,
+	                     w->h.seen, w->h.nseen, w->h.ran, w->h.nran, &sweep};
+	double t0 = mono_ms();
+	if ((st = pw_plan_make(&in, params, &w->plan)) != PW_OK)
+		return pw_fail(st, errbuf, errlen, "planning sweep \"%s\": %s", sw->sweep_id, pw_strerror(st));
+	*ms = mono_ms() - t0;
+	return PW_OK;
+}
+
 /* Plans one sweep; *done false when it waits for inputs. */
 static pw_status plan_one(app *a, pw_pg *pg, const plan_sweep_row *sw, bool *done, char *errbuf, size_t errlen)
 {
@@ -413,45 +474,28 @@ static pw_status plan_one(app *a, pw_pg *pg, const plan_sweep_row *sw, bool *don
 	}
 	pw_metric_set(a->m_waiting, NULL, 0);
 	pw_log_info(a->lg, "planning \"%s\" (%s, head cl/%" PRId64 ")", sw->sweep_id, sw->rc ? "rc" : "nightly", sw->cl_head);
-	plan_catalogue cat = {0};
-	plan_platforms pl = {0};
-	plan_history h = {0};
-	plan_cls cls = {0};
-	pw_plan plan = {0};
+	plan_work w = {0};
 	const char **fps = NULL;
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	if ((st = plan_catalogue_load(pg, &cat, errbuf, errlen)) != PW_OK ||
-	    (st = plan_platforms_load(pg, a->tpu_sigma, a->gpu_sigma, &pl, errbuf, errlen)) != PW_OK ||
-	    (st = plan_history_load(pg, sw->day_num, sw->rc, &h, errbuf, errlen)) != PW_OK)
+	double ms;
+	if ((st = plan_compute(pg, &a->params, a->tpu_sigma, a->gpu_sigma, sw, &w, &ms, errbuf, errlen)) != PW_OK)
 		goto out;
-	/* the nightly's static check needs the CLs since the oldest last run */
-	if (!sw->rc && (st = plan_cls_load(pg, h.min_ran_head, sw->cl_head, &cls, errbuf, errlen)) != PW_OK)
-		goto out;
-	pw_plan_sweep sweep = {sw->sweep_id, sw->rc ? PW_PLAN_RC : PW_PLAN_NIGHTLY, sw->release, sw->cl_head, sw->day_num};
-	pw_plan_inputs in = {cat.models, cat.n, pl.p, pl.n, cls.cls, cls.n, h.noise, h.nnoise, h.seen, h.nseen,
-	                     h.ran, h.nran, &sweep};
-	double t0 = mono_ms();
-	if ((st = pw_plan_make(&in, &a->params, &plan)) != PW_OK) {
-		pw_fail(st, errbuf, errlen, "planning sweep \"%s\": %s", sw->sweep_id, pw_strerror(st));
-		goto out;
-	}
-	double ms = mono_ms() - t0;
-	fps = calloc(plan.nitems + 1, sizeof *fps);
+	fps = calloc(w.plan.nitems + 1, sizeof *fps);
 	if (!fps) {
 		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "sweep \"%s\": out of memory", sw->sweep_id);
 		goto out;
 	}
-	for (size_t i = 0; i < plan.nitems; i++)
-		fps[i] = cat.models[plan.items[i].model_index].fingerprint;
+	for (size_t i = 0; i < w.plan.nitems; i++)
+		fps[i] = w.cat.models[w.plan.items[i].model_index].fingerprint;
 	char plan_id[300];
 	snprintf(plan_id, sizeof plan_id, "plan:%s", sw->sweep_id);
-	if ((st = plan_pack(sw, plan_id, &plan, fps, pw_now_us(), &buf, &len)) != PW_OK) {
+	if ((st = plan_pack(sw, plan_id, &w.plan, fps, pw_now_us(), &buf, &len)) != PW_OK) {
 		pw_fail(st, errbuf, errlen, "sweep \"%s\": out of memory packing the plan", sw->sweep_id);
 		goto out;
 	}
 	bool written;
-	if ((st = plan_store_write(pg, SVC, sw, plan_id, &plan, fps, ms, buf, len, &written, errbuf, errlen)) != PW_OK)
+	if ((st = plan_store_write(pg, SVC, sw, plan_id, &w.plan, fps, ms, buf, len, &written, errbuf, errlen)) != PW_OK)
 		goto out;
 	*done = true;
 	const char *kind = sw->rc ? "rc" : "nightly";
@@ -460,28 +504,25 @@ static pw_status plan_one(app *a, pw_pg *pg, const plan_sweep_row *sw, bool *don
 		pw_metric_observe(a->m_seconds, NULL, ms / 1e3);
 		for (int t = 0; t < PW_PLAN_TIERS; t++)
 			pw_metric_set(a->m_chip_h, (const char *const[]){kind, pw_plan_tier_name((pw_plan_tier)t)},
-			              plan.lines[t].chip_h);
-		if (sw->rc)
-			pw_metric_set(a->m_coverage, NULL, plan.spend_coverage);
-		else if (plan.t0_candidates)
-			pw_metric_set(a->m_pruned, NULL, (double)plan.t0_pruned / plan.t0_candidates);
+			              w.plan.lines[t].chip_h);
+		if (sw->rc) {
+			pw_metric_set(a->m_coverage, NULL, w.plan.spend_coverage);
+			pw_metric_set(a->m_rc_day, NULL, (double)sw->day_num * 86400.0);
+		} else if (w.plan.t0_candidates)
+			pw_metric_set(a->m_pruned, NULL, (double)w.plan.t0_pruned / w.plan.t0_candidates);
 		pw_log_info(a->lg,
 		            "planned \"%s\": %zu items, %.1f chip-h (T0 %.1f of %.1f, T1 %.1f, T2 %.1f, tail %.1f, reserve %.1f), "
 		            "spend coverage %.1f%%, %zu inheritances, %u of %u T0 benchmarks pruned, %.1f ms",
-		            plan_id, plan.nitems, plan.chip_h, plan.lines[PW_PLAN_T0].chip_h,
-		            plan.lines[PW_PLAN_T0].planned_chip_h, plan.lines[PW_PLAN_T1].chip_h,
-		            plan.lines[PW_PLAN_T2].chip_h, plan.lines[PW_PLAN_TAIL].chip_h,
-		            plan.lines[PW_PLAN_RESERVE].chip_h, 100 * plan.spend_coverage, plan.ninherits, plan.t0_pruned,
-		            plan.t0_candidates, ms);
+		            plan_id, w.plan.nitems, w.plan.chip_h, w.plan.lines[PW_PLAN_T0].chip_h,
+		            w.plan.lines[PW_PLAN_T0].planned_chip_h, w.plan.lines[PW_PLAN_T1].chip_h,
+		            w.plan.lines[PW_PLAN_T2].chip_h, w.plan.lines[PW_PLAN_TAIL].chip_h,
+		            w.plan.lines[PW_PLAN_RESERVE].chip_h, 100 * w.plan.spend_coverage, w.plan.ninherits, w.plan.t0_pruned,
+		            w.plan.t0_candidates, ms);
 	}
 out:
 	free(buf);
 	free(fps);
-	pw_plan_release(&plan);
-	plan_cls_release(&cls);
-	plan_history_release(&h);
-	plan_platforms_release(&pl);
-	plan_catalogue_release(&cat);
+	plan_work_release(&w);
 	return st;
 }
 
@@ -489,7 +530,20 @@ pw_status pw_planner_tick(void *ctx, pw_service_worker *main, int64_t *next_ms, 
 {
 	app *a = ctx;
 	bool read;
-	pw_status st = inputs_read(a, &read, errbuf, errlen);
+	pw_status st;
+	if (!a->rc_loaded) { /* the SLO gauges say what is stored, not what this process made */
+		bool found;
+		double cov = 0.0;
+		int64_t day_s = 0;
+		if ((st = plan_store_latest_rc(main->pg, &found, &cov, &day_s, errbuf, errlen)) != PW_OK)
+			return pw_service_retriable(st) ? st : PW_ERR_UNAVAILABLE;
+		if (found) {
+			pw_metric_set(a->m_coverage, NULL, cov);
+			pw_metric_set(a->m_rc_day, NULL, (double)day_s);
+		}
+		a->rc_loaded = true;
+	}
+	st = inputs_read(a, &read, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
 	if (!read) {
@@ -520,4 +574,77 @@ pw_status pw_planner_tick(void *ctx, pw_service_worker *main, int64_t *next_ms, 
 		*next_ms = 0;
 	}
 	return PW_OK;
+}
+
+/* ---- recompute --------------------------------------------------------------------------------- */
+
+/*
+ * Prints plan p of sweep sw as pw_planner_recompute says (plan_service.h):
+ * one "plan" line, an "item" line per item, an "inherit" line per
+ * inheritance and a "line" line per stored tier line, in the plan's order.
+ */
+static void plan_print(FILE *out, const plan_sweep_row *sw, const pw_plan *p, const plan_catalogue *cat)
+{
+	fprintf(out, "plan\t%s\t%s\t%s\t%" PRId64 "\t%s\t%.6f\t%.6f\t%.6f\t%.6f\t%.6f\t%u\t%u\t%u\t%u\t%u\n", sw->sweep_id,
+	        sw->rc ? "rc" : "nightly", sw->release, sw->cl_head, sw->day, p->chip_h, p->naive_chip_h_week,
+	        p->spend_coverage, p->spend_measured, p->spend_inherited, (unsigned)p->t0_candidates,
+	        (unsigned)p->t0_pruned, (unsigned)p->t1_models, (unsigned)p->clusters, (unsigned)p->models);
+	for (size_t i = 0; i < p->nitems; i++) {
+		const pw_plan_item *it = &p->items[i];
+		fprintf(out, "item\t%s\t%s\t%s\t%u\t%s\t%s\t%.6f\t%.6f\t%s\n", it->model, it->platform, it->config,
+		        (unsigned)it->repeats, pw_plan_tier_name(it->tier), it->top ? "t" : "f", it->mde_pct, it->sigma_pct,
+		        cat->models[it->model_index].fingerprint);
+	}
+	for (size_t i = 0; i < p->ninherits; i++) {
+		const pw_plan_inherit *ih = &p->inherits[i];
+		fprintf(out, "inherit\t%s\t%s\t%.6f\t%s\t%s\t%s\n", ih->model, ih->representative,
+		        plan_similarity_stored(ih->similarity), ih->fingerprint, ih->representative_fingerprint,
+		        ih->measured ? "t" : "f");
+	}
+	for (int t = 0; t < PW_PLAN_TIERS; t++) {
+		const pw_plan_line *l = &p->lines[t];
+		if (plan_line_stored(l))
+			fprintf(out, "line\t%s\t%.6f\t%.6f\t%u\t%u\t%u\t%u\n", pw_plan_tier_name((pw_plan_tier)t), l->chip_h,
+			        l->planned_chip_h, (unsigned)l->points, (unsigned)l->repeats, (unsigned)l->models,
+			        (unsigned)l->deferred);
+	}
+}
+
+int pw_planner_recompute(const char *sweep_id, char **envp, FILE *out)
+{
+	char err[512];
+	int rc = 1;
+	pw_log lg;
+	pw_log_init(&lg, "planner", PW_LOG_WARN);
+	pw_pg *pg = NULL;
+	plan_work w = {0};
+	pw_config *cfg = pw_config_new("planner", pw_planner_keys, pw_planner_nkeys, err, sizeof err);
+	if (!cfg) {
+		fprintf(stderr, "pw-planner: configuration table: %s\n", err);
+		return 1;
+	}
+	pw_plan_params params;
+	double tpu, gpu, ms;
+	int64_t per_tick;
+	plan_sweep_row sw;
+	if (pw_config_load(cfg, NULL, envp, err, sizeof err) != PW_OK) {
+		fprintf(stderr, "pw-planner: configuration: %s\n", err);
+		rc = 2;
+		goto out;
+	}
+	if (planner_params(cfg, &params, &tpu, &gpu, &per_tick, err, sizeof err) != PW_OK ||
+	    pw_pg_new(&pg, pw_config_get_str(cfg, "pg.dsn"), NULL, &lg, err, sizeof err) != PW_OK ||
+	    pw_pg_wait_connected(pg, 30000, NULL, err, sizeof err) != PW_OK ||
+	    plan_sweep_get(pg, sweep_id, &sw, err, sizeof err) != PW_OK ||
+	    plan_compute(pg, &params, tpu, gpu, &sw, &w, &ms, err, sizeof err) != PW_OK) {
+		fprintf(stderr, "pw-planner: recomputing the plan of \"%s\": %s\n", sweep_id, err);
+		goto out;
+	}
+	plan_print(out, &sw, &w.plan, &w.cat);
+	rc = fflush(out) == 0 ? 0 : 1;
+out:
+	plan_work_release(&w);
+	pw_pg_free(pg);
+	pw_config_free(cfg);
+	return rc;
 }

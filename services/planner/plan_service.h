@@ -6,6 +6,8 @@
 #ifndef PW_PLAN_SERVICE_H
 #define PW_PLAN_SERVICE_H
 
+#include <stdio.h>
+
 #include "pw_service.h"
 
 /* The planner's configuration keys (planner.*), for def.keys. */
@@ -23,5 +25,23 @@ pw_status pw_planner_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n,
 
 /* tick: plans the earliest sweeps without a plan whose inputs are in. */
 pw_status pw_planner_tick(void *app, pw_service_worker *main, int64_t *next_ms, char *errbuf, size_t errlen);
+
+/*
+ * `pw-planner --recompute SWEEP_ID`: plans sweep SWEEP_ID from what
+ * PostgreSQL holds now (the same reads and pw_plan_make as the tick, the
+ * configuration from the environment), stores and publishes nothing, and
+ * prints the plan to out as tab-separated lines: "plan" (sweep, kind,
+ * release, CL head, day, chip-hours, naive chip-hours, spend coverage,
+ * measured, inherited, T0 candidates and pruned, T1 models, clusters,
+ * models), "item" (model, platform, config, repeats, tier, top, MDE, sigma,
+ * fingerprint), "inherit" (model, representative, similarity, fingerprints,
+ * representative measured), "line" (tier, chip-hours, planned, points,
+ * repeats, models, deferred) — numbers with 6 decimals, booleans t/f, the
+ * columns of perfwatch.plans, plan_items, plan_inheritances and plan_lines
+ * in order: what an uninterrupted planner computes, to compare with the plan
+ * stored (tests/integration/test_planner.sh). Returns the process exit code (0, 1 on failure with
+ * the reason on stderr, 2 on a bad configuration).
+ */
+int pw_planner_recompute(const char *sweep_id, char **envp, FILE *out);
 
 #endif

@@ -472,11 +472,24 @@ pw_status plan_history_load(pw_pg *pg, int32_t day, bool rc, plan_history *out, 
 	return PW_OK;
 }
 
+/* The sweep of row 0 of res (sweep_id, kind, release, cl_head, day, day number) into out. */
+static void sweep_row_from(PGresult *res, plan_sweep_row *out)
+{
+	snprintf(out->sweep_id, sizeof out->sweep_id, "%s", PQgetvalue(res, 0, 0));
+	out->rc = strcmp(PQgetvalue(res, 0, 1), "rc") == 0;
+	snprintf(out->release, sizeof out->release, "%s", PQgetvalue(res, 0, 2));
+	out->cl_head = strtoll(PQgetvalue(res, 0, 3), NULL, 10);
+	snprintf(out->day, sizeof out->day, "%s", PQgetvalue(res, 0, 4));
+	out->day_num = (int32_t)strtol(PQgetvalue(res, 0, 5), NULL, 10);
+}
+
+#define SWEEP_COLUMNS "s.sweep_id, s.kind, s.release, s.cl_head, s.day::text, s.day - date '1970-01-01' "
+
 pw_status plan_next_sweep(pw_pg *pg, plan_sweep_row *out, char *errbuf, size_t errlen)
 {
 	PGresult *res = NULL;
 	pw_status st = pw_pg_exec(pg,
-	                          "SELECT s.sweep_id, s.kind, s.release, s.cl_head, s.day::text, s.day - date '1970-01-01' "
+	                          "SELECT " SWEEP_COLUMNS
 	                          "FROM perfwatch.sweeps s WHERE NOT EXISTS (SELECT 1 FROM perfwatch.plans p WHERE "
 	                          "p.sweep_id = s.sweep_id) ORDER BY s.day, s.kind = 'rc', s.sweep_id LIMIT 1",
 	                          0, NULL, &res, errbuf, errlen);
@@ -486,12 +499,52 @@ pw_status plan_next_sweep(pw_pg *pg, plan_sweep_row *out, char *errbuf, size_t e
 		PQclear(res);
 		return PW_ERR_NOT_FOUND;
 	}
-	snprintf(out->sweep_id, sizeof out->sweep_id, "%s", PQgetvalue(res, 0, 0));
-	out->rc = strcmp(PQgetvalue(res, 0, 1), "rc") == 0;
-	snprintf(out->release, sizeof out->release, "%s", PQgetvalue(res, 0, 2));
-	out->cl_head = strtoll(PQgetvalue(res, 0, 3), NULL, 10);
-	snprintf(out->day, sizeof out->day, "%s", PQgetvalue(res, 0, 4));
-	out->day_num = (int32_t)strtol(PQgetvalue(res, 0, 5), NULL, 10);
+	sweep_row_from(res, out);
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status plan_sweep_get(pw_pg *pg, const char *sweep_id, plan_sweep_row *out, char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(pg, "SELECT " SWEEP_COLUMNS "FROM perfwatch.sweeps s WHERE s.sweep_id = $1", 1,
+	                          (const char *const[]){sweep_id}, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		return pw_fail(PW_ERR_NOT_FOUND, errbuf, errlen, "sweep \"%s\" not found", sweep_id);
+	}
+	sweep_row_from(res, out);
+	PQclear(res);
+	return PW_OK;
+}
+
+bool plan_line_stored(const pw_plan_line *l)
+{
+	return !(l->chip_h == 0 && l->planned_chip_h == 0 && l->deferred == 0);
+}
+
+double plan_similarity_stored(double similarity)
+{
+	return similarity > 1 ? 1 : similarity;
+}
+
+pw_status plan_store_latest_rc(pw_pg *pg, bool *found, double *spend_coverage, int64_t *day_unix_s,
+                               char *errbuf, size_t errlen)
+{
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(pg,
+	                          "SELECT spend_coverage, (day - date '1970-01-01')::bigint * 86400 "
+	                          "FROM perfwatch.plans WHERE kind = 'rc' ORDER BY day DESC, plan_id DESC LIMIT 1",
+	                          0, NULL, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	*found = PQntuples(res) == 1;
+	if (*found) {
+		*spend_coverage = pw_pg_double(res, 0, 0);
+		*day_unix_s = pw_pg_int(res, 0, 1);
+	}
 	PQclear(res);
 	return PW_OK;
 }
@@ -579,7 +632,7 @@ pw_status plan_store_write(pw_pg *pg, const char *service, const plan_sweep_row 
 		pw_pg_params_text(&q, plan_id);
 		pw_pg_params_text(&q, ih->model);
 		pw_pg_params_text(&q, ih->representative);
-		pw_pg_params_double(&q, ih->similarity > 1 ? 1 : ih->similarity);
+		pw_pg_params_double(&q, plan_similarity_stored(ih->similarity));
 		pw_pg_params_text(&q, ih->fingerprint);
 		pw_pg_params_text(&q, ih->representative_fingerprint);
 		pw_pg_params_bool(&q, ih->measured);
@@ -591,7 +644,7 @@ pw_status plan_store_write(pw_pg *pg, const char *service, const plan_sweep_row 
 	}
 	for (int t = 0; t < PW_PLAN_TIERS && st == PW_OK; t++) {
 		const pw_plan_line *l = &plan->lines[t];
-		if (l->chip_h == 0 && l->planned_chip_h == 0 && l->deferred == 0)
+		if (!plan_line_stored(l))
 			continue;
 		pw_pg_params q;
 		pw_pg_params_init(&q);

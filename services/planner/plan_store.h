@@ -101,6 +101,23 @@ typedef struct plan_sweep_row {
 
 pw_status plan_next_sweep(pw_pg *pg, plan_sweep_row *out, char *errbuf, size_t errlen);
 
+/* The sweep sweep_id; PW_ERR_NOT_FOUND (with the reason) when there is none. */
+pw_status plan_sweep_get(pw_pg *pg, const char *sweep_id, plan_sweep_row *out, char *errbuf, size_t errlen);
+
+/* Whether plan_store_write stores a tier's line (a line of all zeros is not stored). */
+bool plan_line_stored(const pw_plan_line *l);
+
+/* The similarity as stored (capped at 1: rounding can put a same-program pair a hair above). */
+double plan_similarity_stored(double similarity);
+
+/*
+ * The latest RC plan stored (by day): its spend coverage and its day as unix
+ * seconds (midnight UTC). *found is false when no RC was planned yet. For the
+ * planner's gauges after a restart.
+ */
+pw_status plan_store_latest_rc(pw_pg *pg, bool *found, double *spend_coverage, int64_t *day_unix_s,
+                               char *errbuf, size_t errlen);
+
 /* Whether the planner can plan: models in the catalogue, the highest CL number it has read. */
 pw_status plan_inputs_state(pw_pg *pg, int64_t *models, int64_t *max_cl, char *errbuf, size_t errlen);
 

@@ -60,6 +60,7 @@ typedef struct watcher_metrics {
 	pw_metric *rebuilds;
 	pw_metric *cache_reads;  /* perfwatch_baseline_cache_reads_total{outcome} */
 	pw_metric *registrations; /* registered changes that rebuilt a series held in memory */
+	pw_metric *detection_s;  /* seconds from the revealing nightly point to its changepoint */
 } watcher_metrics;
 
 /* Series keys collected during a batch. */
@@ -179,6 +180,13 @@ static pw_status handle_event(watcher_app *app, pw_watch_entry *e, pw_watch_even
 	if (st != PW_OK)
 		goto out;
 	if (inserted) {
+		/* detection latency (the smoke tier's SLO, < 4 h from the nightly): from
+		 * the measurement of the newest point of the series, the one that revealed
+		 * the shift, to the changepoint stored */
+		if (e->has_last) {
+			double lat = (double)(pw_now_us() - e->last.ts_us) / 1e6;
+			pw_metric_observe(app->m.detection_s, NULL, lat > 0.0 ? lat : 0.0);
+		}
 		pw_metric_inc(app->m.changepoints,
 		              (const char *[]){pw_watch_routing_name(ev->routing),
 		                               pw_watch_annotation_name(ev->annotation)});
@@ -662,6 +670,9 @@ static pw_status register_metrics(watcher_app *app, pw_metrics *r, char *errbuf,
 {
 	static const double append_buckets[] = {1e-6, 5e-6, 1e-5, 5e-5, 1e-4, 2.5e-4,
 	                                        5e-4, 1e-3, 5e-3, 1e-2, 5e-2};
+	/* seconds: the smoke tier's 4 h SLO (14400) is a bucket bound */
+	static const double detection_buckets[] = {300, 900, 1800, 3600, 7200, 10800,
+	                                           14400, 21600, 43200, 86400, 259200};
 	watcher_metrics *m = &app->m;
 	pw_status st;
 	if ((st = pw_metrics_counter(r, "perfwatch_watcher_points_total",
@@ -705,6 +716,12 @@ static pw_status register_metrics(watcher_app *app, pw_metrics *r, char *errbuf,
 	                             "registered changes (perfwatch.expected_wins) that rebuilt a "
 	                             "series held in memory as observed - expected",
 	                             NULL, &m->registrations, errbuf, errlen)) != PW_OK ||
+	    (st = pw_metrics_histogram(r, "perfwatch_watcher_detection_seconds",
+	                               "seconds from the measurement of the nightly point that "
+	                               "revealed a changepoint to the changepoint stored",
+	                               NULL, detection_buckets,
+	                               sizeof detection_buckets / sizeof detection_buckets[0],
+	                               &m->detection_s, errbuf, errlen)) != PW_OK ||
 	    (st = pw_baseline_cache_metric(r, &m->cache_reads, errbuf, errlen)) != PW_OK)
 		return st;
 	return PW_OK;

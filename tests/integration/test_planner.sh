@@ -75,6 +75,29 @@ until [ "$(nplans 2026-06-15)" = 10 ]; do
   [ $SECONDS -lt $deadline ] || fail "$(nplans 2026-06-15) of 10 plans within 300 s"
   sleep 0.5
 done
+# the killed sweep's plan is the plan an uninterrupted planner makes of the same inputs: a
+# fresh `pw-planner --recompute` (the tick's reads and pw_plan_make, nothing stored) before the
+# second week's inputs change the catalogue, against the stored rows, every column
+stored_plan() {
+  local f=(-XAtq -F $'\t' -v ON_ERROR_STOP=1)
+  psql "$PW_PG_DSN" "${f[@]}" -c "SELECT 'plan', sweep_id, kind, release, cl_head, day, round(chip_hours::numeric, 6),
+    round(naive_chip_hours_week::numeric, 6), round(spend_coverage::numeric, 6), round(spend_measured::numeric, 6),
+    round(spend_inherited::numeric, 6), t0_candidates, t0_pruned, t1_models, clusters, models
+    FROM perfwatch.plans WHERE plan_id = 'plan:$1'"
+  psql "$PW_PG_DSN" "${f[@]}" -c "SELECT 'item', model, platform, config, repeats, tier, top, round(mde_pct::numeric, 6),
+    round(sigma_pct::numeric, 6), hlo_fingerprint FROM perfwatch.plan_items WHERE plan_id = 'plan:$1'"
+  psql "$PW_PG_DSN" "${f[@]}" -c "SELECT 'inherit', model, representative, round(similarity::numeric, 6), hlo_fingerprint,
+    representative_fingerprint, representative_measured FROM perfwatch.plan_inheritances WHERE plan_id = 'plan:$1'"
+  psql "$PW_PG_DSN" "${f[@]}" -c "SELECT 'line', tier, round(chip_hours::numeric, 6), round(planned_chip_hours::numeric, 6),
+    points, repeats, models, deferred FROM perfwatch.plan_lines WHERE plan_id = 'plan:$1'"
+}
+stored_plan "$killed" | LC_ALL=C sort >"$work/killed_stored.tsv" || fail "reading plan:$killed"
+"$PW_BUILD/services/planner/pw-planner" --recompute "$killed" 2>"$work/recompute.err" | LC_ALL=C sort >"$work/killed_fresh.tsv"
+[ -s "$work/killed_fresh.tsv" ] || fail "pw-planner --recompute $killed printed nothing: $(cat "$work/recompute.err")"
+if ! diff "$work/killed_stored.tsv" "$work/killed_fresh.tsv" >"$work/killed.diff"; then
+  fail "plan:$killed (planned after the kill) differs from the plan an uninterrupted planner makes: $(head -c 1500 "$work/killed.diff")"
+fi
+echo "test_planner: plan:$killed, planned by the restarted planner, equals a fresh recomputation: $(grep -c '^item' "$work/killed_fresh.tsv") items ($(awk -F'\t' '$1 == "item" { n += $5 } END { print n }' "$work/killed_fresh.tsv") repeats), $(grep -c '^inherit' "$work/killed_fresh.tsv") inheritances, $(grep -c '^line' "$work/killed_fresh.tsv") lines, every column"
 # the second week: rank-x's new program is adopted on 06-16, before its sweeps
 "$sim" planner --models 300 --from 2026-06-16 --days 7 --readopt rank-x@2026-06-16 >"$work/sim2.json" 2>>"$work/sim.log" ||
   fail "pw-sim planner (second week) failed"
@@ -275,6 +298,63 @@ read -r gated notrun <<<"$(q "SELECT count(*) || ' ' || count(*) FILTER (WHERE r
   fail "the summary does not name chat-8b's $gated planned v5e-8 series"
 echo "test_planner: gate: $gated planned chat-8b/v5e-8 series INSUFFICIENT_DATA without runs, rank-x's $n_rankx planned benchmarks never measured"
 
+# rank-x's new program (re-adopted on 06-16) broke its inheritance from chat-8b: the gate of
+# 06-22 records what rc-2026-06-22's plan says (none, or another representative), not chat-8b
+want_rep=$(q "SELECT coalesce((SELECT representative FROM perfwatch.plan_inheritances
+              WHERE plan_id = 'plan:rc-2026-06-22' AND model = 'rank-x'), '')")
+got_rep=$(q "SELECT inherits_from FROM perfwatch.gate_family_results
+             WHERE release_id = 'xla-rc-2026-06-22' AND evaluation = 1 AND family = 'rank-x'")
+[ "$got_rep" = "$want_rep" ] && [ "$got_rep" != chat-8b ] ||
+  fail "the gate of xla-rc-2026-06-22 records rank-x inheriting from \"$got_rep\" (the plan: \"$want_rep\"; its program changed)"
+echo "test_planner: gate, xla-rc-2026-06-22: rank-x's recorded inheritance is \"$got_rep\" as its plan's (no longer chat-8b)"
+
+# --- the gate: an inheritor without runs of its own is decided through its representative -----
+# rc-2026-06-15's plan says rank-x inherits chat-8b's verdict (similarity >= 0.95); its runs
+# (executed above) hold rank-x only if the rotation took it. The gate's family verdict records
+# the inheritance; without rank-x runs on the release its verdict is chat-8b's.
+rc15=$(q "SELECT release FROM perfwatch.plans WHERE sweep_id = 'rc-2026-06-15'")
+cl15=$(q "SELECT cl_head FROM perfwatch.plans WHERE sweep_id = 'rc-2026-06-15'")
+sim15=$(q "SELECT similarity FROM perfwatch.plan_inheritances WHERE plan_id = 'plan:rc-2026-06-15' AND model = 'rank-x'")
+[ -n "$sim15" ] || fail "rc-2026-06-15's plan records no inheritance for rank-x"
+sim15=$(python3 -c 'import sys; print("%.2f" % float(sys.argv[1]))' "$sim15") # as the gate prints the stored value
+own15=$(q "SELECT count(*) FROM perfwatch.runs WHERE build_id = '$rc15' AND model = 'rank-x'")
+now_us=$(( $(date +%s%N) / 1000 ))
+printf 'release_id: "%s" evaluation: 1 candidate { build_id: "%s" kind: BUILD_KIND_RC cl: "cl/%s" cl_number: %s release_id: "%s" } baseline_release: "xla-2026-06-10" families: "chat-8b" families: "rank-x" fdr_q: 0.05 requested_unix_us: %s deadline_unix_us: %s' \
+  "$rc15" "$rc15" "$cl15" "$cl15" "$rc15" "$now_us" $((now_us + 20000000)) | enc GateRequest gate.proto >"$work/gr15.bin" ||
+  fail "encoding the GateRequest of $rc15"
+kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.gate.requests.v1 -k "$rc15" "$work/gr15.bin" || fail "producing the GateRequest of $rc15"
+ev15="FROM perfwatch.gate_evaluations WHERE release_id = '$rc15' AND evaluation = 1"
+deadline=$((SECONDS + 180))
+until [ "$(q "SELECT status $ev15")" = done ]; do
+  [ $SECONDS -lt $deadline ] || fail "$rc15 not decided within 180 s"
+  sleep 0.5
+done
+"$pw" gate show "$rc15" --json >"$work/gate15.json" || fail "perfwatch gate show $rc15 failed"
+summary15=$(q "SELECT summary $ev15")
+python3 - "$work/gate15.json" "$sim15" "$own15" <<'PY' || fail "perfwatch gate show $rc15: rank-x's inheritance: $(cat "$work/gate15.json" | head -c 600)"
+import json, sys
+g = json.load(open(sys.argv[1]))
+sim, own = float(sys.argv[2]), int(sys.argv[3])
+f = {x["family"]: x for x in g["families"]}
+r, c = f["rank-x"], f["chat-8b"]
+assert r["inherits_from"] == "chat-8b" and abs(r["inherit_similarity"] - sim) <= 0.005, r
+assert c["inherits_from"] == "" and "inherit_similarity" not in c and c["verdict_inherited"] is False, c
+if own == 0:
+    assert r["verdict_inherited"] is True and r["verdict"] == c["verdict"], (r["verdict"], c["verdict"])
+else:
+    assert r["verdict_inherited"] is False, r
+PY
+[[ $summary15 == *"rank-x inherits from chat-8b, similarity $sim15"* ]] ||
+  fail "the summary of $rc15 does not say rank-x inherits from chat-8b, similarity $sim15: $summary15"
+if [ "$own15" = 0 ]; then
+  [[ $summary15 != *"rank-x has no measured series"* ]] || fail "the summary of $rc15 calls rank-x unmeasured: $summary15"
+  echo "test_planner: gate, $rc15: rank-x has no run of its own: $(q "SELECT verdict FROM perfwatch.gate_family_results WHERE release_id = '$rc15' AND evaluation = 1 AND family = 'rank-x'") through chat-8b (${summary15:0:300})"
+else
+  [[ $summary15 == *"rank-x inherits from chat-8b, similarity $sim15 (decided on its own runs)"* ]] ||
+    fail "the summary of $rc15 does not say rank-x was decided on its own $own15 runs: $summary15"
+  echo "test_planner: gate, $rc15: rank-x inherits from chat-8b but ran ($own15 runs): decided on its own (${summary15:0:300})"
+fi
+
 # --- RCs: coverage, lines reconciling, inheritance and its loss -------------------------------
 bad=$(q "SELECT string_agg(sweep_id || ' ' || round(spend_coverage::numeric, 3), ', ') FROM perfwatch.plans
          WHERE kind = 'rc' AND day BETWEEN '2026-06-08' AND '2026-06-22' AND spend_coverage < 0.95")
@@ -314,6 +394,31 @@ assert c["chip_hours"] / c["naive_chip_hours"] <= 0.065 and abs(c["naive_ratio"]
 assert 0 <= c["lines"]["T0"]["pruned_ratio"] <= 1 and c["lines"]["T0"]["planned_chip_hours"] == 280, c
 PY
 "$pw" coverage --week 2026-06-15 --text | sed 's/^/test_planner: /'
+
+# --- the spend-coverage SLO's gauges survive a restart -----------------------------------------
+# (deploy/prometheus/rules: PerfwatchSpendCoverageLow reads them) a planner started after the
+# RCs were planned reads the latest RC plan from PostgreSQL: its coverage and its day
+kill -TERM "${pid[planner]}"
+wait "${pid[planner]}" 2>/dev/null || true
+cat "$work/planner.log" >>"$work/planner.log.before-restart" && : >"$work/planner.log"
+start
+read -r want_cov want_day <<<"$(q "SELECT spend_coverage || ' ' || (day - date '1970-01-01') * 86400 FROM perfwatch.plans
+                                   WHERE kind = 'rc' ORDER BY day DESC, plan_id DESC LIMIT 1")"
+deadline=$((SECONDS + 90))
+until port=$(grep -o '"msg":"serving /healthz /readyz /metrics on 127.0.0.1:[0-9]*' "$work/planner.log" | tail -n 1 | grep -o '[0-9]*$') &&
+      [ -n "$port" ] && curl -sf "http://127.0.0.1:$port/metrics" >"$work/planner_metrics.txt" &&
+      grep -Eq '^perfwatch_planner_latest_rc_day_seconds [1-9]' "$work/planner_metrics.txt"; do
+  kill -0 "${pid[planner]}" 2>/dev/null || fail "pw-planner exited after its restart"
+  [ $SECONDS -lt $deadline ] || fail "the restarted planner's /metrics has no latest RC day: $(grep latest_rc "$work/planner_metrics.txt" 2>/dev/null)"
+  sleep 0.3
+done
+python3 - "$work/planner_metrics.txt" "$want_cov" "$want_day" <<'PY' || fail "the restarted planner's SLO gauges: $(grep -E 'spend_coverage|latest_rc' "$work/planner_metrics.txt")"
+import sys
+m = {l.split()[0]: float(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("perfwatch_planner_")}
+assert abs(m["perfwatch_planner_spend_coverage_ratio"] - float(sys.argv[2])) < 1e-9, m
+assert m["perfwatch_planner_latest_rc_day_seconds"] == float(sys.argv[3]), m
+PY
+echo "test_planner: restarted pw-planner reports the latest RC plan's spend coverage $want_cov (day $want_day) on /metrics"
 
 # --- bad inputs, each dead-lettered ------------------------------------------------------------
 good_op='ops { op: "gemm" shape: "d4096" config: "decode.B64.s2048.int8" calls: 32 bytes: 1 flops: 1 }'

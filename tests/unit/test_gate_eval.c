@@ -50,7 +50,7 @@ static void release_free(release *r)
 
 static size_t add_family(release *r, const char *name, double share)
 {
-	r->fam[r->nfam] = (pw_gate_family_input){name, share, false, 0};
+	r->fam[r->nfam] = (pw_gate_family_input){.name = name, .spend_share = share};
 	return r->nfam++;
 }
 

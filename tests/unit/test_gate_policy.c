@@ -53,7 +53,7 @@ static void rel_init(rel *r)
 
 static size_t fam(rel *r, const char *name, double share)
 {
-	r->fam[r->nfam] = (pw_gate_family_input){name, share, false, 0};
+	r->fam[r->nfam] = (pw_gate_family_input){.name = name, .spend_share = share};
 	return r->nfam++;
 }
 
@@ -681,4 +681,78 @@ Test(gate_policy, planned_but_missing_is_missing)
 	cr_assert_eq(r.fr[chat].n_planned_missing, 2);
 	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
 	cr_assert_str_eq(buf, "INSUFFICIENT_DATA: chat-8b: 2 planned benchmarks never measured");
+}
+
+/* The plan records that rank-x inherits chat-8b's verdict (similarity 0.98,
+ * docs/planner.md "Clustering"): without runs of its own rank-x is decided
+ * through chat-8b, and the summary says so; with runs of its own it is
+ * decided on them; without the inheritance it has no data. */
+Test(gate_policy, inheritor_without_runs_follows_its_representative)
+{
+	rel r;
+	rel_init(&r);
+	size_t chat = fam(&r, "chat-8b", 0.078);
+	size_t rank = fam(&r, "rank-x", 0.004);
+	ser(&r, "chat-8b/h/v6e-4/decode.B64/tpot", chat, PW_GATE_TIER_TOP, 3.9, 0.082, 5);
+	ser(&r, "chat-8b/h/v6e-4/decode.B8/tpot", chat, PW_GATE_TIER_TOP, 1.6, 0.074, 5);
+	r.fam[rank].inherits_from = "chat-8b";
+	r.fam[rank].inherit_similarity = 0.98;
+	r.fam[rank].representative = chat;
+	decide(&r, NULL, 0, 0);
+	cr_assert_eq(r.fr[chat].verdict, PW_GATE_FAMILY_BLOCKING);
+	cr_assert_eq(r.fr[rank].verdict, PW_GATE_FAMILY_BLOCKING);
+	cr_assert(r.fr[rank].inherited);
+	cr_assert(!r.fr[chat].inherited);
+	char buf[512];
+	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert(strncmp(buf, "BLOCKING: chat-8b (2 series, 0.", 31) == 0, "%s", buf);
+	cr_assert(strstr(buf, "% fleet); rank-x (through chat-8b); rank-x inherits from chat-8b, "
+	                      "similarity 0.98") != NULL,
+	          "%s", buf);
+	cr_assert_null(strstr(buf, "rank-x has no measured series"), "%s", buf);
+
+	/* the representative passes: so does the inheritor, not INSUFFICIENT_DATA */
+	rel_init(&r);
+	chat = fam(&r, "chat-8b", 0.078);
+	rank = fam(&r, "rank-x", 0.004);
+	ser(&r, "chat-8b/h/v6e-4/decode.B64/tpot", chat, PW_GATE_TIER_TOP, 3.9, 0.0, 5);
+	r.fam[rank].inherits_from = "chat-8b";
+	r.fam[rank].inherit_similarity = 0.98;
+	r.fam[rank].representative = chat;
+	decide(&r, NULL, 0, 0);
+	cr_assert_eq(r.fr[rank].verdict, PW_GATE_FAMILY_PASS);
+	cr_assert_eq(r.rr.verdict, PW_GATE_FAMILY_PASS);
+	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert_str_eq(buf, "PASS: 2 families, 1 tests, 0.00% fleet impact; rank-x inherits from "
+	                      "chat-8b, similarity 0.98");
+
+	/* runs of its own decide: rank-x quiet while chat-8b regresses */
+	size_t own = ser(&r, "rank-x/h/v6e-4/decode.B64/tpot", rank, PW_GATE_TIER_TAIL, 2.0, 0.0, 5);
+	for (size_t k = 0; k < 5; k++)
+		r.cand[0][k] *= 1.082;
+	decide(&r, NULL, 0, 0);
+	cr_assert_eq(r.fr[chat].verdict, PW_GATE_FAMILY_BLOCKING);
+	cr_assert_eq(r.fr[rank].verdict, PW_GATE_FAMILY_PASS);
+	cr_assert(!r.fr[rank].inherited);
+	cr_assert_eq(r.out[own], PW_GATE_OUT_PASS);
+	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert(strstr(buf, "; rank-x inherits from chat-8b, similarity 0.98 (decided on its own "
+	                      "runs)") != NULL,
+	          "%s", buf);
+
+	/* the representative not among the release's families: no decision */
+	r.ns = 1;
+	r.fam[rank].representative = SIZE_MAX;
+	decide(&r, NULL, 0, 0);
+	cr_assert_eq(r.fr[rank].verdict, PW_GATE_FAMILY_INSUFFICIENT_DATA);
+	pw_gate_summary(buf, sizeof buf, &r.pol, r.fam, r.fr, r.nfam, r.s, r.sr, r.ns, &r.rr);
+	cr_assert(strstr(buf, "rank-x has no measured series; ") != NULL, "%s", buf);
+	cr_assert(strstr(buf, "similarity 0.98 (representative not gated)") != NULL, "%s", buf);
+
+	/* no inheritance recorded: a family without series has no data */
+	r.fam[rank].inherits_from = NULL;
+	r.fam[rank].representative = chat;
+	decide(&r, NULL, 0, 0);
+	cr_assert_eq(r.fr[rank].verdict, PW_GATE_FAMILY_INSUFFICIENT_DATA);
+	cr_assert(!r.fr[rank].inherited);
 }

@@ -251,7 +251,8 @@ static int gate_show(int argc, char **argv)
 	const char *kp[] = {release, PQgetvalue(h, 0, 0)};
 	if (!(f = pw_cli_pg_query(conn, "reading gate results failed",
 	                          "SELECT family, tier, verdict, spend_share, spend_weighted_impact_pct, "
-	                          "gated_series, regressed_series, under_powered_series "
+	                          "gated_series, regressed_series, under_powered_series, inherits_from, "
+	                          "inherit_similarity, verdict_inherited "
 	                          "FROM perfwatch.gate_family_results "
 	                          "WHERE release_id = $1 AND evaluation = $2 ORDER BY family COLLATE \"C\"",
 	                          2, kp)) ||
@@ -298,6 +299,10 @@ static int gate_show(int argc, char **argv)
 			json_num(stdout, "gated_series", num(f, j, 5), true);
 			json_num(stdout, "regressed_series", num(f, j, 6), true);
 			json_num(stdout, "under_powered_series", num(f, j, 7), true);
+			json_str(stdout, "inherits_from", PQgetvalue(f, j, 8), true);
+			if (!PQgetisnull(f, j, 9))
+				json_num(stdout, "inherit_similarity", num(f, j, 9), true);
+			printf(",\"verdict_inherited\":%s", PQgetvalue(f, j, 10)[0] == 't' ? "true" : "false");
 			printf(",\"series\":[");
 			int k = 0;
 			for (int i = 0; i < PQntuples(s); i++) {
@@ -342,6 +347,9 @@ static int gate_show(int argc, char **argv)
 		       PQgetvalue(f, j, 1));
 		if (atoi(PQgetvalue(f, j, 7)) > 0)
 			printf(", %s under-powered", PQgetvalue(f, j, 7));
+		if (PQgetvalue(f, j, 8)[0])
+			printf(", inherits from %s, similarity %.2f%s", PQgetvalue(f, j, 8), num(f, j, 9),
+			       PQgetvalue(f, j, 10)[0] == 't' ? ": its verdict" : "");
 		printf(")\n");
 	}
 	printf("release verdict: %s (%d tests, BH q=%.2g, fleet impact %.2f%%)\n", verdict, tests,
