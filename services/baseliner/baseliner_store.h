@@ -314,7 +314,7 @@ typedef struct pw_bstore_acceptance {
 pw_status pw_bstore_accept_shift(pw_pg *pg, const pw_bstore_acceptance *a, bool *accepted,
                                  char *errbuf, size_t errlen);
 
-/* ---- Noise floors, re-derived (§4.2; noise_floor.h, migration 0049) ---- */
+/* ---- Noise floors, re-derived (§4.2; noise_floor.h, migration 0050) ---- */
 
 /* What one call of pw_bstore_noise_floor_derive did. */
 typedef struct pw_bstore_nf_summary {

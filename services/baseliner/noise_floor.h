@@ -8,7 +8,7 @@
  * within-group Shamos estimator); this module only chooses its groups and
  * the rule below which a series is INSUFFICIENT_DATA instead of a floor.
  * baseliner_store.c reads the samples and writes perfwatch.noise_floors
- * (migration 0049), the tick in baseliner_service.c calls it;
+ * (migration 0050), the tick in baseliner_service.c calls it;
  * docs/baseliner.md ("Noise floors, re-derived") is the operator's page and
  * docs/statistics.md §10 the reasoning.
  */

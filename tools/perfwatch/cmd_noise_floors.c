@@ -2,7 +2,7 @@
  * cmd_noise_floors.c: `perfwatch noise-floors [--since YYYY-MM-DD] [--text|--json]`,
  * the diff report of the baseliner's scheduled noise-floor derivations (§4.2,
  * docs/baseliner.md "Noise floors, re-derived") from perfwatch.noise_floors
- * and noise_floor_derivations (migration 0049): per derivation, per series,
+ * and noise_floor_derivations (migration 0050): per derivation, per series,
  * the previous floor and the new one, the change in percent and the groups
  * and runs behind each; a series with too little data (insufficient_data) or
  * no relative floor (invalid) shows the floor it keeps. Without --since the

@@ -1,4 +1,4 @@
--- 0049_noise_floors.sql: the noise floors of §4.2 re-derived on a schedule
+-- 0050_noise_floors.sql: the noise floors of §4.2 re-derived on a schedule
 -- (docs/baseliner.md "Noise floors, re-derived"; docs/statistics.md §10).
 --
 -- Written by the baseliner's tick. Every baseliner.noise_floor.every (90
