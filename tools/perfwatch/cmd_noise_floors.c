@@ -179,9 +179,15 @@ int pw_cmd_noise_floors(int argc, char **argv)
 			       PQgetvalue(d, i, 8), PQgetvalue(d, i, 9), PQgetvalue(d, i, 10));
 		}
 		bool first = true;
+		long unlisted = 0;
 		for (; at < ns && strcmp(PQgetvalue(s, at, C_DID), did) == 0; at++) {
 			if (text) {
-				print_series_text(s, at);
+				/* a person reads the floors; a series never floored is a count */
+				if (strcmp(PQgetvalue(s, at, C_STATUS), "insufficient_data") == 0 &&
+				    !isfinite(num(s, at, C_PFLOOR)))
+					unlisted++;
+				else
+					print_series_text(s, at);
 			} else {
 				if (!first)
 					putchar(',');
@@ -189,6 +195,10 @@ int pw_cmd_noise_floors(int argc, char **argv)
 			}
 			first = false;
 		}
+		if (text && unlisted)
+			printf("  (%ld series with too little data and no floor before are not listed; "
+			       "--json lists every series)\n",
+			       unlisted);
 		if (!text)
 			printf("]}");
 	}
