@@ -177,13 +177,15 @@ static int p1_resolve(int argc, char **argv)
 		usage(stderr);
 		return PW_CLI_EXIT_USAGE;
 	}
+	int rc = pw_cli_check_id("P1 ticket id", id, PW_ID_MAX);
+	if (rc >= 0)
+		return rc;
 	int64_t ticket = parse_ticket(id);
 	if (ticket == 0) {
 		fprintf(stderr, "perfwatch: a P1 ticket id is N or P1-N, not \"%.40s\"\n", id);
 		return PW_CLI_EXIT_USAGE;
 	}
-	int rc = pw_cli_check_id("--by", by, PW_ID_MAX);
-	if (rc >= 0)
+	if ((rc = pw_cli_check_id("--by", by, PW_ID_MAX)) >= 0)
 		return rc;
 	if ((rc = pw_cli_check_id("--note", note, P1_NOTE_MAX)) >= 0)
 		return rc;
