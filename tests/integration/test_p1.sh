@@ -22,6 +22,7 @@
 set -euo pipefail
 
 . tests/integration/lib.sh
+. tests/integration/lib_gate.sh
 need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
 gate_bin=$PW_BUILD/services/gate/pw-gate
 cli=$PW_BUILD/tools/perfwatch
@@ -46,28 +47,8 @@ blk=p1blk-$tag
 
 # ------------------------------------------------------------------ data
 key() { echo "$1/$hlo/$2/$3/tpot_p50_ms"; }
-# add_samples KEY BUILD KIND N LEVEL SHIFT: N runs of a build dated 69.. days
-# ago (outside gate.active_window), value level*(1+shift)*(1+0.004*u), u a
-# fixed spread of std 1 (test_gate.sh's)
-add_samples() {
-  psqlq <<SQL
-INSERT INTO perfwatch.runs (run_id, repeat_index, model, model_rev, hlo_fingerprint, build_id, build_kind,
-    compiler_cl, compiler_cl_number, platform, config, firmware, chip_set, cell, harness_version,
-    started_at, finished_at, payload_sha256)
-SELECT 'p1-' || s.series_id || '-$2-' || g, 0, s.model, s.model || '@1', s.hlo_fingerprint, '$2', '$3',
-       'cl/1', 1, s.platform, s.config, 'fw-1', 'pinned-' || (g % 3), 'cell-1', 'perfbench-2.31',
-       now() - interval '70 days' + g * interval '1 day', now() - interval '70 days' + g * interval '1 day', '\\x00'
-  FROM perfwatch.series s, generate_series(1, $4) g WHERE s.series_key = '$1'
-ON CONFLICT DO NOTHING;
-INSERT INTO perfwatch.samples (run_id, repeat_index, metric, series_id, value, unit, measured_at, build_id,
-    build_kind, compiler_cl_number, chip_set)
-SELECT 'p1-' || s.series_id || '-$2-' || g, 0, s.metric, s.series_id,
-       $5 * (1 + $6) * (1 + 0.004 * ((((g * 7919 + length(s.config || s.platform) * 104729) % 1000) / 1000.0) - 0.5) * 3.4641),
-       s.unit, now() - interval '70 days' + g * interval '1 day', '$2', '$3', 1, 'pinned-' || (g % 3)
-  FROM perfwatch.series s, generate_series(1, $4) g WHERE s.series_key = '$1'
-ON CONFLICT DO NOTHING;
-SQL
-}
+# add_samples KEY BUILD KIND N LEVEL SHIFT: N runs, sigma 0.4% (lib_gate.sh's gate_add_samples)
+add_samples() { gate_add_samples p1 "$1" "$2" "$3" 1 "$4" "$5" "$6" 0.004; }
 # series MODEL PLATFORM CONFIG LEVEL: the series, an active baseline, 30 runs on the baseline release
 series() {
   local k; k=$(key "$1" "$2" "$3")
