@@ -85,8 +85,11 @@ SELECT t.*,
        COALESCE(pg.triage_url, '') AS triage_url
 FROM perfwatch.p1_tickets t
 LEFT JOIN perfwatch.alerts a ON a.alert_id = t.alert_id
+-- the bisection the alert's later revision names (one bisection per event: it
+-- may have been started by another alert of the event), else one it started
 LEFT JOIN LATERAL (SELECT bisection_id, status, culprit FROM perfwatch.bisections
-                   WHERE alert_id = t.alert_id ORDER BY started_at DESC LIMIT 1) b ON true
+                   WHERE bisection_id = NULLIF(a.bisection_id, '') OR alert_id = t.alert_id
+                   ORDER BY bisection_id = a.bisection_id DESC, started_at DESC LIMIT 1) b ON true
 LEFT JOIN perfwatch.attributions at ON at.alert_id = t.alert_id
 LEFT JOIN LATERAL (SELECT i.incident_id, i.owner FROM perfwatch.pager_incident_alerts ia
                    JOIN perfwatch.pager_incidents i USING (incident_id)
