@@ -47,6 +47,16 @@
  *                  and the sweeps on perf.sweeps.v1 (a nightly each day, an RC
  *                  each Monday); --readopt republishes MODEL with a new program
  *                  (fingerprint) on that day, before its sweeps
+ *   pw-sim canary  [--rollout ID] [--hours H] [--seed N] [--start YYYY-MM-DDTHH:MM:SSZ]
+ *                  the production canary's live windows (docs/canary.md, "The
+ *                  canary service"): three families from sim_canary (diurnal
+ *                  load, prefix-cache changes, a noisy neighbour) — chat-8b on
+ *                  TPU with a +1% TPOT regression injected on the canary arm,
+ *                  summarize-13b on TPU and chat-70b-gpu on GPU without one —
+ *                  every 5-minute window for H hours (12), each family's TPOT,
+ *                  TTFT and goodput window medians of both arms as a
+ *                  CanaryWindow on perf.canary.v1 (key rollout/family), window
+ *                  by window; family i's draws use seed·1000 + i
  * options: --seed N --models N --platforms N --configs N --days N --repeats N
  *          (scale overrides), --limit N (runs), --rate N (runs/s, 0 = as fast
  *          as possible), --dup-every K (also re-send every K-th run verbatim),
@@ -72,6 +82,7 @@
 #include <time.h>
 
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "perfwatch/v1/canary.pb-c.h"
 #include "perfwatch/v1/plan.pb-c.h"
 #include "perfwatch/v1/run.pb-c.h"
 #include "pw_time.h"
@@ -79,6 +90,7 @@
 #include "pw_kafka.h"
 #include "pw_log.h"
 #include "pw_topics.h"
+#include "sim_canary.h"
 #include "sim_catalogue.h"
 #include "sim_model.h"
 #include "sim_proto.h"
@@ -1142,8 +1154,128 @@ out:
 	return rc;
 }
 
+/* ---- pw-sim canary: the production canary's live windows ------------------------------------- */
+
+/* The canary scenario's families: name, GPU, the TPOT regression injected on the canary arm. */
+static const struct {
+	const char *family;
+	bool gpu;
+	double tpot_regression;
+} canary_families[] = {
+	{"chat-8b", false, 0.01},
+	{"summarize-13b", false, 0.0},
+	{"chat-70b-gpu", true, 0.0},
+};
+
+static int cmd_canary(int argc, char **argv)
+{
+	const char *rollout = "rollout-xla-rc-2026-06-22";
+	unsigned long long hours = 12, seed = 1;
+	int64_t start_us = 1782118800LL * 1000000; /* 2026-06-22T09:00:00Z: sim_canary's start hour */
+	for (int i = 2; i < argc; i++) {
+		unsigned long long v;
+		if (num_arg(argc, argv, &i, "--hours", &v) && v >= 1 && v <= 24 * 30)
+			hours = v;
+		else if (num_arg(argc, argv, &i, "--seed", &v))
+			seed = v;
+		else if (strcmp(argv[i], "--rollout") == 0 && i + 1 < argc && argv[i + 1][0] && !strchr(argv[i + 1], '/') &&
+		         strlen(argv[i + 1]) <= 200)
+			rollout = argv[++i];
+		else if (strcmp(argv[i], "--start") == 0 && i + 1 < argc && parse_when(argv[i + 1], &start_us))
+			i++;
+		else {
+			fprintf(stderr, "usage: pw-sim canary [--rollout ID] [--hours H] [--seed N] [--start YYYY-MM-DDTHH:MM:SSZ]\n");
+			return 2;
+		}
+	}
+	app a;
+	memset(&a, 0, sizeof a);
+	char err[1024];
+	int rc = 1;
+	pw_log_init(&a.log, "simulator", PW_LOG_INFO);
+	a.cfg = pw_config_new("simulator", NULL, 0, err, sizeof err);
+	if (!a.cfg || pw_config_load(a.cfg, NULL, NULL, err, sizeof err) != PW_OK) {
+		pw_log_error(&a.log, "configuration: %s", err);
+		rc = 2;
+		goto out;
+	}
+	size_t nprops = 0;
+	const pw_kv *props = pw_config_kafka_props(a.cfg, &nprops);
+	if (pw_producer_new(&a.prod, pw_config_get_str(a.cfg, "kafka.bootstrap.servers"), props, nprops, &a.log,
+	                    err, sizeof err) != PW_OK) {
+		pw_log_error(&a.log, "kafka producer: %s", err);
+		goto out;
+	}
+	enum { NFAM = sizeof canary_families / sizeof canary_families[0] };
+	pw_sim_canary_params params[NFAM];
+	char artifact[NFAM][256], prev_artifact[NFAM][256], key[NFAM][512];
+	for (size_t f = 0; f < NFAM; f++) {
+		pw_sim_canary_params_init(&params[f], canary_families[f].gpu);
+		params[f].tpot_regression = canary_families[f].tpot_regression;
+		snprintf(artifact[f], sizeof artifact[f], "serving/%s/xla-rc-2026-06-22.aot", canary_families[f].family);
+		snprintf(prev_artifact[f], sizeof prev_artifact[f], "serving/%s/xla-rc-2026-06-15.aot",
+		         canary_families[f].family);
+		snprintf(key[f], sizeof key[f], "%s/%s", rollout, canary_families[f].family);
+	}
+	uint64_t windows = hours * 12, published = 0;
+	pw_status st = PW_OK;
+	for (uint64_t wi = 0; wi < windows && st == PW_OK && !stop_flag; wi++) {
+		for (size_t f = 0; f < NFAM && st == PW_OK; f++) {
+			pw_sim_canary_window win;
+			pw_sim_canary_window_make(&params[f], seed * 1000 + f, (uint32_t)wi, &win);
+			const double *pairs[3] = {win.tpot_ms, win.ttft_ms, win.goodput_tok_s_chip};
+			for (int m = 0; m < 3 && st == PW_OK; m++) {
+				Perfwatch__V1__CanaryWindow cw = PERFWATCH__V1__CANARY_WINDOW__INIT;
+				cw.rollout_id = (char *)rollout;
+				cw.family = (char *)canary_families[f].family;
+				cw.family_kind = canary_families[f].gpu ? "gpu" : "tpu";
+				cw.release = "xla-rc-2026-06-22";
+				cw.artifact = artifact[f];
+				cw.previous_release = "xla-rc-2026-06-15";
+				cw.previous_artifact = prev_artifact[f];
+				cw.metric = (Perfwatch__V1__CanaryMetric)(m + 1);
+				cw.window_start_unix_us = start_us + (int64_t)wi * (int64_t)(params[f].window_s * 1e6);
+				cw.window_s = (uint32_t)params[f].window_s;
+				cw.canary_value = pairs[m][PW_SIM_CANARY_CANARY];
+				cw.baseline_value = pairs[m][PW_SIM_CANARY_BASELINE];
+				cw.canary_replicas = 2;
+				cw.baseline_replicas = 2;
+				cw.canary_fraction = 2.0 / 64.0;
+				cw.source = "pw-sim:canary";
+				uint8_t buf[1024];
+				size_t len = perfwatch__v1__canary_window__get_packed_size(&cw);
+				if (len > sizeof buf) {
+					st = pw_fail(PW_ERR_INVALID, err, sizeof err, "a canary window of %zu bytes", len);
+					break;
+				}
+				perfwatch__v1__canary_window__pack(&cw, buf);
+				st = produce(&a, PW_TOPIC_CANARY, key[f], buf, len, err, sizeof err);
+				published++;
+			}
+		}
+		pw_producer_poll(a.prod, 0);
+	}
+	if (st == PW_OK)
+		st = pw_producer_flush(a.prod, 60000, err, sizeof err);
+	if (st != PW_OK) {
+		pw_log_error(&a.log, "publishing the canary's windows: %s", err);
+		goto out;
+	}
+	printf("{\"rollout\":\"%s\",\"families\":%d,\"hours\":%llu,\"windows\":%llu,\"published\":%llu}\n", rollout,
+	       (int)NFAM, hours, (unsigned long long)windows, (unsigned long long)published);
+	rc = stop_flag ? 1 : 0;
+out:
+	pw_producer_free(a.prod);
+	pw_config_free(a.cfg);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "canary") == 0) {
+		signal(SIGPIPE, SIG_IGN);
+		return cmd_canary(argc, argv);
+	}
 	if (argc >= 2 && strcmp(argv[1], "planner") == 0) {
 		signal(SIGPIPE, SIG_IGN);
 		return cmd_planner(argc, argv);
