@@ -42,6 +42,10 @@ static const pw_cli_command commands[] = {
 	 "the noise floors the baseliner re-derived (section 4.2): per series the previous floor, the "
 	 "new one, the change and the runs behind each (PW_PG_DSN)",
 	 pw_cmd_noise_floors, true},
+	{"canary", "show [--rollout ID] [--json]",
+	 "the production canary's decision per family of a rollout (the latest without --rollout): "
+	 "PROMOTE, HOLD or ROLLBACK, effect and confidence sequence interval, windows, when (PW_PG_DSN)",
+	 pw_cmd_canary, true},
 };
 
 static void usage(FILE *out)
