@@ -51,11 +51,15 @@ typedef struct fam {
 	bool valid; /* f holds exactly the stored windows */
 } fam;
 
+struct pw_canary_families {
+	fam *fams;
+	size_t n, cap;
+};
+
 typedef struct worker {
 	app *a;
 	pw_service_worker *w;
-	fam *fams;
-	size_t n, cap;
+	pw_canary_families *fs;
 } worker;
 
 const pw_conf_key pw_canary_keys[] = {
@@ -121,8 +125,10 @@ pw_status pw_canary_worker_init(void *p, pw_service_worker *w, char *errbuf, siz
 		return PW_OK;
 	}
 	worker *k = calloc(1, sizeof *k);
-	if (!k)
+	if (!k || !(k->fs = pw_canary_families_new())) {
+		free(k);
 		return PW_ERR_NOMEM;
+	}
 	k->a = p;
 	k->w = w;
 	w->ctx = k;
@@ -137,16 +143,29 @@ void pw_canary_worker_release(void *p, pw_service_worker *w)
 		return;
 	}
 	worker *k = w->ctx;
-	for (size_t i = 0; k && i < k->n; i++)
-		pw_canary_family_release(&k->fams[i].f);
 	if (k)
-		free(k->fams);
+		pw_canary_families_free(k->fs);
 	free(k);
 	w->ctx = NULL;
 }
 
+pw_canary_families *pw_canary_families_new(void)
+{
+	return calloc(1, sizeof(pw_canary_families));
+}
+
+void pw_canary_families_free(pw_canary_families *fs)
+{
+	if (!fs)
+		return;
+	for (size_t i = 0; i < fs->n; i++)
+		pw_canary_family_release(&fs->fams[i].f);
+	free(fs->fams);
+	free(fs);
+}
+
 /* The worker's entry for (rollout, family), made (invalid) when new; NULL when out of memory. */
-static fam *fam_get(worker *k, const char *rollout_id, const char *family)
+static fam *fam_get(pw_canary_families *k, const char *rollout_id, const char *family)
 {
 	for (size_t i = 0; i < k->n; i++)
 		if (strcmp(k->fams[i].rollout_id, rollout_id) == 0 && strcmp(k->fams[i].family, family) == 0)
@@ -167,7 +186,8 @@ static fam *fam_get(worker *k, const char *rollout_id, const char *family)
 }
 
 /* Rebuilds e from the stored windows, with the options stored in row. */
-static pw_status fam_rebuild(worker *k, fam *e, const canary_family_row *row, char *errbuf, size_t errlen)
+static pw_status fam_rebuild(pw_pg *pg, const pw_log *lg, pw_metric *m_replays, fam *e, const canary_family_row *row,
+                             char *errbuf, size_t errlen)
 {
 	pw_canary_family_release(&e->f);
 	e->valid = false;
@@ -179,10 +199,10 @@ static pw_status fam_rebuild(worker *k, fam *e, const canary_family_row *row, ch
 		               pw_strerror(st));
 	int64_t n = 0;
 	if (row->windows > 0) {
-		if ((st = canary_store_replay(k->w->pg, e->rollout_id, e->family, &e->f, &n, errbuf, errlen)) != PW_OK)
+		if ((st = canary_store_replay(pg, e->rollout_id, e->family, &e->f, &n, errbuf, errlen)) != PW_OK)
 			return st;
-		pw_metric_inc(k->a->m_replays, NULL);
-		pw_log_info(k->a->lg, "canary family \"%s/%s\" rebuilt from %" PRId64 " stored windows: %s%s", e->rollout_id,
+		pw_metric_inc(m_replays, NULL);
+		pw_log_info(lg, "canary family \"%s/%s\" rebuilt from %" PRId64 " stored windows: %s%s", e->rollout_id,
 		            e->family, n, pw_canary_decision_name(e->f.decision), e->f.inconclusive ? " (inconclusive)" : "");
 	}
 	if (n != row->windows)
@@ -238,28 +258,21 @@ static pw_status decision_pack(const Perfwatch__V1__CanaryWindow *w, const pw_ca
 	return PW_OK;
 }
 
-typedef enum window_outcome {
-	TAKEN = 0,
-	DUPLICATE,
-	OUT_OF_ORDER,
-	CONFLICTING,
-} window_outcome;
+#define TAKEN PW_CANARY_TAKEN
+#define DUPLICATE PW_CANARY_DUPLICATE
+#define OUT_OF_ORDER PW_CANARY_OUT_OF_ORDER
+#define CONFLICTING PW_CANARY_CONFLICTING
 
-/*
- * One door-checked window in one transaction (above). *oc what became of it;
- * detail the reason of a refusal. A failed transaction leaves the family
- * invalid in memory (rebuilt at its next window).
- */
-static pw_status take_window(worker *k, const Perfwatch__V1__CanaryWindow *w, window_outcome *oc, char *detail, size_t dlen,
-                             char *errbuf, size_t errlen)
+pw_status pw_canary_take(pw_canary_families *fs, pw_pg *pg, const char *service, const pw_canary_params *params,
+                         const pw_log *lg,
+                         pw_metric *m_replays, pw_metric *m_decisions, const Perfwatch__V1__CanaryWindow *w,
+                         pw_canary_outcome *oc, char *detail, size_t dlen, char *errbuf, size_t errlen)
 {
-	app *a = k->a;
-	pw_pg *pg = k->w->pg;
 	*oc = TAKEN;
 	pw_canary_metric m = (pw_canary_metric)(w->metric - 1);
 	bool gpu = strcmp(w->family_kind, "gpu") == 0;
-	double mde = pw_canary_mde_pct(&a->params, w->family, gpu);
-	fam *e = fam_get(k, w->rollout_id, w->family);
+	double mde = pw_canary_mde_pct(params, w->family, gpu);
+	fam *e = fam_get(fs, w->rollout_id, w->family);
 	if (!e)
 		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory for family \"%s/%s\"", w->rollout_id, w->family);
 	uint8_t *buf = NULL;
@@ -271,8 +284,8 @@ static pw_status take_window(worker *k, const Perfwatch__V1__CanaryWindow *w, wi
 	bool found = false;
 	double c0 = 0, b0 = 0;
 	uint32_t ws0 = 0;
-	if ((st = canary_store_family_lock(pg, w, a->params.alpha, mde, a->params.tolerance_frac * mde,
-	                                   (int64_t)a->params.pilot_windows, a->params.horizon_us / 1000000, &row, errbuf,
+	if ((st = canary_store_family_lock(pg, w, params->alpha, mde, params->tolerance_frac * mde,
+	                                   (int64_t)params->pilot_windows, params->horizon_us / 1000000, &row, errbuf,
 	                                   errlen)) != PW_OK ||
 	    (st = canary_store_window_get(pg, w, &found, &c0, &b0, &ws0, errbuf, errlen)) != PW_OK)
 		goto fail;
@@ -292,7 +305,7 @@ static pw_status take_window(worker *k, const Perfwatch__V1__CanaryWindow *w, wi
 		return PW_OK;
 	}
 	if (!e->valid || (int64_t)e->f.windows != row.windows)
-		if ((st = fam_rebuild(k, e, &row, errbuf, errlen)) != PW_OK)
+		if ((st = fam_rebuild(pg, lg, m_replays, e, &row, errbuf, errlen)) != PW_OK)
 			goto fail;
 	bool was_final = e->f.final;
 	int64_t last = e->f.m[m].last_start_us;
@@ -319,7 +332,7 @@ static pw_status take_window(worker *k, const Perfwatch__V1__CanaryWindow *w, wi
 	}
 	if ((st = canary_store_window_put(pg, w, (int64_t)e->f.windows, errbuf, errlen)) != PW_OK ||
 	    (st = canary_store_metric_put(pg, w->rollout_id, w->family, m, &e->f.m[m], errbuf, errlen)) != PW_OK ||
-	    (st = canary_store_family_put(pg, SVC, w->rollout_id, w->family, &e->f, decided,
+	    (st = canary_store_family_put(pg, service, w->rollout_id, w->family, &e->f, decided,
 	                                  e->f.decision == PW_CANARY_ROLLBACK ? w->previous_artifact : NULL, buf, len,
 	                                  errbuf, errlen)) != PW_OK ||
 	    (st = pw_pg_commit(pg, errbuf, errlen)) != PW_OK)
@@ -327,8 +340,8 @@ static pw_status take_window(worker *k, const Perfwatch__V1__CanaryWindow *w, wi
 	e->valid = true;
 	if (decided) {
 		const pw_canary_family *f = &e->f;
-		pw_metric_inc(a->m_decisions, (const char *const[]){pw_canary_decision_name(f->decision)});
-		pw_log_info(a->lg,
+		pw_metric_inc(m_decisions, (const char *const[]){pw_canary_decision_name(f->decision)});
+		pw_log_info(lg,
 		            "canary \"%s/%s\": %s%s on %s %+.3f%% [%+.3f%%, %+.3f%%] after %zu windows (%zu of every metric)%s%s",
 		            w->rollout_id, w->family, pw_canary_decision_name(f->decision), f->inconclusive ? " (inconclusive)" : "",
 		            pw_canary_metric_name(f->metric), f->decided.effect_pct, f->decided.lo_pct, f->decided.hi_pct,
@@ -344,7 +357,7 @@ fail:
 	return st;
 }
 
-static const char *outcome_name(window_outcome oc)
+static const char *outcome_name(pw_canary_outcome oc)
 {
 	switch (oc) {
 	case TAKEN: return "taken";
@@ -370,8 +383,9 @@ pw_status pw_canary_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, 
 			st = pw_service_dead_letter(k->w, m, WINDOW_TYPE, reason, detail, errbuf, errlen);
 			pw_log_warn(a->lg, "canary window dead-lettered: %s", detail);
 		} else {
-			window_outcome oc;
-			st = take_window(k, w, &oc, detail, sizeof detail, errbuf, errlen);
+			pw_canary_outcome oc;
+			st = pw_canary_take(k->fs, k->w->pg, SVC, &a->params, a->lg, a->m_replays, a->m_decisions, w, &oc, detail,
+			                    sizeof detail, errbuf, errlen);
 			if (st == PW_OK && (oc == OUT_OF_ORDER || oc == CONFLICTING)) {
 				reason = oc == OUT_OF_ORDER ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT
 				                            : PERFWATCH__V1__DLQ_REASON__DLQ_REASON_CONFLICT;
