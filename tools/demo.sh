@@ -12,7 +12,8 @@
 # result against the scenario's expected outcome (the gate's BLOCKING verdict
 # for chat-8b, the changepoints pinned to 2026-06-17, and the planner's nightly
 # of that day running chat-8b on v6e-4 because of cl/7841917, with its
-# coverage report) and exits non-zero,
+# coverage report, and the production canary of the next release rolling
+# chat-8b back and promoting the others) and exits non-zero,
 # naming what did not come out, when anything is missing. The services are stopped at the end,
 # the stack is left running so that it can be explored.
 #
@@ -593,6 +594,47 @@ step_planner() {
   "$pw" coverage --week 2026-06-15 --text
 }
 
+# Step 11: the production canary of the release after the fix: 12 h of live
+# windows (pw-sim canary: chat-8b on TPU +1% TPOT, summarize-13b and
+# chat-70b-gpu null) through pw-canary, and its decision per family.
+step_canary() {
+  local pw=$build/tools/perfwatch bin=$build/services/canary/pw-canary
+  [ -x "$bin" ] || { echo "demo: $bin is not built" >&2; return 1; }
+  rollout="rollout-$ns"
+  "$pw" group to-end "$ns-canary" perf.canary.v1 >/dev/null
+  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-canary" "$bin" >"$demo_dir/canary.log" 2>&1 &
+  local cpid=$!
+  pids+=("$cpid")
+  local deadline=$((SECONDS + 60))
+  until grep -q '"msg":"kafka partitions assigned' "$demo_dir/canary.log"; do
+    kill -0 "$cpid" 2>/dev/null || { echo "demo: pw-canary exited" >&2; tail -5 "$demo_dir/canary.log" >&2; return 1; }
+    [ $SECONDS -lt $deadline ] || { echo "demo: pw-canary did not join its consumer group" >&2; return 1; }
+    sleep 0.2
+  done
+  "$sim" canary --rollout "$rollout" --hours 12 >"$demo_dir/canary-sim.json" 2>"$demo_dir/canary-sim.log"
+  echo "the canary's live windows (pw-sim canary): $(cat "$demo_dir/canary-sim.json")"
+  local got
+  deadline=$((SECONDS + 180))
+  until got=$(q "SELECT count(*) FROM perfwatch.canary_families WHERE rollout_id = '$rollout' AND final") && [ "$got" = 3 ]; do
+    kill -0 "$cpid" 2>/dev/null || { echo "demo: pw-canary exited" >&2; tail -5 "$demo_dir/canary.log" >&2; return 1; }
+    [ $SECONDS -lt $deadline ] || { echo "demo: $got of 3 canary decisions within 180 s" >&2; return 1; }
+    sleep 0.5
+  done
+  echo
+  "$pw" canary show --rollout "$rollout"
+}
+
+# The canary rolls chat-8b (+1% TPOT) back to its pre-staged N-1 artifact and promotes the
+# null families, each decision on perf.rollouts.v1 through the outbox.
+check_canary() {
+  [ "$(q "SELECT string_agg(family || ' ' || decision, ', ' ORDER BY family) FROM perfwatch.canary_families
+           WHERE rollout_id = '$rollout' AND final")" = "chat-70b-gpu PROMOTE, chat-8b ROLLBACK, summarize-13b PROMOTE" ] &&
+    [ "$(q "SELECT rollback_artifact FROM perfwatch.canary_families WHERE rollout_id = '$rollout' AND family = 'chat-8b'")" = \
+      serving/chat-8b/xla-rc-2026-06-15.aot ] &&
+    [ "$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'canary' AND topic = 'perf.rollouts.v1'
+             AND message_key LIKE '$rollout/%'")" = 3 ]
+}
+
 # The planner's nightly of 2026-06-17 runs chat-8b on v6e-4 decode B64 and not on v5e-8,
 # because cl/7841917 touches that fusion: the planner's republished cl/7841917 is
 # perf-relevant and names the benchmark, not v5e-8's nor a prefill one.
@@ -684,6 +726,7 @@ step_check() {
   expect "on-call: first notification \"chat-8b v6e-4 TPOT +8.2% BLOCKING\", then the culprit and owner as an update of its group; no earlier demo's pages" check_oncall
   expect "planner: the nightly of 2026-06-17 runs chat-8b on v6e-4 decode B64 (not v5e-8) because cl/7841917 touches its fusion" check_planner_nightly
   expect "planner: perfwatch coverage --json, week of 2026-06-15: >= 95% of spend gated, chip-h lines summing to the total, <= 6.5% of naive" check_coverage
+  expect "canary: chat-8b (+1% TPOT) ROLLBACK to serving/chat-8b/xla-rc-2026-06-15.aot, summarize-13b and chat-70b-gpu PROMOTE, each once on perf.rollouts.v1" check_canary
   if [ ${#failed_checks[@]} -gt 0 ]; then
     echo "demo: ${#failed_checks[@]} expected result(s) did not come out:" >&2
     printf 'demo:   %s\n' "${failed_checks[@]}" >&2
@@ -709,6 +752,7 @@ next_steps() {
   fi
   echo "  perfwatch reads the stack's variables from $run_dir/stack.env when run from the checkout"
   echo "  $pw gate show $rel [--json]"
+  [ -z "${rollout:-}" ] || echo "  $pw canary show --rollout $rollout [--json]"
   [ -z "${b64_alert:-}" ] || echo "  $pw attribution show $b64_alert"
   [ -z "${bisection:-}" ] || echo "  $pw bisect show $bisection"
   echo "  $pw series show 'chat-8b.$ns/hlo:9f31c2ab.$ns/v6e-4/decode.B64.s2048.int8/tpot_p50_ms' --text"
@@ -729,6 +773,7 @@ STEPS=(
   "the attributor's per-op diff, HLO diff and roofline check:step_attribution"
   "the page as on-call receives it, and the triage link:step_page"
   "the planner's plans for the worked example's days, and their coverage:step_planner"
+  "the production canary of the next release, family by family:step_canary"
   "check the demo's own result:step_check"
 )
 
