@@ -42,15 +42,10 @@
 #include "pw_pg.h"
 #include "pw_stats.h"
 #include "sim_canary.h"
+#include "sim_proto.h"
 
 #define SERVICE "canary-bench"
-#define NFAM 3
-
-static const struct {
-	const char *family;
-	bool gpu;
-	double tpot_regression;
-} fams[NFAM] = {{"chat-8b", false, 0.01}, {"summarize-13b", false, 0.0}, {"chat-70b-gpu", true, 0.0}};
+#define NFAM PW_SIM_CANARY_FAMILIES
 
 typedef struct win {
 	int fam, metric;
@@ -135,40 +130,21 @@ int main(int argc, char **argv)
 	char rid[32];
 	rollout_id(rid, sizeof rid, 0);
 	pw_sim_canary_params sp[NFAM];
-	char artifact[NFAM][128], prev[NFAM][128];
-	for (int f = 0; f < NFAM; f++) {
-		pw_sim_canary_params_init(&sp[f], fams[f].gpu);
-		sp[f].tpot_regression = fams[f].tpot_regression;
-		snprintf(artifact[f], sizeof artifact[f], "serving/%s/xla-rc-2026-06-22.aot", fams[f].family);
-		snprintf(prev[f], sizeof prev[f], "serving/%s/xla-rc-2026-06-15.aot", fams[f].family);
-	}
+	for (int f = 0; f < NFAM; f++)
+		pw_sim_canary_scenario_params((size_t)f, &sp[f]);
 	int k = 0;
 	for (int w = 0; w < hours * 12; w++)
 		for (int f = 0; f < NFAM; f++) {
 			pw_sim_canary_window sw;
-			pw_sim_canary_window_make(&sp[f], 1000 + (uint64_t)f, (uint32_t)w, &sw);
+			pw_sim_canary_window_make(&sp[f], pw_sim_canary_scenario_seed(1, (size_t)f), (uint32_t)w, &sw);
 			const double *pairs[3] = {sw.tpot_ms, sw.ttft_ms, sw.goodput_tok_s_chip};
 			for (int m = 0; m < 3; m++, k++) {
-				Perfwatch__V1__CanaryWindow cw = PERFWATCH__V1__CANARY_WINDOW__INIT;
-				cw.rollout_id = rid;
-				cw.family = (char *)fams[f].family;
-				cw.family_kind = fams[f].gpu ? "gpu" : "tpu";
-				cw.release = "xla-rc-2026-06-22";
-				cw.artifact = artifact[f];
-				cw.previous_release = "xla-rc-2026-06-15";
-				cw.previous_artifact = prev[f];
-				cw.metric = (Perfwatch__V1__CanaryMetric)(m + 1);
-				cw.window_start_unix_us = 1782118800000000LL + (int64_t)w * 300000000LL;
-				cw.window_s = 300;
-				cw.canary_value = pairs[m][PW_SIM_CANARY_CANARY];
-				cw.baseline_value = pairs[m][PW_SIM_CANARY_BASELINE];
-				cw.canary_replicas = cw.baseline_replicas = 2;
-				cw.canary_fraction = 2.0 / 64.0;
-				cw.source = "bench";
-				ws[k] = (win){f, m, cw.canary_value, cw.baseline_value, NULL, 0};
-				ws[k].len = perfwatch__v1__canary_window__get_packed_size(&cw);
-				ws[k].packed = malloc(ws[k].len);
-				perfwatch__v1__canary_window__pack(&cw, ws[k].packed);
+				ws[k] = (win){f, m, pairs[m][PW_SIM_CANARY_CANARY], pairs[m][PW_SIM_CANARY_BASELINE], NULL, 0};
+				if (pw_sim_proto_canary_window(rid, (size_t)f, &sw, m, 1782118800000000LL + (int64_t)w * 300000000LL,
+				                               &ws[k].packed, &ws[k].len) != PW_OK) {
+					fprintf(stderr, "bench_canary_service: out of memory\n");
+					return 1;
+				}
 			}
 		}
 	double *t_cs = calloc((size_t)rounds, sizeof *t_cs), *t_svc = calloc((size_t)rounds, sizeof *t_svc);
@@ -184,7 +160,7 @@ int main(int argc, char **argv)
 				pw_cs_opts o;
 				pw_cs_opts_init(&o);
 				o.direction = pw_canary_metric_direction((pw_canary_metric)m);
-				o.mde_pct = pw_canary_mde_pct(&params, fams[f].family, fams[f].gpu);
+				o.mde_pct = pw_canary_mde_pct(&params, pw_sim_canary_scenario[f].family, pw_sim_canary_scenario[f].gpu);
 				pw_cs_new(&o, &cs[f][m]);
 			}
 		double t0 = now_s();

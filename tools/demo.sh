@@ -537,6 +537,17 @@ check_bisection() {
     "v6e-4 decode.B64.s2048.int8 tpot_p50_ms" ]
 }
 
+# demo_joined NAME PID: waits (60 s at most) for pw-NAME, started by a step with its log in
+# $demo_dir/NAME.log, to hold its partitions; fails naming it when it exits or does not join.
+demo_joined() {
+  local deadline=$((SECONDS + 60))
+  until grep -q '"msg":"kafka partitions assigned' "$demo_dir/$1.log"; do
+    kill -0 "$2" 2>/dev/null || { echo "demo: pw-$1 exited" >&2; tail -5 "$demo_dir/$1.log" >&2; return 1; }
+    [ $SECONDS -lt $deadline ] || { echo "demo: pw-$1 did not join its consumer group" >&2; return 1; }
+    sleep 0.2
+  done
+}
+
 # Step 10: the planner decides what the fleet runs (docs/planner.md). pw-sim publishes its
 # inputs for 2026-06-15 .. 06-17: the simulated catalogue of 300 models (chat-8b first, on
 # v6e-4), each platform's capacity, each day's CLs with the ops they touch (cl/7841917, the
@@ -552,12 +563,8 @@ step_planner() {
   PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-planner" PW_PLANNER_TICK=250ms "$bin" >"$demo_dir/planner.log" 2>&1 &
   local ppid=$!
   pids+=("$ppid")
-  local deadline=$((SECONDS + 60))
-  until grep -q '"msg":"kafka partitions assigned' "$demo_dir/planner.log"; do
-    kill -0 "$ppid" 2>/dev/null || { echo "demo: pw-planner exited" >&2; tail -5 "$demo_dir/planner.log" >&2; return 1; }
-    [ $SECONDS -lt $deadline ] || { echo "demo: pw-planner did not join its consumer group" >&2; return 1; }
-    sleep 0.2
-  done
+  demo_joined planner "$ppid"
+  local deadline
   "$sim" planner --models 300 --from 2026-06-15 --days 3 >"$demo_dir/planner-inputs.json" 2>"$demo_dir/planner-sim.log"
   echo "the planner's inputs (pw-sim planner): $(cat "$demo_dir/planner-inputs.json")"
   local sweeps="'nightly-2026-06-15', 'nightly-2026-06-16', 'nightly-2026-06-17', 'rc-2026-06-15'" got
@@ -605,12 +612,8 @@ step_canary() {
   PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-canary" "$bin" >"$demo_dir/canary.log" 2>&1 &
   local cpid=$!
   pids+=("$cpid")
-  local deadline=$((SECONDS + 60))
-  until grep -q '"msg":"kafka partitions assigned' "$demo_dir/canary.log"; do
-    kill -0 "$cpid" 2>/dev/null || { echo "demo: pw-canary exited" >&2; tail -5 "$demo_dir/canary.log" >&2; return 1; }
-    [ $SECONDS -lt $deadline ] || { echo "demo: pw-canary did not join its consumer group" >&2; return 1; }
-    sleep 0.2
-  done
+  demo_joined canary "$cpid"
+  local deadline
   "$sim" canary --rollout "$rollout" --hours 12 >"$demo_dir/canary-sim.json" 2>"$demo_dir/canary-sim.log"
   echo "the canary's live windows (pw-sim canary): $(cat "$demo_dir/canary-sim.json")"
   local got

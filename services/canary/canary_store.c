@@ -15,9 +15,14 @@
 /* 'epoch' + $n microseconds, exactly */
 #define TS(n) "(timestamptz 'epoch' + $" #n "::bigint * interval '1 microsecond')"
 
-static const char *metric_of(const Perfwatch__V1__CanaryWindow *w)
+/* The window's key as $1..$4: rollout, family, metric, start (µs). */
+static void window_key(pw_pg_params *p, const Perfwatch__V1__CanaryWindow *w)
 {
-	return pw_canary_metric_name((pw_canary_metric)(w->metric - 1));
+	pw_pg_params_init(p);
+	pw_pg_params_text(p, w->rollout_id);
+	pw_pg_params_text(p, w->family);
+	pw_pg_params_text(p, pw_canary_metric_name((pw_canary_metric)(w->metric - 1)));
+	pw_pg_params_int(p, w->window_start_unix_us);
 }
 
 pw_status canary_store_family_lock(pw_pg *pg, const Perfwatch__V1__CanaryWindow *w, double alpha,
@@ -81,11 +86,7 @@ pw_status canary_store_window_get(pw_pg *pg, const Perfwatch__V1__CanaryWindow *
                                   size_t errlen)
 {
 	pw_pg_params p;
-	pw_pg_params_init(&p);
-	pw_pg_params_text(&p, w->rollout_id);
-	pw_pg_params_text(&p, w->family);
-	pw_pg_params_text(&p, metric_of(w));
-	pw_pg_params_int(&p, w->window_start_unix_us);
+	window_key(&p, w);
 	PGresult *res = NULL;
 	pw_status st = pw_pg_exec_params(pg,
 	                                 "SELECT canary_value, baseline_value, window_s FROM perfwatch.canary_windows "
@@ -145,11 +146,7 @@ pw_status canary_store_window_put(pw_pg *pg, const Perfwatch__V1__CanaryWindow *
                                   size_t errlen)
 {
 	pw_pg_params p;
-	pw_pg_params_init(&p);
-	pw_pg_params_text(&p, w->rollout_id);
-	pw_pg_params_text(&p, w->family);
-	pw_pg_params_text(&p, metric_of(w));
-	pw_pg_params_int(&p, w->window_start_unix_us);
+	window_key(&p, w);
 	pw_pg_params_int(&p, w->window_s);
 	pw_pg_params_double(&p, w->canary_value);
 	pw_pg_params_double(&p, w->baseline_value);

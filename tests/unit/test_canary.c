@@ -84,18 +84,17 @@ static long run_sim(pw_canary_family *f, const pw_sim_canary_params *sp, uint64_
 Test(canary_rule, simulated_scenario_decides_each_family)
 {
 	for (uint64_t seed = 1; seed <= 8; seed++) {
-		for (int kind = 0; kind < 3; kind++) {
+		for (int kind = 0; kind < PW_SIM_CANARY_FAMILIES; kind++) {
 			pw_sim_canary_params sp;
-			pw_sim_canary_params_init(&sp, kind == 2);
-			if (kind == 0)
-				sp.tpot_regression = 0.01;
+			pw_sim_canary_scenario_params((size_t)kind, &sp);
+			bool regressed = pw_sim_canary_scenario[kind].tpot_regression > 0;
 			pw_canary_family f;
-			family_default(&f, kind == 2, 0);
-			long at = run_sim(&f, &sp, seed * 1000 + (uint64_t)kind, 576);
+			family_default(&f, pw_sim_canary_scenario[kind].gpu, 0);
+			long at = run_sim(&f, &sp, pw_sim_canary_scenario_seed(seed, (size_t)kind), 576);
 			cr_assert(f.final && at > 0, "seed %llu family %d undecided in 48 h", (unsigned long long)seed, kind);
 			cr_assert(!f.inconclusive);
 			cr_assert_eq(f.decided_start_us, T0_US + at * 5 * MIN_US);
-			if (kind == 0) {
+			if (regressed) {
 				cr_expect_eq(f.decision, PW_CANARY_ROLLBACK, "seed %llu: %s", (unsigned long long)seed,
 				             pw_canary_decision_name(f.decision));
 				cr_expect(f.metric == PW_CANARY_TPOT || f.metric == PW_CANARY_GOODPUT);

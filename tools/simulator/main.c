@@ -82,7 +82,6 @@
 #include <time.h>
 
 #include "perfwatch/v1/bisect.pb-c.h"
-#include "perfwatch/v1/canary.pb-c.h"
 #include "perfwatch/v1/plan.pb-c.h"
 #include "perfwatch/v1/run.pb-c.h"
 #include "pw_time.h"
@@ -1014,6 +1013,31 @@ static int cmd_dump(app *a)
 	return 0;
 }
 
+/*
+ * The configuration (the common keys, PW_* variables) and the project's
+ * idempotent producer into a (a->log initialised here). 0, or the exit code
+ * after the reason is logged: 2 for a bad configuration, 1 for a producer
+ * that cannot be made. The caller frees a->prod and a->cfg either way.
+ */
+static int publisher_open(app *a)
+{
+	char err[1024];
+	pw_log_init(&a->log, "simulator", PW_LOG_INFO);
+	a->cfg = pw_config_new("simulator", NULL, 0, err, sizeof err);
+	if (!a->cfg || pw_config_load(a->cfg, NULL, NULL, err, sizeof err) != PW_OK) {
+		pw_log_error(&a->log, "configuration: %s", err);
+		return 2;
+	}
+	size_t nprops = 0;
+	const pw_kv *props = pw_config_kafka_props(a->cfg, &nprops);
+	if (pw_producer_new(&a->prod, pw_config_get_str(a->cfg, "kafka.bootstrap.servers"), props, nprops, &a->log,
+	                    err, sizeof err) != PW_OK) {
+		pw_log_error(&a->log, "kafka producer: %s", err);
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- pw-sim planner: the planner's inputs --------------------------------------------------- */
 
 static bool day_arg(const char *v, int32_t *day)
@@ -1060,24 +1084,13 @@ static int cmd_planner(int argc, char **argv)
 	app a;
 	memset(&a, 0, sizeof a);
 	char err[1024];
-	int rc = 1;
-	pw_log_init(&a.log, "simulator", PW_LOG_INFO);
 	pw_sim_catalogue *c = NULL;
 	pw_sim_cl_buf cls = {0};
 	uint64_t ncat = 0, ncls = 0, nsweeps = 0;
-	a.cfg = pw_config_new("simulator", NULL, 0, err, sizeof err);
-	if (!a.cfg || pw_config_load(a.cfg, NULL, NULL, err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "configuration: %s", err);
-		rc = 2;
+	int rc = publisher_open(&a);
+	if (rc != 0)
 		goto out;
-	}
-	size_t nprops = 0;
-	const pw_kv *props = pw_config_kafka_props(a.cfg, &nprops);
-	if (pw_producer_new(&a.prod, pw_config_get_str(a.cfg, "kafka.bootstrap.servers"), props, nprops, &a.log,
-	                    err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "kafka producer: %s", err);
-		goto out;
-	}
+	rc = 1;
 	if (pw_sim_catalogue_new((size_t)models, seed, &c) != PW_OK)
 		goto out;
 	long ro = readopt[0] ? pw_sim_catalogue_find(c, readopt) : -1;
@@ -1156,17 +1169,6 @@ out:
 
 /* ---- pw-sim canary: the production canary's live windows ------------------------------------- */
 
-/* The canary scenario's families: name, GPU, the TPOT regression injected on the canary arm. */
-static const struct {
-	const char *family;
-	bool gpu;
-	double tpot_regression;
-} canary_families[] = {
-	{"chat-8b", false, 0.01},
-	{"summarize-13b", false, 0.0},
-	{"chat-70b-gpu", true, 0.0},
-};
-
 static int cmd_canary(int argc, char **argv)
 {
 	const char *rollout = "rollout-xla-rc-2026-06-22";
@@ -1191,65 +1193,33 @@ static int cmd_canary(int argc, char **argv)
 	app a;
 	memset(&a, 0, sizeof a);
 	char err[1024];
-	int rc = 1;
-	pw_log_init(&a.log, "simulator", PW_LOG_INFO);
-	a.cfg = pw_config_new("simulator", NULL, 0, err, sizeof err);
-	if (!a.cfg || pw_config_load(a.cfg, NULL, NULL, err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "configuration: %s", err);
-		rc = 2;
+	int rc = publisher_open(&a);
+	if (rc != 0)
 		goto out;
-	}
-	size_t nprops = 0;
-	const pw_kv *props = pw_config_kafka_props(a.cfg, &nprops);
-	if (pw_producer_new(&a.prod, pw_config_get_str(a.cfg, "kafka.bootstrap.servers"), props, nprops, &a.log,
-	                    err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "kafka producer: %s", err);
-		goto out;
-	}
-	enum { NFAM = sizeof canary_families / sizeof canary_families[0] };
-	pw_sim_canary_params params[NFAM];
-	char artifact[NFAM][256], prev_artifact[NFAM][256], key[NFAM][512];
-	for (size_t f = 0; f < NFAM; f++) {
-		pw_sim_canary_params_init(&params[f], canary_families[f].gpu);
-		params[f].tpot_regression = canary_families[f].tpot_regression;
-		snprintf(artifact[f], sizeof artifact[f], "serving/%s/xla-rc-2026-06-22.aot", canary_families[f].family);
-		snprintf(prev_artifact[f], sizeof prev_artifact[f], "serving/%s/xla-rc-2026-06-15.aot",
-		         canary_families[f].family);
-		snprintf(key[f], sizeof key[f], "%s/%s", rollout, canary_families[f].family);
+	rc = 1;
+	pw_sim_canary_params params[PW_SIM_CANARY_FAMILIES];
+	char key[PW_SIM_CANARY_FAMILIES][512];
+	for (size_t f = 0; f < PW_SIM_CANARY_FAMILIES; f++) {
+		pw_sim_canary_scenario_params(f, &params[f]);
+		snprintf(key[f], sizeof key[f], "%s/%s", rollout, pw_sim_canary_scenario[f].family);
 	}
 	uint64_t windows = hours * 12, published = 0;
 	pw_status st = PW_OK;
 	for (uint64_t wi = 0; wi < windows && st == PW_OK && !stop_flag; wi++) {
-		for (size_t f = 0; f < NFAM && st == PW_OK; f++) {
+		for (size_t f = 0; f < PW_SIM_CANARY_FAMILIES && st == PW_OK; f++) {
 			pw_sim_canary_window win;
-			pw_sim_canary_window_make(&params[f], seed * 1000 + f, (uint32_t)wi, &win);
-			const double *pairs[3] = {win.tpot_ms, win.ttft_ms, win.goodput_tok_s_chip};
+			pw_sim_canary_window_make(&params[f], pw_sim_canary_scenario_seed(seed, f), (uint32_t)wi, &win);
 			for (int m = 0; m < 3 && st == PW_OK; m++) {
-				Perfwatch__V1__CanaryWindow cw = PERFWATCH__V1__CANARY_WINDOW__INIT;
-				cw.rollout_id = (char *)rollout;
-				cw.family = (char *)canary_families[f].family;
-				cw.family_kind = canary_families[f].gpu ? "gpu" : "tpu";
-				cw.release = "xla-rc-2026-06-22";
-				cw.artifact = artifact[f];
-				cw.previous_release = "xla-rc-2026-06-15";
-				cw.previous_artifact = prev_artifact[f];
-				cw.metric = (Perfwatch__V1__CanaryMetric)(m + 1);
-				cw.window_start_unix_us = start_us + (int64_t)wi * (int64_t)(params[f].window_s * 1e6);
-				cw.window_s = (uint32_t)params[f].window_s;
-				cw.canary_value = pairs[m][PW_SIM_CANARY_CANARY];
-				cw.baseline_value = pairs[m][PW_SIM_CANARY_BASELINE];
-				cw.canary_replicas = 2;
-				cw.baseline_replicas = 2;
-				cw.canary_fraction = 2.0 / 64.0;
-				cw.source = "pw-sim:canary";
-				uint8_t buf[1024];
-				size_t len = perfwatch__v1__canary_window__get_packed_size(&cw);
-				if (len > sizeof buf) {
-					st = pw_fail(PW_ERR_INVALID, err, sizeof err, "a canary window of %zu bytes", len);
+				uint8_t *buf;
+				size_t len;
+				if ((st = pw_sim_proto_canary_window(rollout, f, &win, m,
+				                                     start_us + (int64_t)wi * (int64_t)(params[f].window_s * 1e6), &buf,
+				                                     &len)) != PW_OK) {
+					pw_fail(st, err, sizeof err, "packing a canary window");
 					break;
 				}
-				perfwatch__v1__canary_window__pack(&cw, buf);
 				st = produce(&a, PW_TOPIC_CANARY, key[f], buf, len, err, sizeof err);
+				free(buf);
 				published++;
 			}
 		}
@@ -1262,7 +1232,7 @@ static int cmd_canary(int argc, char **argv)
 		goto out;
 	}
 	printf("{\"rollout\":\"%s\",\"families\":%d,\"hours\":%llu,\"windows\":%llu,\"published\":%llu}\n", rollout,
-	       (int)NFAM, hours, (unsigned long long)windows, (unsigned long long)published);
+	       PW_SIM_CANARY_FAMILIES, hours, (unsigned long long)windows, (unsigned long long)published);
 	rc = stop_flag ? 1 : 0;
 out:
 	pw_producer_free(a.prod);
@@ -1325,19 +1295,8 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	a.cfg = pw_config_new("simulator", NULL, 0, err, sizeof err);
-	if (!a.cfg || pw_config_load(a.cfg, NULL, NULL, err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "configuration: %s", err);
-		rc = 2;
+	if ((rc = publisher_open(&a)) != 0)
 		goto out;
-	}
-	size_t nprops = 0;
-	const pw_kv *props = pw_config_kafka_props(a.cfg, &nprops);
-	if (pw_producer_new(&a.prod, pw_config_get_str(a.cfg, "kafka.bootstrap.servers"), props,
-	                    nprops, &a.log, err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "kafka producer: %s", err);
-		goto out;
-	}
 	if (strcmp(a.o.cmd, "replay") == 0) {
 		rc = cmd_replay(&a);
 		if (rc == 0 && a.o.answer && !stop_flag)
