@@ -6,7 +6,9 @@
  * the order they were published, to one worker): each window through the
  * door (canary_door.h), then in one transaction: the family's row is
  * created or locked; a window already stored is a redelivery (nothing
- * changes) unless its values differ (CONFLICT, dead-lettered); the family's
+ * changes) unless its values differ (CONFLICT, dead-lettered); a window
+ * naming other releases, another N−1 artifact or kind than the family's
+ * first is dead-lettered as INCONSISTENT; the family's
  * sequences are the worker's in memory when their window count is the
  * stored one, else rebuilt by replaying the stored windows in the order they
  * were taken (after a restart, a rebalance, a failed transaction); the window
@@ -262,6 +264,7 @@ static pw_status decision_pack(const Perfwatch__V1__CanaryWindow *w, const pw_ca
 #define DUPLICATE PW_CANARY_DUPLICATE
 #define OUT_OF_ORDER PW_CANARY_OUT_OF_ORDER
 #define CONFLICTING PW_CANARY_CONFLICTING
+#define MISMATCHED PW_CANARY_MISMATCHED
 
 pw_status pw_canary_take(pw_canary_families *fs, pw_pg *pg, const char *service, const pw_canary_params *params,
                          const pw_log *lg,
@@ -301,6 +304,18 @@ pw_status pw_canary_take(pw_canary_families *fs, pw_pg *pg, const char *service,
 			         pw_canary_metric_name(m), w->rollout_id, w->family, w->window_start_unix_us, c0, b0, ws0,
 			         w->canary_value, w->baseline_value, w->window_s);
 		}
+		pw_pg_rollback(pg, NULL, 0);
+		return PW_OK;
+	}
+	if (strcmp(row.release, w->release) != 0 || strcmp(row.previous_release, w->previous_release) != 0 ||
+	    strcmp(row.previous_artifact, w->previous_artifact) != 0 || strcmp(row.family_kind, w->family_kind) != 0) {
+		/* one rollout of one family compares one pair of releases, and rolls back to one artifact */
+		*oc = MISMATCHED;
+		snprintf(detail, dlen,
+		         "window %s of \"%s/%s\" says %s \"%s\" against \"%s\" (N-1 artifact \"%s\"); the family is "
+		         "stored as %s \"%s\" against \"%s\" (\"%s\")",
+		         pw_canary_metric_name(m), w->rollout_id, w->family, w->family_kind, w->release, w->previous_release,
+		         w->previous_artifact, row.family_kind, row.release, row.previous_release, row.previous_artifact);
 		pw_pg_rollback(pg, NULL, 0);
 		return PW_OK;
 	}
@@ -364,6 +379,7 @@ static const char *outcome_name(pw_canary_outcome oc)
 	case DUPLICATE: return "duplicate";
 	case OUT_OF_ORDER: return "dead_letter";
 	case CONFLICTING: return "dead_letter";
+	case MISMATCHED: return "dead_letter";
 	}
 	return "unknown";
 }
@@ -386,9 +402,9 @@ pw_status pw_canary_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, 
 			pw_canary_outcome oc;
 			st = pw_canary_take(k->fs, k->w->pg, SVC, &a->params, a->lg, a->m_replays, a->m_decisions, w, &oc, detail,
 			                    sizeof detail, errbuf, errlen);
-			if (st == PW_OK && (oc == OUT_OF_ORDER || oc == CONFLICTING)) {
-				reason = oc == OUT_OF_ORDER ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT
-				                            : PERFWATCH__V1__DLQ_REASON__DLQ_REASON_CONFLICT;
+			if (st == PW_OK && oc != TAKEN && oc != DUPLICATE) {
+				reason = oc == CONFLICTING ? PERFWATCH__V1__DLQ_REASON__DLQ_REASON_CONFLICT
+				                           : PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INCONSISTENT;
 				st = pw_service_dead_letter(k->w, m, WINDOW_TYPE, reason, detail, errbuf, errlen);
 				pw_log_warn(a->lg, "canary window dead-lettered: %s", detail);
 			} else if (st != PW_OK && !pw_service_retriable(st)) {

@@ -35,6 +35,7 @@ typedef enum pw_canary_outcome {
 	PW_CANARY_DUPLICATE,    /* stored before with the same numbers: nothing changed */
 	PW_CANARY_OUT_OF_ORDER, /* not after its metric's last window: refused (dead letter INCONSISTENT) */
 	PW_CANARY_CONFLICTING,  /* stored before with other numbers: refused (dead letter CONFLICT) */
+	PW_CANARY_MISMATCHED,   /* other releases, N-1 artifact or kind than the family's: refused (INCONSISTENT) */
 } pw_canary_outcome;
 
 /*

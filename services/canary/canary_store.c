@@ -60,7 +60,8 @@ pw_status canary_store_family_lock(pw_pg *pg, const Perfwatch__V1__CanaryWindow 
 	pw_pg_params_text(&k, w->family);
 	PGresult *res = NULL;
 	st = pw_pg_exec_params(pg,
-	                       "SELECT windows, final, family_kind, alpha, mde_pct, tolerance_pct, pilot_windows, horizon_s "
+	                       "SELECT windows, final, family_kind, alpha, mde_pct, tolerance_pct, pilot_windows, horizon_s, "
+	                       "release, previous_release, previous_artifact "
 	                       "FROM perfwatch.canary_families WHERE rollout_id = $1 AND family = $2 FOR UPDATE",
 	                       &k, 0, &res, errbuf, errlen);
 	if (st != PW_OK)
@@ -77,6 +78,9 @@ pw_status canary_store_family_lock(pw_pg *pg, const Perfwatch__V1__CanaryWindow 
 	out->tolerance_pct = strtod(PQgetvalue(res, 0, 5), NULL);
 	out->pilot_windows = strtoll(PQgetvalue(res, 0, 6), NULL, 10);
 	out->horizon_s = strtoll(PQgetvalue(res, 0, 7), NULL, 10);
+	snprintf(out->release, sizeof out->release, "%s", PQgetvalue(res, 0, 8));
+	snprintf(out->previous_release, sizeof out->previous_release, "%s", PQgetvalue(res, 0, 9));
+	snprintf(out->previous_artifact, sizeof out->previous_artifact, "%s", PQgetvalue(res, 0, 10));
 	PQclear(res);
 	return PW_OK;
 }

@@ -27,6 +27,9 @@ typedef struct canary_family_row {
 	int64_t windows;
 	bool final;
 	char family_kind[8];
+	/* what the family's first window said (at most PW_CANARY_NAME_MAX bytes each) */
+	char release[PW_CANARY_NAME_MAX + 1], previous_release[PW_CANARY_NAME_MAX + 1],
+		previous_artifact[PW_CANARY_NAME_MAX + 1];
 	double alpha, mde_pct, tolerance_pct;
 	int64_t pilot_windows, horizon_s;
 } canary_family_row;

@@ -11,7 +11,8 @@
 # perf.rollouts.v1 exactly once. The first rollout's windows published again
 # change nothing. Then a table of bad windows — not finite, not positive,
 # unknown or missing fields, out of order for a closed family, a redelivery
-# with other numbers — each dead-lettered with its reason.
+# with other numbers, another N−1 artifact than the family's — each
+# dead-lettered with its reason.
 # `perfwatch canary show` reports the decisions.
 set -euo pipefail
 
@@ -141,9 +142,9 @@ PY
 
 # --- bad windows, each dead-lettered ------------------------------------------------------------
 enc() { protoc --encode=perfwatch.v1.CanaryWindow -I proto proto/perfwatch/v1/canary.proto; }
-w() { # rollout family metric start canary baseline [family_kind [previous_release]]
-  printf 'rollout_id: "%s" family: "%s" metric: %s window_start_unix_us: %s canary_value: %s baseline_value: %s family_kind: "%s" previous_release: "%s" release: "xla-rc-2026-06-22" artifact: "n" previous_artifact: "n-1" window_s: 300 canary_replicas: 2 baseline_replicas: 2 canary_fraction: 0.03' \
-    "$1" "$2" "$3" "$4" "$5" "$6" "${7:-tpu}" "${8:-xla-rc-2026-06-15}"
+w() { # rollout family metric start canary baseline [family_kind [previous_release [previous_artifact]]]
+  printf 'rollout_id: "%s" family: "%s" metric: %s window_start_unix_us: %s canary_value: %s baseline_value: %s family_kind: "%s" previous_release: "%s" previous_artifact: "%s" release: "xla-rc-2026-06-22" artifact: "n" window_s: 300 canary_replicas: 2 baseline_replicas: 2 canary_fraction: 0.03' \
+    "$1" "$2" "$3" "$4" "$5" "$6" "${7:-tpu}" "${8:-xla-rc-2026-06-15}" "${9:-n-1}"
 }
 t0=1782118800000000
 w "$ns-x" fam CANARY_METRIC_TPOT $t0 nan 3.9 | enc >"$work/b1.bin"
@@ -152,9 +153,11 @@ w "$ns-x" "" CANARY_METRIC_TPOT $t0 3.9 3.9 | enc >"$work/b3.bin"
 printf 'garbage \377' >"$work/b4.bin"
 w "$ns-x" fam CANARY_METRIC_TTFT $t0 180 -180 | enc >"$work/b5.bin"
 w "$ns-x" fam CANARY_METRIC_TPOT $t0 3.9 3.9 cpu | enc >"$work/b6.bin"
-w "$a" chat-8b CANARY_METRIC_TPOT $((t0 + 1000000)) 3.9 3.9 | enc >"$work/b7.bin"
-w "$a" chat-8b CANARY_METRIC_TPOT $t0 99 3.9 | enc >"$work/b8.bin"
+n1=serving/chat-8b/xla-rc-2026-06-15.aot
+w "$a" chat-8b CANARY_METRIC_TPOT $((t0 + 1000000)) 3.9 3.9 tpu xla-rc-2026-06-15 $n1 | enc >"$work/b7.bin"
+w "$a" chat-8b CANARY_METRIC_TPOT $t0 99 3.9 tpu xla-rc-2026-06-15 $n1 | enc >"$work/b8.bin"
 w "$ns-x" fam CANARY_METRIC_TPOT $t0 3.9 3.9 tpu xla-rc-2026-06-22 | enc >"$work/b9.bin"
+w "$a" chat-8b CANARY_METRIC_TPOT $((t0 + 200 * 300000000)) 3.9 3.9 tpu xla-rc-2026-06-15 other.aot | enc >"$work/b10.bin"
 table="b1 invalid_value canary_value nan
 b2 missing_field metric is unspecified
 b3 missing_field canary window needs family
@@ -163,7 +166,8 @@ b5 invalid_value baseline_value -180
 b6 invalid_value family_kind \"cpu\" is not tpu or gpu
 b7 inconsistent the rollout is closed for this family
 b8 conflict is stored with canary
-b9 inconsistent release and previous_release are both"
+b9 inconsistent release and previous_release are both
+b10 inconsistent the family is stored as tpu \"xla-rc-2026-06-22\" against \"xla-rc-2026-06-15\" (\"serving/chat-8b/xla-rc-2026-06-15.aot\")"
 key="bad-$ns"
 while read -r f _; do
   kcat -P -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.canary.v1 -k "$key-$f" "$work/$f.bin" || fail "producing $f"
