@@ -140,6 +140,40 @@ for n in ("summarize-13b", "chat-70b-gpu"):
 PY
 "$pw" canary show --rollout "$b" | sed 's/^/test_canary: /'
 
+# --- undecided at the horizon: HOLD, inconclusive, final, published once --------------------------
+# pw-canary restarted with a 30-minute horizon: a new rollout's families take it (a family's options
+# are stored at its first window; the rollouts above keep theirs), and 30 minutes are inside the
+# pilot hour, so no sequence can decide: each family is HOLD, inconclusive, at its sixth window
+kill -TERM "${pid[canary]}"
+wait "${pid[canary]}" 2>/dev/null || true
+service_start canary PW_CANARY_HORIZON=30m
+c="$ns-c"
+"$sim" canary --rollout "$c" --hours 2 >/dev/null 2>>"$work/sim.log" || fail "pw-sim canary (horizon) failed"
+deadline=$((SECONDS + 120))
+until [ "$(q "SELECT count(*) FROM perfwatch.canary_families WHERE rollout_id = '$c' AND windows = 72")" = 3 ]; do
+  kill -0 "${pid[canary]}" 2>/dev/null || fail "pw-canary exited"
+  [ $SECONDS -lt $deadline ] || fail "rollout $c: its 216 windows not taken within 120 s"
+  sleep 0.3
+done
+got=$(q "SELECT string_agg(family || ' ' || decision || ' ' || inconclusive || ' ' || final || ' ' || decision_windows || ' '
+           || horizon_s || ' ' || to_char(decided_window_start AT TIME ZONE 'UTC', 'HH24:MI'), ', ' ORDER BY family)
+         FROM perfwatch.canary_families WHERE rollout_id = '$c'")
+[ "$got" = "chat-70b-gpu HOLD true true 6 1800 09:25, chat-8b HOLD true true 6 1800 09:25, summarize-13b HOLD true true 6 1800 09:25" ] ||
+  fail "rollout $c at a 30-minute horizon: $got"
+[ "$(q "SELECT DISTINCT horizon_s FROM perfwatch.canary_families WHERE rollout_id = '$a'")" = 172800 ] ||
+  fail "the restart with another horizon changed rollout $a's stored options"
+"$pw" group lag "$ns-canary" --wait 60 perf.canary.v1 >/dev/null || fail "the horizon rollout's windows not all committed"
+deadline=$((SECONDS + 60))
+until [ "$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'canary' AND published_at IS NULL")" = 0 ]; do
+  [ $SECONDS -lt $deadline ] || fail "inconclusive decisions left unpublished in the outbox"
+  sleep 0.3
+done
+n=$(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.rollouts.v1 -o beginning -e -q -f '%k\n' 2>/dev/null | grep -c "^$c/" || true)
+[ "$n" = 3 ] || fail "perf.rollouts.v1 holds $n decisions of $c, want 3 (one inconclusive HOLD per family)"
+"$pw" canary show --rollout "$c" | grep -q "HOLD (inconclusive: the horizon passed undecided)" ||
+  fail "perfwatch canary show does not say the horizon passed: $("$pw" canary show --rollout "$c")"
+echo "test_canary: at a 30-minute horizon every family of $c is HOLD, inconclusive and final at its sixth window, published once each"
+
 # --- bad windows, each dead-lettered ------------------------------------------------------------
 enc() { protoc --encode=perfwatch.v1.CanaryWindow -I proto proto/perfwatch/v1/canary.proto; }
 w() { # rollout family metric start canary baseline [family_kind [previous_release [previous_artifact]]]
