@@ -305,6 +305,30 @@ pw_status pw_gate_messages_build(pw_gate_release *r, const char *page_route, pw_
 	}
 	v->series = sv;
 	v->n_series = r->n_series;
+	if (r->n_drift > 0) {
+		Perfwatch__V1__CompoundingDrift **dv =
+		    pw_gate_release_alloc(r, r->n_drift * sizeof *dv);
+		if (!dv)
+			goto nomem;
+		for (size_t k = 0; k < r->n_drift; k++) {
+			const pw_gate_p1_ticket *t = &r->drift[k];
+			Perfwatch__V1__CompoundingDrift *d = pw_gate_release_alloc(r, sizeof *d);
+			if (!d)
+				goto nomem;
+			*d = (Perfwatch__V1__CompoundingDrift)PERFWATCH__V1__COMPOUNDING_DRIFT__INIT;
+			d->ticket_id = t->ticket_id;
+			d->series_id = t->series_id;
+			d->series_key = (char *)t->series_key;
+			d->found_release = (char *)t->found_release;
+			d->found_unix_us = t->found_us;
+			d->age_s = t->age_s;
+			d->effect_pct = t->effect_pct;
+			d->line = (char *)r->drift_line[k];
+			dv[k] = d;
+		}
+		v->compounding_drift = dv;
+		v->n_compounding_drift = r->n_drift;
+	}
 
 	if (pack_into(r, &v->base, &out->msgs[0], PW_TOPIC_GATE_VERDICTS, r->release_id) != PW_OK)
 		goto nomem;

@@ -571,3 +571,55 @@ void pw_gate_wait_describe(char *buf, size_t len, const pw_gate_wait_state *st,
 	fmt_duration(d, sizeof d, now_us < deadline_us ? deadline_us - now_us : now_us - deadline_us);
 	sb_printf(&sb, now_us < deadline_us ? " (deadline in %s)" : " (deadline passed %s ago)", d);
 }
+
+/* ------------------------------------------------------------------ P1 tickets */
+
+bool pw_gate_p1_files(pw_gate_outcome o, const pw_gate_series_result *r)
+{
+	return o == PW_GATE_OUT_P1 && r && r->tested && r->verdict == PW_GATE_SERIES_REGRESSED &&
+	       r->worse_pct > 0.0;
+}
+
+size_t pw_gate_drift_select(const char *release_id, int64_t requested_us, pw_gate_p1_ticket *t,
+                            size_t n, const int64_t *series_ids, size_t n_series)
+{
+	size_t kept = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (!t[k].found_release || strcmp(t[k].found_release, release_id) == 0 ||
+		    t[k].found_us >= requested_us)
+			continue;
+		bool gated = false;
+		for (size_t i = 0; i < n_series && !gated; i++)
+			gated = series_ids[i] == t[k].series_id;
+		if (!gated)
+			continue;
+		pw_gate_p1_ticket d = t[k];
+		d.age_s = (requested_us - d.found_us) / 1000000;
+		t[kept++] = d;
+	}
+	return kept;
+}
+
+void pw_gate_drift_line(char *buf, size_t len, const pw_gate_p1_ticket *t)
+{
+	char age[32];
+	fmt_duration(age, sizeof age, t->age_s * 1000000);
+	snprintf(buf, len,
+	         "WARN compounding drift: P1-%" PRId64 " %s (%+.1f%%) open since %s, %s, due by this RC",
+	         t->ticket_id, t->series_key ? t->series_key : "", t->effect_pct,
+	         t->found_release ? t->found_release : "", age);
+}
+
+void pw_gate_drift_summary(char *buf, size_t len, const pw_gate_p1_ticket *t, size_t n)
+{
+	if (n == 0 || len == 0)
+		return;
+	size_t used = strnlen(buf, len - 1);
+	buf[used] = '\0';
+	sbuf sb = {.buf = buf, .len = len, .used = used};
+	sb_printf(&sb, "; WARN compounding drift: %zu open P1 ticket%s from earlier releases (", n,
+	          n == 1 ? "" : "s");
+	for (size_t k = 0; k < n; k++)
+		sb_printf(&sb, "%sP1-%" PRId64, k ? ", " : "", t[k].ticket_id);
+	sb_printf(&sb, ")");
+}

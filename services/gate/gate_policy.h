@@ -270,6 +270,61 @@ pw_status pw_gate_decide(const pw_gate_policy *policy, pw_gate_family_input *fam
 pw_status pw_gate_power_table(FILE *out, const pw_gate_policy *policy, double tpu_sigma_pct,
                               double gpu_sigma_pct);
 
+/* ------------------------------------------------------------------ P1 tickets */
+
+/*
+ * The filing rule of §8's "1–3% on gated series: release proceeds; P1 bug
+ * auto-filed with artifacts, must resolve before next RC": true when the
+ * series' reported outcome `o` is P1 — a gated series (tested: active, of a
+ * family the release gates), significant under the release's BH and past
+ * the effect filter the worse way (r->verdict REGRESSED, r->worse_pct > 0),
+ * neither blocking alone (>= blocking_top_pct on a top-tier series) nor in a
+ * family that blocks on the spend-weighted aggregate, and not waived. Below
+ * the filter (TREND, PASS), BLOCKING, improvements (INVESTIGATE,
+ * VALIDATED_WIN), WAIVED and untested series (FROZEN, QUARANTINED,
+ * INSUFFICIENT_DATA, UNDER_POWERED) file nothing. A pure function.
+ */
+bool pw_gate_p1_files(pw_gate_outcome o, const pw_gate_series_result *r);
+
+/* An open P1 ticket (perfwatch.p1_tickets) of a series the release gates. */
+typedef struct pw_gate_p1_ticket {
+	int64_t ticket_id;
+	int64_t series_id;
+	const char *series_key;    /* borrowed */
+	const char *found_release; /* borrowed: the release whose gate filed it */
+	int64_t found_us;          /* that release's request time */
+	double effect_pct;         /* the effect it was filed for, percent */
+	int64_t age_s;             /* set by pw_gate_drift_select: found_us to requested_us */
+} pw_gate_p1_ticket;
+
+/*
+ * Compounding drift (§8: "must resolve before next RC (no compounding
+ * drift)"): keeps, in place and in order, the open tickets t[0..n) that the
+ * release `release_id` requested at `requested_us` must report — filed on an
+ * earlier release (found_release differs, found_us before requested_us) on
+ * one of the release's series (series_ids[0..n_series)) — sets their age_s,
+ * and returns how many it kept. A ticket of the same release (a re-decision)
+ * or of a later request is not drift. A pure function.
+ */
+size_t pw_gate_drift_select(const char *release_id, int64_t requested_us, pw_gate_p1_ticket *t,
+                            size_t n, const int64_t *series_ids, size_t n_series);
+
+/*
+ * The report line of one drifting ticket into buf (always NUL-terminated):
+ * "WARN compounding drift: P1-7 chat-8b/hlo:1/v6e-4/decode/tpot_p50_ms
+ * (+2.1%) open since xla-rc-1, 3d04h, due by this RC". `perfwatch gate
+ * show` prints it as stored.
+ */
+void pw_gate_drift_line(char *buf, size_t len, const pw_gate_p1_ticket *t);
+
+/*
+ * The summary's part for drift, appended to buf at its end (kept
+ * NUL-terminated, cut with "..." when too long): nothing when n is 0, else
+ * "; WARN compounding drift: 2 open P1 tickets from earlier releases (P1-7,
+ * P1-9)".
+ */
+void pw_gate_drift_summary(char *buf, size_t len, const pw_gate_p1_ticket *t, size_t n);
+
 /* ------------------------------------------------------------------ summary */
 
 /*

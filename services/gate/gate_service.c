@@ -16,7 +16,9 @@
  *     candidate's sample counts; when every active series has its runs, or
  *     the deadline passed, it loads the samples, decides (pw_gate_decide),
  *     and writes results, alerts and the outbox rows in one transaction
- *     (pw_gate_store_finish); then it publishes the outbox (pw_outbox.h),
+ *     (pw_gate_store_finish) with the P1 tickets it files and the open ones of
+ *     earlier releases it reports as compounding drift (pw_gate_store_drift);
+ *     then it publishes the outbox (pw_outbox.h),
  *     which marks the rows published only once the broker acknowledged them.
  * A gate killed anywhere resumes from PostgreSQL: pending evaluations are
  * picked up again, unpublished outbox rows are sent again. docs/gate.md has
@@ -196,6 +198,15 @@ static pw_status evaluate_release(gate_app *app, pw_pg *pg, pw_gate_release *r, 
 		                      "late data, re-decision of evaluation %" PRIu32 ": ", r->late_of);
 	pw_gate_summary(r->summary + at, sizeof r->summary - at, &r->policy, r->families, r->fr,
 	                r->n_families, r->series, r->sr, r->n_series, &r->rr);
+	/* §8: P1 tickets of earlier releases still open on this release's series */
+	r->page_route = app->page_route;
+	st = pw_gate_store_drift(pg, r, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	pw_gate_drift_summary(r->summary, sizeof r->summary, r->drift, r->n_drift);
+	for (size_t k = 0; k < r->n_drift; k++)
+		pw_log_write(app->lg, PW_LOG_WARN,
+		             (const char *[]){"release_id", r->release_id, NULL}, "%s", r->drift_line[k]);
 
 	pw_gate_messages msgs;
 	st = pw_gate_messages_build(r, app->page_route, &msgs, errbuf, errlen);

@@ -1157,6 +1157,143 @@ out:
 	return st;
 }
 
+/* ------------------------------------------------------------------ P1 tickets */
+
+pw_status pw_gate_store_drift(pw_pg *pg, pw_gate_release *r, char *errbuf, size_t errlen)
+{
+	r->drift = NULL;
+	r->drift_line = NULL;
+	r->n_drift = 0;
+	if (r->n_series == 0)
+		return PW_OK;
+	int64_t *ids = pw_gate_release_alloc(r, r->n_series * sizeof *ids);
+	/* "{1,2,...}": at most 21 bytes a bigint and its comma */
+	char *list = pw_gate_release_alloc(r, r->n_series * 22 + 3);
+	if (!ids || !list)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	size_t at = 0;
+	list[at++] = '{';
+	for (size_t i = 0; i < r->n_series; i++) {
+		ids[i] = r->meta[i].series_id;
+		at += (size_t)snprintf(list + at, 22, "%s%" PRId64, i ? "," : "", ids[i]);
+	}
+	list[at++] = '}';
+	list[at] = '\0';
+
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, list);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec_params(
+	    pg,
+	    "SELECT ticket_id, series_id, series_key, found_release,"
+	    " (extract(epoch FROM found_at) * 1e6)::bigint, effect_pct"
+	    " FROM perfwatch.p1_tickets WHERE status = 'open' AND series_id = ANY($1::bigint[])"
+	    " ORDER BY ticket_id",
+	    &p, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	size_t n = (size_t)PQntuples(res);
+	pw_gate_p1_ticket *t = pw_gate_release_alloc(r, (n + 1) * sizeof *t);
+	if (!t) {
+		PQclear(res);
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	}
+	for (size_t k = 0; k < n; k++) {
+		t[k].ticket_id = strtoll(PQgetvalue(res, (int)k, 0), NULL, 10);
+		t[k].series_id = strtoll(PQgetvalue(res, (int)k, 1), NULL, 10);
+		t[k].series_key = pw_gate_release_strdup(r, PQgetvalue(res, (int)k, 2));
+		t[k].found_release = pw_gate_release_strdup(r, PQgetvalue(res, (int)k, 3));
+		t[k].found_us = strtoll(PQgetvalue(res, (int)k, 4), NULL, 10);
+		t[k].effect_pct = strtod(PQgetvalue(res, (int)k, 5), NULL);
+		if (!t[k].series_key || !t[k].found_release) {
+			PQclear(res);
+			return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+		}
+	}
+	PQclear(res);
+	n = pw_gate_drift_select(r->release_id, r->requested_us, t, n, ids, r->n_series);
+	const char **lines = pw_gate_release_alloc(r, (n + 1) * sizeof *lines);
+	if (!lines)
+		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	for (size_t k = 0; k < n; k++) {
+		char line[512];
+		pw_gate_drift_line(line, sizeof line, &t[k]);
+		if (!(lines[k] = pw_gate_release_strdup(r, line)))
+			return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory");
+	}
+	r->drift = t;
+	r->drift_line = lines;
+	r->n_drift = n;
+	return PW_OK;
+}
+
+/* Inside pw_gate_store_finish's transaction: the P1 tickets r files and the
+ * compounding drift it reported. */
+static pw_status store_p1(pw_pg *pg, const pw_gate_release *r, char *errbuf, size_t errlen)
+{
+	pw_status st = PW_OK;
+	for (size_t i = 0; i < r->n_series && st == PW_OK; i++) {
+		const pw_gate_series_result *s = &r->sr[i];
+		if (!pw_gate_p1_files(r->series_out[i], s))
+			continue;
+		const pw_gate_series_input *in = &r->series[i];
+		const char *owner = in->tier == PW_GATE_TIER_TOP && r->page_route && r->page_route[0]
+		                        ? r->page_route
+		                        : "queue";
+		pw_pg_params p;
+		pw_pg_params_init(&p);
+		pw_pg_params_int(&p, r->meta[i].series_id);
+		pw_pg_params_text(&p, r->meta[i].key);
+		pw_pg_params_text(&p, r->release_id);
+		pw_pg_params_int(&p, r->evaluation);
+		pw_pg_params_text(&p, r->candidate_build_id);
+		pw_pg_params_text(&p, r->baseline_release);
+		pw_pg_params_text(&p, r->families[in->family].name);
+		pw_pg_params_text(&p, r->series_alert[i]);
+		pw_pg_params_double(&p, s->cmp.delta_pct);
+		pw_pg_params_double(&p, s->cmp.effect_pct);
+		pw_pg_params_double(&p, s->q);
+		pw_pg_params_int(&p, r->requested_us);
+		pw_pg_params_text(&p, owner);
+		st = pw_pg_exec_params(pg,
+		                       "INSERT INTO perfwatch.p1_tickets (series_id, series_key,"
+		                       " found_release, found_evaluation, candidate_build_id,"
+		                       " baseline_release, family, alert_id, delta_pct, effect_pct, q,"
+		                       " found_at, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
+		                       " $11, to_timestamp($12::double precision / 1e6), $13)"
+		                       " ON CONFLICT (series_id, found_release) DO NOTHING",
+		                       &p, 0, NULL, errbuf, errlen);
+	}
+	for (size_t k = 0; k < r->n_drift && st == PW_OK; k++) {
+		const pw_gate_p1_ticket *t = &r->drift[k];
+		pw_pg_params p;
+		pw_pg_params_init(&p);
+		pw_pg_params_text(&p, r->release_id);
+		pw_pg_params_int(&p, r->evaluation);
+		pw_pg_params_int(&p, t->ticket_id);
+		pw_pg_params_text(&p, t->series_key);
+		pw_pg_params_text(&p, t->found_release);
+		pw_pg_params_int(&p, t->age_s);
+		pw_pg_params_text(&p, r->drift_line[k]);
+		st = pw_pg_exec_params(pg,
+		                       "INSERT INTO perfwatch.gate_compounding_drift (release_id,"
+		                       " evaluation, ticket_id, series_key, found_release, age_s, line)"
+		                       " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+		                       &p, 0, NULL, errbuf, errlen);
+		if (st != PW_OK)
+			break;
+		pw_pg_params_init(&p);
+		pw_pg_params_int(&p, t->ticket_id);
+		pw_pg_params_text(&p, r->release_id);
+		st = pw_pg_exec_params(pg,
+		                       "UPDATE perfwatch.p1_tickets SET due_release = $2"
+		                       " WHERE ticket_id = $1 AND due_release = ''",
+		                       &p, 0, NULL, errbuf, errlen);
+	}
+	return st;
+}
+
 pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gate_outbox_msg *msgs,
                             size_t n, const Perfwatch__V1__Alert *const *alerts,
                             size_t n_alerts, bool *stored, char *errbuf, size_t errlen)
@@ -1317,6 +1454,10 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		if (st != PW_OK)
 			goto fail;
 	}
+
+	st = store_p1(pg, r, errbuf, errlen);
+	if (st != PW_OK)
+		goto fail;
 
 	char ref[PW_GATE_OUTBOX_REF_LEN];
 	pw_gate_outbox_ref(ref, sizeof ref, r->release_id, r->evaluation);

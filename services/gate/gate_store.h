@@ -79,6 +79,12 @@ typedef struct pw_gate_release {
 	const char **series_alert;      /* n_series: the alert raised, "" when none */
 	const char **family_waiver;     /* n_families */
 	pw_gate_release_result rr;
+	const char *page_route;         /* set by the evaluator: the owner a top-tier P1 ticket is
+	                                 * filed to (gate.page_route), a tail one to "queue" */
+	pw_gate_p1_ticket *drift;       /* set by pw_gate_store_drift: open P1 tickets of earlier
+	                                 * releases on the release's series (compounding drift) */
+	const char **drift_line;        /* n_drift: pw_gate_drift_line of each */
+	size_t n_drift;
 	char summary[2048];
 	int64_t evaluated_us;
 
@@ -189,6 +195,16 @@ pw_status pw_gate_store_watched(pw_pg *pg, int64_t window_us, pw_gate_pending *o
 pw_status pw_gate_store_redecide(pw_pg *pg, const char *release_id, uint32_t evaluation,
                                  uint32_t *created, char *errbuf, size_t errlen);
 
+/*
+ * Loads the open P1 tickets (perfwatch.p1_tickets) of r's series and keeps
+ * those pw_gate_drift_select reports as compounding drift for r (filed on an
+ * earlier release, requested before r) into r->drift / r->drift_line /
+ * r->n_drift (in the release's arena, oldest ticket first). Read outside the
+ * finishing transaction: a ticket resolved in between is still reported by
+ * this evaluation (what was open when it was decided).
+ */
+pw_status pw_gate_store_drift(pw_pg *pg, pw_gate_release *r, char *errbuf, size_t errlen);
+
 /* One message of the outbox. */
 typedef struct pw_gate_outbox_msg {
 	const char *topic;
@@ -201,8 +217,13 @@ typedef struct pw_gate_outbox_msg {
  * Writes the evaluated release in one transaction: marks the evaluation done
  * (only while pending) with what it lacked (r->lacking, r->seen, r->waiting),
  * its family and series results, the gate's alerts in
- * perfwatch.alerts and the outbox messages msgs[0..n), in that order, with
- * the evaluation's ref (pw_gate_outbox_ref).
+ * perfwatch.alerts, a perfwatch.p1_tickets row for every series
+ * pw_gate_p1_files says files (ON CONFLICT (series_id, found_release) DO
+ * NOTHING: a re-decision of the release files nothing twice), the
+ * compounding drift it reported (perfwatch.gate_compounding_drift; the
+ * tickets' due_release set to r's release where empty) and the outbox
+ * messages msgs[0..n), in that order, with the evaluation's ref
+ * (pw_gate_outbox_ref).
  * *stored is false when the evaluation was no longer pending (another gate
  * finished it): nothing is written then.
  */

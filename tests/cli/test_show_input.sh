@@ -44,6 +44,11 @@ refused bisect_ctl 'contains a control character' bisect show $'bs-1\033[2J'
 refused gate_eval 'perfwatch: --evaluation takes a number from 1 to' gate show xla-rc-1 --evaluation $'\377'
 refused series_ff 'perfwatch: series key "chat-8b/\xff' series show $'chat-8b/\377/v6e-4/decode.B64.s2048.int8/tpot_p50_ms'
 refused plot_long '(256 bytes, at most 255) is too long' series plot "$(head -c 256 /dev/zero | tr '\0' k)"
+refused p1_id 'perfwatch: a P1 ticket id is N or P1-N, not "P1-x"' p1 resolve P1-x --by me --note n
+refused p1_ff 'perfwatch: P1 ticket id "\xff" (1 bytes, at most 200) is not valid UTF-8' p1 resolve $'\377' --by me --note n
+refused p1_by 'perfwatch: --by "\xff" (1 bytes, at most 200) is not valid UTF-8' p1 resolve 7 --by $'\377' --note n
+refused p1_note "(100000 bytes, at most 2000) is too long" p1 resolve 7 --by me --note "$big"
+refused p1_usage 'usage: perfwatch p1 list' p1 resolve 7 --by me
 
 # a key of 255 bytes (every part at its maximum fits: common/pw_limits.h) passes the door
 key255=$(head -c 255 /dev/zero | tr '\0' k)

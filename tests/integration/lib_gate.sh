@@ -1,5 +1,5 @@
 # lib_gate.sh: helpers shared by the gate's integration tests; sourced.
-# The caller defines fail MESSAGE (exits).
+# The caller defines fail MESSAGE (exits) and psqlq (psql on PW_PG_DSN, -t -A).
 
 # gate_verdict RELEASE GATE_PID OUT [SECONDS]: waits (default 180 s) for the
 # newest GateVerdict keyed RELEASE on perf.gate.verdicts.v1 and writes it,
@@ -36,4 +36,32 @@ gate_start() {
   PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$3-$1" PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=$4 \
     "$2" >"$work/$1.log" 2>&1 &
   pids+=($!)
+}
+
+# gate_add_samples PREFIX KEY BUILD KIND FROM TO LEVEL SHIFT SIGMA: runs
+# FROM..TO of a build (run ids PREFIX-SERIES_ID-BUILD-N) of the series KEY,
+# value level*(1+shift)*(1+sigma*u) with u a fixed uniform of std 1, written
+# straight into perfwatch.runs and perfwatch.samples (standing in for the
+# ingester). The runs are dated 69..40 days ago, outside gate.active_window,
+# so that the series of an earlier run of a test on a reused stack (other
+# fingerprint, other baseline release) are not part of its releases.
+gate_add_samples() {
+  local pre=$1; shift
+  psqlq <<SQL
+INSERT INTO perfwatch.runs (run_id, repeat_index, model, model_rev, hlo_fingerprint, build_id, build_kind,
+    compiler_cl, compiler_cl_number, platform, config, firmware, chip_set, cell, harness_version,
+    started_at, finished_at, payload_sha256)
+SELECT '$pre-' || s.series_id || '-$2-' || g, 0, s.model, s.model || '@1', s.hlo_fingerprint, '$2', '$3',
+       'cl/1', 1, s.platform, s.config, 'fw-1', 'pinned-' || (g % 3), 'cell-1', 'perfbench-2.31',
+       now() - interval '70 days' + g * interval '1 day', now() - interval '70 days' + g * interval '1 day', '\\x00'
+  FROM perfwatch.series s, generate_series($4, $5) g WHERE s.series_key = '$1'
+ON CONFLICT DO NOTHING;
+INSERT INTO perfwatch.samples (run_id, repeat_index, metric, series_id, value, unit, measured_at, build_id,
+    build_kind, compiler_cl_number, chip_set)
+SELECT '$pre-' || s.series_id || '-$2-' || g, 0, s.metric, s.series_id,
+       $6 * (1 + $7) * (1 + $8 * ((((g * 7919 + length(s.config || s.platform) * 104729) % 1000) / 1000.0) - 0.5) * 3.4641),
+       s.unit, now() - interval '70 days' + g * interval '1 day', '$2', '$3', 1, 'pinned-' || (g % 3)
+  FROM perfwatch.series s, generate_series($4, $5) g WHERE s.series_key = '$1'
+ON CONFLICT DO NOTHING;
+SQL
 }

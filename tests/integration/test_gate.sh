@@ -30,6 +30,7 @@
 set -euo pipefail
 
 . tests/integration/lib.sh
+. tests/integration/lib_gate.sh
 need_env PW_PG_DSN PW_KAFKA_BOOTSTRAP_SERVERS PW_BUILD PW_RUN_DIR
 gate_bin=$PW_BUILD/services/gate/pw-gate
 cli=$PW_BUILD/tools/perfwatch
@@ -54,30 +55,8 @@ add_series() {
             VALUES ('$1', '$hlo', '$2', '$3', '$4', '$5', 'lower_is_better') ON CONFLICT DO NOTHING"
 }
 key() { echo "$1/$hlo/$2/$3/$4"; }
-# add_samples KEY BUILD KIND FROM TO LEVEL SHIFT SIGMA: runs FROM..TO of a
-# build, value level*(1+shift)*(1+sigma*u) with u a fixed uniform of std 1.
-# The runs are dated 69..40 days ago, outside gate.active_window, so that the
-# series of an earlier run of this test on a reused stack (other fingerprint,
-# other baseline release) are not part of this test's releases.
-add_samples() {
-  psqlq <<SQL
-INSERT INTO perfwatch.runs (run_id, repeat_index, model, model_rev, hlo_fingerprint, build_id, build_kind,
-    compiler_cl, compiler_cl_number, platform, config, firmware, chip_set, cell, harness_version,
-    started_at, finished_at, payload_sha256)
-SELECT 'it-' || s.series_id || '-$2-' || g, 0, s.model, s.model || '@1', s.hlo_fingerprint, '$2', '$3',
-       'cl/1', 1, s.platform, s.config, 'fw-1', 'pinned-' || (g % 3), 'cell-1', 'perfbench-2.31',
-       now() - interval '70 days' + g * interval '1 day', now() - interval '70 days' + g * interval '1 day', '\\x00'
-  FROM perfwatch.series s, generate_series($4, $5) g WHERE s.series_key = '$1'
-ON CONFLICT DO NOTHING;
-INSERT INTO perfwatch.samples (run_id, repeat_index, metric, series_id, value, unit, measured_at, build_id,
-    build_kind, compiler_cl_number, chip_set)
-SELECT 'it-' || s.series_id || '-$2-' || g, 0, s.metric, s.series_id,
-       $6 * (1 + $7) * (1 + $8 * ((((g * 7919 + length(s.config || s.platform) * 104729) % 1000) / 1000.0) - 0.5) * 3.4641),
-       s.unit, now() - interval '70 days' + g * interval '1 day', '$2', '$3', 1, 'pinned-' || (g % 3)
-  FROM perfwatch.series s, generate_series($4, $5) g WHERE s.series_key = '$1'
-ON CONFLICT DO NOTHING;
-SQL
-}
+# add_samples KEY BUILD KIND FROM TO LEVEL SHIFT SIGMA: lib_gate.sh's gate_add_samples, run ids it-...
+add_samples() { gate_add_samples it "$@"; }
 # add_baseline KEY STATE LEVEL SIGMA
 add_baseline() {
   psqlq -c "INSERT INTO perfwatch.baselines (series_id, version, state, hlo_fingerprint, median, mad_n, band_lo,

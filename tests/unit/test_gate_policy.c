@@ -756,3 +756,105 @@ Test(gate_policy, inheritor_without_runs_follows_its_representative)
 	cr_assert_eq(r.fr[rank].verdict, PW_GATE_FAMILY_INSUFFICIENT_DATA);
 	cr_assert(!r.fr[rank].inherited);
 }
+
+/* §8 "1-3% on gated series: P1 bug auto-filed": what files a ticket and what does not. */
+Test(gate_policy, p1_filing_rule)
+{
+	rel r;
+	rel_init(&r);
+	size_t top = fam(&r, "top", 0.05);
+	size_t blk = fam(&r, "blk", 0.05);
+	size_t tail = fam(&r, "tail", 0.01);
+	size_t wv = fam(&r, "waived", 0.02);
+	/* top tier (MDE 1%, filter max(0.7%, 2 SE)), sigma 0.4%, 30 x 5 runs */
+	size_t sub = ser(&r, "top/h/v6e-4/a/tpot", top, PW_GATE_TIER_TOP, 2.0, 0.003, 5);
+	size_t two = ser(&r, "top/h/v6e-4/b/tpot", top, PW_GATE_TIER_TOP, 2.0, 0.02, 5);
+	size_t faster = ser(&r, "top/h/v6e-4/c/tpot", top, PW_GATE_TIER_TOP, 2.0, -0.02, 5);
+	size_t frozen = ser(&r, "top/h/v5e-8/b/tpot", top, PW_GATE_TIER_TOP, 2.0, 0.02, 5);
+	r.s[frozen].state = PW_GATE_STATE_FROZEN;
+	size_t baselining = ser(&r, "top/h/v5e-8/c/tpot", top, PW_GATE_TIER_TOP, 2.0, 0.02, 5);
+	r.s[baselining].state = PW_GATE_STATE_BASELINING;
+	size_t five = ser(&r, "blk/h/v6e-4/b/tpot", blk, PW_GATE_TIER_TOP, 2.0, 0.05, 5);
+	/* tail tier (MDE 3%, filter 2.1%): 1.5% is below it; 5% does not block alone */
+	size_t tail_small = ser(&r, "tail/h/v6e-4/a/tpot", tail, PW_GATE_TIER_TAIL, 2.0, 0.015, 5);
+	size_t tail_big = ser(&r, "tail/h/v6e-4/b/tpot", tail, PW_GATE_TIER_TAIL, 2.0, 0.05, 5);
+	size_t waived = ser(&r, "waived/h/v6e-4/b/tpot", wv, PW_GATE_TIER_TOP, 2.0, 0.02, 5);
+	int64_t now = 1000 * HOUR_US;
+	pw_gate_waiver w = {"wv-1", "waived", "", "", "", now + HOUR_US};
+	decide(&r, &w, 1, now);
+
+	cr_assert_eq(r.out[two], PW_GATE_OUT_P1, "%s", pw_gate_outcome_name(r.out[two]));
+	cr_assert(pw_gate_p1_files(r.out[two], &r.sr[two]), "2%% on a gated top-tier series files");
+	cr_assert_eq(r.fr[top].verdict, PW_GATE_FAMILY_P1);
+
+	cr_assert_neq(r.out[sub], PW_GATE_OUT_P1);
+	cr_assert_not(pw_gate_p1_files(r.out[sub], &r.sr[sub]), "0.3%% is below the filter");
+	cr_assert_eq(r.out[five], PW_GATE_OUT_BLOCKING);
+	cr_assert_not(pw_gate_p1_files(r.out[five], &r.sr[five]), ">= 3%% blocks, it is no P1");
+	cr_assert_eq(r.out[faster], PW_GATE_OUT_INVESTIGATE);
+	cr_assert_not(pw_gate_p1_files(r.out[faster], &r.sr[faster]), "an improvement files nothing");
+	cr_assert_eq(r.out[frozen], PW_GATE_OUT_FROZEN);
+	cr_assert_not(pw_gate_p1_files(r.out[frozen], &r.sr[frozen]), "a frozen series is not gated");
+	cr_assert_eq(r.out[baselining], PW_GATE_OUT_INSUFFICIENT_DATA);
+	cr_assert_not(pw_gate_p1_files(r.out[baselining], &r.sr[baselining]));
+	cr_assert_neq(r.out[tail_small], PW_GATE_OUT_P1);
+	cr_assert_not(pw_gate_p1_files(r.out[tail_small], &r.sr[tail_small]),
+	              "1.5%% is below a tail series' filter (2.1%%)");
+	cr_assert_eq(r.out[tail_big], PW_GATE_OUT_P1, "%s", pw_gate_outcome_name(r.out[tail_big]));
+	cr_assert(pw_gate_p1_files(r.out[tail_big], &r.sr[tail_big]),
+	          "a tail regression past its filter is the gate's P1 (tail series never block alone)");
+	cr_assert_eq(r.out[waived], PW_GATE_OUT_WAIVED);
+	cr_assert_not(pw_gate_p1_files(r.out[waived], &r.sr[waived]), "a waived regression files nothing");
+
+	/* the rule needs the tested regression behind the outcome, not the label alone */
+	pw_gate_series_result untested = {.verdict = PW_GATE_SERIES_REGRESSED, .worse_pct = 2.0};
+	cr_assert_not(pw_gate_p1_files(PW_GATE_OUT_P1, &untested));
+	cr_assert_not(pw_gate_p1_files(PW_GATE_OUT_P1, NULL));
+	pw_gate_series_result better = r.sr[two];
+	better.worse_pct = -2.0;
+	cr_assert_not(pw_gate_p1_files(PW_GATE_OUT_P1, &better));
+}
+
+/* §8 "must resolve before next RC (no compounding drift)": which open tickets the next RC reports. */
+Test(gate_policy, open_p1_of_an_earlier_release_is_compounding_drift)
+{
+	int64_t rc1 = 1000 * HOUR_US, rc2 = rc1 + 7 * 24 * HOUR_US + 2 * HOUR_US;
+	pw_gate_p1_ticket t[] = {
+	    {.ticket_id = 7, .series_id = 11, .series_key = "chat-8b/h/v6e-4/b/tpot_p50_ms",
+	     .found_release = "rc-1", .found_us = rc1, .effect_pct = 2.1},
+	    /* the same release re-decided: its own ticket is no drift */
+	    {.ticket_id = 8, .series_id = 12, .series_key = "chat-8b/h/v6e-4/c/tpot_p50_ms",
+	     .found_release = "rc-2", .found_us = rc2, .effect_pct = 1.8},
+	    /* a series this release does not gate */
+	    {.ticket_id = 9, .series_id = 99, .series_key = "gone/h/v6e-4/c/tpot_p50_ms",
+	     .found_release = "rc-1", .found_us = rc1, .effect_pct = 1.5},
+	    /* filed by a release requested after this one */
+	    {.ticket_id = 10, .series_id = 13, .series_key = "chat-8b/h/v6e-4/d/tpot_p50_ms",
+	     .found_release = "rc-3", .found_us = rc2 + HOUR_US, .effect_pct = 1.2},
+	    {.ticket_id = 11, .series_id = 13, .series_key = "chat-8b/h/v6e-4/d/tpot_p50_ms",
+	     .found_release = "rc-0", .found_us = rc1 - 24 * HOUR_US, .effect_pct = 1.4},
+	};
+	int64_t ids[] = {11, 12, 13};
+	size_t n = pw_gate_drift_select("rc-2", rc2, t, 5, ids, 3);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(t[0].ticket_id, 7);
+	cr_assert_eq(t[0].age_s, (7 * 24 + 2) * 3600);
+	cr_assert_eq(t[1].ticket_id, 11);
+	cr_assert_eq(t[1].age_s, (8 * 24 + 2) * 3600);
+
+	char line[256];
+	pw_gate_drift_line(line, sizeof line, &t[0]);
+	cr_assert_str_eq(line, "WARN compounding drift: P1-7 chat-8b/h/v6e-4/b/tpot_p50_ms (+2.1%) "
+	                       "open since rc-1, 7d02h, due by this RC");
+	char sum[128] = "P1: chat-8b (1 series, 0.10% fleet)";
+	pw_gate_drift_summary(sum, sizeof sum, t, n);
+	cr_assert_str_eq(sum, "P1: chat-8b (1 series, 0.10% fleet); WARN compounding drift: 2 open "
+	                      "P1 tickets from earlier releases (P1-7, P1-11)");
+	char none[32] = "PASS";
+	pw_gate_drift_summary(none, sizeof none, t, 0);
+	cr_assert_str_eq(none, "PASS");
+	char small[40] = "PASS: 3 families";
+	pw_gate_drift_summary(small, sizeof small, t, n);
+	cr_assert_eq(strlen(small), sizeof small - 1);
+	cr_assert_str_eq(small + sizeof small - 4, "...");
+}

@@ -4,7 +4,8 @@
  * GateRequest on perf.gate.requests.v1, as release tooling does).
  *
  * The report reads what services/gate stored (gate_evaluations,
- * gate_family_results, gate_series_results of migrations/0004_gate.sql): it
+ * gate_family_results, gate_series_results of migrations/0004_gate.sql, and
+ * the compounding drift of migrations/0051_p1_tickets.sql): it
  * shows the gate's own numbers and decides nothing again. The request is
  * built from the options and published with pw_producer (pw_kafka.h), keyed
  * by release_id. PW_PG_DSN and PW_KAFKA_BOOTSTRAP_SERVERS come from the
@@ -228,7 +229,7 @@ static int gate_show(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	rc = PW_CLI_EXIT_FAIL;
-	PGresult *h = NULL, *f = NULL, *s = NULL;
+	PGresult *h = NULL, *f = NULL, *s = NULL, *d = NULL;
 	const char *hp[] = {release, evaluation};
 	h = pw_cli_pg_query(conn, "reading gate evaluations failed",
 	                    "SELECT evaluation, candidate_build_id, baseline_release, status, "
@@ -268,6 +269,12 @@ static int gate_show(int argc, char **argv)
 	                          "WHERE r.release_id = $1 AND r.evaluation = $2 "
 	                          "ORDER BY r.family COLLATE \"C\", s.platform COLLATE \"C\", "
 	                          "s.config COLLATE \"C\", s.metric COLLATE \"C\"",
+	                          2, kp)) ||
+	    !(d = pw_cli_pg_query(conn, "reading compounding drift failed",
+	                          "SELECT d.ticket_id, d.series_key, d.found_release, d.age_s, d.line, "
+	                          "t.status FROM perfwatch.gate_compounding_drift d "
+	                          "JOIN perfwatch.p1_tickets t USING (ticket_id) "
+	                          "WHERE d.release_id = $1 AND d.evaluation = $2 ORDER BY d.ticket_id",
 	                          2, kp)))
 		goto out;
 	double fdr = num(h, 0, 8);
@@ -314,6 +321,17 @@ static int gate_show(int argc, char **argv)
 			}
 			printf("]}");
 		}
+		printf("],\"compounding_drift\":[");
+		for (int k = 0; k < PQntuples(d); k++) {
+			printf("%s{", k ? "," : "");
+			json_num(stdout, "ticket_id", num(d, k, 0), false);
+			json_str(stdout, "series_key", PQgetvalue(d, k, 1), true);
+			json_str(stdout, "found_release", PQgetvalue(d, k, 2), true);
+			json_num(stdout, "age_s", num(d, k, 3), true);
+			json_str(stdout, "line", PQgetvalue(d, k, 4), true);
+			json_str(stdout, "status_now", PQgetvalue(d, k, 5), true);
+			printf("}");
+		}
 		printf("]}\n");
 		rc = PW_CLI_EXIT_OK;
 		goto out;
@@ -352,6 +370,9 @@ static int gate_show(int argc, char **argv)
 			       PQgetvalue(f, j, 10)[0] == 't' ? ": its verdict" : "");
 		printf(")\n");
 	}
+	for (int k = 0; k < PQntuples(d); k++)
+		printf("%s%s\n", PQgetvalue(d, k, 4),
+		       strcmp(PQgetvalue(d, k, 5), "open") == 0 ? "" : " (since resolved)");
 	printf("release verdict: %s (%d tests, BH q=%.2g, fleet impact %.2f%%)\n", verdict, tests,
 	       fdr, num(h, 0, 6));
 	printf("summary: %s\n", PQgetvalue(h, 0, 7));
@@ -361,6 +382,7 @@ out:
 	PQclear(h);
 	PQclear(f);
 	PQclear(s);
+	PQclear(d);
 	PQfinish(conn);
 	return rc;
 }

@@ -42,6 +42,10 @@ static const pw_cli_command commands[] = {
 	 "the noise floors the baseliner re-derived (section 4.2): per series the previous floor, the "
 	 "new one, the change and the runs behind each (PW_PG_DSN)",
 	 pw_cmd_noise_floors, true},
+	{"p1", "list [--open] [--json] | resolve ID --by WHO --note TEXT [--waive]",
+	 "the P1 tickets the gate filed (section 8) with their artifacts and due RC; or resolve or "
+	 "waive one, so that the next RC's gate no longer reports it as compounding drift (PW_PG_DSN)",
+	 pw_cmd_p1, true},
 };
 
 static void usage(FILE *out)
