@@ -24,10 +24,10 @@ FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
 # make test runs this subset of the integration tests on the ASan+UBSan build
 # (only there, not twice): it runs every service (test_pager: ingester,
-# baseliner, gate, bisector, attributor, pager; test_watcher: the watcher),
-# pw-sim and the perfwatch CLI, and the hostile-input tests; a sanitizer
-# report in any process fails it.
-SANITIZER_TESTS ?= pager watcher ingest_hostile bisector_inputs
+# baseliner, gate, bisector, attributor, pager; test_watcher: the watcher;
+# test_canary: the canary, killed -9 and restarted), pw-sim and the perfwatch
+# CLI, and the hostile-input tests; a sanitizer report in any process fails it.
+SANITIZER_TESTS ?= pager watcher ingest_hostile bisector_inputs canary
 CMAKE_FLAGS ?=
 
 .PHONY: all build asan deps deps-check test unit-test integration-test integration-test-asan demo bench bench-cache bench-peers bench-canary fuzz fuzz-ci faults faults-soak \

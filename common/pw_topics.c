@@ -27,6 +27,8 @@ const pw_topic_spec pw_topics[] = {
 	{PW_TOPIC_CAPACITY, 1, 3, true, "perfwatch.v1.PlatformCapacity", 0},
 	{PW_TOPIC_SWEEPS, 1, 3, false, "perfwatch.v1.Sweep", 0},
 	{PW_TOPIC_PLANS, 3, 3, false, "perfwatch.v1.Plan", PW_TOPIC_PLANS_MAX_MESSAGE_BYTES},
+	{PW_TOPIC_CANARY, 6, 3, false, "perfwatch.v1.CanaryWindow", 0},
+	{PW_TOPIC_ROLLOUTS, 3, 3, false, "perfwatch.v1.RolloutDecision", 0},
 };
 const size_t pw_topics_count = sizeof pw_topics / sizeof pw_topics[0];
 

@@ -32,6 +32,8 @@
 #define PW_TOPIC_CAPACITY      "perf.capacity.v1"
 #define PW_TOPIC_SWEEPS        "perf.sweeps.v1"
 #define PW_TOPIC_PLANS         "perf.plans.v1"
+#define PW_TOPIC_CANARY        "perf.canary.v1"
+#define PW_TOPIC_ROLLOUTS      "perf.rollouts.v1"
 
 typedef struct pw_topic_spec {
 	const char *name;

@@ -12,7 +12,8 @@
 # result against the scenario's expected outcome (the gate's BLOCKING verdict
 # for chat-8b, the changepoints pinned to 2026-06-17, and the planner's nightly
 # of that day running chat-8b on v6e-4 because of cl/7841917, with its
-# coverage report) and exits non-zero,
+# coverage report, and the production canary of the next release rolling
+# chat-8b back and promoting the others) and exits non-zero,
 # naming what did not come out, when anything is missing. The services are stopped at the end,
 # the stack is left running so that it can be explored.
 #
@@ -536,6 +537,17 @@ check_bisection() {
     "v6e-4 decode.B64.s2048.int8 tpot_p50_ms" ]
 }
 
+# demo_joined NAME PID: waits (60 s at most) for pw-NAME, started by a step with its log in
+# $demo_dir/NAME.log, to hold its partitions; fails naming it when it exits or does not join.
+demo_joined() {
+  local deadline=$((SECONDS + 60))
+  until grep -q '"msg":"kafka partitions assigned' "$demo_dir/$1.log"; do
+    kill -0 "$2" 2>/dev/null || { echo "demo: pw-$1 exited" >&2; tail -5 "$demo_dir/$1.log" >&2; return 1; }
+    [ $SECONDS -lt $deadline ] || { echo "demo: pw-$1 did not join its consumer group" >&2; return 1; }
+    sleep 0.2
+  done
+}
+
 # Step 10: the planner decides what the fleet runs (docs/planner.md). pw-sim publishes its
 # inputs for 2026-06-15 .. 06-17: the simulated catalogue of 300 models (chat-8b first, on
 # v6e-4), each platform's capacity, each day's CLs with the ops they touch (cl/7841917, the
@@ -551,12 +563,8 @@ step_planner() {
   PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-planner" PW_PLANNER_TICK=250ms "$bin" >"$demo_dir/planner.log" 2>&1 &
   local ppid=$!
   pids+=("$ppid")
-  local deadline=$((SECONDS + 60))
-  until grep -q '"msg":"kafka partitions assigned' "$demo_dir/planner.log"; do
-    kill -0 "$ppid" 2>/dev/null || { echo "demo: pw-planner exited" >&2; tail -5 "$demo_dir/planner.log" >&2; return 1; }
-    [ $SECONDS -lt $deadline ] || { echo "demo: pw-planner did not join its consumer group" >&2; return 1; }
-    sleep 0.2
-  done
+  demo_joined planner "$ppid"
+  local deadline
   "$sim" planner --models 300 --from 2026-06-15 --days 3 >"$demo_dir/planner-inputs.json" 2>"$demo_dir/planner-sim.log"
   echo "the planner's inputs (pw-sim planner): $(cat "$demo_dir/planner-inputs.json")"
   local sweeps="'nightly-2026-06-15', 'nightly-2026-06-16', 'nightly-2026-06-17', 'rc-2026-06-15'" got
@@ -591,6 +599,43 @@ step_planner() {
   echo
   "$pw" coverage --week 2026-06-15 --json >"$demo_dir/coverage.json"
   "$pw" coverage --week 2026-06-15 --text
+}
+
+# Step 11: the production canary of the release after the fix: 12 h of live
+# windows (pw-sim canary: chat-8b on TPU +1% TPOT, summarize-13b and
+# chat-70b-gpu null) through pw-canary, and its decision per family.
+step_canary() {
+  local pw=$build/tools/perfwatch bin=$build/services/canary/pw-canary
+  [ -x "$bin" ] || { echo "demo: $bin is not built" >&2; return 1; }
+  rollout="rollout-$ns"
+  "$pw" group to-end "$ns-canary" perf.canary.v1 >/dev/null
+  PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-canary" "$bin" >"$demo_dir/canary.log" 2>&1 &
+  local cpid=$!
+  pids+=("$cpid")
+  demo_joined canary "$cpid"
+  local deadline
+  "$sim" canary --rollout "$rollout" --hours 12 >"$demo_dir/canary-sim.json" 2>"$demo_dir/canary-sim.log"
+  echo "the canary's live windows (pw-sim canary): $(cat "$demo_dir/canary-sim.json")"
+  local got
+  deadline=$((SECONDS + 180))
+  until got=$(q "SELECT count(*) FROM perfwatch.canary_families WHERE rollout_id = '$rollout' AND final") && [ "$got" = 3 ]; do
+    kill -0 "$cpid" 2>/dev/null || { echo "demo: pw-canary exited" >&2; tail -5 "$demo_dir/canary.log" >&2; return 1; }
+    [ $SECONDS -lt $deadline ] || { echo "demo: $got of 3 canary decisions within 180 s" >&2; return 1; }
+    sleep 0.5
+  done
+  echo
+  "$pw" canary show --rollout "$rollout"
+}
+
+# The canary rolls chat-8b (+1% TPOT) back to its pre-staged N-1 artifact and promotes the
+# null families, each decision on perf.rollouts.v1 through the outbox.
+check_canary() {
+  [ "$(q "SELECT string_agg(family || ' ' || decision, ', ' ORDER BY family) FROM perfwatch.canary_families
+           WHERE rollout_id = '$rollout' AND final")" = "chat-70b-gpu PROMOTE, chat-8b ROLLBACK, summarize-13b PROMOTE" ] &&
+    [ "$(q "SELECT rollback_artifact FROM perfwatch.canary_families WHERE rollout_id = '$rollout' AND family = 'chat-8b'")" = \
+      serving/chat-8b/xla-rc-2026-06-15.aot ] &&
+    [ "$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'canary' AND topic = 'perf.rollouts.v1'
+             AND message_key LIKE '$rollout/%'")" = 3 ]
 }
 
 # The planner's nightly of 2026-06-17 runs chat-8b on v6e-4 decode B64 and not on v5e-8,
@@ -684,6 +729,7 @@ step_check() {
   expect "on-call: first notification \"chat-8b v6e-4 TPOT +8.2% BLOCKING\", then the culprit and owner as an update of its group; no earlier demo's pages" check_oncall
   expect "planner: the nightly of 2026-06-17 runs chat-8b on v6e-4 decode B64 (not v5e-8) because cl/7841917 touches its fusion" check_planner_nightly
   expect "planner: perfwatch coverage --json, week of 2026-06-15: >= 95% of spend gated, chip-h lines summing to the total, <= 6.5% of naive" check_coverage
+  expect "canary: chat-8b (+1% TPOT) ROLLBACK to serving/chat-8b/xla-rc-2026-06-15.aot, summarize-13b and chat-70b-gpu PROMOTE, each once on perf.rollouts.v1" check_canary
   if [ ${#failed_checks[@]} -gt 0 ]; then
     echo "demo: ${#failed_checks[@]} expected result(s) did not come out:" >&2
     printf 'demo:   %s\n' "${failed_checks[@]}" >&2
@@ -709,6 +755,7 @@ next_steps() {
   fi
   echo "  perfwatch reads the stack's variables from $run_dir/stack.env when run from the checkout"
   echo "  $pw gate show $rel [--json]"
+  [ -z "${rollout:-}" ] || echo "  $pw canary show --rollout $rollout [--json]"
   [ -z "${b64_alert:-}" ] || echo "  $pw attribution show $b64_alert"
   [ -z "${bisection:-}" ] || echo "  $pw bisect show $bisection"
   echo "  $pw series show 'chat-8b.$ns/hlo:9f31c2ab.$ns/v6e-4/decode.B64.s2048.int8/tpot_p50_ms' --text"
@@ -729,6 +776,7 @@ STEPS=(
   "the attributor's per-op diff, HLO diff and roofline check:step_attribution"
   "the page as on-call receives it, and the triage link:step_page"
   "the planner's plans for the worked example's days, and their coverage:step_planner"
+  "the production canary of the next release, family by family:step_canary"
   "check the demo's own result:step_check"
 )
 

@@ -5,7 +5,8 @@
  * GateRequest and CompilerCls come from the simulator (the worked example);
  * alerts and a bisection that the bisector's and the attributor's doors take,
  * and a changepoint, a gate verdict with a waived series and an attribution
- * that the baseliner's and the pager's doors take, are built field by field; the other types are filled from their
+ * that the baseliner's and the pager's doors take, are built field by field,
+ * a CanaryWindow comes from pw-sim canary's scenario; the other types are filled from their
  * descriptors (every string, number, enum, sub-message and two elements of
  * every list), so the fuzzer starts from messages that reach every field's
  * decoder.
@@ -20,6 +21,7 @@
 #include "perfwatch/v1/attribution.pb-c.h"
 #include "perfwatch/v1/baseline.pb-c.h"
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "perfwatch/v1/canary.pb-c.h"
 #include "perfwatch/v1/changepoint.pb-c.h"
 #include "perfwatch/v1/compiler.pb-c.h"
 #include "perfwatch/v1/dlq.pb-c.h"
@@ -33,7 +35,7 @@
 
 /* The selectors of fuzz_wire.c's types[], in its order. */
 enum { S_RUN, S_POINT, S_FLEET, S_GATE, S_BASELINE, S_ALERT, S_BISECTION, S_CL, S_JOB, S_PAGE,
-       S_TRIAGE, S_DLQ, S_CHANGEPOINT, S_GATE_VERDICT, S_ATTRIBUTION };
+       S_TRIAGE, S_DLQ, S_CHANGEPOINT, S_GATE_VERDICT, S_ATTRIBUTION, S_CANARY };
 
 static const char *outdir;
 static int nwritten;
@@ -460,6 +462,16 @@ int main(int argc, char **argv)
 	put_filled(S_CHANGEPOINT, "changepoint-filled", &perfwatch__v1__changepoint__descriptor);
 	put_filled(S_GATE_VERDICT, "gate-verdict-filled", &perfwatch__v1__gate_verdict__descriptor);
 	put_filled(S_ATTRIBUTION, "attribution-filled", &perfwatch__v1__attribution__descriptor);
+	/* a live window of pw-sim canary's scenario, which the canary's door takes */
+	pw_sim_canary_params cp;
+	pw_sim_canary_scenario_params(0, &cp);
+	pw_sim_canary_window cwin;
+	pw_sim_canary_window_make(&cp, pw_sim_canary_scenario_seed(1, 0), 40, &cwin);
+	if (pw_sim_proto_canary_window("rollout-xla-rc-2026-06-22", 0, &cwin, 0, 1782130800000000LL, &buf, &len) != PW_OK)
+		exit(1);
+	put(S_CANARY, "canary-window", buf, len);
+	free(buf);
+	put_filled(S_CANARY, "canary-window-filled", &perfwatch__v1__canary_window__descriptor);
 	printf("fuzz_seeds: %d seeds in %s\n", nwritten, outdir);
 	return 0;
 }

@@ -4,7 +4,8 @@
  * The first byte picks the message type a service would expect (the
  * consumed topics' payloads: RunResult, SeriesPoint, FleetChangeEvent,
  * GateRequest, Baseline, Alert, Bisection, CompilerCl, BisectJob, Page,
- * TriageVerdict, DeadLetter, Changepoint, GateVerdict, Attribution); the
+ * TriageVerdict, DeadLetter, Changepoint, GateVerdict, Attribution,
+ * CanaryWindow); the
  * rest is the payload. Each goes
  * through what every service does first: pw_input_check_wire (no NUL, valid
  * UTF-8 in any string field at any depth), then the protobuf-c unpack; a
@@ -16,8 +17,9 @@
  * (accepted shifts), the baseliner's pw_baseline_record_unpack, the
  * bisector's alert and CL doors, the attributor's alert and bisection doors,
  * and the pager's door (pw_pager_door) on the five types it consumes (Alert,
- * GateVerdict, Changepoint, Bisection, Attribution); what a door accepts must
- * have passed the wire check.
+ * GateVerdict, Changepoint, Bisection, Attribution), and the canary's window
+ * door (pw_canary_window_decode); what a door accepts must have passed the
+ * wire check.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@
 #include "baseliner.h"
 #include "baseliner_store.h"
 #include "bisect_msg.h"
+#include "canary_door.h"
 #include "gate_request.h"
 #include "fuzz.h"
 #include "pager_msg.h"
@@ -62,6 +65,7 @@ static const ProtobufCMessageDescriptor *const types[] = {
 	&perfwatch__v1__changepoint__descriptor,
 	&perfwatch__v1__gate_verdict__descriptor,
 	&perfwatch__v1__attribution__descriptor,
+	&perfwatch__v1__canary_window__descriptor,
 };
 #define NTYPES (sizeof types / sizeof types[0])
 
@@ -298,6 +302,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (cl)
 			perfwatch__v1__compiler_cl__free_unpacked(cl, NULL);
+	} else if (desc == &perfwatch__v1__canary_window__descriptor) {
+		char detail[512];
+		Perfwatch__V1__CanaryWindow *cw = NULL;
+		Perfwatch__V1__DlqReason r = pw_canary_window_decode(buf, len, &cw, detail, sizeof detail);
+		if ((r == PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED) != (cw != NULL) || (cw && wire != PW_OK))
+			abort();
+		if (!cw && !detail[0])
+			abort(); /* a dead letter without a detail */
+		if (cw) {
+			/* what the service keys a family on: rollout and family fit, neither holds '/' */
+			char key[2 * 200 + 2];
+			if (!pw_canary_key(key, sizeof key, cw->rollout_id, cw->family) || strchr(cw->rollout_id, '/') ||
+			    strchr(cw->family, '/'))
+				abort();
+			perfwatch__v1__canary_window__free_unpacked(cw, NULL);
+		}
 	} else if (desc == &perfwatch__v1__baseline__descriptor) {
 		pw_baseline_record rec;
 		memset(&rec, 0, sizeof rec);

@@ -28,6 +28,7 @@ SERVICES = {
     "attributor": (2, [], False),
     "pager": (2, [("PW_PAGER_TRIAGE_KEY", "perfwatch-pager", "triage-key")], True),
     "planner": (2, [], False),
+    "canary": (1, [], False),
 }
 # services that must never run twice, not even for the length of a rollout: Recreate stops the old pod first
 # (none today: the pager, the last, keeps its incidents in PostgreSQL since migration 0040)
@@ -51,6 +52,7 @@ REPLICA_NOTE = {
     "attributor": "scale-out through the consumer group perfwatch-attributor (tests/integration/test_services_scaleout.sh): up to 6 replicas (perf.alerts.v1 has 6 partitions)",
     "watcher": "scale-out through the consumer group perfwatch-watcher (tests/integration/test_watcher_scaleout.sh, test_watcher_restart.sh's handover): up to 12 replicas (perf.points.v1 has 12 partitions); every replica reads the whole fleet-change feed through a reader of its own, and drops the series it holds at a rebalance, loading them again from PostgreSQL",
     "planner": "scale-out through the consumer group perfwatch-planner: its inputs have one partition each, so one replica reads them; every replica's tick plans the earliest unplanned sweep and the plan id (plan: + sweep id) lets one store and publish it (ON CONFLICT DO NOTHING with its outbox row)",
+    "canary": "one replica: each family's windows share a partition of perf.canary.v1 (6 partitions), and its row lock and stored window count would keep a second member consistent (a stale family is rebuilt from PostgreSQL), but two replicas are not tested yet",
     "pager": "scale-out through the consumer group perfwatch-pager (tests/integration/test_pager_scaleout.sh): the open incidents are the deployment's, in PostgreSQL, and the replicas handle messages one at a time under its pager_state row lock, each delivery claimed by one replica, so two give the same pages as one, each delivered once; more replicas buy availability, not throughput (docs/operations.md, Scaling out)",
 }
 

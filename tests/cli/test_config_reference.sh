@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_config_reference.sh: docs/config.md lists every key of the services
-# whose tables it holds by hand (bisector, attributor, baseliner, planner), exactly as the
+# whose tables it holds by hand (bisector, attributor, baseliner, planner, canary), exactly as the
 # service prints it with --config-reference, and no key the service lacks.
 # $1: the perfwatch binary (the services are found in the build tree beside it).
 set -u
@@ -9,7 +9,7 @@ build=$(cd "$(dirname "$PW")/.." && pwd)
 doc=$(cd "$(dirname "$0")/../.." && pwd)/docs/config.md
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-for svc in bisector attributor baseliner planner; do
+for svc in bisector attributor baseliner planner canary; do
   bin=$build/services/$svc/pw-$svc
   [ -x "$bin" ] || { fail "no $bin"; continue; }
   ref=$("$bin" --config-reference) || { fail "pw-$svc --config-reference failed"; continue; }

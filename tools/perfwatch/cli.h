@@ -51,6 +51,8 @@ int pw_cmd_coverage(int argc, char **argv);
 int pw_cmd_noise_floors(int argc, char **argv);
 /* `p1 list [--open] [--json] | resolve ID --by WHO --note TEXT [--waive]` (cmd_p1.c): the gate's P1 tickets. */
 int pw_cmd_p1(int argc, char **argv);
+/* `canary show [--rollout ID] [--json]` (cmd_canary.c): the production canary's decisions per family. */
+int pw_cmd_canary(int argc, char **argv);
 /* `series plot SERIES [-o FILE.svg]` (cmd_plot.c); argv[0] is "plot", dispatched by cmd_series.c. */
 int pw_cmd_series_plot(int argc, char **argv);
 

@@ -46,6 +46,10 @@ static const pw_cli_command commands[] = {
 	 "the P1 tickets the gate filed (section 8) with their artifacts and due RC; or resolve or "
 	 "waive one, so that the next RC's gate no longer reports it as compounding drift (PW_PG_DSN)",
 	 pw_cmd_p1, true},
+	{"canary", "show [--rollout ID] [--json]",
+	 "the production canary's decision per family of a rollout (the latest without --rollout): "
+	 "PROMOTE, HOLD or ROLLBACK, effect and confidence sequence interval, windows, when (PW_PG_DSN)",
+	 pw_cmd_canary, true},
 };
 
 static void usage(FILE *out)

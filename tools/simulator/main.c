@@ -47,6 +47,16 @@
  *                  and the sweeps on perf.sweeps.v1 (a nightly each day, an RC
  *                  each Monday); --readopt republishes MODEL with a new program
  *                  (fingerprint) on that day, before its sweeps
+ *   pw-sim canary  [--rollout ID] [--hours H] [--seed N] [--start YYYY-MM-DDTHH:MM:SSZ]
+ *                  the production canary's live windows (docs/canary.md, "The
+ *                  canary service"): three families from sim_canary (diurnal
+ *                  load, prefix-cache changes, a noisy neighbour) — chat-8b on
+ *                  TPU with a +1% TPOT regression injected on the canary arm,
+ *                  summarize-13b on TPU and chat-70b-gpu on GPU without one —
+ *                  every 5-minute window for H hours (12), each family's TPOT,
+ *                  TTFT and goodput window medians of both arms as a
+ *                  CanaryWindow on perf.canary.v1 (key rollout/family), window
+ *                  by window; family i's draws use seed·1000 + i
  * options: --seed N --models N --platforms N --configs N --days N --repeats N
  *          (scale overrides), --limit N (runs), --rate N (runs/s, 0 = as fast
  *          as possible), --dup-every K (also re-send every K-th run verbatim),
@@ -79,6 +89,7 @@
 #include "pw_kafka.h"
 #include "pw_log.h"
 #include "pw_topics.h"
+#include "sim_canary.h"
 #include "sim_catalogue.h"
 #include "sim_model.h"
 #include "sim_proto.h"
@@ -1002,6 +1013,31 @@ static int cmd_dump(app *a)
 	return 0;
 }
 
+/*
+ * The configuration (the common keys, PW_* variables) and the project's
+ * idempotent producer into a (a->log initialised here). 0, or the exit code
+ * after the reason is logged: 2 for a bad configuration, 1 for a producer
+ * that cannot be made. The caller frees a->prod and a->cfg either way.
+ */
+static int publisher_open(app *a)
+{
+	char err[1024];
+	pw_log_init(&a->log, "simulator", PW_LOG_INFO);
+	a->cfg = pw_config_new("simulator", NULL, 0, err, sizeof err);
+	if (!a->cfg || pw_config_load(a->cfg, NULL, NULL, err, sizeof err) != PW_OK) {
+		pw_log_error(&a->log, "configuration: %s", err);
+		return 2;
+	}
+	size_t nprops = 0;
+	const pw_kv *props = pw_config_kafka_props(a->cfg, &nprops);
+	if (pw_producer_new(&a->prod, pw_config_get_str(a->cfg, "kafka.bootstrap.servers"), props, nprops, &a->log,
+	                    err, sizeof err) != PW_OK) {
+		pw_log_error(&a->log, "kafka producer: %s", err);
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- pw-sim planner: the planner's inputs --------------------------------------------------- */
 
 static bool day_arg(const char *v, int32_t *day)
@@ -1048,24 +1084,13 @@ static int cmd_planner(int argc, char **argv)
 	app a;
 	memset(&a, 0, sizeof a);
 	char err[1024];
-	int rc = 1;
-	pw_log_init(&a.log, "simulator", PW_LOG_INFO);
 	pw_sim_catalogue *c = NULL;
 	pw_sim_cl_buf cls = {0};
 	uint64_t ncat = 0, ncls = 0, nsweeps = 0;
-	a.cfg = pw_config_new("simulator", NULL, 0, err, sizeof err);
-	if (!a.cfg || pw_config_load(a.cfg, NULL, NULL, err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "configuration: %s", err);
-		rc = 2;
+	int rc = publisher_open(&a);
+	if (rc != 0)
 		goto out;
-	}
-	size_t nprops = 0;
-	const pw_kv *props = pw_config_kafka_props(a.cfg, &nprops);
-	if (pw_producer_new(&a.prod, pw_config_get_str(a.cfg, "kafka.bootstrap.servers"), props, nprops, &a.log,
-	                    err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "kafka producer: %s", err);
-		goto out;
-	}
+	rc = 1;
 	if (pw_sim_catalogue_new((size_t)models, seed, &c) != PW_OK)
 		goto out;
 	long ro = readopt[0] ? pw_sim_catalogue_find(c, readopt) : -1;
@@ -1142,8 +1167,85 @@ out:
 	return rc;
 }
 
+/* ---- pw-sim canary: the production canary's live windows ------------------------------------- */
+
+static int cmd_canary(int argc, char **argv)
+{
+	const char *rollout = "rollout-xla-rc-2026-06-22";
+	unsigned long long hours = 12, seed = 1;
+	int64_t start_us = 1782118800LL * 1000000; /* 2026-06-22T09:00:00Z: sim_canary's start hour */
+	for (int i = 2; i < argc; i++) {
+		unsigned long long v;
+		if (num_arg(argc, argv, &i, "--hours", &v) && v >= 1 && v <= 24 * 30)
+			hours = v;
+		else if (num_arg(argc, argv, &i, "--seed", &v))
+			seed = v;
+		else if (strcmp(argv[i], "--rollout") == 0 && i + 1 < argc && argv[i + 1][0] && !strchr(argv[i + 1], '/') &&
+		         strlen(argv[i + 1]) <= 200)
+			rollout = argv[++i];
+		else if (strcmp(argv[i], "--start") == 0 && i + 1 < argc && parse_when(argv[i + 1], &start_us))
+			i++;
+		else {
+			fprintf(stderr, "usage: pw-sim canary [--rollout ID] [--hours H] [--seed N] [--start YYYY-MM-DDTHH:MM:SSZ]\n");
+			return 2;
+		}
+	}
+	app a;
+	memset(&a, 0, sizeof a);
+	char err[1024];
+	int rc = publisher_open(&a);
+	if (rc != 0)
+		goto out;
+	rc = 1;
+	pw_sim_canary_params params[PW_SIM_CANARY_FAMILIES];
+	char key[PW_SIM_CANARY_FAMILIES][512];
+	for (size_t f = 0; f < PW_SIM_CANARY_FAMILIES; f++) {
+		pw_sim_canary_scenario_params(f, &params[f]);
+		snprintf(key[f], sizeof key[f], "%s/%s", rollout, pw_sim_canary_scenario[f].family);
+	}
+	uint64_t windows = hours * 12, published = 0;
+	pw_status st = PW_OK;
+	for (uint64_t wi = 0; wi < windows && st == PW_OK && !stop_flag; wi++) {
+		for (size_t f = 0; f < PW_SIM_CANARY_FAMILIES && st == PW_OK; f++) {
+			pw_sim_canary_window win;
+			pw_sim_canary_window_make(&params[f], pw_sim_canary_scenario_seed(seed, f), (uint32_t)wi, &win);
+			for (int m = 0; m < 3 && st == PW_OK; m++) {
+				uint8_t *buf;
+				size_t len;
+				if ((st = pw_sim_proto_canary_window(rollout, f, &win, m,
+				                                     start_us + (int64_t)wi * (int64_t)(params[f].window_s * 1e6), &buf,
+				                                     &len)) != PW_OK) {
+					pw_fail(st, err, sizeof err, "packing a canary window");
+					break;
+				}
+				st = produce(&a, PW_TOPIC_CANARY, key[f], buf, len, err, sizeof err);
+				free(buf);
+				published++;
+			}
+		}
+		pw_producer_poll(a.prod, 0);
+	}
+	if (st == PW_OK)
+		st = pw_producer_flush(a.prod, 60000, err, sizeof err);
+	if (st != PW_OK) {
+		pw_log_error(&a.log, "publishing the canary's windows: %s", err);
+		goto out;
+	}
+	printf("{\"rollout\":\"%s\",\"families\":%d,\"hours\":%llu,\"windows\":%llu,\"published\":%llu}\n", rollout,
+	       PW_SIM_CANARY_FAMILIES, hours, (unsigned long long)windows, (unsigned long long)published);
+	rc = stop_flag ? 1 : 0;
+out:
+	pw_producer_free(a.prod);
+	pw_config_free(a.cfg);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "canary") == 0) {
+		signal(SIGPIPE, SIG_IGN);
+		return cmd_canary(argc, argv);
+	}
 	if (argc >= 2 && strcmp(argv[1], "planner") == 0) {
 		signal(SIGPIPE, SIG_IGN);
 		return cmd_planner(argc, argv);
@@ -1193,19 +1295,8 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	a.cfg = pw_config_new("simulator", NULL, 0, err, sizeof err);
-	if (!a.cfg || pw_config_load(a.cfg, NULL, NULL, err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "configuration: %s", err);
-		rc = 2;
+	if ((rc = publisher_open(&a)) != 0)
 		goto out;
-	}
-	size_t nprops = 0;
-	const pw_kv *props = pw_config_kafka_props(a.cfg, &nprops);
-	if (pw_producer_new(&a.prod, pw_config_get_str(a.cfg, "kafka.bootstrap.servers"), props,
-	                    nprops, &a.log, err, sizeof err) != PW_OK) {
-		pw_log_error(&a.log, "kafka producer: %s", err);
-		goto out;
-	}
 	if (strcmp(a.o.cmd, "replay") == 0) {
 		rc = cmd_replay(&a);
 		if (rc == 0 && a.o.answer && !stop_flag)

@@ -165,3 +165,20 @@ void pw_sim_canary_window_make(const pw_sim_canary_params *p, uint64_t seed, uin
 		out->noisy[arm] = f > 1.0;
 	}
 }
+
+const pw_sim_canary_family pw_sim_canary_scenario[PW_SIM_CANARY_FAMILIES] = {
+	{"chat-8b", false, 0.01},
+	{"summarize-13b", false, 0.0},
+	{"chat-70b-gpu", true, 0.0},
+};
+
+void pw_sim_canary_scenario_params(size_t i, pw_sim_canary_params *p)
+{
+	pw_sim_canary_params_init(p, pw_sim_canary_scenario[i].gpu);
+	p->tpot_regression = pw_sim_canary_scenario[i].tpot_regression;
+}
+
+uint64_t pw_sim_canary_scenario_seed(uint64_t seed, size_t i)
+{
+	return seed * 1000 + i;
+}

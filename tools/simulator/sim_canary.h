@@ -37,6 +37,7 @@
 #define PW_SIM_CANARY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define PW_SIM_CANARY_BASELINE 0
@@ -79,5 +80,30 @@ typedef struct pw_sim_canary_window {
 /* Window `index` of the canary run `seed` under p. Pure: the same inputs, the same bits. */
 void pw_sim_canary_window_make(const pw_sim_canary_params *p, uint64_t seed, uint32_t index,
                                pw_sim_canary_window *out);
+
+/*
+ * The canary scenario pw-sim canary publishes (docs/canary.md §8), its
+ * benchmark (bench/bench_canary_service.c) and tests/unit/test_canary.c
+ * run: a release rolling from xla-rc-2026-06-15 to xla-rc-2026-06-22 on
+ * three families — chat-8b on TPU with +1% TPOT injected on the canary arm,
+ * summarize-13b on TPU and chat-70b-gpu on GPU without — each from its own
+ * seed, seed·1000 + its index.
+ */
+#define PW_SIM_CANARY_FAMILIES 3
+#define PW_SIM_CANARY_RELEASE "xla-rc-2026-06-22"
+#define PW_SIM_CANARY_PREVIOUS "xla-rc-2026-06-15"
+
+typedef struct pw_sim_canary_family {
+	const char *family;
+	bool gpu;
+	double tpot_regression;
+} pw_sim_canary_family;
+
+extern const pw_sim_canary_family pw_sim_canary_scenario[PW_SIM_CANARY_FAMILIES];
+
+/* Family i's parameters: the kind's defaults with its regression. */
+void pw_sim_canary_scenario_params(size_t i, pw_sim_canary_params *p);
+/* Family i's seed in the run `seed`. */
+uint64_t pw_sim_canary_scenario_seed(uint64_t seed, size_t i);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfwatch/v1/canary.pb-c.h"
 #include "perfwatch/v1/compiler.pb-c.h"
 #include "perfwatch/v1/fleet.pb-c.h"
 #include "perfwatch/v1/gate.pb-c.h"
@@ -625,5 +626,38 @@ pw_status pw_sim_proto_cl(const pw_sim *w, int64_t cl, uint8_t **out, size_t *le
 	if (!*out)
 		return PW_ERR_NOMEM;
 	*len = perfwatch__v1__compiler_cl__pack(&m, *out);
+	return PW_OK;
+}
+
+pw_status pw_sim_proto_canary_window(const char *rollout_id, size_t i, const pw_sim_canary_window *win, int m,
+                                     int64_t start_us, uint8_t **out, size_t *len)
+{
+	const pw_sim_canary_family *f = &pw_sim_canary_scenario[i];
+	const double *pairs[3] = {win->tpot_ms, win->ttft_ms, win->goodput_tok_s_chip};
+	char artifact[256], previous[256];
+	snprintf(artifact, sizeof artifact, "serving/%s/%s.aot", f->family, PW_SIM_CANARY_RELEASE);
+	snprintf(previous, sizeof previous, "serving/%s/%s.aot", f->family, PW_SIM_CANARY_PREVIOUS);
+	Perfwatch__V1__CanaryWindow cw = PERFWATCH__V1__CANARY_WINDOW__INIT;
+	cw.rollout_id = (char *)rollout_id;
+	cw.family = (char *)f->family;
+	cw.family_kind = f->gpu ? "gpu" : "tpu";
+	cw.release = PW_SIM_CANARY_RELEASE;
+	cw.artifact = artifact;
+	cw.previous_release = PW_SIM_CANARY_PREVIOUS;
+	cw.previous_artifact = previous;
+	cw.metric = (Perfwatch__V1__CanaryMetric)(m + 1);
+	cw.window_start_unix_us = start_us;
+	cw.window_s = 300;
+	cw.canary_value = pairs[m][PW_SIM_CANARY_CANARY];
+	cw.baseline_value = pairs[m][PW_SIM_CANARY_BASELINE];
+	cw.canary_replicas = 2;
+	cw.baseline_replicas = 2;
+	cw.canary_fraction = 2.0 / 64.0;
+	cw.source = "pw-sim:canary";
+	*len = perfwatch__v1__canary_window__get_packed_size(&cw);
+	*out = malloc(*len + 1);
+	if (!*out)
+		return PW_ERR_NOMEM;
+	perfwatch__v1__canary_window__pack(&cw, *out);
 	return PW_OK;
 }

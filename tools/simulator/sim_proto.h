@@ -18,6 +18,7 @@
 
 #include "perfwatch/v1/bisect.pb-c.h"
 #include "pw_status.h"
+#include "sim_canary.h"
 #include "sim_model.h"
 
 /*
@@ -40,6 +41,16 @@ pw_status pw_sim_run_namespace(pw_sim_run *r, const char *ns);
 
 /* Packs run r (of world w) as a perfwatch.v1.RunResult. PW_ERR_NOMEM. */
 pw_status pw_sim_proto_run(const pw_sim *w, const pw_sim_run *r, uint8_t **out, size_t *len);
+
+/*
+ * Packs metric m (0 TPOT, 1 TTFT, 2 goodput) of window win of the canary
+ * scenario's family i (sim_canary.h) as a perfwatch.v1.CanaryWindow of
+ * rollout_id, starting at start_us: both arms' medians, two replicas on
+ * each of 64 (canary fraction 1/32), the artifacts
+ * "serving/FAMILY/RELEASE.aot". PW_ERR_NOMEM.
+ */
+pw_status pw_sim_proto_canary_window(const char *rollout_id, size_t i, const pw_sim_canary_window *win, int m,
+                                     int64_t start_us, uint8_t **out, size_t *len);
 
 /* Packs a fleet change as a perfwatch.v1.FleetChangeEvent. PW_ERR_NOMEM. */
 pw_status pw_sim_proto_fleet(const pw_sim_fleet_change *fc, uint8_t **out, size_t *len);
