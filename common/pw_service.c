@@ -10,9 +10,9 @@
  * by a previous run was published once. Run: the worker threads loop in
  * pw_consumer_run through batch_run (the service's callback, then the flush
  * of what it produced unless the loop holds the batch, then the outbox);
- * the main thread publishes the outbox and runs the tick. Stop: the flag ends
- * every loop, the threads are joined, the producers flushed within
- * service.stop.flush.ms, everything released in reverse.
+ * the main thread publishes the outbox every second and runs the tick when
+ * due. Stop: the flag ends every loop, the threads are joined, the producers
+ * flushed within service.stop.flush.ms, everything released in reverse.
  *
  * What the HTTP thread reads of a worker (PostgreSQL down, failing since,
  * outbox failing) is kept in atomics written by the worker's own thread.
@@ -480,7 +480,28 @@ static void usage(const pw_service_def *def, FILE *out)
 	        def->name, def->summary ? def->summary : "");
 }
 
-/* The main thread's loop: outbox, tick, wait; until stop or a fatal error. */
+/*
+ * The main thread publishes its outbox this often whatever the tick's period:
+ * a tick may come once a minute or an hour, and a connection PostgreSQL
+ * dropped between ticks (a restart) would otherwise leave the outbox failing
+ * and /readyz 503 until the next tick.
+ */
+#define SVC_OUTBOX_PERIOD_MS 1000
+
+static int64_t mono_ms(void) { return (int64_t)(pw_mono_s() * 1000.0); }
+
+/* The main thread's outbox after a failed round: reconnect first, then publish. */
+static void main_outbox_round(svc_thread *t)
+{
+	if (atomic_load(&t->outbox_failing) && t->w.pg) {
+		char err[SVC_ERRLEN];
+		if (pw_pg_ensure(t->w.pg, err, sizeof err) != PW_OK)
+			return;
+	}
+	outbox_round(t);
+}
+
+/* The main thread's loop: outbox each period, tick when due, wait; until stop or a fatal error. */
 static int main_loop(pw_service *svc)
 {
 	const pw_service_def *def = svc->def;
@@ -489,12 +510,13 @@ static int main_loop(pw_service *svc)
 	if (interval <= 0)
 		interval = 1000;
 	int64_t backoff = interval;
+	int64_t tick_due_ms = mono_ms();
 	while (!*svc->stop) {
-		int64_t next = interval;
 		svc_thread *t = svc->main_thread;
 		if (t) {
-			outbox_round(t);
-			if (def->tick) {
+			main_outbox_round(t);
+			if (def->tick && mono_ms() >= tick_due_ms) {
+				int64_t next = interval;
 				err[0] = '\0';
 				pw_status st = def->tick(svc->app, &t->w, &next, err, sizeof err);
 				note_result(t, st);
@@ -512,9 +534,16 @@ static int main_loop(pw_service *svc)
 				} else {
 					backoff = interval;
 				}
+				tick_due_ms = mono_ms() + next;
 			}
 		}
-		sleep_ms(svc, next);
+		int64_t wait = SVC_OUTBOX_PERIOD_MS;
+		if (def->tick) {
+			int64_t until_tick = tick_due_ms - mono_ms();
+			if (until_tick < wait)
+				wait = until_tick;
+		}
+		sleep_ms(svc, wait);
 	}
 	return 0;
 }
