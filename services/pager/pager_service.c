@@ -834,6 +834,22 @@ static pw_status evaluation_store(worker *k, const Perfwatch__V1__GateVerdict *v
 	return st;
 }
 
+/* One finding of an incident (its alert and the newest revision seen). */
+static pw_status member_store(worker *k, const char *incident_id, const char *alert_id, int64_t revision,
+                              char *errbuf, size_t errlen)
+{
+	pw_pg_params q;
+	pw_pg_params_init(&q);
+	pw_pg_params_text(&q, incident_id);
+	pw_pg_params_text(&q, alert_id);
+	pw_pg_params_int(&q, revision);
+	return exec(k->w->pg,
+	            "INSERT INTO perfwatch.pager_incident_alerts (incident_id, alert_id, revision) VALUES ($1, $2, $3)"
+	            " ON CONFLICT (incident_id, alert_id) DO UPDATE SET revision ="
+	            "  greatest(pager_incident_alerts.revision, EXCLUDED.revision)",
+	            &q, NULL, errbuf, errlen);
+}
+
 /* Upserts the incident row, its members and the part that changed it. */
 static pw_status incident_store(worker *k, const pw_incident *inc, const pw_route *route, const pw_pager_part *pt,
                                 int64_t now, char *errbuf, size_t errlen)
@@ -878,18 +894,18 @@ static pw_status incident_store(worker *k, const pw_incident *inc, const pw_rout
 	                    "  payload = EXCLUDED.payload, updated_at = EXCLUDED.updated_at, gen = EXCLUDED.gen",
 	                    &p, NULL, errbuf, errlen);
 	free(payload);
+	bool part_member = !pt || !pt->f.alert_id[0];
 	for (size_t i = 0; i < inc->n_members && st == PW_OK; i++) {
-		pw_pg_params q;
-		pw_pg_params_init(&q);
-		pw_pg_params_text(&q, inc->incident_id);
-		pw_pg_params_text(&q, inc->members[i]);
-		pw_pg_params_int(&q, pt && pt->f.revision && strcmp(inc->members[i], pt->f.alert_id) == 0 ? pt->f.revision : 1);
-		st = exec(k->w->pg,
-		          "INSERT INTO perfwatch.pager_incident_alerts (incident_id, alert_id, revision) VALUES ($1, $2, $3)"
-		          " ON CONFLICT (incident_id, alert_id) DO UPDATE SET revision ="
-		          "  greatest(pager_incident_alerts.revision, EXCLUDED.revision)",
-		          &q, NULL, errbuf, errlen);
+		bool is_part = pt && strcmp(inc->members[i], pt->f.alert_id) == 0;
+		part_member |= is_part;
+		st = member_store(k, inc->incident_id, inc->members[i], is_part && pt->f.revision ? pt->f.revision : 1,
+		                  errbuf, errlen);
 	}
+	/* An incident holds PW_PAGER_MAX_MEMBERS alerts in memory; a later alert of
+	 * its event is still one of its findings here, or a held page would wait
+	 * for it (HOLD_COMPLETE) until pager.page.hold_max. */
+	if (!part_member && st == PW_OK)
+		st = member_store(k, inc->incident_id, pt->f.alert_id, pt->f.revision ? pt->f.revision : 1, errbuf, errlen);
 	return st;
 }
 
