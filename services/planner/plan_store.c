@@ -455,13 +455,13 @@ pw_status plan_history_load(pw_pg *pg, int32_t day, bool rc, plan_history *out, 
 	for (int i = 0; i < ns; i++) {
 		PGresult *r = out->seen_res;
 		out->seen[i] = (pw_plan_seen){PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
-		                              (int32_t)strtol(PQgetvalue(r, i, 2), NULL, 10),
-		                              PQgetisnull(r, i, 3) ? INT32_MIN : (int32_t)strtol(PQgetvalue(r, i, 3), NULL, 10)};
+		                              (int32_t)pw_pg_int(r, i, 2),
+		                              PQgetisnull(r, i, 3) ? INT32_MIN : (int32_t)pw_pg_int(r, i, 3)};
 	}
 	out->min_ran_head = 0;
 	for (int i = 0; i < nr; i++) {
 		PGresult *r = out->ran_res;
-		int64_t head = strtoll(PQgetvalue(r, i, 3), NULL, 10);
+		int64_t head = pw_pg_int(r, i, 3);
 		out->ran[i] = (pw_plan_ran){PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), head};
 		if (out->min_ran_head == 0 || head < out->min_ran_head)
 			out->min_ran_head = head;
@@ -478,7 +478,7 @@ static void sweep_row_from(PGresult *res, plan_sweep_row *out)
 	snprintf(out->sweep_id, sizeof out->sweep_id, "%s", PQgetvalue(res, 0, 0));
 	out->rc = strcmp(PQgetvalue(res, 0, 1), "rc") == 0;
 	snprintf(out->release, sizeof out->release, "%s", PQgetvalue(res, 0, 2));
-	out->cl_head = strtoll(PQgetvalue(res, 0, 3), NULL, 10);
+	out->cl_head = pw_pg_int(res, 0, 3);
 	snprintf(out->day, sizeof out->day, "%s", PQgetvalue(res, 0, 4));
 	out->day_num = (int32_t)strtol(PQgetvalue(res, 0, 5), NULL, 10);
 }
@@ -558,8 +558,8 @@ pw_status plan_inputs_state(pw_pg *pg, int64_t *models, int64_t *max_cl, char *e
 	                          0, NULL, &res, errbuf, errlen);
 	if (st != PW_OK)
 		return st;
-	*models = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	*max_cl = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+	*models = pw_pg_int(res, 0, 0);
+	*max_cl = pw_pg_int(res, 0, 1);
 	PQclear(res);
 	return PW_OK;
 }
