@@ -687,6 +687,14 @@ Test(gate_policy, planned_but_missing_is_missing)
  * docs/planner.md "Clustering"): without runs of its own rank-x is decided
  * through chat-8b, and the summary says so; with runs of its own it is
  * decided on them; without the inheritance it has no data. */
+/* Family f of r inherits its verdict from family rep (named name), similarity 0.98. */
+static void inherit(rel *r, size_t f, const char *name, size_t rep)
+{
+	r->fam[f].inherits_from = name;
+	r->fam[f].inherit_similarity = 0.98;
+	r->fam[f].representative = rep;
+}
+
 Test(gate_policy, inheritor_without_runs_follows_its_representative)
 {
 	rel r;
@@ -695,9 +703,7 @@ Test(gate_policy, inheritor_without_runs_follows_its_representative)
 	size_t rank = fam(&r, "rank-x", 0.004);
 	ser(&r, "chat-8b/h/v6e-4/decode.B64/tpot", chat, PW_GATE_TIER_TOP, 3.9, 0.082, 5);
 	ser(&r, "chat-8b/h/v6e-4/decode.B8/tpot", chat, PW_GATE_TIER_TOP, 1.6, 0.074, 5);
-	r.fam[rank].inherits_from = "chat-8b";
-	r.fam[rank].inherit_similarity = 0.98;
-	r.fam[rank].representative = chat;
+	inherit(&r, rank, "chat-8b", chat);
 	decide(&r, NULL, 0, 0);
 	cr_assert_eq(r.fr[chat].verdict, PW_GATE_FAMILY_BLOCKING);
 	cr_assert_eq(r.fr[rank].verdict, PW_GATE_FAMILY_BLOCKING);
@@ -716,9 +722,7 @@ Test(gate_policy, inheritor_without_runs_follows_its_representative)
 	chat = fam(&r, "chat-8b", 0.078);
 	rank = fam(&r, "rank-x", 0.004);
 	ser(&r, "chat-8b/h/v6e-4/decode.B64/tpot", chat, PW_GATE_TIER_TOP, 3.9, 0.0, 5);
-	r.fam[rank].inherits_from = "chat-8b";
-	r.fam[rank].inherit_similarity = 0.98;
-	r.fam[rank].representative = chat;
+	inherit(&r, rank, "chat-8b", chat);
 	decide(&r, NULL, 0, 0);
 	cr_assert_eq(r.fr[rank].verdict, PW_GATE_FAMILY_PASS);
 	cr_assert_eq(r.rr.verdict, PW_GATE_FAMILY_PASS);
