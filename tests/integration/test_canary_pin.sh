@@ -109,8 +109,8 @@ grep -F "pin: $chat PINNED to N-1 $base (artifact $artifact) by waiver $wv, owne
 "$cli" gate show "$rel" --json >"$work/show.json" || fail "perfwatch gate show --json failed"
 python3 - "$work/show.json" "$chat" "$base" "$artifact" "$wv" <<'PY' || fail "gate show --json's pins are wrong: $(cat "$work/show.json")"
 import json, sys
-d = json.load(open(sys.argv[1]))
-_, chat, base, artifact, wv = sys.argv
+_, path, chat, base, artifact, wv = sys.argv
+d = json.load(open(path))
 pins = d["pins"]
 assert len(pins) == 1, pins
 p = pins[0]

@@ -356,7 +356,7 @@ static int gate_show(int argc, char **argv)
 			json_str(stdout, "owner", PQgetvalue(pn, k, 4), true);
 			json_str(stdout, "signed_off_by", PQgetvalue(pn, k, 5), true);
 			json_str(stdout, "expires", PQgetvalue(pn, k, 6), true);
-			json_num(stdout, "expires_unix_us", num(pn, k, 7), true);
+			printf(",\"expires_unix_us\":%s", PQgetvalue(pn, k, 7)); /* a bigint, exactly */
 			printf(",\"expired\":%s,\"expiry_reported\":%s",
 			       PQgetvalue(pn, k, 8)[0] == 't' ? "true" : "false",
 			       PQgetvalue(pn, k, 9)[0] == 't' ? "true" : "false");
