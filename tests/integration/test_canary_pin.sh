@@ -166,6 +166,16 @@ for want in "family: \"$chat\"" "pinned_release: \"$base\"" "pinned_artifact: \"
   grep -qF "$want" "$m" || fail "the PINNED message lacks $want: $(cat "$m")"
 done
 grep -q "^pin_expires_unix_us: [1-9]" "$m" || fail "the PINNED message has no expiry"
+"$cli" canary show --rollout "$rollout" >"$work/canary_show.txt" || fail "perfwatch canary show failed"
+grep -q "^  $chat (tpu, .*): PINNED (running" "$work/canary_show.txt" &&
+  grep -qF "    pin: PINNED to N-1 $base ($artifact) by waiver $wv, owner chat-oncall, signed off by chat-models-lead, expires " \
+    "$work/canary_show.txt" || fail "perfwatch canary show does not say $chat is PINNED: $(cat "$work/canary_show.txt")"
+"$cli" canary show --rollout "$rollout" --json | python3 -c '
+import json, sys
+fams = {f["family"]: f for f in json.load(sys.stdin)["families"]}
+c = fams[sys.argv[1]]
+assert c["decision"] == "PINNED" and c["pin"]["signed_off_by"] == "chat-models-lead" and c["pin"]["expiry_reported_at"] == "", c
+assert sum(f["decision"] == "PROMOTE" for f in fams.values()) == 2, fams' "$chat" || fail "canary show --json does not say $chat is PINNED"
 echo "test_canary_pin: perf.rollouts.v1: $chat PINNED ($(tr '\n' ' ' <"$m" | head -c 240)...), 2 PROMOTE"
 
 # ------------------------------------------------------------------ 4. the pin expires, reported once across kill -9
