@@ -45,19 +45,10 @@ on_exit() { q "DELETE FROM perfwatch.spend_weights WHERE model LIKE '%$sfx'" >/d
 trap 'service_cleanup; on_exit' EXIT
 
 # ------------------------------------------------------------------ the release's data (as test_p1.sh)
-key() { echo "$1/$hlo/$2/$3/tpot_p50_ms"; }
-add_samples() { gate_add_samples pin "$1" "$2" "$3" 1 "$4" "$5" "$6" 0.004; }
+# series MODEL PLATFORM CONFIG LEVEL SHIFT: the series, an active baseline, 30 runs of N-1 and 5 of the RC +SHIFT
 series() {
-  local k; k=$(key "$1" "$2" "$3")
-  psqlq -c "INSERT INTO perfwatch.series (model, hlo_fingerprint, platform, config, metric, unit, direction)
-            VALUES ('$1', '$hlo', '$2', '$3', 'tpot_p50_ms', 'ms', 'lower_is_better') ON CONFLICT DO NOTHING"
-  psqlq -c "INSERT INTO perfwatch.baselines (series_id, version, state, hlo_fingerprint, median, mad_n, band_lo,
-              band_hi, sigma, sigma_pct, n, days, chip_sets, window_start, window_end, unit, build_id, computed_at)
-            SELECT series_id, 1, 'active', hlo_fingerprint, $4, $4 * 0.004, $4 * 0.988, $4 * 1.012,
-                   $4 * 0.004, 0.4, 30, 30, 3, now() - interval '69 days', now() - interval '40 days', unit,
-                   '$base', now() FROM perfwatch.series WHERE series_key = '$k' ON CONFLICT DO NOTHING"
-  add_samples "$k" "$base" release 30 "$4" 0
-  add_samples "$k" "$rel" rc 5 "$4" "$5"
+  gate_series pin "$hlo" "$base" "$1" "$2" "$3" "$4"
+  gate_add_samples pin "$1/$hlo/$2/$3/tpot_p50_ms" "$rel" rc 1 5 "$4" "$5" 0.004
 }
 psqlq -c "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
           ('$chat', 0.05, 'top', 'it'), ('$summ', 0.03, 'top', 'it'), ('$gpu', 0.04, 'top', 'it')
