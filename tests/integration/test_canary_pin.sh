@@ -165,7 +165,7 @@ grep -q "^  $chat (tpu, .*): PINNED (running" "$work/canary_show.txt" &&
 import json, sys
 fams = {f["family"]: f for f in json.load(sys.stdin)["families"]}
 c = fams[sys.argv[1]]
-assert c["decision"] == "PINNED" and c["pin"]["signed_off_by"] == "chat-models-lead" and c["pin"]["expiry_reported_at"] == "", c
+assert c["decision"] == "PINNED" and c["pin"]["signed_off_by"] == "chat-models-lead" and not c["pin"]["expiry_reported_at"], c
 assert sum(f["decision"] == "PROMOTE" for f in fams.values()) == 2, fams' "$chat" || fail "canary show --json does not say $chat is PINNED"
 echo "test_canary_pin: perf.rollouts.v1: $chat PINNED ($(tr '\n' ' ' <"$m" | head -c 240)...), 2 PROMOTE"
 
