@@ -20,6 +20,8 @@
 #      PIN_EXPIRED on perf.rollouts.v1, a perfwatch.pin_expiries row. Killed
 #      -9 again and restarted, it reports it no more (a second pin, expiring
 #      after the restart, is the sign that the restarted canary looked).
+#   5. An hour more of chat-8b's windows: no longer pinned, it is decided by
+#      the rule (ROLLBACK, +1% TPOT), once on perf.rollouts.v1.
 set -euo pipefail
 
 . tests/integration/lib.sh
@@ -227,4 +229,26 @@ n=$(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.rollouts.v1 -o beginning -e
   fail "$chat's PINNED did not end"
 "$cli" gate show "$rel" | grep -F "pin: $chat PINNED" | grep -q "EXPIRED, reported" || fail "gate show does not say the expiry was reported"
 echo "test_canary_pin: $chat's pin expired and was reported once (across two kill -9), PIN_EXPIRED on perf.rollouts.v1 once"
+
+# ------------------------------------------------------------------ 5. unpinned, the family takes N: the rule decides again
+# an hour more of the canary, the next morning: chat-8b's windows (+1% TPOT) now decide it (ROLLBACK, recorded
+# once), the promoted families keep their decisions
+"$sim" canary --rollout "$rollout" --hours 1 --start 2026-06-23T09:00:00Z --release "$rel" --previous "$base" \
+  --family-suffix "$sfx" >>"$work/sim.json" 2>>"$work/sim.log" || fail "pw-sim canary (the next morning) failed"
+deadline=$((SECONDS + 120))
+until [ "$(q "SELECT final FROM perfwatch.canary_families WHERE rollout_id = '$rollout' AND family = '$chat'")" = t ]; do
+  kill -0 "${pid[canary]}" 2>/dev/null || fail "pw-canary exited"
+  [ $SECONDS -lt $deadline ] || fail "$chat was not decided after its pin ended"
+  sleep 0.3
+done
+[ "$(q "SELECT decision || ' ' || rollback_artifact FROM perfwatch.canary_families WHERE rollout_id = '$rollout' AND family = '$chat'")" = \
+  "ROLLBACK serving/$chat/$base.aot" ] || fail "$chat after its pin: $(q "SELECT decision FROM perfwatch.canary_families WHERE rollout_id = '$rollout' AND family = '$chat'")"
+deadline=$((SECONDS + 60))
+until [ "$(rollout_messages "$rollout")" = 5 ]; do
+  [ $SECONDS -lt $deadline ] || fail "perf.rollouts.v1 holds $(rollout_messages "$rollout") messages of $rollout, want 5 (and the ROLLBACK)"
+  sleep 0.5
+done
+[ "$(grep -l "decision: ROLLOUT_DECISION_ROLLBACK" "$work"/msg.* | wc -l)" = 1 ] || fail "no single ROLLBACK of $chat after its pin"
+echo "test_canary_pin: after the pin, $chat decided by its windows: ROLLBACK to serving/$chat/$base.aot, once"
+
 echo "test_canary_pin: PASS"
