@@ -640,8 +640,13 @@ step_pinned() {
   for f in $(q "SELECT family FROM perfwatch.gate_family_results WHERE release_id = '$rel' AND evaluation = 1"); do
     fams+=(--family "$f")
   done
+  # the same tier repeats; the deadline passed like evaluation 1's: decided on the runs there are
+  for f in $(q "SELECT tier || '=' || n || ':' || mde_pct FROM perfwatch.gate_tier_repeats
+                WHERE release_id = '$rel' AND evaluation = 1"); do
+    fams+=(--tier "$f")
+  done
   pin_artifact="serving/chat-8b.$ns/$base.aot"
-  "$pw" gate request --release "$rel" --evaluation 2 --candidate "$cand" --baseline "$base" "${fams[@]}" \
+  "$pw" gate request --release "$rel" --evaluation 2 --candidate "$cand" --baseline "$base" "${fams[@]}" --deadline-s 1 \
     --waive "chat-8b.$ns:chat-serving-oncall:+604800:wv-pin-chat-8b.$ns" \
     --pin "chat-8b.$ns:chat-models-lead:$pin_artifact"
   deadline=$((SECONDS + 180))
