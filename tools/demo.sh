@@ -628,18 +628,17 @@ step_canary() {
   "$pw" canary show --rollout "$rollout"
 }
 
-# Step 12: the release rolled to canary after a waiver (§8's follow-up): release tooling sends
-# the RC again (evaluation 2) with a waiver that pins chat-8b to N-1 — owner, expiry and the
-# model team's sign-off — so the gate WAIVES chat-8b and lists the pin; then the canary of that
-# release (pw-sim canary, its families named as this replay's) keeps chat-8b PINNED to N-1
-# while the others are promoted.
-step_pinned() {
+# After the RC's verdict, the waiver (§8's follow-up): chat-8b's fix needs weeks and the release must ship,
+# so release tooling sends the RC again for chat-8b (evaluation 2) with a waiver that pins it to
+# N-1 — owner, expiry and the model team's sign-off. The gate WAIVES chat-8b and lists the
+# pin. (Sent now, before the nightlies that follow: after them the baseliner has accepted
+# the shift and the RC no longer regresses against its baselines.)
+step_waiver() {
   local pw=$build/tools/perfwatch base cand fams=() f deadline got
   base=$(q "SELECT baseline_release FROM perfwatch.gate_evaluations WHERE release_id = '$rel' AND evaluation = 1")
   cand=$(q "SELECT candidate_build_id FROM perfwatch.gate_evaluations WHERE release_id = '$rel' AND evaluation = 1")
-  for f in $(q "SELECT family FROM perfwatch.gate_family_results WHERE release_id = '$rel' AND evaluation = 1"); do
-    fams+=(--family "$f")
-  done
+  # chat-8b alone: the other families' verdicts stand as evaluation 1 gave them
+  fams+=(--family "chat-8b.$ns")
   # the same tier repeats; the deadline passed like evaluation 1's: decided on the runs there are
   for f in $(q "SELECT tier || '=' || n || ':' || mde_pct FROM perfwatch.gate_tier_repeats
                 WHERE release_id = '$rel' AND evaluation = 1"); do
@@ -655,6 +654,14 @@ step_pinned() {
     sleep 0.5
   done
   "$pw" gate show "$rel" | grep -E "family verdict: WAIVED|^pin: |^release verdict|^summary"
+}
+
+# After the canary of the next release: the release rolled to canary after the waiver: the canary of that release (pw-sim
+# canary, its families named as this replay's) keeps chat-8b PINNED to N-1 while the others
+# are promoted.
+step_pinned() {
+  local pw=$build/tools/perfwatch base got deadline
+  base=$(q "SELECT baseline_release FROM perfwatch.gate_evaluations WHERE release_id = '$rel' AND evaluation = 1")
   pinned_rollout="rollout-pinned-$ns"
   "$sim" canary --rollout "$pinned_rollout" --hours 12 --release "$rel" --previous "$base" --family-suffix ".$ns" \
     >"$demo_dir/canary-pinned-sim.json" 2>>"$demo_dir/canary-sim.log"
@@ -734,7 +741,7 @@ expect() {
   fi
 }
 
-gate_json() { "$build/tools/perfwatch" gate show "$rel" --json; }
+gate_json() { "$build/tools/perfwatch" gate show "$rel" --evaluation 1 --json; }
 
 # The worked example's gate verdict: chat-8b BLOCKING with decode B64 and B8
 # on v6e-4 regressed, v5e-8 and prefill within noise or under-powered (artifact 7).
@@ -827,6 +834,7 @@ STEPS=(
   "start the services:step_services"
   "replay the $scenario scenario:step_replay"
   "baselines and the gate's verdict on the RC:step_results"
+  "the waiver: the RC again with chat-8b pinned to N-1:step_waiver"
   "the bisector's culprit for the chat-8b event:step_bisection"
   "eleven more nightlies, and the watcher's changepoints:step_nightlies"
   "the attributor's per-op diff, HLO diff and roofline check:step_attribution"
