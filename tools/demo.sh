@@ -12,8 +12,9 @@
 # result against the scenario's expected outcome (the gate's BLOCKING verdict
 # for chat-8b, the changepoints pinned to 2026-06-17, and the planner's nightly
 # of that day running chat-8b on v6e-4 because of cl/7841917, with its
-# coverage report, and the production canary of the next release rolling
-# chat-8b back and promoting the others) and exits non-zero,
+# coverage report, the production canary of the next release rolling
+# chat-8b back and promoting the others, and the release rolled to canary
+# after a waiver: chat-8b pinned to N-1, the others promoted) and exits non-zero,
 # naming what did not come out, when anything is missing. The services are stopped at the end,
 # the stack is left running so that it can be explored.
 #
@@ -627,6 +628,72 @@ step_canary() {
   "$pw" canary show --rollout "$rollout"
 }
 
+# The waiver (§8's follow-up): chat-8b's fix needs weeks and the release must ship, so
+# release tooling sends the RC again for chat-8b (evaluation 2) with a waiver that pins it to
+# N-1 — owner, expiry and the model team's sign-off; the gate stores the pin and lists it.
+# It is sent at the end of the demo, not right after the RC's verdict: a later evaluation that
+# waives chat-8b resolves its page (the pager's rule), which step 9 shows. By now the
+# baseliner has accepted the nightlies' shift, so evaluation 2's own verdict may be PASS;
+# evaluation 1 is the RC's BLOCKING verdict the waiver answers (test_canary_pin.sh shows
+# BLOCKING turned WAIVED and PINNED in one release).
+step_waiver() {
+  local pw=$build/tools/perfwatch base cand fams=() f deadline got
+  base=$(q "SELECT baseline_release FROM perfwatch.gate_evaluations WHERE release_id = '$rel' AND evaluation = 1")
+  cand=$(q "SELECT candidate_build_id FROM perfwatch.gate_evaluations WHERE release_id = '$rel' AND evaluation = 1")
+  # chat-8b alone: the other families' verdicts stand as evaluation 1 gave them
+  fams+=(--family "chat-8b.$ns")
+  # the same tier repeats; the deadline passed like evaluation 1's: decided on the runs there are
+  for f in $(q "SELECT tier || '=' || n || ':' || mde_pct FROM perfwatch.gate_tier_repeats
+                WHERE release_id = '$rel' AND evaluation = 1"); do
+    fams+=(--tier "$f")
+  done
+  pin_artifact="serving/chat-8b.$ns/$base.aot"
+  "$pw" gate request --release "$rel" --evaluation 2 --candidate "$cand" --baseline "$base" "${fams[@]}" --deadline-s 1 \
+    --waive "chat-8b.$ns:chat-serving-oncall:+604800:wv-pin-chat-8b.$ns" \
+    --pin "chat-8b.$ns:chat-models-lead:$pin_artifact"
+  deadline=$((SECONDS + 180))
+  until [ "$(q "SELECT status FROM perfwatch.gate_evaluations WHERE release_id = '$rel' AND evaluation = 2")" = done ]; do
+    [ $SECONDS -lt $deadline ] || { echo "demo: evaluation 2 of $rel not decided within 180 s" >&2; return 1; }
+    sleep 0.5
+  done
+  "$pw" gate show "$rel" | grep -E "family verdict|^pin: |^release verdict|^summary"
+}
+
+# After the canary of the next release: the release rolled to canary after the waiver: the canary of that release (pw-sim
+# canary, its families named as this replay's) keeps chat-8b PINNED to N-1 while the others
+# are promoted.
+step_pinned() {
+  local pw=$build/tools/perfwatch base got deadline
+  step_waiver
+  base=$(q "SELECT baseline_release FROM perfwatch.gate_evaluations WHERE release_id = '$rel' AND evaluation = 1")
+  pinned_rollout="rollout-pinned-$ns"
+  "$sim" canary --rollout "$pinned_rollout" --hours 12 --release "$rel" --previous "$base" --family-suffix ".$ns" \
+    >"$demo_dir/canary-pinned-sim.json" 2>>"$demo_dir/canary-sim.log"
+  deadline=$((SECONDS + 180))
+  until got=$(q "SELECT count(*) FROM perfwatch.canary_families WHERE rollout_id = '$pinned_rollout'
+                 AND (final OR pinned_at IS NOT NULL) AND windows = 432") && [ "$got" = 3 ]; do
+    [ $SECONDS -lt $deadline ] || { echo "demo: $got of 3 families of $pinned_rollout settled within 180 s" >&2; return 1; }
+    sleep 0.5
+  done
+  echo
+  "$pw" canary show --rollout "$pinned_rollout"
+}
+
+# chat-8b BLOCKING on the RC (evaluation 1), the pin stored with the release and listed by
+# gate show; the canary of that release keeps chat-8b PINNED to N-1 (owner, sign-off,
+# expiry on perf.rollouts.v1) and promotes the others.
+check_pinned() {
+  [ "$(q "SELECT verdict FROM perfwatch.gate_family_results WHERE release_id = '$rel' AND evaluation = 1
+           AND family = 'chat-8b.$ns'")" = blocking ] &&
+    "$build/tools/perfwatch" gate show "$rel" | grep -qF "pin: chat-8b.$ns PINNED to N-1 " &&
+    [ "$(q "SELECT string_agg(family || ' ' || CASE WHEN pinned_at IS NOT NULL AND NOT final THEN 'PINNED ' || pin_owner
+              || ' ' || pin_signed_off_by || ' ' || pinned_artifact ELSE decision END, ', ' ORDER BY family)
+            FROM perfwatch.canary_families WHERE rollout_id = '$pinned_rollout'")" = \
+      "chat-70b-gpu.$ns PROMOTE, chat-8b.$ns PINNED chat-serving-oncall chat-models-lead $pin_artifact, summarize-13b.$ns PROMOTE" ] &&
+    [ "$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'canary' AND topic = 'perf.rollouts.v1'
+             AND message_key LIKE '$pinned_rollout/%'")" = 3 ]
+}
+
 # The canary rolls chat-8b (+1% TPOT) back to its pre-staged N-1 artifact and promotes the
 # null families, each decision on perf.rollouts.v1 through the outbox.
 check_canary() {
@@ -680,7 +747,7 @@ expect() {
   fi
 }
 
-gate_json() { "$build/tools/perfwatch" gate show "$rel" --json; }
+gate_json() { "$build/tools/perfwatch" gate show "$rel" --evaluation 1 --json; }
 
 # The worked example's gate verdict: chat-8b BLOCKING with decode B64 and B8
 # on v6e-4 regressed, v5e-8 and prefill within noise or under-powered (artifact 7).
@@ -730,6 +797,7 @@ step_check() {
   expect "planner: the nightly of 2026-06-17 runs chat-8b on v6e-4 decode B64 (not v5e-8) because cl/7841917 touches its fusion" check_planner_nightly
   expect "planner: perfwatch coverage --json, week of 2026-06-15: >= 95% of spend gated, chip-h lines summing to the total, <= 6.5% of naive" check_coverage
   expect "canary: chat-8b (+1% TPOT) ROLLBACK to serving/chat-8b/xla-rc-2026-06-15.aot, summarize-13b and chat-70b-gpu PROMOTE, each once on perf.rollouts.v1" check_canary
+  expect "the release rolled to canary after a waiver: chat-8b (BLOCKING on the RC) pinned to N-1 (owner, sign-off, artifact), the others promoted, each once on perf.rollouts.v1" check_pinned
   if [ ${#failed_checks[@]} -gt 0 ]; then
     echo "demo: ${#failed_checks[@]} expected result(s) did not come out:" >&2
     printf 'demo:   %s\n' "${failed_checks[@]}" >&2
@@ -756,6 +824,7 @@ next_steps() {
   echo "  perfwatch reads the stack's variables from $run_dir/stack.env when run from the checkout"
   echo "  $pw gate show $rel [--json]"
   [ -z "${rollout:-}" ] || echo "  $pw canary show --rollout $rollout [--json]"
+  [ -z "${pinned_rollout:-}" ] || echo "  $pw canary show --rollout $pinned_rollout [--json]"
   [ -z "${b64_alert:-}" ] || echo "  $pw attribution show $b64_alert"
   [ -z "${bisection:-}" ] || echo "  $pw bisect show $bisection"
   echo "  $pw series show 'chat-8b.$ns/hlo:9f31c2ab.$ns/v6e-4/decode.B64.s2048.int8/tpot_p50_ms' --text"
@@ -777,6 +846,7 @@ STEPS=(
   "the page as on-call receives it, and the triage link:step_page"
   "the planner's plans for the worked example's days, and their coverage:step_planner"
   "the production canary of the next release, family by family:step_canary"
+  "the release rolled to canary after a waiver, chat-8b pinned to N-1:step_pinned"
   "check the demo's own result:step_check"
 )
 

@@ -147,6 +147,15 @@ SELECT s.series_key, r.family, r.tier, r.verdict, r.delta_pct, r.expected_delta_
    AND r.evaluation = (SELECT max(evaluation) FROM perfwatch.gate_evaluations WHERE release_id = '$release')
  ORDER BY (r.verdict IN ('blocking', 'p1')) DESC, r.delta_pct DESC NULLS LAST
  LIMIT 1000""", "table")])
+d.panel("table", "pins of the release", "Families a waiver of the release keeps on N-1 (per-family version pinning, docs/gate.md \"Pins\"): to which release and artifact, owner, model-team sign-off, expiry, and whether the expiry passed and was reported (PIN_EXPIRED on perf.rollouts.v1).", [target_sql("""
+SELECT w.model AS family, w.pin_release AS pinned_release, w.pin_artifact AS pinned_artifact, w.waiver_id, w.owner,
+       w.pin_signed_off_by AS signed_off_by, w.expires_at,
+       CASE WHEN w.expires_at > now() THEN 'pinned' WHEN e.waiver_id IS NULL THEN 'expired' ELSE 'expired, reported' END AS state,
+       e.reported_at AS expiry_reported_at
+  FROM perfwatch.waivers w
+  LEFT JOIN perfwatch.pin_expiries e ON e.release_id = w.release_id AND e.waiver_id = w.waiver_id
+ WHERE w.release_id = '$release' AND w.pin
+ ORDER BY w.model, w.waiver_id""", "table")])
 d.write("perfwatch-gate.json")
 
 # 3. pages, triage and the report card

@@ -219,3 +219,24 @@ pw_status pw_canary_family_add(pw_canary_family *f, pw_canary_metric m, int64_t 
 	}
 	return PW_OK;
 }
+
+pw_canary_pin_action pw_canary_pin_step(const pw_canary_pin_state *s)
+{
+	if (s->decision_recorded)
+		return PW_CANARY_PIN_NONE;
+	if (s->pinned && !s->pin_expired)
+		return PW_CANARY_PIN_HOLD;
+	if (s->live && (!s->pinned || !s->live_is_recorded))
+		return PW_CANARY_PIN_RECORD;
+	return PW_CANARY_PIN_NONE;
+}
+
+const char *pw_canary_pin_action_name(pw_canary_pin_action a)
+{
+	switch (a) {
+	case PW_CANARY_PIN_NONE: return "NONE";
+	case PW_CANARY_PIN_RECORD: return "RECORD";
+	case PW_CANARY_PIN_HOLD: return "HOLD";
+	}
+	return "?";
+}

@@ -142,4 +142,46 @@ void pw_canary_family_release(pw_canary_family *f);
 pw_status pw_canary_family_add(pw_canary_family *f, pw_canary_metric m, int64_t start_us,
                                uint32_t window_s, double canary, double baseline, bool *decided);
 
+/* ------------------------------------------------------------------ pins */
+
+/*
+ * Per-family version pinning (docs/canary.md "Pins"; seed §8 follow-up): a
+ * gate waiver with pin set keeps its family on release N−1 while the others
+ * take N. What the canary does with a window of a family, given the pin:
+ *
+ *   PW_CANARY_PIN_RECORD  record PINNED now (with the pin) and publish it:
+ *                         a live pin, no decision recorded yet, and no pin
+ *                         recorded or only an earlier pin that expired (a
+ *                         new waiver pins the family again);
+ *   PW_CANARY_PIN_HOLD    the pin recorded and not reported expired: the
+ *                         window is taken, the sequences go on, but no
+ *                         decision is recorded (a pinned family is never
+ *                         promoted, nor rolled back: it does not run N);
+ *                         also when the pin has passed but its expiry is not
+ *                         reported yet, so that PIN_EXPIRED comes first;
+ *   PW_CANARY_PIN_NONE    no pin in force: the rule of pw_canary_family_add
+ *                         decides, and a decision it reached while the pin
+ *                         held is recorded at the first window after it.
+ *
+ * A decision recorded before a pin arrived stands (NONE).
+ */
+typedef enum pw_canary_pin_action {
+	PW_CANARY_PIN_NONE = 0,
+	PW_CANARY_PIN_RECORD,
+	PW_CANARY_PIN_HOLD,
+} pw_canary_pin_action;
+
+typedef struct pw_canary_pin_state {
+	bool decision_recorded; /* the family's final decision is recorded */
+	bool pinned;            /* a PINNED is recorded for the family */
+	bool pin_expired;       /* ... and its expiry reported (PIN_EXPIRED) */
+	bool live;              /* a pin of the family's release is in force now */
+	bool live_is_recorded;  /* the live pin is the recorded one (same waiver) */
+} pw_canary_pin_state;
+
+pw_canary_pin_action pw_canary_pin_step(const pw_canary_pin_state *s);
+
+/* "NONE", "RECORD", "HOLD". */
+const char *pw_canary_pin_action_name(pw_canary_pin_action a);
+
 #endif

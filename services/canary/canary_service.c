@@ -44,7 +44,12 @@ typedef struct app {
 	pw_metric *m_windows;   /* counter windows{outcome} */
 	pw_metric *m_decisions; /* counter decisions{decision} */
 	pw_metric *m_replays;   /* counter families rebuilt from PostgreSQL */
+	pw_metric *m_pins_expired; /* counter pins whose expiry was reported */
+	pw_metric *m_pins_live;    /* gauge pins in force */
+	canary_pin *expired;       /* the tick's work space (main thread only) */
 } app;
+
+#define PINS_PER_TICK 16
 
 /* A family in a worker's memory. */
 typedef struct fam {
@@ -79,6 +84,8 @@ const pw_conf_key pw_canary_keys[] = {
 	 .help = "windows per metric that set the sequence's scale before any decision (12: an hour of 5 min)"},
 	{.name = "canary.horizon", .type = PW_CONF_DURATION_MS, .def = "48h", .min = 60000, .max = 2592000000.0,
 	 .help = "a family still undecided when its windows span this stays HOLD, final and inconclusive"},
+	{.name = "canary.pin.check_interval", .type = PW_CONF_DURATION_MS, .def = "10s", .min = 100, .max = 3600000,
+	 .help = "how often the canary looks for pins (gate waivers pinning a family to N-1) whose expiry passed, and reports each once"},
 };
 const size_t pw_canary_nkeys = sizeof pw_canary_keys / sizeof pw_canary_keys[0];
 
@@ -115,6 +122,17 @@ pw_status pw_canary_init(pw_service *svc, void **out, char *errbuf, size_t errle
 		st = pw_metrics_counter(reg, "perfwatch_canary_replays_total",
 		                        "families rebuilt by replaying their stored windows", NULL, &a->m_replays, errbuf,
 		                        errlen);
+	if (st == PW_OK)
+		st = pw_metrics_counter(reg, "perfwatch_canary_pins_expired_total",
+		                        "pins (gate waivers keeping a family on N-1) whose expiry passed, each reported once "
+		                        "(PIN_EXPIRED on perf.rollouts.v1)",
+		                        NULL, &a->m_pins_expired, errbuf, errlen);
+	if (st == PW_OK)
+		st = pw_metrics_gauge(reg, "perfwatch_canary_pins_in_force",
+		                      "pins in force now: families kept on N-1 by a gate waiver", NULL, &a->m_pins_live,
+		                      errbuf, errlen);
+	if (st == PW_OK && !(a->expired = calloc(PINS_PER_TICK, sizeof *a->expired)))
+		st = PW_ERR_NOMEM;
 	return st;
 }
 
@@ -260,6 +278,38 @@ static pw_status decision_pack(const Perfwatch__V1__CanaryWindow *w, const pw_ca
 	return PW_OK;
 }
 
+/* The packed RolloutDecision of a pin: PINNED (rollout_id, the family's releases) or PIN_EXPIRED. */
+static pw_status pin_pack(Perfwatch__V1__RolloutDecisionKind kind, const char *rollout_id, const char *family,
+                          const char *release, const char *previous_release, const char *artifact,
+                          const canary_pin *pin, const pw_canary_family *f, uint8_t **out, size_t *len)
+{
+	Perfwatch__V1__RolloutDecision d = PERFWATCH__V1__ROLLOUT_DECISION__INIT;
+	d.rollout_id = (char *)rollout_id;
+	d.family = (char *)family;
+	d.decision = kind;
+	d.release = (char *)release;
+	d.previous_release = (char *)previous_release;
+	d.decided_unix_us = pw_now_us();
+	if (f) {
+		d.alpha = f->alpha;
+		d.mde_pct = f->mde_pct;
+		d.tolerance_pct = f->tolerance_pct;
+		d.family_windows = (uint32_t)f->windows;
+	}
+	d.pin_waiver_id = (char *)pin->waiver_id;
+	d.pinned_release = (char *)pin->pin_release;
+	d.pinned_artifact = (char *)artifact;
+	d.pin_owner = (char *)pin->owner;
+	d.pin_signed_off_by = (char *)pin->signed_off_by;
+	d.pin_expires_unix_us = pin->expires_us;
+	*len = perfwatch__v1__rollout_decision__get_packed_size(&d);
+	*out = malloc(*len + 1);
+	if (!*out)
+		return PW_ERR_NOMEM;
+	perfwatch__v1__rollout_decision__pack(&d, *out);
+	return PW_OK;
+}
+
 #define TAKEN PW_CANARY_TAKEN
 #define DUPLICATE PW_CANARY_DUPLICATE
 #define OUT_OF_ORDER PW_CANARY_OUT_OF_ORDER
@@ -322,11 +372,24 @@ pw_status pw_canary_take(pw_canary_families *fs, pw_pg *pg, const char *service,
 	if (!e->valid || (int64_t)e->f.windows != row.windows)
 		if ((st = fam_rebuild(pg, lg, m_replays, e, &row, errbuf, errlen)) != PW_OK)
 			goto fail;
+	/* the family's pin (docs/canary.md "Pins"): looked up while no decision is recorded */
+	canary_pin pin;
+	bool live = false;
+	if (!row.final && (st = canary_store_pin_live(pg, w->release, w->family, &live, &pin, errbuf, errlen)) != PW_OK)
+		goto fail;
+	pw_canary_pin_state ps = {
+		.decision_recorded = row.final,
+		.pinned = row.pinned,
+		.pin_expired = row.pin_expired,
+		.live = live,
+		.live_is_recorded = live && strcmp(pin.waiver_id, row.pin_waiver_id) == 0,
+	};
+	pw_canary_pin_action pa = pw_canary_pin_step(&ps);
+	const char *pin_artifact = live && pin.pin_artifact[0] ? pin.pin_artifact : w->previous_artifact;
 	bool was_final = e->f.final;
 	int64_t last = e->f.m[m].last_start_us;
-	bool decided = false;
 	st = pw_canary_family_add(&e->f, m, w->window_start_unix_us, w->window_s, w->canary_value, w->baseline_value,
-	                          &decided);
+	                          NULL);
 	if (st == PW_ERR_CONFLICT) {
 		*oc = OUT_OF_ORDER;
 		snprintf(detail, dlen,
@@ -341,9 +404,23 @@ pw_status pw_canary_take(pw_canary_families *fs, pw_pg *pg, const char *service,
 		goto fail;
 	}
 	e->valid = false; /* ahead of PostgreSQL until the commit */
+	/* a decision the rule reached is recorded unless a pin holds the family
+	 * (then at the first window after the pin's expiry is reported) */
+	bool decided = e->f.final && !row.final && pa == PW_CANARY_PIN_NONE;
+	bool pinned_now = false;
 	if (decided && (st = decision_pack(w, &e->f, &buf, &len)) != PW_OK) {
 		pw_fail(st, errbuf, errlen, "packing the decision of \"%s/%s\"", w->rollout_id, w->family);
 		goto fail;
+	}
+	if (pa == PW_CANARY_PIN_RECORD) {
+		if ((st = pin_pack(PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PINNED, w->rollout_id, w->family,
+		                   w->release, w->previous_release, pin_artifact, &pin, &e->f, &buf, &len)) != PW_OK) {
+			pw_fail(st, errbuf, errlen, "packing the pin of \"%s/%s\"", w->rollout_id, w->family);
+			goto fail;
+		}
+		if ((st = canary_store_pin_put(pg, service, w->rollout_id, w->family, &pin, pin_artifact, buf, len,
+		                               &pinned_now, errbuf, errlen)) != PW_OK)
+			goto fail;
 	}
 	if ((st = canary_store_window_put(pg, w, (int64_t)e->f.windows, errbuf, errlen)) != PW_OK ||
 	    (st = canary_store_metric_put(pg, w->rollout_id, w->family, m, &e->f.m[m], errbuf, errlen)) != PW_OK ||
@@ -353,6 +430,14 @@ pw_status pw_canary_take(pw_canary_families *fs, pw_pg *pg, const char *service,
 	    (st = pw_pg_commit(pg, errbuf, errlen)) != PW_OK)
 		goto fail;
 	e->valid = true;
+	if (pinned_now) {
+		pw_metric_inc(m_decisions, (const char *const[]){"PINNED"});
+		pw_log_info(lg,
+		            "canary \"%s/%s\": PINNED to N-1 %s (%s) by waiver \"%s\" of %s, owner %s, signed off by %s, "
+		            "until %" PRId64 " (unix us): not promoted while the pin lasts",
+		            w->rollout_id, w->family, pin.pin_release, pin_artifact, pin.waiver_id, pin.release_id, pin.owner,
+		            pin.signed_off_by, pin.expires_us);
+	}
 	if (decided) {
 		const pw_canary_family *f = &e->f;
 		pw_metric_inc(m_decisions, (const char *const[]){pw_canary_decision_name(f->decision)});
@@ -420,4 +505,85 @@ pw_status pw_canary_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, 
 			pw_metric_inc(a->m_windows, (const char *const[]){outcome});
 	}
 	return st;
+}
+
+/*
+ * The tick (main thread, every canary.pin.check_interval): each pin whose
+ * expiry passed and is not reported yet is reported once — in one
+ * transaction its perfwatch.pin_expiries row is claimed, the PINNED of every
+ * rollout of its family and release ends, and a PIN_EXPIRED per such
+ * rollout (one with no rollout when the canary never saw the family) goes
+ * into the outbox; after the commit an error line and the counter. A killed
+ * canary finds the pin reported, or not at all, and reports it then.
+ */
+pw_status pw_canary_tick(void *ctx, pw_service_worker *mw, int64_t *next_ms, char *errbuf, size_t errlen)
+{
+	(void)next_ms;
+	app *a = ctx;
+	pw_pg *pg = mw->pg;
+	size_t n = 0;
+	int64_t in_force = 0;
+	pw_status st = canary_store_pins_expired(pg, a->expired, PINS_PER_TICK, &n, errbuf, errlen);
+	for (size_t i = 0; i < n && st == PW_OK && !pw_service_stopping(mw->svc); i++) {
+		const canary_pin *pin = &a->expired[i];
+		bool claimed = false;
+		PGresult *res = NULL;
+		int rollouts = 0;
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		if ((st = pw_pg_begin(pg, errbuf, errlen)) != PW_OK)
+			break;
+		if ((st = canary_store_pin_expire(pg, pin, &claimed, &res, errbuf, errlen)) != PW_OK || !claimed)
+			goto done;
+		for (int r = 0; r < PQntuples(res) && st == PW_OK; r++) {
+			if (PQgetisnull(res, r, 1))
+				continue;
+			char ref[2 * PW_CANARY_PIN_TEXT_MAX + 32];
+			snprintf(ref, sizeof ref, "%s/%s#pin-expired", PQgetvalue(res, r, 1), pin->family);
+			st = pin_pack(PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PIN_EXPIRED, PQgetvalue(res, r, 1),
+			              pin->family, PQgetvalue(res, r, 2), PQgetvalue(res, r, 3), PQgetvalue(res, r, 4), pin,
+			              NULL, &buf, &len);
+			if (st == PW_OK)
+				st = canary_store_rollout_out(pg, SVC, PQgetvalue(res, r, 1), pin->family, ref, buf, len, errbuf,
+				                              errlen);
+			free(buf);
+			buf = NULL;
+			rollouts++;
+		}
+		if (st == PW_OK && rollouts == 0) {
+			/* the canary never saw the family under this release: the pin's end said once, without a rollout */
+			char ref[2 * PW_CANARY_PIN_TEXT_MAX + 32];
+			snprintf(ref, sizeof ref, "%s/%s#pin-expired", pin->release_id, pin->family);
+			st = pin_pack(PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PIN_EXPIRED, "", pin->family,
+			              pin->release_id, pin->pin_release, pin->pin_artifact, pin, NULL, &buf, &len);
+			if (st == PW_OK)
+				st = canary_store_rollout_out(pg, SVC, "", pin->family, ref, buf, len, errbuf, errlen);
+			free(buf);
+		}
+		if (st == PW_OK)
+			st = pw_pg_commit(pg, errbuf, errlen);
+	done:
+		PQclear(res);
+		if (st != PW_OK || !claimed) {
+			pw_pg_rollback(pg, NULL, 0);
+			continue;
+		}
+		pw_metric_inc(a->m_pins_expired, NULL);
+		pw_log_error(a->lg,
+		             "pin expired: \"%s\" is no longer pinned to N-1 %s for release %s (waiver \"%s\", owner %s, "
+		             "signed off by %s, expired at %" PRId64 " unix us; %d canary rollouts told on perf.rollouts.v1): "
+		             "the family must take %s or get a new waiver",
+		             pin->family, pin->pin_release, pin->release_id, pin->waiver_id, pin->owner, pin->signed_off_by,
+		             pin->expires_us, rollouts, pin->release_id);
+	}
+	if (st == PW_OK && (st = canary_store_pins_live_count(pg, &in_force, errbuf, errlen)) == PW_OK)
+		pw_metric_set(a->m_pins_live, NULL, (double)in_force);
+	return st;
+}
+
+void pw_canary_release(void *ctx)
+{
+	app *a = ctx;
+	free(a->expired);
+	a->expired = NULL;
 }

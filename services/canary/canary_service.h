@@ -56,6 +56,12 @@ pw_status pw_canary_take(pw_canary_families *fs, pw_pg *pg, const char *service,
                          pw_metric *m_replays, pw_metric *m_decisions, const Perfwatch__V1__CanaryWindow *w,
                          pw_canary_outcome *oc, char *detail, size_t dlen, char *errbuf, size_t errlen);
 
+/* tick: reports each pin whose expiry passed, once (docs/canary.md "Pins"); sets the pins gauge. */
+pw_status pw_canary_tick(void *app, pw_service_worker *main, int64_t *next_ms, char *errbuf, size_t errlen);
+
+/* release: frees what init allocated. */
+void pw_canary_release(void *app);
+
 /* on_batch of perf.canary.v1. */
 pw_status pw_canary_batch(void *ctx, rd_kafka_message_t *const *msgs, size_t n, char *errbuf, size_t errlen);
 

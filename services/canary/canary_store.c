@@ -61,7 +61,8 @@ pw_status canary_store_family_lock(pw_pg *pg, const Perfwatch__V1__CanaryWindow 
 	PGresult *res = NULL;
 	st = pw_pg_exec_params(pg,
 	                       "SELECT windows, final, family_kind, alpha, mde_pct, tolerance_pct, pilot_windows, horizon_s, "
-	                       "release, previous_release, previous_artifact "
+	                       "release, previous_release, previous_artifact, pinned_at IS NOT NULL, "
+	                       "pin_expired_at IS NOT NULL, coalesce(pin_waiver_id, '') "
 	                       "FROM perfwatch.canary_families WHERE rollout_id = $1 AND family = $2 FOR UPDATE",
 	                       &k, 0, &res, errbuf, errlen);
 	if (st != PW_OK)
@@ -81,6 +82,9 @@ pw_status canary_store_family_lock(pw_pg *pg, const Perfwatch__V1__CanaryWindow 
 	snprintf(out->release, sizeof out->release, "%s", PQgetvalue(res, 0, 8));
 	snprintf(out->previous_release, sizeof out->previous_release, "%s", PQgetvalue(res, 0, 9));
 	snprintf(out->previous_artifact, sizeof out->previous_artifact, "%s", PQgetvalue(res, 0, 10));
+	out->pinned = PQgetvalue(res, 0, 11)[0] == 't';
+	out->pin_expired = PQgetvalue(res, 0, 12)[0] == 't';
+	snprintf(out->pin_waiver_id, sizeof out->pin_waiver_id, "%s", PQgetvalue(res, 0, 13));
 	PQclear(res);
 	return PW_OK;
 }
@@ -251,7 +255,152 @@ pw_status canary_store_family_put(pw_pg *pg, const char *service, const char *ro
 	PQclear(res);
 	if (!recorded)
 		return PW_OK; /* recorded before: published then */
+	return canary_store_rollout_out(pg, service, rollout_id, family, NULL, packed, len, errbuf, errlen);
+}
+
+pw_status canary_store_rollout_out(pw_pg *pg, const char *service, const char *rollout_id, const char *family,
+                                   const char *ref, const void *packed, size_t len, char *errbuf, size_t errlen)
+{
 	char key[2 * PW_CANARY_NAME_MAX + 2];
 	pw_canary_key(key, sizeof key, rollout_id, family);
-	return pw_outbox_add(pg, service, key, PW_TOPIC_ROLLOUTS, key, packed, len, errbuf, errlen);
+	return pw_outbox_add(pg, service, ref ? ref : key, PW_TOPIC_ROLLOUTS, key, packed, len, errbuf, errlen);
+}
+
+#define PIN_COLS "release_id, waiver_id, model, pin_release, pin_artifact, owner, pin_signed_off_by, " \
+	"(extract(epoch FROM expires_at) * 1000000)::bigint"
+
+static void pin_read(PGresult *res, int i, canary_pin *out)
+{
+	snprintf(out->release_id, sizeof out->release_id, "%s", PQgetvalue(res, i, 0));
+	snprintf(out->waiver_id, sizeof out->waiver_id, "%s", PQgetvalue(res, i, 1));
+	snprintf(out->family, sizeof out->family, "%s", PQgetvalue(res, i, 2));
+	snprintf(out->pin_release, sizeof out->pin_release, "%s", PQgetvalue(res, i, 3));
+	snprintf(out->pin_artifact, sizeof out->pin_artifact, "%s", PQgetvalue(res, i, 4));
+	snprintf(out->owner, sizeof out->owner, "%s", PQgetvalue(res, i, 5));
+	snprintf(out->signed_off_by, sizeof out->signed_off_by, "%s", PQgetvalue(res, i, 6));
+	out->expires_us = strtoll(PQgetvalue(res, i, 7), NULL, 10);
+}
+
+pw_status canary_store_pin_live(pw_pg *pg, const char *release, const char *family, bool *found, canary_pin *out,
+                                char *errbuf, size_t errlen)
+{
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, release);
+	pw_pg_params_text(&p, family);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec_params(pg,
+	                                 "SELECT " PIN_COLS " FROM perfwatch.waivers WHERE release_id = $1 AND model = $2 "
+	                                 "AND pin AND expires_at > now() ORDER BY expires_at DESC, waiver_id COLLATE \"C\" "
+	                                 "LIMIT 1",
+	                                 &p, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	*found = PQntuples(res) == 1;
+	if (*found)
+		pin_read(res, 0, out);
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status canary_store_pin_put(pw_pg *pg, const char *service, const char *rollout_id, const char *family,
+                               const canary_pin *pin, const char *artifact, const void *packed, size_t len,
+                               bool *recorded, char *errbuf, size_t errlen)
+{
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, rollout_id);
+	pw_pg_params_text(&p, family);
+	pw_pg_params_text(&p, pin->waiver_id);
+	pw_pg_params_text(&p, pin->pin_release);
+	pw_pg_params_text(&p, artifact);
+	pw_pg_params_text(&p, pin->owner);
+	pw_pg_params_text(&p, pin->signed_off_by);
+	pw_pg_params_int(&p, pin->expires_us);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec_params(pg,
+	                                 "UPDATE perfwatch.canary_families SET pin_waiver_id = $3, pinned_release = $4, "
+	                                 "pinned_artifact = $5, pin_owner = $6, pin_signed_off_by = $7, "
+	                                 "pin_expires_at = " TS(8) ", pinned_at = now(), pin_expired_at = NULL "
+	                                 "WHERE rollout_id = $1 AND family = $2 AND NOT final RETURNING 1",
+	                                 &p, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	*recorded = PQntuples(res) == 1;
+	PQclear(res);
+	if (!*recorded)
+		return PW_OK;
+	char ref[2 * PW_CANARY_NAME_MAX + 32];
+	snprintf(ref, sizeof ref, "%s/%s#pinned", rollout_id, family);
+	return canary_store_rollout_out(pg, service, rollout_id, family, ref, packed, len, errbuf, errlen);
+}
+
+pw_status canary_store_pins_expired(pw_pg *pg, canary_pin *out, size_t max, size_t *n, char *errbuf,
+                                    size_t errlen)
+{
+	*n = 0;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_int(&p, (int64_t)max);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec_params(pg,
+	                                 "SELECT " PIN_COLS " FROM perfwatch.waivers w WHERE pin AND expires_at <= now() "
+	                                 "AND NOT EXISTS (SELECT 1 FROM perfwatch.pin_expiries e WHERE "
+	                                 "e.release_id = w.release_id AND e.waiver_id = w.waiver_id) "
+	                                 "ORDER BY expires_at, release_id, waiver_id LIMIT $1",
+	                                 &p, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	for (int i = 0; i < PQntuples(res) && (size_t)i < max; i++)
+		pin_read(res, i, &out[(*n)++]);
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status canary_store_pins_live_count(pw_pg *pg, int64_t *n, char *errbuf, size_t errlen)
+{
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec_params(pg, "SELECT count(*) FROM perfwatch.waivers WHERE pin AND expires_at > now()",
+	                                 &p, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	*n = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return PW_OK;
+}
+
+pw_status canary_store_pin_expire(pw_pg *pg, const canary_pin *pin, bool *claimed, PGresult **rollouts,
+                                  char *errbuf, size_t errlen)
+{
+	*claimed = false;
+	*rollouts = NULL;
+	pw_pg_params p;
+	pw_pg_params_init(&p);
+	pw_pg_params_text(&p, pin->release_id);
+	pw_pg_params_text(&p, pin->waiver_id);
+	pw_pg_params_text(&p, pin->family);
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec_params(pg,
+	                                 "WITH ended AS (UPDATE perfwatch.canary_families SET pin_expired_at = now() "
+	                                 "WHERE release = $1 AND pin_waiver_id = $2 AND family = $3 "
+	                                 "AND pin_expired_at IS NULL "
+	                                 "RETURNING rollout_id, release, previous_release, pinned_artifact), "
+	                                 "claim AS (INSERT INTO perfwatch.pin_expiries (release_id, waiver_id, family, "
+	                                 "expired_at, rollouts) SELECT release_id, waiver_id, model, expires_at, "
+	                                 "(SELECT count(*) FROM ended) FROM perfwatch.waivers WHERE release_id = $1 "
+	                                 "AND waiver_id = $2 ON CONFLICT DO NOTHING RETURNING 1) "
+	                                 "SELECT (SELECT count(*) FROM claim), rollout_id, release, previous_release, "
+	                                 "pinned_artifact FROM (SELECT 1) one LEFT JOIN ended ON true ORDER BY rollout_id",
+	                                 &p, 0, &res, errbuf, errlen);
+	if (st != PW_OK)
+		return st;
+	*claimed = PQntuples(res) >= 1 && strcmp(PQgetvalue(res, 0, 0), "1") == 0;
+	if (!*claimed) {
+		PQclear(res);
+		return PW_OK; /* reported before: the caller rolls back (the UPDATE goes with it) */
+	}
+	*rollouts = res;
+	return PW_OK;
 }

@@ -39,6 +39,9 @@ int main(int argc, char **argv, char **envp)
 		.ninputs = sizeof inputs / sizeof inputs[0],
 		.worker_init = pw_canary_worker_init,
 		.worker_release = pw_canary_worker_release,
+		.tick = pw_canary_tick,
+		.tick_key = "canary.pin.check_interval",
+		.release = pw_canary_release,
 	};
 	return pw_service_main(&def, argc, argv, envp);
 }

@@ -98,6 +98,44 @@ pw_status pw_gate_waiver_check(const char *waiver_id, const char *model, const c
 	return PW_OK;
 }
 
+pw_status pw_gate_pin_check(const char *waiver_id, bool pin, const char *model, bool release_wide,
+                            const char *owner, int64_t expires_us, const char *signed_off_by,
+                            const char *pin_release, const char *pin_artifact,
+                            const char *release_id, char *errbuf, size_t errlen)
+{
+	const char *id = waiver_id ? waiver_id : "";
+	if (!pin) {
+		if (!empty(signed_off_by) || !empty(pin_artifact))
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+			               "waiver \"%s\" has a pin sign-off or artifact but does not pin (set pin)",
+			               id);
+		return PW_OK;
+	}
+	if (empty(model) || release_wide)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "waiver \"%s\" pins to N-1 without naming the family (model selector); a pin "
+		               "keeps one named family on N-1",
+		               id);
+	if (empty(owner) || expires_us <= 0)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "waiver \"%s\" pins \"%s\" to N-1 without an owner and an expiry", id, model);
+	if (empty(signed_off_by))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "waiver \"%s\" pins \"%s\" to N-1 without a model-team sign-off "
+		               "(pin_signed_off_by)",
+		               id, model);
+	if (empty(pin_release))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "waiver \"%s\" pins \"%s\" but names no N-1 release (pin_release, or the "
+		               "request's baseline_release)",
+		               id, model);
+	if (release_id && strcmp(pin_release, release_id) == 0)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen,
+		               "waiver \"%s\" pins \"%s\" to \"%s\", the release under gate itself", id, model,
+		               pin_release);
+	return PW_OK;
+}
+
 pw_gate_wait pw_gate_wait_decide(const pw_gate_policy *policy, size_t n_families,
                                  const pw_gate_series_input *series, size_t n_series,
                                  const pw_gate_wait_clock *clock, pw_gate_wait_state *state)

@@ -78,6 +78,22 @@ pw_status pw_gate_waiver_check(const char *waiver_id, const char *model, const c
                                int64_t expires_us, int64_t asked_us, char *errbuf,
                                size_t errlen);
 
+/*
+ * The door check of a waiver's pin (docs/gate.md "Pins"): a pin keeps the
+ * family the waiver names on release N−1 while the others take release_id.
+ * With pin set it needs a model selector (the family pinned; not
+ * release_wide), an owner, an expiry (> 0), a model-team sign-off
+ * (signed_off_by) and an N−1 (pin_release: the waiver's, else the request's
+ * baseline_release) other than release_id. Without pin, the pin's fields
+ * must be empty (a sign-off or release given without pin is a mistake the
+ * sender should hear about). NULL counts as empty. PW_OK, or PW_ERR_INVALID
+ * with the reason in errbuf, naming the waiver.
+ */
+pw_status pw_gate_pin_check(const char *waiver_id, bool pin, const char *model, bool release_wide,
+                            const char *owner, int64_t expires_us, const char *signed_off_by,
+                            const char *pin_release, const char *pin_artifact,
+                            const char *release_id, char *errbuf, size_t errlen);
+
 /* ------------------------------------------------------------------ waiting */
 
 typedef enum pw_gate_wait {

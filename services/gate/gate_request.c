@@ -27,7 +27,17 @@ static bool waiver_same(const Perfwatch__V1__Waiver *a, const Perfwatch__V1__Wai
 	       str_eq(a->config, b->config) && str_eq(a->metric, b->metric) &&
 	       str_eq(a->owner, b->owner) && str_eq(a->approved_by, b->approved_by) &&
 	       str_eq(a->reason, b->reason) && a->expires_unix_us == b->expires_unix_us &&
-	       a->release_wide == b->release_wide;
+	       a->release_wide == b->release_wide && a->pin == b->pin &&
+	       str_eq(a->pin_release, b->pin_release) && str_eq(a->pin_artifact, b->pin_artifact) &&
+	       str_eq(a->pin_signed_off_by, b->pin_signed_off_by);
+}
+
+const char *pw_gate_pin_release(const Perfwatch__V1__GateRequest *req, const Perfwatch__V1__Waiver *w)
+{
+	if (!w->pin)
+		return "";
+	return nonempty(w->pin_release) ? w->pin_release
+	                                : (req->baseline_release ? req->baseline_release : "");
 }
 
 pw_status pw_gate_request_check(const Perfwatch__V1__GateRequest *req, double default_fdr_q,
@@ -78,6 +88,12 @@ pw_status pw_gate_request_check(const Perfwatch__V1__GateRequest *req, double de
 		if (pw_gate_waiver_check(w->waiver_id, w->model, w->platform, w->config, w->metric,
 		                         w->release_wide, w->expires_unix_us, asked, why,
 		                         sizeof why) != PW_OK)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "gate request \"%s\": %s",
+			               req->release_id, why);
+		if (pw_gate_pin_check(w->waiver_id, w->pin, w->model, w->release_wide, w->owner,
+		                      w->expires_unix_us, w->pin_signed_off_by,
+		                      pw_gate_pin_release(req, w), w->pin_artifact, req->release_id,
+		                      why, sizeof why) != PW_OK)
 			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "gate request \"%s\": %s",
 			               req->release_id, why);
 	}

@@ -30,11 +30,19 @@
  * a tier, n >= 1 and a finite mde_pct > 0, waivers with an id, an owner, a
  * reason, an expiry and a scope (pw_gate_waiver_check, against the later of
  * now_us and the request's time) and no id given twice with different
- * content, expected wins with a series key and a
- * finite delta above -100%. PW_OK, or PW_ERR_INVALID with the reason.
+ * content, a pin only with a named family, an owner, an expiry and a
+ * model-team sign-off (pw_gate_pin_check), expected wins with a series key
+ * and a finite delta above -100%. PW_OK, or PW_ERR_INVALID with the reason.
  */
 pw_status pw_gate_request_check(const Perfwatch__V1__GateRequest *req, double default_fdr_q,
                                 int64_t now_us, char *errbuf, size_t errlen);
+
+/*
+ * The release a waiver pins its family to: its pin_release, else the
+ * request's baseline_release (N−1); "" when it does not pin. Borrowed from
+ * req or w.
+ */
+const char *pw_gate_pin_release(const Perfwatch__V1__GateRequest *req, const Perfwatch__V1__Waiver *w);
 
 /*
  * Decodes one perf.gate.requests.v1 payload: the wire form (no NUL, valid

@@ -278,20 +278,27 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 		pw_pg_params_text(&p, w->approved_by ? w->approved_by : "");
 		pw_pg_params_text(&p, w->release_wide ? wide : w->reason);
 		pw_pg_params_int(&p, w->expires_unix_us);
+		pw_pg_params_text(&p, w->pin ? "t" : "f");
+		pw_pg_params_text(&p, pw_gate_pin_release(req, w));
+		pw_pg_params_text(&p, w->pin_artifact ? w->pin_artifact : "");
+		pw_pg_params_text(&p, w->pin_signed_off_by ? w->pin_signed_off_by : "");
 		/* an id names a waiver of this release (0039): the same id stored for
 		 * it already must be the same waiver (a redelivery), else the request
 		 * is refused naming it; a waiver of another release is another row */
 		st = pw_pg_exec_params(pg,
 		                       "WITH ins AS (INSERT INTO perfwatch.waivers (waiver_id, release_id, model, "
-		                       "platform, config, metric, owner, approved_by, reason, expires_at) "
+		                       "platform, config, metric, owner, approved_by, reason, expires_at, "
+		                       "pin, pin_release, pin_artifact, pin_signed_off_by) "
 		                       "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-		                       "to_timestamp($10::double precision / 1e6)) "
+		                       "to_timestamp($10::double precision / 1e6), $11::boolean, $12, $13, $14) "
 		                       "ON CONFLICT (release_id, waiver_id) DO NOTHING RETURNING 1) "
 		                       "SELECT EXISTS (SELECT 1 FROM ins) OR EXISTS (SELECT 1 FROM "
 		                       "perfwatch.waivers WHERE release_id = $2 AND waiver_id = $1 AND "
 		                       "model = $3 AND platform = $4 AND config = $5 AND metric = $6 AND "
 		                       "owner = $7 AND approved_by = $8 AND reason = $9 AND "
-		                       "expires_at = to_timestamp($10::double precision / 1e6))",
+		                       "expires_at = to_timestamp($10::double precision / 1e6) AND "
+		                       "pin = $11::boolean AND pin_release = $12 AND pin_artifact = $13 AND "
+		                       "pin_signed_off_by = $14)",
 		                       &p, 0, &res, errbuf, errlen);
 		if (st != PW_OK)
 			goto out;
@@ -302,7 +309,7 @@ pw_status pw_gate_store_request(pw_pg *pg, const Perfwatch__V1__GateRequest *req
 			st = pw_fail(PW_ERR_CONFLICT, errbuf, errlen,
 			             "gate request \"%s\" evaluation %" PRIu32 ": waiver \"%s\" is already "
 			             "stored for release \"%s\" with other content (selectors, owner, "
-			             "sign-off, reason or expiry); a changed waiver needs a new id",
+			             "sign-off, reason, expiry or pin); a changed waiver needs a new id",
 			             req->release_id, req->evaluation, w->waiver_id, req->release_id);
 			goto out;
 		}

@@ -65,3 +65,18 @@ SELECT '$pre-' || s.series_id || '-$2-' || g, 0, s.metric, s.series_id,
 ON CONFLICT DO NOTHING;
 SQL
 }
+
+# gate_series PRE HLO BASE MODEL PLATFORM CONFIG LEVEL: the series MODEL/HLO/PLATFORM/CONFIG/tpot_p50_ms,
+# an active baseline of it (median LEVEL, sigma 0.4%) built on release BASE, and 30 runs of BASE
+# (gate_add_samples PRE ..., sigma 0.4%); test_p1.sh and test_canary_pin.sh build their releases so.
+gate_series() {
+  local pre=$1 hlo=$2 base=$3 k="$4/$2/$5/$6/tpot_p50_ms"
+  psqlq -c "INSERT INTO perfwatch.series (model, hlo_fingerprint, platform, config, metric, unit, direction)
+            VALUES ('$4', '$hlo', '$5', '$6', 'tpot_p50_ms', 'ms', 'lower_is_better') ON CONFLICT DO NOTHING"
+  psqlq -c "INSERT INTO perfwatch.baselines (series_id, version, state, hlo_fingerprint, median, mad_n, band_lo,
+              band_hi, sigma, sigma_pct, n, days, chip_sets, window_start, window_end, unit, build_id, computed_at)
+            SELECT series_id, 1, 'active', hlo_fingerprint, $7, $7 * 0.004, $7 * 0.988, $7 * 1.012,
+                   $7 * 0.004, 0.4, 30, 30, 3, now() - interval '69 days', now() - interval '40 days', unit,
+                   '$base', now() FROM perfwatch.series WHERE series_key = '$k' ON CONFLICT DO NOTHING"
+  gate_add_samples "$pre" "$k" "$base" release 1 30 "$7" 0 0.004
+}

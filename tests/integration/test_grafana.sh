@@ -12,7 +12,7 @@
 #   - against a fixture written here (one series with 10 points, 2 baseline
 #     versions, a changepoint, two fleet changes of which one concerns the
 #     series' platform, a gate evaluation with a family and two series
-#     results, two pages triaged true and false, an alert, a bisection, a
+#     results and a pin of the family, two pages triaged true and false, an alert, a bisection, a
 #     dead letter), all in January 2099 so that nothing else falls in the
 #     dashboards' time range: each panel returns exactly the fixture's rows
 #     and the report card's figures (2 pages, 1 false, rate 0.5, 1 validated
@@ -38,6 +38,7 @@ cleanup() {
      DELETE FROM perfwatch.pages WHERE page_id LIKE '$t-%';
      DELETE FROM perfwatch.alerts WHERE alert_id LIKE '$t-%';
      DELETE FROM perfwatch.bisections WHERE bisection_id LIKE '$t-%';
+     DELETE FROM perfwatch.waivers WHERE release_id LIKE '$t-%';
      DELETE FROM perfwatch.gate_evaluations WHERE release_id LIKE '$t-%';
      DELETE FROM perfwatch.dead_letters WHERE service = '$t-service';
      DELETE FROM perfwatch.changepoints WHERE changepoint_id LIKE '$t-%';
@@ -128,6 +129,10 @@ VALUES ('$t-model', 'hlo:$t', '$t-plat', 'decode.B8', 'tpot_p50_ms', 'ms', 'lowe
 INSERT INTO perfwatch.gate_series_results (release_id, evaluation, series_id, family, tier, unit, mde_pct, verdict, delta_pct)
 SELECT '$t-rel', 1, s.series_id, '$t-fam', 'top', 'ms', 1.0, 'validated_win', -4.0
   FROM perfwatch.series s WHERE s.model = '$t-model' AND s.config = 'decode.B8';
+INSERT INTO perfwatch.waivers (waiver_id, release_id, model, owner, approved_by, reason, expires_at, pin, pin_release,
+                               pin_artifact, pin_signed_off_by)
+VALUES ('$t-wv', '$t-rel', '$t-fam', 'fam-oncall', 'fam-oncall', 'fixture pin', '2099-02-14 00:00Z', true, 'prod-$t',
+        'serving/$t-fam/prod-$t.aot', 'fam-models-lead');
 INSERT INTO perfwatch.pages (page_id, dedup_key, route, severity, verdict, summary, created_at)
 VALUES ('$t-p1', '$t-rel/$t-fam', 'ml-perf-triage', 'critical', 'blocking', '$t page one', '2099-01-14 07:00Z'),
        ('$t-p2', '$t-cp', 'ml-perf-triage', 'high', 'p1', '$t page two', '2099-01-15 07:00Z');
@@ -157,6 +162,8 @@ cat >"$work/expect.json" <<JSON
   "(gate history) A": {"release_id": "$t-rel", "verdict": "blocking", "regressed_series": 1, "latency_s": 21600},
   "(families of the release) A": {"family": "$t-fam", "verdict": "blocking", "regressed_series": 1},
   "(series of the release) A": 2,
+  "(pins of the release) A": {"family": "$t-fam", "pinned_release": "prod-$t", "pinned_artifact": "serving/$t-fam/prod-$t.aot",
+                              "owner": "fam-oncall", "signed_off_by": "fam-models-lead", "state": "pinned"},
   "(report card (time range)) A": {"pages": 2, "triaged": 2, "true pages": 1, "false pages": 1,
                                    "false-page rate": 0.5, "validated wins": 1, "median time to verdict (s)": 7200},
   "(pages per week against the budget) A": {"pages": 2, "false pages": 1, "untriaged": 0, "false-page budget": 5},

@@ -50,17 +50,7 @@ key() { echo "$1/$hlo/$2/$3/tpot_p50_ms"; }
 # add_samples KEY BUILD KIND N LEVEL SHIFT: N runs, sigma 0.4% (lib_gate.sh's gate_add_samples)
 add_samples() { gate_add_samples p1 "$1" "$2" "$3" 1 "$4" "$5" "$6" 0.004; }
 # series MODEL PLATFORM CONFIG LEVEL: the series, an active baseline, 30 runs on the baseline release
-series() {
-  local k; k=$(key "$1" "$2" "$3")
-  psqlq -c "INSERT INTO perfwatch.series (model, hlo_fingerprint, platform, config, metric, unit, direction)
-            VALUES ('$1', '$hlo', '$2', '$3', 'tpot_p50_ms', 'ms', 'lower_is_better') ON CONFLICT DO NOTHING"
-  psqlq -c "INSERT INTO perfwatch.baselines (series_id, version, state, hlo_fingerprint, median, mad_n, band_lo,
-              band_hi, sigma, sigma_pct, n, days, chip_sets, window_start, window_end, unit, build_id, computed_at)
-            SELECT series_id, 1, 'active', hlo_fingerprint, $4, $4 * 0.004, $4 * 0.988, $4 * 1.012,
-                   $4 * 0.004, 0.4, 30, 30, 3, now() - interval '69 days', now() - interval '40 days', unit,
-                   '$base', now() FROM perfwatch.series WHERE series_key = '$k' ON CONFLICT DO NOTHING"
-  add_samples "$k" "$base" release 30 "$4" 0
-}
+series() { gate_series p1 "$hlo" "$base" "$1" "$2" "$3" "$4"; }
 # candidate RELEASE MODEL PLATFORM CONFIG LEVEL SHIFT: 5 runs of the RC
 candidate() { add_samples "$(key "$2" "$3" "$4")" "$1" rc 5 "$5" "$6"; }
 

@@ -337,3 +337,81 @@ Test(canary_params, family_mde_overrides)
 	cr_expect_eq(pw_canary_family_init(&f, 0.05, 1.0, 1.0, 12, 1), PW_ERR_INVALID, "tolerance must be below the MDE");
 	cr_expect_eq(pw_canary_family_init(&f, 0.05, 1.0, 0.5, 12, 0), PW_ERR_INVALID, "a horizon of 0");
 }
+
+/* ---- pins (docs/canary.md "Pins") ---- */
+
+/*
+ * Every state the service can be in, with the action written out by hand
+ * from the rule in canary.h (not from the code): a recorded decision stands;
+ * a recorded, unexpired pin holds the family (also when the waiver has
+ * passed but its expiry is not reported yet, and when another pin is live);
+ * a live pin is recorded when none is, or only an expired other one.
+ */
+Test(canary_pin, every_state_has_its_action)
+{
+	static const struct {
+		bool decided, pinned, expired, live, same;
+		pw_canary_pin_action want;
+		const char *why;
+	} rows[] = {
+		{0, 0, 0, 0, 0, PW_CANARY_PIN_NONE, "no pin: the rule decides"},
+		{0, 0, 0, 1, 0, PW_CANARY_PIN_RECORD, "a live pin, none recorded: PINNED"},
+		{0, 1, 0, 1, 1, PW_CANARY_PIN_HOLD, "the recorded pin, live: held"},
+		{0, 1, 0, 0, 0, PW_CANARY_PIN_HOLD, "the pin passed, its expiry not reported yet: held until PIN_EXPIRED"},
+		{0, 1, 0, 1, 0, PW_CANARY_PIN_HOLD, "another pin live while the recorded one lasts: held"},
+		{0, 1, 1, 0, 0, PW_CANARY_PIN_NONE, "the pin reported expired, none live: the family takes N"},
+		{0, 1, 1, 1, 0, PW_CANARY_PIN_RECORD, "expired, and a new waiver pins it again: PINNED again"},
+		{0, 1, 1, 1, 1, PW_CANARY_PIN_NONE, "expired and still live (clock skew): no second PINNED of one waiver"},
+		{1, 0, 0, 1, 0, PW_CANARY_PIN_NONE, "decided before the pin came: the decision stands"},
+		{1, 1, 0, 1, 1, PW_CANARY_PIN_NONE, "a recorded decision is never re-decided"},
+		{1, 1, 1, 0, 0, PW_CANARY_PIN_NONE, "decided after the pin: nothing more"},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		pw_canary_pin_state s = {rows[i].decided, rows[i].pinned, rows[i].expired, rows[i].live, rows[i].same};
+		pw_canary_pin_action got = pw_canary_pin_step(&s);
+		cr_expect_eq(got, rows[i].want, "%s: %s, want %s", rows[i].why, pw_canary_pin_action_name(got),
+		             pw_canary_pin_action_name(rows[i].want));
+	}
+}
+
+/*
+ * A pinned family of the scenario (chat-8b, +1% TPOT: the rule rolls it
+ * back) is never recorded PROMOTE or ROLLBACK while the pin holds: the rule
+ * reaches its decision in memory, and what the service records is the pin
+ * (once) and then, after PIN_EXPIRED, the decision the windows support.
+ */
+Test(canary_pin, a_pinned_family_is_recorded_pinned_then_decided_after_expiry)
+{
+	pw_canary_family f;
+	family_default(&f, false, 0);
+	pw_sim_canary_params sp;
+	pw_sim_canary_scenario_params(0, &sp); /* chat-8b, +1% TPOT */
+	pw_canary_pin_state st = {.live = true, .live_is_recorded = false};
+	int recorded_pins = 0, recorded_decisions = 0;
+	long w = 0;
+	for (; w < 144; w++) {
+		pw_sim_canary_window win;
+		pw_sim_canary_window_make(&sp, pw_sim_canary_scenario_seed(1, 0), (uint32_t)w, &win);
+		const double *pairs[3] = {win.tpot_ms, win.ttft_ms, win.goodput_tok_s_chip};
+		if (w == 100) /* the pin's expiry reported */
+			st.pin_expired = true, st.live = false;
+		for (int m = 0; m < 3; m++) {
+			pw_canary_pin_action a = pw_canary_pin_step(&st);
+			cr_assert_eq(pw_canary_family_add(&f, (pw_canary_metric)m, T0_US + w * 5 * MIN_US, 300,
+			                                  pairs[m][PW_SIM_CANARY_CANARY], pairs[m][PW_SIM_CANARY_BASELINE], NULL),
+			             PW_OK);
+			if (a == PW_CANARY_PIN_RECORD) {
+				recorded_pins++;
+				st.pinned = true, st.live_is_recorded = true;
+			} else if (a == PW_CANARY_PIN_NONE && f.final && !st.decision_recorded) {
+				recorded_decisions++;
+				st.decision_recorded = true;
+				cr_expect_geq(w, 100, "a decision recorded at window %ld, while the pin held", w);
+			}
+		}
+	}
+	cr_expect_eq(recorded_pins, 1, "PINNED recorded %d times", recorded_pins);
+	cr_expect_eq(recorded_decisions, 1);
+	cr_expect_eq(f.decision, PW_CANARY_ROLLBACK, "the windows say %s", pw_canary_decision_name(f.decision));
+	pw_canary_family_release(&f);
+}

@@ -122,6 +122,22 @@ EDIT(waiver_no_scope, q->wv.model = "")
 EDIT(waiver_release_wide, (q->wv.model = "", q->wv.release_wide = 1))
 EDIT(waiver_old_request, (q->r.requested_unix_us = NOW_US - 400 * DAY_US,
                           q->wv.expires_unix_us = NOW_US + 300 * DAY_US))
+/* pins (docs/gate.md "Pins"): a named family, owner, expiry and a model-team sign-off */
+#define PIN(q) ((q)->wv.pin = 1, (q)->wv.pin_signed_off_by = "rank-models-lead", \
+                (q)->wv.pin_artifact = "serving/rank-moe-110b/xla-2026-06-10.aot")
+EDIT(pin_signed, PIN(q))
+EDIT(pin_no_signoff, (PIN(q), q->wv.pin_signed_off_by = ""))
+EDIT(pin_no_family, (PIN(q), q->wv.model = "", q->wv.platform = "v6e-4"))
+EDIT(pin_release_wide, (PIN(q), q->wv.model = "", q->wv.release_wide = 1))
+EDIT(pin_no_owner, (PIN(q), q->wv.owner = ""))
+EDIT(pin_no_expiry, (PIN(q), q->wv.expires_unix_us = 0))
+EDIT(pin_to_itself, (PIN(q), q->wv.pin_release = GOOD_RELEASE))
+EDIT(pin_no_baseline_named, (PIN(q), q->wv.pin_release = "xla-2026-06-03"))
+EDIT(signoff_without_pin, q->wv.pin_signed_off_by = "rank-models-lead")
+EDIT(pin_twice_other_signoff, (PIN(q), q->wv2 = q->wv, q->wv2.pin_signed_off_by = "someone-else",
+                               q->wvp[1] = &q->wv2, q->r.n_waivers = 2))
+EDIT(pin_twice_unpinned, (PIN(q), q->wv2 = q->wv, q->wv2.pin = 0, q->wv2.pin_signed_off_by = "",
+                          q->wv2.pin_artifact = "", q->wvp[1] = &q->wv2, q->r.n_waivers = 2))
 /* the same id twice: one waiver sent twice is fine, two waivers under one id are not */
 EDIT(waiver_twice_same, (q->wv2 = q->wv, q->wvp[1] = &q->wv2, q->r.n_waivers = 2))
 EDIT(waiver_twice_other_expiry, (q->wv2 = q->wv, q->wv2.expires_unix_us += DAY_US,
@@ -236,6 +252,21 @@ static const door_case cases[] = {
 	{"one waiver id, two expiries", waiver_twice_other_expiry, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
 	{"one waiver id, two models", waiver_twice_other_model, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
 	{"two waivers, two ids", two_waivers, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	/* pins: per-family version pinning */
+	{"a pin with owner, expiry and sign-off", pin_signed, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a pin without a model-team sign-off", pin_no_signoff, NULL, NULL, 0, 0, R_INVALID,
+	 "waiver \"wv-2026-06-18-01\" pins \"rank-moe-110b\" to N-1 without a model-team sign-off", 0, 0, 0},
+	{"a pin without a family (platform only)", pin_no_family, NULL, NULL, 0, 0, R_INVALID, "without naming the family", 0,
+	 0, 0},
+	{"a release-wide pin", pin_release_wide, NULL, NULL, 0, 0, R_INVALID, "without naming the family", 0, 0, 0},
+	{"a pin without an owner", pin_no_owner, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a pin without an expiry", pin_no_expiry, NULL, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
+	{"a pin to the release under gate", pin_to_itself, NULL, NULL, 0, 0, R_INVALID, "the release under gate itself", 0,
+	 0, 0},
+	{"a pin naming its N-1", pin_no_baseline_named, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a sign-off without pin", signoff_without_pin, NULL, NULL, 0, 0, R_INVALID, "does not pin", 0, 0, 0},
+	{"one pin id, two sign-offs", pin_twice_other_signoff, NULL, NULL, 0, 0, R_INVALID, "different content", 0, 0, 0},
+	{"one waiver id, pinned and not", pin_twice_unpinned, NULL, NULL, 0, 0, R_INVALID, "different content", 0, 0, 0},
 	/* NUL and UTF-8, at any depth */
 	{"NUL inside release_id", NULL, nul_release, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},
 	{"0xff in release_id", NULL, bad_utf8_release, NULL, 0, 0, R_INVALID, NULL, 0, 0, 0},

@@ -2,7 +2,7 @@
  * cmd_canary.c: `perfwatch canary show [--rollout ID] [--json]`, the
  * production canary's decisions (docs/canary.md, "The canary service") from
  * perfwatch.canary_families and canary_metrics (migration 0052): per family
- * of the rollout the decision (PROMOTE, HOLD, ROLLBACK; HOLD inconclusive
+ * of the rollout the decision (PROMOTE, HOLD, ROLLBACK, PINNED while a gate waiver pins the family to N-1; HOLD inconclusive
  * after the horizon), the metric that decided, its effect and confidence
  * sequence interval, the windows behind it, when it decided and, for a
  * ROLLBACK, the N−1 artifact the pointer flips to; then each metric's
@@ -31,7 +31,8 @@ static void usage(FILE *out)
 /* columns of the families statement */
 enum {
 	F_FAMILY, F_KIND, F_RELEASE, F_PREV, F_DECISION, F_INCONCL, F_FINAL, F_METRIC, F_EFFECT, F_LO, F_HI,
-	F_DWINDOWS, F_WINDOWS, F_DSTART, F_DAT, F_ROLLBACK, F_ALPHA, F_MDE, F_TOL, F_FIRST, F_LAST
+	F_DWINDOWS, F_WINDOWS, F_DSTART, F_DAT, F_ROLLBACK, F_ALPHA, F_MDE, F_TOL, F_FIRST, F_LAST,
+	F_PIN_WAIVER, F_PIN_RELEASE, F_PIN_ARTIFACT, F_PIN_OWNER, F_PIN_SIGNOFF, F_PIN_EXPIRES, F_PIN_EXPIRED
 };
 /* columns of the metrics statement */
 enum { M_FAMILY, M_METRIC, M_WINDOWS, M_CS, M_VERDICT, M_VWINDOWS, M_VSTART, M_EFFECT, M_LO, M_HI };
@@ -123,6 +124,19 @@ static void print_family_json(const PGresult *f, int i, const PGresult *m)
 	json_num("tolerance_pct", num(f, i, F_TOL));
 	json_str("first_window_start", f, i, F_FIRST);
 	json_str("last_window_end", f, i, F_LAST);
+	if (PQgetvalue(f, i, F_PIN_WAIVER)[0]) {
+		printf(",\"pin\":{\"waiver_id\":");
+		putchar('"');
+		pw_json_escape(stdout, PQgetvalue(f, i, F_PIN_WAIVER));
+		putchar('"');
+		json_str("pinned_release", f, i, F_PIN_RELEASE);
+		json_str("pinned_artifact", f, i, F_PIN_ARTIFACT);
+		json_str("owner", f, i, F_PIN_OWNER);
+		json_str("signed_off_by", f, i, F_PIN_SIGNOFF);
+		json_str("expires", f, i, F_PIN_EXPIRES);
+		json_str("expiry_reported_at", f, i, F_PIN_EXPIRED);
+		putchar('}');
+	}
 	print_metrics_json(m, PQgetvalue(f, i, F_FAMILY));
 	putchar('}');
 }
@@ -145,6 +159,12 @@ static void print_family_text(const PGresult *f, int i, const PGresult *m)
 	putchar('\n');
 	if (!PQgetisnull(f, i, F_ROLLBACK))
 		printf("    rollback: the serving pointer flips to %s\n", PQgetvalue(f, i, F_ROLLBACK));
+	if (PQgetvalue(f, i, F_PIN_WAIVER)[0])
+		printf("    pin: %s N-1 %s (%s) by waiver %s, owner %s, signed off by %s, expires %s%s%s\n",
+		       PQgetvalue(f, i, F_PIN_EXPIRED)[0] ? "was pinned to" : "PINNED to", PQgetvalue(f, i, F_PIN_RELEASE),
+		       PQgetvalue(f, i, F_PIN_ARTIFACT), PQgetvalue(f, i, F_PIN_WAIVER), PQgetvalue(f, i, F_PIN_OWNER),
+		       PQgetvalue(f, i, F_PIN_SIGNOFF), PQgetvalue(f, i, F_PIN_EXPIRES),
+		       PQgetvalue(f, i, F_PIN_EXPIRED)[0] ? "; expired, reported " : "", PQgetvalue(f, i, F_PIN_EXPIRED));
 	for (int k = 0; k < PQntuples(m); k++) {
 		if (strcmp(PQgetvalue(m, k, M_FAMILY), PQgetvalue(f, i, F_FAMILY)) != 0)
 			continue;
@@ -207,10 +227,15 @@ int pw_cmd_canary(int argc, char **argv)
 	}
 	const char *id[1] = {PQgetvalue(r, 0, 0)};
 	f = pw_cli_pg_query(conn, "canary show",
-	                    "SELECT family, family_kind, release, previous_release, decision, inconclusive, final, metric, "
+	                    /* a family held by a pin (docs/canary.md "Pins") shows PINNED */
+	                    "SELECT family, family_kind, release, previous_release, CASE WHEN NOT final AND pinned_at IS NOT "
+	                    "NULL AND pin_expired_at IS NULL THEN 'PINNED' ELSE decision END, inconclusive, final, metric, "
 	                    "effect_pct, lo_pct, hi_pct, decision_windows, windows, " TS_TEXT("decided_window_start") ", "
 	                    TS_TEXT("decided_at") ", rollback_artifact, alpha, mde_pct, tolerance_pct, "
-	                    TS_TEXT("first_window_start") ", " TS_TEXT("last_window_end") " "
+	                    TS_TEXT("first_window_start") ", " TS_TEXT("last_window_end") ", "
+	                    "coalesce(pin_waiver_id, ''), coalesce(pinned_release, ''), coalesce(pinned_artifact, ''), "
+	                    "coalesce(pin_owner, ''), coalesce(pin_signed_off_by, ''), " TS_TEXT("pin_expires_at") ", "
+	                    TS_TEXT("pin_expired_at") " "
 	                    "FROM perfwatch.canary_families WHERE rollout_id = $1 ORDER BY family",
 	                    1, id);
 	if (!f)

@@ -40,8 +40,12 @@ static void usage(FILE *out)
 	        "       perfwatch gate request --release ID --candidate BUILD --baseline RELEASE\n"
 	        "              [--evaluation N] [--cl CL] [--family MODEL]... [--fdr Q]\n"
 	        "              [--expect SERIES_KEY=PCT]... [--waive MODEL:OWNER:EXPIRY[:ID]]...\n"
+	        "              [--pin MODEL:SIGNOFF[:ARTIFACT[:RELEASE]]]...\n"
 	        "              [--tier top|tail=N[:MDE]]... [--deadline-s SECONDS]\n"
-	        "  EXPIRY is unix seconds, or +S / -S seconds from now\n");
+	        "  EXPIRY is unix seconds, or +S / -S seconds from now\n"
+	        "  --pin makes MODEL's --waive a pin: MODEL stays on N-1 (RELEASE, default the\n"
+	        "  baseline) with ARTIFACT; SIGNOFF is the model team's (an empty one is sent\n"
+	        "  as is, and the gate refuses it)\n");
 }
 
 /* ------------------------------------------------------------------- show */
@@ -229,7 +233,7 @@ static int gate_show(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	rc = PW_CLI_EXIT_FAIL;
-	PGresult *h = NULL, *f = NULL, *s = NULL, *d = NULL;
+	PGresult *h = NULL, *f = NULL, *s = NULL, *d = NULL, *pn = NULL;
 	const char *hp[] = {release, evaluation};
 	h = pw_cli_pg_query(conn, "reading gate evaluations failed",
 	                    "SELECT evaluation, candidate_build_id, baseline_release, status, "
@@ -275,7 +279,17 @@ static int gate_show(int argc, char **argv)
 	                          "t.status FROM perfwatch.gate_compounding_drift d "
 	                          "JOIN perfwatch.p1_tickets t USING (ticket_id) "
 	                          "WHERE d.release_id = $1 AND d.evaluation = $2 ORDER BY d.ticket_id",
-	                          2, kp)))
+	                          2, kp)) ||
+	    !(pn = pw_cli_pg_query(conn, "reading pins failed",
+	                           "SELECT model, waiver_id, pin_release, pin_artifact, owner, "
+	                           "pin_signed_off_by, to_char(expires_at AT TIME ZONE 'UTC', "
+	                           "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
+	                           "(extract(epoch FROM expires_at) * 1e6)::bigint, expires_at <= now(), "
+	                           "EXISTS (SELECT 1 FROM perfwatch.pin_expiries e WHERE "
+	                           "e.release_id = w.release_id AND e.waiver_id = w.waiver_id) "
+	                           "FROM perfwatch.waivers w WHERE release_id = $1 AND pin "
+	                           "ORDER BY model COLLATE \"C\", waiver_id COLLATE \"C\"",
+	                           1, kp)))
 		goto out;
 	double fdr = num(h, 0, 8);
 	int tests = atoi(PQgetvalue(h, 0, 5));
@@ -332,6 +346,22 @@ static int gate_show(int argc, char **argv)
 			json_str(stdout, "status_now", PQgetvalue(d, k, 5), true);
 			printf("}");
 		}
+		printf("],\"pins\":[");
+		for (int k = 0; k < PQntuples(pn); k++) {
+			printf("%s{", k ? "," : "");
+			json_str(stdout, "family", PQgetvalue(pn, k, 0), false);
+			json_str(stdout, "waiver_id", PQgetvalue(pn, k, 1), true);
+			json_str(stdout, "pinned_release", PQgetvalue(pn, k, 2), true);
+			json_str(stdout, "pinned_artifact", PQgetvalue(pn, k, 3), true);
+			json_str(stdout, "owner", PQgetvalue(pn, k, 4), true);
+			json_str(stdout, "signed_off_by", PQgetvalue(pn, k, 5), true);
+			json_str(stdout, "expires", PQgetvalue(pn, k, 6), true);
+			printf(",\"expires_unix_us\":%s", PQgetvalue(pn, k, 7)); /* a bigint, exactly */
+			printf(",\"expired\":%s,\"expiry_reported\":%s",
+			       PQgetvalue(pn, k, 8)[0] == 't' ? "true" : "false",
+			       PQgetvalue(pn, k, 9)[0] == 't' ? "true" : "false");
+			printf("}");
+		}
 		printf("]}\n");
 		rc = PW_CLI_EXIT_OK;
 		goto out;
@@ -373,6 +403,17 @@ static int gate_show(int argc, char **argv)
 	for (int k = 0; k < PQntuples(d); k++)
 		printf("%s%s\n", PQgetvalue(d, k, 4),
 		       strcmp(PQgetvalue(d, k, 5), "open") == 0 ? "" : " (since resolved)");
+	for (int k = 0; k < PQntuples(pn); k++)
+		printf("pin: %s PINNED to N-1 %s (artifact %s) by waiver %s, owner %s, signed off by %s, "
+		       "expires %s%s\n",
+		       PQgetvalue(pn, k, 0), PQgetvalue(pn, k, 2),
+		       *PQgetvalue(pn, k, 3) ? PQgetvalue(pn, k, 3) : "the canary's N-1 artifact",
+		       PQgetvalue(pn, k, 1), PQgetvalue(pn, k, 4), PQgetvalue(pn, k, 5),
+		       PQgetvalue(pn, k, 6),
+		       PQgetvalue(pn, k, 8)[0] != 't' ? ""
+		       : PQgetvalue(pn, k, 9)[0] == 't' ? " (EXPIRED, reported: the family must take this "
+		                                          "release or get a new waiver)"
+		                                        : " (EXPIRED)");
 	printf("release verdict: %s (%d tests, BH q=%.2g, fleet impact %.2f%%)\n", verdict, tests,
 	       fdr, num(h, 0, 6));
 	printf("summary: %s\n", PQgetvalue(h, 0, 7));
@@ -383,6 +424,7 @@ out:
 	PQclear(f);
 	PQclear(s);
 	PQclear(d);
+	PQclear(pn);
 	PQfinish(conn);
 	return rc;
 }
@@ -426,9 +468,11 @@ static int gate_request(int argc, char **argv)
 	Perfwatch__V1__Waiver waivers[GATE_CLI_MAX], *waiverp[GATE_CLI_MAX];
 	Perfwatch__V1__TierRepeats tiers[2], *tierp[2];
 	char *families[GATE_CLI_MAX];
-	char *owned[GATE_CLI_MAX * 3];
+	char *owned[GATE_CLI_MAX * 4];
 	size_t n_owned = 0;
 	char *ids[GATE_CLI_MAX];
+	const char *pins[GATE_CLI_MAX];
+	size_t n_pins = 0;
 	int64_t deadline_s = 0;
 	int rc = PW_CLI_EXIT_USAGE;
 	uint8_t *buf = NULL;
@@ -524,6 +568,8 @@ static int gate_request(int argc, char **argv)
 			w->reason = "waiver submitted with perfwatch gate request";
 			w->expires_unix_us = expires;
 			waiverp[req.n_waivers++] = w;
+		} else if (strcmp(o, "--pin") == 0 && n_pins < GATE_CLI_MAX) {
+			pins[n_pins++] = v; /* applied to MODEL's waiver once every --waive is read */
 		} else if (strcmp(o, "--tier") == 0 && req.n_tiers < 2) {
 			Perfwatch__V1__TierRepeats *t = &tiers[req.n_tiers];
 			*t = (Perfwatch__V1__TierRepeats)PERFWATCH__V1__TIER_REPEATS__INIT;
@@ -558,6 +604,40 @@ static int gate_request(int argc, char **argv)
 		fprintf(stderr, "perfwatch: gate request needs --release, --candidate and --baseline\n");
 		usage(stderr);
 		goto out;
+	}
+	/* MODEL:SIGNOFF[:ARTIFACT[:RELEASE]]: MODEL's waiver pins it to N-1 */
+	for (size_t k = 0; k < n_pins; k++) {
+		char *copy = strdup(pins[k]);
+		if (!copy)
+			goto out;
+		owned[n_owned++] = copy;
+		char *signoff = strchr(copy, ':');
+		char *artifact = signoff ? strchr(signoff + 1, ':') : NULL;
+		char *prel = artifact ? strchr(artifact + 1, ':') : NULL;
+		if (!signoff || signoff == copy) {
+			fprintf(stderr, "perfwatch: --pin needs MODEL:SIGNOFF[:ARTIFACT[:RELEASE]], not \"%s\"\n",
+			        pins[k]);
+			goto out;
+		}
+		*signoff++ = '\0';
+		if (artifact)
+			*artifact++ = '\0';
+		if (prel)
+			*prel++ = '\0';
+		Perfwatch__V1__Waiver *w = NULL;
+		for (size_t j = 0; j < req.n_waivers && !w; j++)
+			if (strcmp(waivers[j].model, copy) == 0)
+				w = &waivers[j];
+		if (!w) {
+			fprintf(stderr, "perfwatch: --pin %s needs a --waive %s:... to pin\n", copy, copy);
+			goto out;
+		}
+		w->pin = true;
+		w->pin_signed_off_by = signoff;
+		if (artifact)
+			w->pin_artifact = artifact;
+		if (prel)
+			w->pin_release = prel;
 	}
 	/* unnamed waivers: wv-RELEASE-eEVALUATION-MODEL-k, so that a later
 	 * evaluation's waiver (another expiry) is another waiver, not a conflict */

@@ -47,7 +47,8 @@
  *                  and the sweeps on perf.sweeps.v1 (a nightly each day, an RC
  *                  each Monday); --readopt republishes MODEL with a new program
  *                  (fingerprint) on that day, before its sweeps
- *   pw-sim canary  [--rollout ID] [--hours H] [--seed N] [--start YYYY-MM-DDTHH:MM:SSZ]
+ *   pw-sim canary  [--rollout ID] [--hours H] [--seed N] [--start YYYY-MM-DDTHH:MM:SSZ] [--release N] [--previous N-1]
+ *                  [--family-suffix SFX]
  *                  the production canary's live windows (docs/canary.md, "The
  *                  canary service"): three families from sim_canary (diurnal
  *                  load, prefix-cache changes, a noisy neighbour) — chat-8b on
@@ -1172,6 +1173,7 @@ out:
 static int cmd_canary(int argc, char **argv)
 {
 	const char *rollout = "rollout-xla-rc-2026-06-22";
+	const char *release = PW_SIM_CANARY_RELEASE, *previous = PW_SIM_CANARY_PREVIOUS, *suffix = "";
 	unsigned long long hours = 12, seed = 1;
 	int64_t start_us = 1782118800LL * 1000000; /* 2026-06-22T09:00:00Z: sim_canary's start hour */
 	for (int i = 2; i < argc; i++) {
@@ -1185,8 +1187,16 @@ static int cmd_canary(int argc, char **argv)
 			rollout = argv[++i];
 		else if (strcmp(argv[i], "--start") == 0 && i + 1 < argc && parse_when(argv[i + 1], &start_us))
 			i++;
+		else if (strcmp(argv[i], "--release") == 0 && i + 1 < argc && argv[i + 1][0] && strlen(argv[i + 1]) <= 200)
+			release = argv[++i];
+		else if (strcmp(argv[i], "--previous") == 0 && i + 1 < argc && argv[i + 1][0] && strlen(argv[i + 1]) <= 200)
+			previous = argv[++i];
+		else if (strcmp(argv[i], "--family-suffix") == 0 && i + 1 < argc && !strchr(argv[i + 1], '/') &&
+		         strlen(argv[i + 1]) <= 64)
+			suffix = argv[++i];
 		else {
-			fprintf(stderr, "usage: pw-sim canary [--rollout ID] [--hours H] [--seed N] [--start YYYY-MM-DDTHH:MM:SSZ]\n");
+			fprintf(stderr, "usage: pw-sim canary [--rollout ID] [--hours H] [--seed N] [--start YYYY-MM-DDTHH:MM:SSZ]\n"
+			                "                     [--release N] [--previous N-1] [--family-suffix SFX]\n");
 			return 2;
 		}
 	}
@@ -1201,7 +1211,7 @@ static int cmd_canary(int argc, char **argv)
 	char key[PW_SIM_CANARY_FAMILIES][512];
 	for (size_t f = 0; f < PW_SIM_CANARY_FAMILIES; f++) {
 		pw_sim_canary_scenario_params(f, &params[f]);
-		snprintf(key[f], sizeof key[f], "%s/%s", rollout, pw_sim_canary_scenario[f].family);
+		snprintf(key[f], sizeof key[f], "%s/%s%s", rollout, pw_sim_canary_scenario[f].family, suffix);
 	}
 	uint64_t windows = hours * 12, published = 0;
 	pw_status st = PW_OK;
@@ -1212,7 +1222,7 @@ static int cmd_canary(int argc, char **argv)
 			for (int m = 0; m < 3 && st == PW_OK; m++) {
 				uint8_t *buf;
 				size_t len;
-				if ((st = pw_sim_proto_canary_window(rollout, f, &win, m,
+				if ((st = pw_sim_proto_canary_window_of(rollout, release, previous, suffix, f, &win, m,
 				                                     start_us + (int64_t)wi * (int64_t)(params[f].window_s * 1e6), &buf,
 				                                     &len)) != PW_OK) {
 					pw_fail(st, err, sizeof err, "packing a canary window");

@@ -632,18 +632,27 @@ pw_status pw_sim_proto_cl(const pw_sim *w, int64_t cl, uint8_t **out, size_t *le
 pw_status pw_sim_proto_canary_window(const char *rollout_id, size_t i, const pw_sim_canary_window *win, int m,
                                      int64_t start_us, uint8_t **out, size_t *len)
 {
+	return pw_sim_proto_canary_window_of(rollout_id, PW_SIM_CANARY_RELEASE, PW_SIM_CANARY_PREVIOUS, "", i, win, m,
+	                                     start_us, out, len);
+}
+
+pw_status pw_sim_proto_canary_window_of(const char *rollout_id, const char *release, const char *previous_release,
+                                        const char *family_suffix, size_t i, const pw_sim_canary_window *win, int m,
+                                        int64_t start_us, uint8_t **out, size_t *len)
+{
 	const pw_sim_canary_family *f = &pw_sim_canary_scenario[i];
 	const double *pairs[3] = {win->tpot_ms, win->ttft_ms, win->goodput_tok_s_chip};
-	char artifact[256], previous[256];
-	snprintf(artifact, sizeof artifact, "serving/%s/%s.aot", f->family, PW_SIM_CANARY_RELEASE);
-	snprintf(previous, sizeof previous, "serving/%s/%s.aot", f->family, PW_SIM_CANARY_PREVIOUS);
+	char family[256], artifact[512], previous[512];
+	snprintf(family, sizeof family, "%s%s", f->family, family_suffix ? family_suffix : "");
+	snprintf(artifact, sizeof artifact, "serving/%s/%s.aot", family, release);
+	snprintf(previous, sizeof previous, "serving/%s/%s.aot", family, previous_release);
 	Perfwatch__V1__CanaryWindow cw = PERFWATCH__V1__CANARY_WINDOW__INIT;
 	cw.rollout_id = (char *)rollout_id;
-	cw.family = (char *)f->family;
+	cw.family = family;
 	cw.family_kind = f->gpu ? "gpu" : "tpu";
-	cw.release = PW_SIM_CANARY_RELEASE;
+	cw.release = (char *)release;
 	cw.artifact = artifact;
-	cw.previous_release = PW_SIM_CANARY_PREVIOUS;
+	cw.previous_release = (char *)previous_release;
 	cw.previous_artifact = previous;
 	cw.metric = (Perfwatch__V1__CanaryMetric)(m + 1);
 	cw.window_start_unix_us = start_us;

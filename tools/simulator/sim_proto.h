@@ -52,6 +52,17 @@ pw_status pw_sim_proto_run(const pw_sim *w, const pw_sim_run *r, uint8_t **out, 
 pw_status pw_sim_proto_canary_window(const char *rollout_id, size_t i, const pw_sim_canary_window *win, int m,
                                      int64_t start_us, uint8_t **out, size_t *len);
 
+/*
+ * The same with the canary arm on release and the baseline arm on
+ * previous_release (the scenario's are PW_SIM_CANARY_RELEASE and
+ * PW_SIM_CANARY_PREVIOUS) and family_suffix after each family's name (""
+ * or NULL: none): a test names its own release and families, so that its
+ * gate waiver pins its family only (docs/canary.md "Pins").
+ */
+pw_status pw_sim_proto_canary_window_of(const char *rollout_id, const char *release, const char *previous_release,
+                                        const char *family_suffix, size_t i, const pw_sim_canary_window *win, int m,
+                                        int64_t start_us, uint8_t **out, size_t *len);
+
 /* Packs a fleet change as a perfwatch.v1.FleetChangeEvent. PW_ERR_NOMEM. */
 pw_status pw_sim_proto_fleet(const pw_sim_fleet_change *fc, uint8_t **out, size_t *len);
 /* The same, with the event id namespaced; PW_ERR_INVALID when it does not fit. */
