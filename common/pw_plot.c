@@ -453,10 +453,12 @@ pw_status pw_plot_cs_svg(FILE *out, const pw_plot_cs *c, int width, int height, 
 	fputs("\"/>\n", out);
 	for (size_t i = 0; i < c->npoints; i++) {
 		const pw_plot_cs_point *p = &c->points[i];
+		char lo[32], hi[32]; /* a side not bounded yet (−100: a ratio of 0, or +inf) says so */
+		snprintf(lo, sizeof lo, p->lo_pct > -100 ? "%+.3f%%" : "unbounded", p->lo_pct);
+		snprintf(hi, sizeof hi, isfinite(p->hi_pct) ? "%+.3f%%" : "unbounded", p->hi_pct);
 		fprintf(out, "<circle class=\"cs-effect\" data-window=\"%u\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#111\">"
-		             "<title>window %u: %+.3f%% [%+.3f%%, %+.3f%%]</title></circle>\n",
-		        p->window, px_x(&l, p->window), px_y(&l, p->effect_pct), p->window, p->effect_pct, p->lo_pct,
-		        p->hi_pct);
+		             "<title>window %u: %+.3f%% [%s, %s]</title></circle>\n",
+		        p->window, px_x(&l, p->window), px_y(&l, p->effect_pct), p->window, p->effect_pct, lo, hi);
 	}
 	fputs("</svg>\n", out);
 	if (ferror(out))
