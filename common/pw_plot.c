@@ -408,20 +408,20 @@ pw_status pw_plot_cs_svg(FILE *out, const pw_plot_cs *c, int width, int height, 
 		if (isfinite(p->hi_pct) && fabs(p->hi_pct) <= cap)
 			widen(&ylo, &yhi, p->hi_pct);
 	}
-	double xlo = c->points[0].window, xhi = c->points[c->npoints - 1].window;
-	if (xhi <= xlo)
-		xhi = xlo + 1;
+	/* half a window of room on both sides, so that the first and the deciding window's intervals show */
+	double xlo = c->points[0].window - 0.5, xhi = c->points[c->npoints - 1].window + 0.5;
 	double pad = (yhi - ylo) * 0.05 + 1e-9;
 	layout l = xy_frame(out, width, height, c->title, "window of the metric (5 min each, pilot included)",
 	                    "canary vs baseline, %", xlo, xhi, ylo - pad, yhi + pad);
 	double x0 = px_x(&l, xlo), x1 = px_x(&l, xhi);
 	const struct {
-		const char *cls, *color, *name;
+		const char *cls, *color, *name, *label;
 		double v;
 	} hl[] = {
-		{"cs-zero", "#333", "no change", 0},
-		{"cs-tolerance", "#d62728", "tolerance: REGRESSION once the interval is all beyond it", sgn * c->tolerance_pct},
-		{"cs-mde", "#2ca02c", "MDE: NO_REGRESSION once the interval is all within it", sgn * c->mde_pct},
+		{"cs-zero", "#333", "no change", "", 0},
+		{"cs-tolerance", "#d62728", "tolerance: REGRESSION once the interval is all beyond it", "tolerance",
+		 sgn * c->tolerance_pct},
+		{"cs-mde", "#2ca02c", "MDE: NO_REGRESSION once the interval is all within it", "MDE", sgn * c->mde_pct},
 	};
 	for (size_t i = 0; i < sizeof hl / sizeof hl[0]; i++) {
 		double y = px_y(&l, hl[i].v);
@@ -429,6 +429,9 @@ pw_status pw_plot_cs_svg(FILE *out, const pw_plot_cs *c, int width, int height, 
 		             "<title>", hl[i].cls, x0, y, x1, y, hl[i].color, i ? " stroke-dasharray=\"6 4\"" : "");
 		esc(out, hl[i].name);
 		fprintf(out, " (%+.2f%%)</title></line>\n", hl[i].v);
+		if (hl[i].label[0])
+			fprintf(out, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\">%s %+.2f%%</text>\n",
+			        x1 - 110, y - 4, hl[i].color, hl[i].label, hl[i].v);
 	}
 	if (c->decided_window) {
 		double x = px_x(&l, c->decided_window);

@@ -5,11 +5,13 @@
 # pw-sim canary publishes 12 h of live windows (chat-8b on TPU with a +1% TPOT
 # regression injected, summarize-13b and chat-70b-gpu without) to pw-canary,
 # whose decisions go on perf.rollouts.v1 to TWO pw-pager replicas of one
-# deployment (one consumer group), delivering to a real Alertmanager (its
-# triage receiver pointed at this test's webhook) and to the generic webhook.
-# One replica is killed -9 as soon as the canary recorded the rollback and
-# started again; then the decisions are published a second time (a
-# redelivery). Then: exactly one page, for chat-8b (critical, ml-perf-triage,
+# deployment (one consumer group), first with Alertmanager and the webhook
+# unreachable. One replica is killed -9 as soon as the canary recorded the
+# rollback and started again; once the page is stored and its delivery has
+# failed, both are killed -9 and started delivering to a real Alertmanager
+# (its triage receiver pointed at this test's webhook) and to the generic
+# webhook; then the decisions are published a second time (a redelivery).
+# Then: exactly one page, for chat-8b (critical, ml-perf-triage,
 # owner compiler, the canary's metric, effect, interval, windows and N−1
 # artifact in its payload, equal to what pw-canary stored), none for the
 # promoted families; one webhook post; one active alert in Alertmanager and
@@ -57,15 +59,20 @@ am_start "s#http://127.0.0.1:1/unused#http://127.0.0.1:$hook_port/alertmanager#"
 "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
   perf.attributions.v1 perf.rollouts.v1 >/dev/null || fail "placing the pager's group"
 service_start canary
-# pager N: replica N of the deployment "$ns-pager", HTTP on its own port (replica 1 serves the links)
+# pager N: replica N of the deployment "$ns-pager", HTTP on its own port (replica 1 serves the links),
+# delivering to $am_url and $hook_url
 ports=("" "$(free_port)" "$(free_port)")
 pager() {
   PW_HTTP_PORT=${ports[$1]} PW_KAFKA_GROUP_ID="$ns-pager" PW_PAGER_TRIAGE_KEY="$key" \
-    PW_PAGER_TRIAGE_BASE_URL="http://127.0.0.1:${ports[1]}" PW_PAGER_ALERTMANAGER_URL="$am" \
-    PW_PAGER_WEBHOOK_URL="http://127.0.0.1:$hook_port/hook" \
+    PW_PAGER_TRIAGE_BASE_URL="http://127.0.0.1:${ports[1]}" PW_PAGER_ALERTMANAGER_URL="$am_url" \
+    PW_PAGER_WEBHOOK_URL="$hook_url" PW_PAGER_DELIVER_BACKOFF=200ms PW_PAGER_DELIVER_BACKOFF_MAX=1s \
     "${bins[1]}" >>"$work/pager$1.log" 2>&1 &
   pid[pager$1]=$!
 }
+# first Alertmanager and the webhook are unreachable (nobody listens on these ports): a page is
+# stored and cannot be delivered
+am_url="http://127.0.0.1:$(free_port)"
+hook_url="http://127.0.0.1:$(free_port)/hook"
 pager 1
 pager 2
 service_joined canary
@@ -87,7 +94,22 @@ wait "${pid[pager1]}" 2>/dev/null || true
 echo "test_canary_page: pager replica 1 killed -9 as the rollback was recorded; pages of the rollout so far:" \
   "$(q "SELECT count(*) FROM perfwatch.pages WHERE incident_id LIKE 'inc-rollback-$rollout-%'")"
 pager 1
-pager_joined "$work/pager1.log" "${pid[pager1]}"
+
+# the page stored, its delivery failing: both replicas killed -9, then started delivering for real
+page_where="incident_id LIKE 'inc-rollback-$rollout-%'"
+deadline=$((SECONDS + 120))
+until [ "$(q "SELECT count(*) FROM perfwatch.pager_deliveries d JOIN perfwatch.pages p USING (page_id)
+              WHERE $page_where AND NOT d.ok")" -ge 1 ]; do
+  [ $SECONDS -lt $deadline ] || fail "no failed delivery of a stored page within 120 s"
+  sleep 0.2
+done
+for r in 1 2; do kill -9 "${pid[pager$r]}"; wait "${pid[pager$r]}" 2>/dev/null || true; done
+echo "test_canary_page: both pager replicas killed -9 with the page stored and undelivered:" \
+  "$(q "SELECT string_agg(page_id || ' ' || delivery_status || ' v' || version, ', ') FROM perfwatch.pages WHERE $page_where")"
+am_url=$am
+hook_url="http://127.0.0.1:$hook_port/hook"
+pager 1
+pager 2
 
 settled() { q "SELECT count(*) FROM perfwatch.canary_families WHERE rollout_id = '$rollout' AND final AND windows = 432"; }
 deadline=$((SECONDS + 180))
@@ -103,7 +125,6 @@ until [ "$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'canary' AND
 done
 "$pw" group lag "$ns-pager" --wait 90 perf.rollouts.v1 >/dev/null || fail "the pagers did not take the decisions within 90 s"
 
-page_where="incident_id LIKE 'inc-rollback-$rollout-%'"
 deadline=$((SECONDS + 60))
 until [ "$(q "SELECT count(*) FROM perfwatch.pages WHERE $page_where AND am_version = version AND webhook_version = version")" -ge 1 ]; do
   [ $SECONDS -lt $deadline ] || fail "no delivered page within 60 s: $(q "SELECT string_agg(page_id || ' ' || delivery_status, ', ') FROM perfwatch.pages WHERE $page_where")"
