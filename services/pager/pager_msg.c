@@ -581,9 +581,11 @@ pw_status pw_pager_part_decode(pw_pager_in k, const void *buf, size_t len, pw_pa
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "rollout decision has no rollout_id");
 		else if (!m->family || !m->family[0])
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "rollout decision \"%.100s\" has no family", m->rollout_id);
-		else if (m->decision == PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_UNSPECIFIED)
-			st = pw_fail(PW_ERR_INVALID, why, whylen, "rollout decision \"%.100s/%.100s\" has no decision",
-			             m->rollout_id, m->family);
+		else if (m->decision != PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PROMOTE &&
+		         m->decision != PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_HOLD && !rollback)
+			st = pw_fail(PW_ERR_INVALID, why, whylen,
+			             "rollout decision \"%.100s/%.100s\" has no decision this build knows (%d)", m->rollout_id,
+			             m->family, (int)m->decision);
 		else if (rollback && (!m->rollback_artifact || !m->rollback_artifact[0]))
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "rollback \"%.100s/%.100s\" names no rollback_artifact",
 			             m->rollout_id, m->family);
@@ -604,7 +606,10 @@ pw_status pw_pager_part_decode(pw_pager_in k, const void *buf, size_t len, pw_pa
 			st = pw_fail(PW_ERR_INVALID, why, whylen,
 			             "rollback \"%.100s/%.100s\": effect %g outside its interval [%g, %g] or no windows (%u)",
 			             m->rollout_id, m->family, m->effect_pct, m->lo_pct, m->hi_pct, m->windows);
-		} else if ((st = pw_finding_from_rollout(m, &p->f)) == PW_OK) {
+		} else if ((st = pw_finding_from_rollout(m, &p->f)) != PW_OK) {
+			st = pw_fail(st, why, whylen, "rollout decision \"%.100s/%.100s\" could not be read", m->rollout_id,
+			             m->family);
+		} else {
 			p->opens = rollback;
 			snprintf(p->key, sizeof p->key, "rollout:%s", p->f.alert_id); /* one per (rollout, family) */
 		}

@@ -33,26 +33,9 @@ sim=${bins[2]}
 pw=${bins[3]}
 service_harness test_canary_page cp
 rollout="$ns"
-hook_port=$(free_port)
 key="canary-page-key-$ns"
 
-# the webhook: every POST kept as a file (path, idempotency key, body)
-mkdir -p "$work/hook"
-python3 - "$hook_port" "$work/hook" <<'PY' &
-import http.server, json, os, sys
-port, out = int(sys.argv[1]), sys.argv[2]
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        n = len(os.listdir(out))
-        with open(os.path.join(out, "%04d.json" % n), "w") as f:
-            json.dump({"path": self.path, "key": self.headers.get("Idempotency-Key", ""),
-                       "body": json.loads(body)}, f)
-        self.send_response(200); self.end_headers()
-    def log_message(self, *a): pass
-http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
-PY
-pid[hook]=$!
+hook_start
 am_start "s#http://127.0.0.1:1/unused#http://127.0.0.1:$hook_port/alertmanager#"
 
 "$pw" group to-end "$ns-canary" perf.canary.v1 >/dev/null || fail "placing the canary's group"
