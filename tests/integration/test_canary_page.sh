@@ -19,7 +19,8 @@
 # link: the confidence-sequence plot is there with one estimate and one
 # interval per tested window up to the decision (windows − pilot), its
 # recomputation ends on the stored decision, and a screenshot of it is kept
-# in the work folder. Last, bad rollout messages are dead-lettered with their
+# in the work folder. Triaged true, the page counts in the report card as a
+# regression the gate missed. Last, bad rollout messages are dead-lettered with their
 # reason.
 set -euo pipefail
 
@@ -171,6 +172,17 @@ print("test_canary_page: payload %s %+.3f%% [%+.3f%%, %+.3f%%] after %d windows,
       " 1 webhook post, 1 notification to on-call, 1 active alert" %
       (c["metric"], c["effect_pct"], c["lo_pct"], c["hi_pct"], c["windows"], c["rollback_artifact"]))
 PY
+
+# --- the report card: a true rollback is a regression the gate missed, not one it caught --------
+card() { q "SELECT caught || ' ' || missed FROM perfwatch.report_card_monthly WHERE month = date_trunc('month', now())"; }
+read -r caught0 missed0 <<<"$(card)"
+q "INSERT INTO perfwatch.triage_verdicts (page_id, outcome, routed_to, triager, decided_at)
+   VALUES ('$page', 'true_regression', 'compiler', 'test', now())" >/dev/null
+read -r caught1 missed1 <<<"$(card)"
+[ "$caught1 $missed1" = "$caught0 $((missed0 + 1))" ] ||
+  fail "report card after a true rollback: caught $caught0 -> $caught1, missed $missed0 -> $missed1 (want missed + 1)"
+q "DELETE FROM perfwatch.triage_verdicts WHERE page_id = '$page'" >/dev/null
+echo "test_canary_page: report card: the rollback triaged true counts as missed ($missed0 -> $missed1), caught stays $caught0"
 
 # --- the triage page's plot, as Chromium renders it ------------------------------------------------
 read -r dwin pilot <<<"$(q "SELECT decision_windows || ' ' || pilot_windows FROM perfwatch.canary_families
