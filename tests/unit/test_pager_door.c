@@ -534,28 +534,11 @@ Test(pager_door, every_hostile_attribution_gets_its_reason)
 
 /* ================================================= perf.rollouts.v1 */
 
-/* test_canary.sh's chat-8b ROLLBACK (docs/canary.md §8) */
+/* test_canary.sh's chat-8b ROLLBACK (wire_messages.h) */
 static wire_buf pack_rollout(door_edit_fn edit)
 {
 	static Perfwatch__V1__RolloutDecision q;
-	perfwatch__v1__rollout_decision__init(&q);
-	q.rollout_id = "rollout-xla-2026-06-22";
-	q.family = "chat-8b";
-	q.decision = PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_ROLLBACK;
-	q.metric = PERFWATCH__V1__CANARY_METRIC__CANARY_METRIC_TPOT;
-	q.effect_pct = 1.113;
-	q.lo_pct = 0.501;
-	q.hi_pct = 2.231;
-	q.windows = 38;
-	q.decided_window_start_unix_us = NOW_US;
-	q.release = "xla-rc-2026-06-22";
-	q.previous_release = "xla-rc-2026-06-15";
-	q.rollback_artifact = "serving/chat-8b/xla-rc-2026-06-15.aot";
-	q.decided_unix_us = NOW_US + 300000000LL;
-	q.alpha = 0.05;
-	q.mde_pct = 1;
-	q.tolerance_pct = 0.5;
-	q.family_windows = 114;
+	wire_rollback_init(&q);
 	if (edit)
 		edit(&q);
 	return wire_pack(&q.base);

@@ -12,28 +12,12 @@
 
 #include "pager_msg.h"
 #include "pw_plot.h"
+#include "wire_messages.h"
 
-/* test_canary.sh's chat-8b decision (docs/canary.md §8) */
 static Perfwatch__V1__RolloutDecision decision(void)
 {
-	Perfwatch__V1__RolloutDecision d = PERFWATCH__V1__ROLLOUT_DECISION__INIT;
-	d.rollout_id = "rollout-xla-2026-06-22";
-	d.family = "chat-8b";
-	d.decision = PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_ROLLBACK;
-	d.metric = PERFWATCH__V1__CANARY_METRIC__CANARY_METRIC_TPOT;
-	d.effect_pct = 1.113;
-	d.lo_pct = 0.501;
-	d.hi_pct = 2.231;
-	d.windows = 38;
-	d.decided_window_start_unix_us = 1781870700000000;
-	d.release = "xla-rc-2026-06-22";
-	d.previous_release = "xla-rc-2026-06-15";
-	d.rollback_artifact = "serving/chat-8b/xla-rc-2026-06-15.aot";
-	d.decided_unix_us = 1781900000000000;
-	d.alpha = 0.05;
-	d.mde_pct = 1;
-	d.tolerance_pct = 0.5;
-	d.family_windows = 114;
+	Perfwatch__V1__RolloutDecision d;
+	wire_rollback_init(&d);
 	return d;
 }
 
