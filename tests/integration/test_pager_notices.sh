@@ -27,7 +27,7 @@ am_start "s#http://127.0.0.1:1/unused#http://127.0.0.1:$hook_port/alertmanager#"
 
 pages_before=$(q "SELECT count(*) FROM perfwatch.pages WHERE created_at > now() - interval '7 days'")
 "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
-  perf.attributions.v1 >/dev/null || fail "placing the group"
+  perf.attributions.v1 perf.rollouts.v1 >/dev/null || fail "placing the group"
 PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-pager" PW_PAGER_TRIAGE_KEY="notices-test-key-$ns" \
   PW_PAGER_ALERTMANAGER_URL="$am" PW_PAGER_WEBHOOK_URL="http://127.0.0.1:$hook_port/hook" \
   "$PW_BUILD/services/pager/pw-pager" >"$work/pager.log" 2>&1 &

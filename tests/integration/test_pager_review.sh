@@ -52,7 +52,7 @@ q "INSERT INTO perfwatch.pages (page_id, dedup_key, route, severity, verdict, su
     WHERE page_id LIKE 'rv-test-%';" >/dev/null
 
 "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
-  perf.attributions.v1 >/dev/null || fail "placing the group"
+  perf.attributions.v1 perf.rollouts.v1 >/dev/null || fail "placing the group"
 start_pager() { # BUDGET_PER_WEEK
   PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-pager" PW_PAGER_TRIAGE_KEY="review-test-key-$ns" PW_PAGER_BUDGET_PER_WEEK="$1" \
     PW_PAGER_REVIEW_INTERVAL=200ms PW_PAGER_WEBHOOK_URL="http://127.0.0.1:$hook_port/hook" \
