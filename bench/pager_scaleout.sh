@@ -39,7 +39,7 @@ cleanup() {
 trap cleanup EXIT
 q() { psql "$PW_PG_DSN" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 now() { date +%s.%N; }
-topics="perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 perf.attributions.v1"
+topics="perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 perf.attributions.v1 perf.rollouts.v1"
 events=${PW_BENCH_EVENTS:-60}
 
 results=()

@@ -52,7 +52,7 @@ svcs=(ingester baseliner watcher gate bisector attributor pager)
 "$pw" group to-end "$tag-bisector" perf.alerts.v1 perf.compiler-cls.v1 >/dev/null
 "$pw" group to-end "$tag-attributor" perf.alerts.v1 perf.bisections.v1 >/dev/null
 "$pw" group to-end "$tag-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
-  perf.attributions.v1 >/dev/null
+  perf.attributions.v1 perf.rollouts.v1 >/dev/null
 "$pw" group to-end "$tag-answer" perf.bisect.jobs.v1 >/dev/null
 start_svc() {
   PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$tag-$1" PW_GATE_MIN_WAIT=45s PW_GATE_POLL_INTERVAL=200ms \

@@ -281,29 +281,14 @@ pw_status pw_plot_svg(FILE *out, const pw_plot_series *s, int width, int height,
 
 static const char *const xy_colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"};
 
-pw_status pw_plot_xy_svg(FILE *out, const pw_plot_xy *c, int width, int height, char *errbuf,
-                         size_t errlen)
+/*
+ * The frame of an x–y chart: the document's opening, the title, both axes
+ * with "nice" ticks (the value range's top rounded up to a tick) and their
+ * labels. Returns the layout the caller draws in; the caller closes </svg>.
+ */
+static layout xy_frame(FILE *out, int width, int height, const char *title, const char *x_label,
+                       const char *y_label, double xlo, double xhi, double ylo, double yhi)
 {
-	if (width < 320 || height < 200)
-		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "picture %dx%d is smaller than 320x200", width, height);
-	double xlo = INFINITY, xhi = -INFINITY, ylo = 0, yhi = -INFINITY;
-	size_t npts = 0;
-	for (size_t i = 0; i < c->nlines; i++)
-		for (size_t k = 0; k < c->lines[i].npoints; k++) {
-			const pw_plot_xy_point *p = &c->lines[i].points[k];
-			if (!isfinite(p->x) || !isfinite(p->y))
-				return pw_fail(PW_ERR_INVALID, errbuf, errlen, "line \"%s\": point %zu is not finite",
-				               c->lines[i].name ? c->lines[i].name : "", k);
-			widen(&xlo, &xhi, p->x);
-			widen(&ylo, &yhi, p->y);
-			npts++;
-		}
-	if (npts == 0)
-		return pw_fail(PW_ERR_INSUFFICIENT, errbuf, errlen, "no points to plot");
-	if (xhi == xlo)
-		xhi = xlo + 1;
-	if (yhi == ylo)
-		yhi = ylo + 1;
 	int dec = 0;
 	double ystep = nice_step(yhi - ylo, 6, &dec);
 	yhi = ceil(yhi / ystep) * ystep;
@@ -312,7 +297,7 @@ pw_status pw_plot_xy_svg(FILE *out, const pw_plot_xy *c, int width, int height, 
 	             "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n", width, height, width, height);
 	fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
 	fprintf(out, "<text class=\"title\" x=\"%.1f\" y=\"20\" font-size=\"14\">", l.x0);
-	esc(out, c->title);
+	esc(out, title);
 	fputs("</text>\n", out);
 	fprintf(out, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n",
 	        l.x0, l.y1, l.x1, l.y1);
@@ -336,12 +321,39 @@ pw_status pw_plot_xy_svg(FILE *out, const pw_plot_xy *c, int width, int height, 
 	}
 	fprintf(out, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">",
 	        (l.x0 + l.x1) / 2, l.y1 + 36);
-	esc(out, c->x_label);
+	esc(out, x_label);
 	fputs("</text>\n", out);
 	fprintf(out, "<text class=\"label\" x=\"16\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\" "
 	             "transform=\"rotate(-90 16 %.1f)\">", (l.y0 + l.y1) / 2, (l.y0 + l.y1) / 2);
-	esc(out, c->y_label);
+	esc(out, y_label);
 	fputs("</text>\n", out);
+	return l;
+}
+
+pw_status pw_plot_xy_svg(FILE *out, const pw_plot_xy *c, int width, int height, char *errbuf,
+                         size_t errlen)
+{
+	if (width < 320 || height < 200)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "picture %dx%d is smaller than 320x200", width, height);
+	double xlo = INFINITY, xhi = -INFINITY, ylo = 0, yhi = -INFINITY;
+	size_t npts = 0;
+	for (size_t i = 0; i < c->nlines; i++)
+		for (size_t k = 0; k < c->lines[i].npoints; k++) {
+			const pw_plot_xy_point *p = &c->lines[i].points[k];
+			if (!isfinite(p->x) || !isfinite(p->y))
+				return pw_fail(PW_ERR_INVALID, errbuf, errlen, "line \"%s\": point %zu is not finite",
+				               c->lines[i].name ? c->lines[i].name : "", k);
+			widen(&xlo, &xhi, p->x);
+			widen(&ylo, &yhi, p->y);
+			npts++;
+		}
+	if (npts == 0)
+		return pw_fail(PW_ERR_INSUFFICIENT, errbuf, errlen, "no points to plot");
+	if (xhi == xlo)
+		xhi = xlo + 1;
+	if (yhi == ylo)
+		yhi = ylo + 1;
+	layout l = xy_frame(out, width, height, c->title, c->x_label, c->y_label, xlo, xhi, ylo, yhi);
 	for (size_t i = 0; i < c->nlines; i++) {
 		const pw_plot_xy_line *ln = &c->lines[i];
 		const char *col = xy_colors[i % (sizeof xy_colors / sizeof xy_colors[0])];
@@ -359,6 +371,97 @@ pw_status pw_plot_xy_svg(FILE *out, const pw_plot_xy *c, int width, int height, 
 		        lx, ly - 4, lx + 18, ly - 4, col, ln->dashed ? " stroke-dasharray=\"6 4\"" : "", lx + 24, ly);
 		esc(out, ln->name);
 		fputs("</text></g>\n", out);
+	}
+	fputs("</svg>\n", out);
+	if (ferror(out))
+		return pw_fail(PW_ERR_IO, errbuf, errlen, "writing the picture failed");
+	return PW_OK;
+}
+
+pw_status pw_plot_cs_svg(FILE *out, const pw_plot_cs *c, int width, int height, char *errbuf, size_t errlen)
+{
+	if (width < 320 || height < 200)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "picture %dx%d is smaller than 320x200", width, height);
+	if (c->npoints == 0)
+		return pw_fail(PW_ERR_INSUFFICIENT, errbuf, errlen, "no tested window to plot");
+	if (!isfinite(c->tolerance_pct) || !isfinite(c->mde_pct))
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "tolerance or MDE is not finite");
+	double sgn = c->higher_is_better ? -1 : 1; /* a regression's side */
+	double ylo = 0, yhi = 0, big = 0;
+	widen(&ylo, &yhi, sgn * c->tolerance_pct);
+	widen(&ylo, &yhi, sgn * c->mde_pct);
+	for (size_t i = 0; i < c->npoints; i++) {
+		const pw_plot_cs_point *p = &c->points[i];
+		if (!isfinite(p->effect_pct) || isnan(p->lo_pct) || isnan(p->hi_pct) || p->lo_pct > p->hi_pct)
+			return pw_fail(PW_ERR_INVALID, errbuf, errlen, "window %u: effect or interval not a number", p->window);
+		widen(&ylo, &yhi, p->effect_pct);
+		if (fabs(p->effect_pct) > big)
+			big = fabs(p->effect_pct);
+	}
+	/* the first tested windows' intervals are wide (or open: −100 or +inf); the picture keeps
+	 * what the decision reads and cuts the rest at its edge */
+	double cap = 4 * fmax(c->mde_pct, big);
+	for (size_t i = 0; i < c->npoints; i++) {
+		const pw_plot_cs_point *p = &c->points[i];
+		if (p->lo_pct > -100 && fabs(p->lo_pct) <= cap)
+			widen(&ylo, &yhi, p->lo_pct);
+		if (isfinite(p->hi_pct) && fabs(p->hi_pct) <= cap)
+			widen(&ylo, &yhi, p->hi_pct);
+	}
+	/* half a window of room on both sides, so that the first and the deciding window's intervals show */
+	double xlo = c->points[0].window - 0.5, xhi = c->points[c->npoints - 1].window + 0.5;
+	double pad = (yhi - ylo) * 0.05 + 1e-9;
+	layout l = xy_frame(out, width, height, c->title, "window of the metric (5 min each, pilot included)",
+	                    "canary vs baseline, %", xlo, xhi, ylo - pad, yhi + pad);
+	double x0 = px_x(&l, xlo), x1 = px_x(&l, xhi);
+	const struct {
+		const char *cls, *color, *name, *label;
+		double v;
+	} hl[] = {
+		{"cs-zero", "#333", "no change", "", 0},
+		{"cs-tolerance", "#d62728", "tolerance: REGRESSION once the interval is all beyond it", "tolerance",
+		 sgn * c->tolerance_pct},
+		{"cs-mde", "#2ca02c", "MDE: NO_REGRESSION once the interval is all within it", "MDE", sgn * c->mde_pct},
+	};
+	for (size_t i = 0; i < sizeof hl / sizeof hl[0]; i++) {
+		double y = px_y(&l, hl[i].v);
+		fprintf(out, "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"%s>"
+		             "<title>", hl[i].cls, x0, y, x1, y, hl[i].color, i ? " stroke-dasharray=\"6 4\"" : "");
+		esc(out, hl[i].name);
+		fprintf(out, " (%+.2f%%)</title></line>\n", hl[i].v);
+		if (hl[i].label[0])
+			fprintf(out, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\">%s %+.2f%%</text>\n",
+			        x1 - 110, y - 4, hl[i].color, hl[i].label, hl[i].v);
+	}
+	if (c->decided_window) {
+		double x = px_x(&l, c->decided_window);
+		fprintf(out, "<line class=\"cs-decision\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#9467bd\" "
+		             "stroke-dasharray=\"2 3\"/>\n<text class=\"label\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
+		             "text-anchor=\"end\">decided at window %u</text>\n",
+		        x, l.y0, x, l.y1, x - 4, l.y0 + 12, c->decided_window);
+	}
+	double lo_edge = l.v_lo, hi_edge = l.v_hi;
+	for (size_t i = 0; i < c->npoints; i++) {
+		const pw_plot_cs_point *p = &c->points[i];
+		bool open_lo = p->lo_pct < lo_edge, open_hi = p->hi_pct > hi_edge;
+		double x = px_x(&l, p->window);
+		fprintf(out, "<line class=\"cs-interval%s\" data-window=\"%u\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+		             "y2=\"%.1f\" stroke=\"#1f77b4\" stroke-opacity=\"0.6\" stroke-width=\"2\"/>\n",
+		        open_lo || open_hi ? " open" : "", p->window, x, px_y(&l, open_lo ? lo_edge : p->lo_pct), x,
+		        px_y(&l, open_hi ? hi_edge : p->hi_pct));
+	}
+	fputs("<polyline class=\"cs-estimate\" fill=\"none\" stroke=\"#111\" stroke-width=\"1\" points=\"", out);
+	for (size_t i = 0; i < c->npoints; i++)
+		fprintf(out, "%s%.1f,%.1f", i ? " " : "", px_x(&l, c->points[i].window), px_y(&l, c->points[i].effect_pct));
+	fputs("\"/>\n", out);
+	for (size_t i = 0; i < c->npoints; i++) {
+		const pw_plot_cs_point *p = &c->points[i];
+		char lo[32], hi[32]; /* a side not bounded yet (−100: a ratio of 0, or +inf) says so */
+		snprintf(lo, sizeof lo, p->lo_pct > -100 ? "%+.3f%%" : "unbounded", p->lo_pct);
+		snprintf(hi, sizeof hi, isfinite(p->hi_pct) ? "%+.3f%%" : "unbounded", p->hi_pct);
+		fprintf(out, "<circle class=\"cs-effect\" data-window=\"%u\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#111\">"
+		             "<title>window %u: %+.3f%% [%s, %s]</title></circle>\n",
+		        p->window, px_x(&l, p->window), px_y(&l, p->effect_pct), p->window, p->effect_pct, lo, hi);
 	}
 	fputs("</svg>\n", out);
 	if (ferror(out))

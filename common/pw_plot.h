@@ -97,4 +97,35 @@ typedef struct pw_plot_xy {
 pw_status pw_plot_xy_svg(FILE *out, const pw_plot_xy *c, int width, int height, char *errbuf,
                          size_t errlen);
 
+/*
+ * The production canary's evidence (docs/canary.md, docs/pager.md): one
+ * confidence sequence of a (rollout, family, metric) over its tested windows
+ * — per window the estimate and its interval as pw_cs_result reports them
+ * (percent, canary vs baseline) — with the no-change line, the tolerance
+ * (REGRESSION once the whole interval is beyond it) and the MDE
+ * (NO_REGRESSION once it is all within it) on the regression's side (below 0
+ * when higher is better), and the deciding window. Elements: one
+ * line.cs-interval and one circle.cs-effect per point (data-window its
+ * window; an interval cut at the picture's edge — very wide, or open: −100 or
+ * +inf — is line.cs-interval.open), polyline.cs-estimate, line.cs-zero,
+ * line.cs-tolerance, line.cs-mde, line.cs-decision.
+ */
+typedef struct pw_plot_cs_point {
+	uint32_t window;                   /* the metric's windows so far, pilot included (1, 2, ...) */
+	double effect_pct, lo_pct, hi_pct; /* pw_cs_result's */
+} pw_plot_cs_point;
+
+typedef struct pw_plot_cs {
+	const char *title;
+	const pw_plot_cs_point *points; /* in increasing window */
+	size_t npoints;
+	double tolerance_pct, mde_pct;  /* the bounds the decision used, > 0 */
+	bool higher_is_better;          /* goodput: a regression is negative */
+	uint32_t decided_window;        /* 0: none */
+} pw_plot_cs;
+
+/* As pw_plot_svg: PW_ERR_INSUFFICIENT without points, PW_ERR_INVALID for a non-finite estimate, a NaN
+ * bound, lo > hi, non-finite bounds of the decision or too small a picture, PW_ERR_IO. */
+pw_status pw_plot_cs_svg(FILE *out, const pw_plot_cs *c, int width, int height, char *errbuf, size_t errlen);
+
 #endif

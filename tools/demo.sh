@@ -13,8 +13,9 @@
 # for chat-8b, the changepoints pinned to 2026-06-17, and the planner's nightly
 # of that day running chat-8b on v6e-4 because of cl/7841917, with its
 # coverage report, the production canary of the next release rolling
-# chat-8b back and promoting the others, and the release rolled to canary
-# after a waiver: chat-8b pinned to N-1, the others promoted) and exits non-zero,
+# chat-8b back, paged once through the pager, and promoting the others, and the
+# release rolled to canary after a waiver: chat-8b pinned to N-1, the others
+# promoted) and exits non-zero,
 # naming what did not come out, when anything is missing. The services are stopped at the end,
 # the stack is left running so that it can be explored.
 #
@@ -173,7 +174,7 @@ step_services() {
     "$pw" group to-end "$ns-bisector" perf.alerts.v1 perf.compiler-cls.v1 >/dev/null &&
     "$pw" group to-end "$ns-answer" perf.bisect.jobs.v1 >/dev/null &&
     "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
-      perf.attributions.v1 >/dev/null || return 1
+      perf.attributions.v1 perf.rollouts.v1 >/dev/null || return 1
   # (every replay of a scenario has the same CLs, but an earlier demo's or test's open incidents are
   # another pager deployment's: this demo's pager, in its own group, never joins nor delivers them)
   # the false-page budget is fleet-wide over a rolling week: pages that tests or earlier demos left
@@ -626,6 +627,16 @@ step_canary() {
   done
   echo
   "$pw" canary show --rollout "$rollout"
+  # the rollback paged by this demo's pager (docs/pager.md, "Canary rollbacks")
+  rollback_page="pg-rollback-$rollout-chat-8b"
+  deadline=$((SECONDS + 60))
+  until [ "$(q "SELECT count(*) FROM perfwatch.pages WHERE page_id = '$rollback_page' AND delivered_at IS NOT NULL")" = 1 ]; do
+    [ $SECONDS -lt $deadline ] || { echo "demo: the canary's rollback was not paged within 60 s" >&2; return 1; }
+    sleep 0.5
+  done
+  echo
+  echo "on-call's page for the rollback: $(q "SELECT severity || ' to ' || route || ': ' || summary FROM perfwatch.pages WHERE page_id = '$rollback_page'")"
+  echo "  its triage page plots the confidence sequence: $(q "SELECT triage_url FROM perfwatch.pages WHERE page_id = '$rollback_page'")"
 }
 
 # The waiver (§8's follow-up): chat-8b's fix needs weeks and the release must ship, so
@@ -703,6 +714,17 @@ check_canary() {
       serving/chat-8b/xla-rc-2026-06-15.aot ] &&
     [ "$(q "SELECT count(*) FROM perfwatch.outbox WHERE service = 'canary' AND topic = 'perf.rollouts.v1'
              AND message_key LIKE '$rollout/%'")" = 3 ]
+}
+
+# The pager pages the rollback once (critical, to the triage rotation, with the canary's
+# evidence) and nothing for the promoted families; the triage page plots the sequence.
+check_canary_page() {
+  [ "$(q "SELECT count(*) FROM perfwatch.pages WHERE pager_group = '$ns-pager' AND payload->'canary'->>'rollout_id' = '$rollout'")" = 1 ] &&
+    [ "$(q "SELECT severity || ' ' || route || ' ' || (payload->'canary'->>'metric') || ' ' || (payload->'canary'->>'rollback_artifact')
+             FROM perfwatch.pages WHERE page_id = '$rollback_page'")" = \
+      "critical ml-perf-triage tpot serving/chat-8b/xla-rc-2026-06-15.aot" ] &&
+    local html && html=$(curl -fsS "$(q "SELECT triage_url FROM perfwatch.pages WHERE page_id = '$rollback_page'")") &&
+    [[ $html == *'class="cs-effect"'* && $html == *'data-same="true"'* ]]
 }
 
 # The planner's nightly of 2026-06-17 runs chat-8b on v6e-4 decode B64 and not on v5e-8,
@@ -797,6 +819,7 @@ step_check() {
   expect "planner: the nightly of 2026-06-17 runs chat-8b on v6e-4 decode B64 (not v5e-8) because cl/7841917 touches its fusion" check_planner_nightly
   expect "planner: perfwatch coverage --json, week of 2026-06-15: >= 95% of spend gated, chip-h lines summing to the total, <= 6.5% of naive" check_coverage
   expect "canary: chat-8b (+1% TPOT) ROLLBACK to serving/chat-8b/xla-rc-2026-06-15.aot, summarize-13b and chat-70b-gpu PROMOTE, each once on perf.rollouts.v1" check_canary
+  expect "pager: the canary's chat-8b ROLLBACK paged once (critical, ml-perf-triage, its evidence), the promotions not; its triage page plots the sequence" check_canary_page
   expect "the release rolled to canary after a waiver: chat-8b (BLOCKING on the RC) pinned to N-1 (owner, sign-off, artifact), the others promoted, each once on perf.rollouts.v1" check_pinned
   if [ ${#failed_checks[@]} -gt 0 ]; then
     echo "demo: ${#failed_checks[@]} expected result(s) did not come out:" >&2

@@ -6,7 +6,8 @@
  * alerts and a bisection that the bisector's and the attributor's doors take,
  * and a changepoint, a gate verdict with a waived series and an attribution
  * that the baseliner's and the pager's doors take, are built field by field,
- * a CanaryWindow comes from pw-sim canary's scenario; the other types are filled from their
+ * a CanaryWindow comes from pw-sim canary's scenario and its chat-8b ROLLBACK is built
+ * field by field for the pager's door; the other types are filled from their
  * descriptors (every string, number, enum, sub-message and two elements of
  * every list), so the fuzzer starts from messages that reach every field's
  * decoder.
@@ -35,7 +36,7 @@
 
 /* The selectors of fuzz_wire.c's types[], in its order. */
 enum { S_RUN, S_POINT, S_FLEET, S_GATE, S_BASELINE, S_ALERT, S_BISECTION, S_CL, S_JOB, S_PAGE,
-       S_TRIAGE, S_DLQ, S_CHANGEPOINT, S_GATE_VERDICT, S_ATTRIBUTION, S_CANARY };
+       S_TRIAGE, S_DLQ, S_CHANGEPOINT, S_GATE_VERDICT, S_ATTRIBUTION, S_CANARY, S_ROLLOUT };
 
 static const char *outdir;
 static int nwritten;
@@ -472,6 +473,32 @@ int main(int argc, char **argv)
 	put(S_CANARY, "canary-window", buf, len);
 	free(buf);
 	put_filled(S_CANARY, "canary-window-filled", &perfwatch__v1__canary_window__descriptor);
+	/* the canary's ROLLBACK of that scenario (docs/canary.md §8), which the pager's door takes */
+	Perfwatch__V1__RolloutDecision rd = PERFWATCH__V1__ROLLOUT_DECISION__INIT;
+	rd.rollout_id = "rollout-xla-rc-2026-06-22";
+	rd.family = "chat-8b";
+	rd.decision = PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_ROLLBACK;
+	rd.metric = PERFWATCH__V1__CANARY_METRIC__CANARY_METRIC_TPOT;
+	rd.effect_pct = 1.113;
+	rd.lo_pct = 0.501;
+	rd.hi_pct = 2.231;
+	rd.windows = 38;
+	rd.decided_window_start_unix_us = 1782141900000000LL;
+	rd.release = "xla-rc-2026-06-22";
+	rd.previous_release = "xla-rc-2026-06-15";
+	rd.rollback_artifact = "serving/chat-8b/xla-rc-2026-06-15.aot";
+	rd.decided_unix_us = 1782142000000000LL;
+	rd.alpha = 0.05;
+	rd.mde_pct = 1;
+	rd.tolerance_pct = 0.5;
+	rd.family_windows = 114;
+	len = perfwatch__v1__rollout_decision__get_packed_size(&rd);
+	if (!(buf = malloc(len ? len : 1)))
+		exit(1);
+	perfwatch__v1__rollout_decision__pack(&rd, buf);
+	put(S_ROLLOUT, "rollout-rollback", buf, len);
+	free(buf);
+	put_filled(S_ROLLOUT, "rollout-filled", &perfwatch__v1__rollout_decision__descriptor);
 	printf("fuzz_seeds: %d seeds in %s\n", nwritten, outdir);
 	return 0;
 }

@@ -16,8 +16,8 @@
  * request door, the baseliner's changepoint, gate-verdict and triage doors
  * (accepted shifts), the baseliner's pw_baseline_record_unpack, the
  * bisector's alert and CL doors, the attributor's alert and bisection doors,
- * and the pager's door (pw_pager_door) on the five types it consumes (Alert,
- * GateVerdict, Changepoint, Bisection, Attribution), and the canary's window
+ * and the pager's door (pw_pager_door) on the six types it consumes (Alert,
+ * GateVerdict, Changepoint, Bisection, Attribution, RolloutDecision), and the canary's window
  * door (pw_canary_window_decode); what a door accepts must have passed the
  * wire check.
  */
@@ -37,6 +37,7 @@
 #include "perfwatch/v1/attribution.pb-c.h"
 #include "perfwatch/v1/baseline.pb-c.h"
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "perfwatch/v1/canary.pb-c.h"
 #include "perfwatch/v1/changepoint.pb-c.h"
 #include "perfwatch/v1/compiler.pb-c.h"
 #include "perfwatch/v1/dlq.pb-c.h"
@@ -66,6 +67,7 @@ static const ProtobufCMessageDescriptor *const types[] = {
 	&perfwatch__v1__gate_verdict__descriptor,
 	&perfwatch__v1__attribution__descriptor,
 	&perfwatch__v1__canary_window__descriptor,
+	&perfwatch__v1__rollout_decision__descriptor, /* the pager's door on perf.rollouts.v1 */
 };
 #define NTYPES (sizeof types / sizeof types[0])
 
@@ -96,7 +98,7 @@ static bool has_unknown_fields(const ProtobufCMessage *m)
 }
 
 /*
- * The pager's door on a payload of one of its five types: a message handed
+ * The pager's door on a payload of one of its six types: a message handed
  * back exactly when accepted, only past the wire check — the verdict for a
  * gate verdict, else a part with a key that was not cut — and a reason and a
  * detail when refused.

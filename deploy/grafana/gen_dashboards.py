@@ -156,6 +156,46 @@ SELECT w.model AS family, w.pin_release AS pinned_release, w.pin_artifact AS pin
   LEFT JOIN perfwatch.pin_expiries e ON e.release_id = w.release_id AND e.waiver_id = w.waiver_id
  WHERE w.release_id = '$release' AND w.pin
  ORDER BY w.model, w.waiver_id""", "table")])
+d.panel("timeseries", "canary decisions per day",
+        "pw-canary's final decisions (perfwatch.canary_families, docs/canary.md §8) per day: PROMOTE, ROLLBACK, and HOLD once inconclusive at the horizon.",
+        [target_sql("""
+SELECT $__timeGroupAlias(decided_at, '1d'), decision || CASE WHEN inconclusive THEN ' (inconclusive)' ELSE '' END AS metric,
+       count(*) AS value
+  FROM perfwatch.canary_families
+ WHERE final AND $__timeFilter(decided_at)
+ GROUP BY 1, 2
+ ORDER BY 1""")], fieldConfig={"defaults": {"custom": {"drawStyle": "bars"}}, "overrides": []})
+d.panel("table", "canary decisions per family",
+        "Each family's decision of each rollout decided in the time range: the deciding metric's effect with its confidence-sequence interval at the decision, its windows, the N-1 artifact a ROLLBACK flipped to, and the page the pager raised for it (docs/pager.md, canary rollbacks).",
+        [target_sql("""
+SELECT c.decided_at, c.rollout_id, c.family, c.family_kind, c.decision, c.inconclusive, c.metric,
+       c.effect_pct AS "effect %", c.lo_pct AS "interval lo %", c.hi_pct AS "interval hi %",
+       c.decision_windows AS windows, c.release, c.previous_release, c.rollback_artifact,
+       c.mde_pct, c.tolerance_pct, p.page_id, p.delivery_status
+  FROM perfwatch.canary_families c
+  LEFT JOIN perfwatch.pages p
+    ON p.payload -> 'canary' ->> 'rollout_id' = c.rollout_id AND p.payload -> 'canary' ->> 'family' = c.family
+ WHERE c.final AND $__timeFilter(c.decided_at)
+ ORDER BY c.decided_at DESC, c.family
+ LIMIT 500""", "table")], fieldConfig={"defaults": {}, "overrides": [
+            {"matcher": {"id": "byName", "options": "decision"}, "properties": [
+                {"id": "custom.cellOptions", "value": {"type": "color-text"}},
+                {"id": "mappings", "value": [{"type": "value", "options": {
+                    "ROLLBACK": {"color": "red", "index": 0}, "PROMOTE": {"color": "green", "index": 1},
+                    "HOLD": {"color": "orange", "index": 2}}}]}]}]})
+d.panel("timeseries", "canary effect and interval at the decision",
+        "Per family, the deciding metric's effect (percent, canary vs baseline) and the two ends of its confidence-sequence interval at each final decision in the time range; a ROLLBACK's interval lies wholly above the tolerance.",
+        [target_sql("""
+SELECT decided_at AS time, family || ' ' || metric || ' effect' AS metric, effect_pct AS value
+  FROM perfwatch.canary_families WHERE final AND effect_pct IS NOT NULL AND $__timeFilter(decided_at)
+UNION ALL
+SELECT decided_at, family || ' ' || metric || ' lo', lo_pct
+  FROM perfwatch.canary_families WHERE final AND lo_pct IS NOT NULL AND $__timeFilter(decided_at)
+UNION ALL
+SELECT decided_at, family || ' ' || metric || ' hi', hi_pct
+  FROM perfwatch.canary_families WHERE final AND hi_pct IS NOT NULL AND $__timeFilter(decided_at)
+ ORDER BY 1""")], fieldConfig={"defaults": {"unit": "percent", "custom": {"drawStyle": "points", "pointSize": 8}},
+                                "overrides": []})
 d.write("perfwatch-gate.json")
 
 # 3. pages, triage and the report card

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <inttypes.h>
 #include <string.h>
 
 static void copy(char *dst, size_t len, const char *src)
@@ -70,6 +71,8 @@ bool pw_incident_matches(const pw_pager_params *p, const pw_incident *inc, const
 		return false;
 	if (f->alert_id[0] && is_member(inc, f->alert_id))
 		return true;
+	if (f->kind == PW_FIND_ROLLBACK || inc->primary.kind == PW_FIND_ROLLBACK)
+		return false; /* a canary rollback is an event of its own, keyed by rollout and family */
 	if (f->created_us - inc->last_us > p->incident_window_us)
 		return false;
 	if (f->revision > 0 && is_win(f) != is_win(&inc->primary))
@@ -397,6 +400,8 @@ bool pw_incident_same_event(const pw_incident *a, const pw_incident *b)
 		return false;
 	if (is_win(&a->primary) != is_win(&b->primary))
 		return false;
+	if (a->primary.kind == PW_FIND_ROLLBACK || b->primary.kind == PW_FIND_ROLLBACK)
+		return false; /* a canary rollback is never folded into a benchmark event, nor one into it */
 	if (a->primary.first_signal || b->primary.first_signal) /* first signals of a family: one event */
 		return a->family[0] && strcmp(a->family, b->family) == 0;
 	if (a->fleet_event_id[0] || b->fleet_event_id[0])
@@ -466,12 +471,31 @@ static void metric_short(const char *metric, char *buf, size_t len)
 	buf[i] = '\0';
 }
 
+void pw_rollback_incident_id(const pw_rollback *rb, char buf[PW_PAGER_STR])
+{
+	/* "pg-" replaces "inc-" in the page id: the id leaves room for the page's own prefix */
+	int n = snprintf(buf, PW_PAGER_STR, "inc-rollback-%s-%s", rb->rollout_id, rb->family);
+	if (n > 0 && n < PW_PAGER_STR - 8)
+		return;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a, 64 bits */
+	for (const char *parts[] = {rb->rollout_id, "/", rb->family}, **p = parts; p < parts + 3; p++)
+		for (const unsigned char *c = (const unsigned char *)*p; *c; c++)
+			h = (h ^ *c) * 1099511628211ULL;
+	snprintf(buf, PW_PAGER_STR, "inc-rollback-%.40s-%.40s-%016" PRIx64, rb->rollout_id, rb->family, h);
+}
+
 void pw_incident_summary(const pw_incident *inc, char *buf, size_t len)
 {
 	const pw_finding *f = &inc->primary;
 	char m[32];
 	char verdict[32];
 	metric_short(f->metric, m, sizeof m);
+	if (f->kind == PW_FIND_ROLLBACK) {
+		const pw_rollback *rb = &f->rollback;
+		snprintf(buf, len, "canary ROLLBACK %s %s %+.2f%% [%+.2f%%, %+.2f%%] after %" PRIu32 " windows, to %s",
+		         f->model, m, f->delta_pct, rb->lo_pct, rb->hi_pct, rb->windows, rb->artifact);
+		return;
+	}
 	snprintf(verdict, sizeof verdict, "%s", pw_find_verdict_name(f->verdict));
 	for (char *c = verdict; *c; c++)
 		*c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);

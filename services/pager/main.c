@@ -1,7 +1,8 @@
 /*
  * main.c: pw-pager, one page per real event (seed §8): findings in
  * (perf.alerts.v1, perf.gate.verdicts.v1, perf.changepoints.v1,
- * perf.bisections.v1, perf.attributions.v1), incidents, pages, tickets and
+ * perf.bisections.v1, perf.attributions.v1) and the production canary's
+ * rollbacks (perf.rollouts.v1), incidents, pages, tickets and
  * notices out, delivered from the tick, the triage page on the HTTP server.
  * What a batch and the tick do is in pager_service.c; the decisions are
  * incident.c's, route.c's and payload.c's.
@@ -12,7 +13,7 @@
 #include "pw_topics.h"
 
 static const char *const pager_topics[] = {PW_TOPIC_ALERTS, PW_TOPIC_GATE_VERDICTS, PW_TOPIC_CHANGEPOINTS,
-                                           PW_TOPIC_BISECTIONS, PW_TOPIC_ATTRIBUTIONS, NULL};
+                                           PW_TOPIC_BISECTIONS, PW_TOPIC_ATTRIBUTIONS, PW_TOPIC_ROLLOUTS, NULL};
 
 /* One worker per replica: the replicas of a deployment handle messages one at a time under its lock. */
 static const pw_service_input pager_inputs[] = {

@@ -38,7 +38,27 @@ typedef enum {
 	PW_FIND_REGRESSION = 0,
 	PW_FIND_IMPROVEMENT,
 	PW_FIND_INFRA_HEALTH,
+	PW_FIND_ROLLBACK, /* the production canary rolled a family back (RolloutDecision ROLLBACK) */
 } pw_find_kind;
+
+/*
+ * The canary's evidence of a rollback (canary.proto RolloutDecision): the
+ * deciding metric's effect and its confidence-sequence interval at the
+ * decision, its windows, and the N−1 artifact the family was rolled back to.
+ */
+typedef struct pw_rollback {
+	char decision[16];               /* "ROLLBACK", "PROMOTE", "HOLD" (only ROLLBACK is kind PW_FIND_ROLLBACK) */
+	bool inconclusive;               /* HOLD after the canary's horizon */
+	char rollout_id[2 * PW_PAGER_STR];
+	char family[2 * PW_PAGER_STR];   /* in full (model keeps what fits) */
+	char previous_release[PW_PAGER_STR];
+	char artifact[2 * PW_PAGER_STR]; /* rollback_artifact */
+	double lo_pct, hi_pct;           /* the interval of effect (delta_pct) at the decision */
+	uint32_t windows;                /* windows of the deciding metric, pilot included */
+	uint32_t family_windows;
+	int64_t decided_window_start_us;
+	double alpha, tolerance_pct;     /* mde_pct is the finding's */
+} pw_rollback;
 
 /* The verdict a detector gave (Verdict in common.proto, same meaning). */
 typedef enum {
@@ -110,6 +130,7 @@ typedef struct {
 	bool owner_from_bisection;
 	char release_id[PW_PAGER_STR];
 	char fleet_event_id[PW_PAGER_STR];
+	pw_rollback rollback; /* kind PW_FIND_ROLLBACK only: model is the family, metric the deciding one */
 } pw_finding;
 
 /* Parses a CL name such as "cl/7841917" into its number; -1 when not one. */
@@ -140,6 +161,7 @@ typedef struct {
 	double budget_pressure; /* fraction of the budget from which pages say "under pressure" (0.6) */
 	double budget_override_spend_pct; /* over budget, still pages at >= this spend impact (1.0) */
 	int64_t incident_window_us; /* a finding joins an open incident at most this long after its last part */
+	int64_t rollout_max_age_us; /* a canary rollback consumed later than this after its decision is not paged (24h) */
 	char route_triage[PW_PAGER_STR];   /* perf-triage rotation: first touch on every page */
 	char route_compiler[PW_PAGER_STR]; /* compiler team: validated wins, compiler-owned tickets */
 	char route_model[PW_PAGER_STR];
@@ -182,9 +204,21 @@ pw_owner pw_route_owner(const pw_pager_params *p, const pw_finding *f);
  * page_min_pct) → ticket; a watcher shift >= page_min_pct on a top-tier
  * series → high page; tail tier, sub-MDE, trend, pass → queue; validated win
  * → info to the compiler team; infra-health → info to infra (never the
- * compiler rotation). Writes *out; never fails.
+ * compiler rotation); a canary rollback → critical page to the triage
+ * rotation, whatever the budget. Writes *out; never fails.
  */
 void pw_route_decide(const pw_pager_params *p, const pw_finding *f, pw_route *out);
+
+/*
+ * Whether the canary rollback f (kind PW_FIND_ROLLBACK, created_us the
+ * canary's wall clock at the decision) is older than rollout_max_age at
+ * now_us: it is stored and not paged. A deployment that adds perf.rollouts.v1
+ * to its consumer group reads the topic from its start
+ * (auto.offset.reset=earliest); the rollbacks of past rollouts were acted on
+ * long ago and must not page on-call now. False for any other finding and
+ * for a decision without a time.
+ */
+bool pw_rollback_stale(const pw_pager_params *p, const pw_finding *f, int64_t now_us);
 
 /* ---- false-page budget ---------------------------------------------- */
 
@@ -299,7 +333,17 @@ bool pw_incident_same_event(const pw_incident *a, const pw_incident *b);
  */
 bool pw_incident_absorb(pw_incident *dst, pw_incident *src);
 
-/* One line: "chat-8b v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917". */
+/*
+ * The incident id of a canary rollback, one per (rollout, family):
+ * "inc-rollback-<rollout>-<family>", or, when that would not fit in
+ * PW_PAGER_STR with room for a page id, the rollout and family cut and a
+ * 64-bit FNV-1a hash of "<rollout>/<family>" (16 hex digits) appended, so two
+ * rollouts never share an id by being cut. buf holds PW_PAGER_STR bytes.
+ */
+void pw_rollback_incident_id(const pw_rollback *rb, char buf[PW_PAGER_STR]);
+
+/* One line: "chat-8b v6e-4 TPOT +8.2% BLOCKING, culprit cl/7841917"; for a canary rollback
+ * "canary ROLLBACK chat-8b TPOT +1.11% [+0.50%, +2.23%] after 38 windows, to <artifact>". */
 void pw_incident_summary(const pw_incident *inc, char *buf, size_t len);
 
 /* ---- payload ---------------------------------------------------------- */

@@ -6,6 +6,7 @@
 #include "pager_msg.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -102,6 +103,66 @@ pw_status pw_finding_from_alert(const Perfwatch__V1__Alert *a, pw_finding *f)
 	COPY(f->owner_hint, a->owner_hint);
 	COPY(f->release_id, a->release_id);
 	COPY(f->fleet_event_id, a->fleet_event_id);
+	return PW_OK;
+}
+
+static const char *canary_metric_name(Perfwatch__V1__CanaryMetric m)
+{
+	switch (m) {
+	case PERFWATCH__V1__CANARY_METRIC__CANARY_METRIC_TPOT: return "tpot";
+	case PERFWATCH__V1__CANARY_METRIC__CANARY_METRIC_TTFT: return "ttft";
+	case PERFWATCH__V1__CANARY_METRIC__CANARY_METRIC_GOODPUT: return "goodput";
+	default: return "";
+	}
+}
+
+pw_status pw_finding_from_rollout(const Perfwatch__V1__RolloutDecision *d, pw_finding *f)
+{
+	memset(f, 0, sizeof *f);
+	if (!d->rollout_id || !d->rollout_id[0] || !d->family || !d->family[0])
+		return PW_ERR_INVALID;
+	pw_rollback *rb = &f->rollback;
+	switch (d->decision) {
+	case PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_ROLLBACK:
+		f->kind = PW_FIND_ROLLBACK;
+		copy(rb->decision, sizeof rb->decision, "ROLLBACK");
+		break;
+	case PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PROMOTE:
+		copy(rb->decision, sizeof rb->decision, "PROMOTE");
+		break;
+	case PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_HOLD:
+		copy(rb->decision, sizeof rb->decision, "HOLD");
+		break;
+	default:
+		return PW_ERR_INVALID;
+	}
+	rb->inconclusive = d->inconclusive;
+	copy(rb->rollout_id, sizeof rb->rollout_id, d->rollout_id);
+	copy(rb->family, sizeof rb->family, d->family);
+	copy(rb->previous_release, sizeof rb->previous_release, d->previous_release);
+	copy(rb->artifact, sizeof rb->artifact, d->rollback_artifact);
+	rb->lo_pct = d->lo_pct;
+	rb->hi_pct = d->hi_pct;
+	rb->windows = d->windows;
+	rb->family_windows = d->family_windows;
+	rb->decided_window_start_us = d->decided_window_start_unix_us;
+	rb->alpha = d->alpha;
+	rb->tolerance_pct = d->tolerance_pct;
+	copy(f->model, sizeof f->model, d->family);
+	copy(f->metric, sizeof f->metric, canary_metric_name(d->metric));
+	copy(f->release_id, sizeof f->release_id, d->release);
+	copy(f->obs_release, sizeof f->obs_release, d->release);
+	copy(f->base_window, sizeof f->base_window, d->previous_release);
+	f->delta_pct = d->effect_pct;
+	f->mde_pct = d->mde_pct;
+	f->passed_min_effect = true;
+	f->verdict = PW_FV_BLOCKING; /* the family does not take the release: it runs N−1 again */
+	/* only the compiler release differs between the arms (same traffic slices, same models) */
+	copy(f->owner_hint, sizeof f->owner_hint, "compiler");
+	f->created_us = d->decided_unix_us;
+	char id[PW_PAGER_STR];
+	pw_rollback_incident_id(rb, id);
+	copy(f->alert_id, sizeof f->alert_id, id + 4); /* "rollback-...": its incident is "inc-" + it */
 	return PW_OK;
 }
 
@@ -300,6 +361,8 @@ pw_pager_in pw_pager_in_of(const char *topic)
 		return PW_PAGER_IN_BISECTION;
 	if (strcmp(topic, PW_TOPIC_ATTRIBUTIONS) == 0)
 		return PW_PAGER_IN_ATTRIBUTION;
+	if (strcmp(topic, PW_TOPIC_ROLLOUTS) == 0)
+		return PW_PAGER_IN_ROLLOUT;
 	return PW_PAGER_IN_UNKNOWN;
 }
 
@@ -311,6 +374,7 @@ const ProtobufCMessageDescriptor *pw_pager_in_desc(pw_pager_in k)
 	case PW_PAGER_IN_CHANGEPOINT: return &perfwatch__v1__changepoint__descriptor;
 	case PW_PAGER_IN_BISECTION: return &perfwatch__v1__bisection__descriptor;
 	case PW_PAGER_IN_ATTRIBUTION: return &perfwatch__v1__attribution__descriptor;
+	case PW_PAGER_IN_ROLLOUT: return &perfwatch__v1__rollout_decision__descriptor;
 	case PW_PAGER_IN_UNKNOWN: break;
 	}
 	return NULL;
@@ -505,6 +569,51 @@ pw_status pw_pager_part_decode(pw_pager_in k, const void *buf, size_t len, pw_pa
 			snprintf(p->key, sizeof p->key, "changepoint:%.*s", PART_ID_KEPT, m->changepoint_id);
 		}
 		perfwatch__v1__changepoint__free_unpacked(m, NULL);
+		return st;
+	}
+	if (k == PW_PAGER_IN_ROLLOUT) {
+		Perfwatch__V1__RolloutDecision *m = perfwatch__v1__rollout_decision__unpack(NULL, len, buf);
+		if (!m)
+			return pw_fail(PW_ERR_INVALID, why, whylen, "payload is not a perfwatch.v1.RolloutDecision");
+		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
+		bool rollback = m->decision == PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_ROLLBACK;
+		if (!m->rollout_id || !m->rollout_id[0])
+			st = pw_fail(PW_ERR_INVALID, why, whylen, "rollout decision has no rollout_id");
+		else if (!m->family || !m->family[0])
+			st = pw_fail(PW_ERR_INVALID, why, whylen, "rollout decision \"%.100s\" has no family", m->rollout_id);
+		else if (m->decision != PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PROMOTE &&
+		         m->decision != PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_HOLD && !rollback)
+			st = pw_fail(PW_ERR_INVALID, why, whylen,
+			             "rollout decision \"%.100s/%.100s\" has no decision this build knows (%d)", m->rollout_id,
+			             m->family, (int)m->decision);
+		else if (rollback && (!m->rollback_artifact || !m->rollback_artifact[0]))
+			st = pw_fail(PW_ERR_INVALID, why, whylen, "rollback \"%.100s/%.100s\" names no rollback_artifact",
+			             m->rollout_id, m->family);
+		else if (rollback && !canary_metric_name(m->metric)[0])
+			st = pw_fail(PW_ERR_INVALID, why, whylen, "rollback \"%.100s/%.100s\" names no metric", m->rollout_id,
+			             m->family);
+		else if ((st = ids_fit("rollout decision",
+		                       (const id_field[]){ID_FIELD("rollout_id", m->rollout_id, 2 * PW_PAGER_STR),
+		                                          ID_FIELD("family", m->family, 2 * PW_PAGER_STR),
+		                                          ID_FIELD("release", m->release, PW_PAGER_STR),
+		                                          ID_FIELD("previous_release", m->previous_release, PW_PAGER_STR),
+		                                          ID_FIELD("rollback_artifact", m->rollback_artifact, 2 * PW_PAGER_STR)},
+		                       5, NULL, reason, why, whylen)) != PW_OK)
+			;
+		else if (rollback && (!isfinite(m->effect_pct) || !isfinite(m->lo_pct) || !isfinite(m->hi_pct) ||
+		                      m->lo_pct > m->effect_pct || m->effect_pct > m->hi_pct || m->windows == 0)) {
+			*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE;
+			st = pw_fail(PW_ERR_INVALID, why, whylen,
+			             "rollback \"%.100s/%.100s\": effect %g outside its interval [%g, %g] or no windows (%u)",
+			             m->rollout_id, m->family, m->effect_pct, m->lo_pct, m->hi_pct, m->windows);
+		} else if ((st = pw_finding_from_rollout(m, &p->f)) != PW_OK) {
+			st = pw_fail(st, why, whylen, "rollout decision \"%.100s/%.100s\" could not be read", m->rollout_id,
+			             m->family);
+		} else {
+			p->opens = rollback;
+			snprintf(p->key, sizeof p->key, "rollout:%s", p->f.alert_id); /* one per (rollout, family) */
+		}
+		perfwatch__v1__rollout_decision__free_unpacked(m, NULL);
 		return st;
 	}
 	return pw_fail(PW_ERR_INVALID, why, whylen, "no decoder for this topic");

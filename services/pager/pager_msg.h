@@ -22,6 +22,7 @@
 #include "perfwatch/v1/alert.pb-c.h"
 #include "perfwatch/v1/attribution.pb-c.h"
 #include "perfwatch/v1/bisect.pb-c.h"
+#include "perfwatch/v1/canary.pb-c.h"
 #include "perfwatch/v1/dlq.pb-c.h"
 #include "perfwatch/v1/gate.pb-c.h"
 
@@ -47,6 +48,16 @@ pw_status pw_finding_from_bisection(const Perfwatch__V1__Bisection *b, pw_findin
  * up here. PW_ERR_INVALID when a names no alert.
  */
 pw_status pw_finding_from_attribution(const Perfwatch__V1__Attribution *a, pw_finding *f);
+
+/*
+ * Fills *f from the canary's decision d (borrowed): the family as model, the
+ * deciding metric, the effect as delta_pct, its interval, windows, releases,
+ * the rollback artifact, alpha, MDE and tolerance in f->rollback. Kind
+ * PW_FIND_ROLLBACK for a ROLLBACK; a PROMOTE or HOLD is filled alike with
+ * rollback.decision naming it (it pages nobody). PW_ERR_INVALID when d names
+ * no rollout, family or decision.
+ */
+pw_status pw_finding_from_rollout(const Perfwatch__V1__RolloutDecision *d, pw_finding *f);
 
 /* Lower-case text of a BisectionStatus ("running", "done", ...). */
 const char *pw_bisection_status_name(Perfwatch__V1__BisectionStatus s);
@@ -102,6 +113,7 @@ typedef enum pw_pager_in {
 	PW_PAGER_IN_CHANGEPOINT, /* perf.changepoints.v1: Changepoint */
 	PW_PAGER_IN_BISECTION,   /* perf.bisections.v1: Bisection */
 	PW_PAGER_IN_ATTRIBUTION, /* perf.attributions.v1: Attribution */
+	PW_PAGER_IN_ROLLOUT,     /* perf.rollouts.v1: RolloutDecision (the production canary's) */
 	PW_PAGER_IN_UNKNOWN,     /* any other topic */
 } pw_pager_in;
 
@@ -118,7 +130,7 @@ const ProtobufCMessageDescriptor *pw_pager_in_desc(pw_pager_in k);
  * One decoded part: the finding, whether it may open an incident (an alert
  * does; a bisection, attribution or changepoint only joins one), and its part
  * key ("alert:<id>:r<revision>", "bisection:...", "attribution:...",
- * "changepoint:<id>"), on which a redelivery is found.
+ * "changepoint:<id>", "rollout:<its incident id>"), on which a redelivery is found.
  */
 typedef struct pw_pager_part {
 	pw_finding f;

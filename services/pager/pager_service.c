@@ -3,7 +3,9 @@
  * main.c holds only its pw_service_def table (pager_service.h).
  *
  * Consumes perf.alerts.v1, perf.gate.verdicts.v1, perf.changepoints.v1,
- * perf.bisections.v1 and perf.attributions.v1 with one worker per replica.
+ * perf.bisections.v1, perf.attributions.v1 and the canary's decisions on
+ * perf.rollouts.v1 (a ROLLBACK is a page of its own: on_rollout) with one
+ * worker per replica.
  * The open incidents are the deployment's (kafka.group.id), in PostgreSQL:
  * each message is one transaction that locks the deployment's pager_state
  * row and brings the worker's copy of them up to date first (0042), so the
@@ -1429,6 +1431,67 @@ static pw_status on_gate(worker *k, const Perfwatch__V1__GateVerdict *v, int64_t
 	return PW_OK;
 }
 
+/*
+ * A decision of the production canary (perf.rollouts.v1). A ROLLBACK is an
+ * incident of its own, "inc-" + its alert id (pw_rollback_incident_id: one
+ * per rollout and family), closed at once so that nothing joins it, and ONE
+ * page: critical to the triage rotation, owner by the routing rules, outside
+ * the false-page budget's queue (the serving pointer flipped already: on-call
+ * must know; the page still counts in the week's budget and says when it is
+ * under pressure). Its part is stored, so a redelivery finds it and pages
+ * nothing (on_message checks the key first). PROMOTE and HOLD page nobody.
+ */
+static pw_status on_rollout(worker *k, const pw_pager_part *pt, const void *raw, size_t rawlen, int64_t now,
+                            const char **outcome, char *errbuf, size_t errlen)
+{
+	if (pt->f.kind != PW_FIND_ROLLBACK) {
+		*outcome = strcmp(pt->f.rollback.decision, "PROMOTE") == 0 ? "promote" : "hold";
+		return PW_OK;
+	}
+	pw_incident *inc = calloc(1, sizeof *inc);
+	if (!inc)
+		return PW_ERR_NOMEM;
+	char id[PW_PAGER_STR];
+	snprintf(id, sizeof id, "inc-%.*s", PW_PAGER_STR - 8, pt->f.alert_id);
+	pw_incident_open(inc, id, &pt->f);
+	if (inc->opened_us <= 0)
+		inc->opened_us = inc->last_us = now;
+	inc->open = false;
+	pw_route route;
+	pw_route_decide(&k->a->prm, &inc->primary, &route);
+	page_row old;
+	pw_budget_usage u = {0};
+	pw_budget_decision bd = {0};
+	char reason[4 * PW_PAGER_STR];
+	pw_status st = page_get(k->w->pg, inc->incident_id, &old, errbuf, errlen);
+	if (st == PW_OK)
+		st = budget_usage(k->w->pg, k->a->group, &u, errbuf, errlen);
+	bool stale = pw_rollback_stale(&k->a->prm, &inc->primary, now);
+	if (st == PW_OK) {
+		pw_budget_decide(&k->a->prm, &u, &inc->primary, &bd);
+		if (stale)
+			snprintf(reason, sizeof reason, "%s; not paged: decided %.1f h before it was consumed (pager.rollout.max_age)",
+			         route.reason, (double)(now - inc->primary.created_us) / 3.6e9);
+		else
+			snprintf(reason, sizeof reason, "%s; pages whatever the budget (%s)", route.reason, bd.reason);
+		st = incident_store(k, inc, &route, pt, now, errbuf, errlen);
+	}
+	if (st == PW_OK)
+		st = part_store(k, inc->incident_id, pt, PW_TOPIC_ROLLOUTS, raw, rawlen, errbuf, errlen);
+	if (st == PW_OK && !old.exists && !stale)
+		st = page_write(k, inc, &route, &old, bd.pressure || !bd.page, false, now, errbuf, errlen);
+	if (st == PW_OK)
+		st = decision_store(k, inc->incident_id, pt->f.alert_id, 0, stale ? "queue" : pw_action_name(route.action),
+		                    stale ? "" : !bd.page ? "override" : bd.pressure ? "pressure" : "within", reason, errbuf,
+		                    errlen);
+	if (st == PW_OK && stale)
+		pw_log_info(k->a->lg, "rollback %s not paged: %s", pt->f.alert_id, reason);
+	if (st == PW_OK)
+		*outcome = stale ? "stale" : "opened";
+	free(inc);
+	return st;
+}
+
 /* Whether part_key was consumed before (a redelivery). */
 static pw_status part_seen(pw_pg *pg, const char *key, bool *seen, char *errbuf, size_t errlen)
 {
@@ -1474,6 +1537,8 @@ static pw_status on_message(worker *k, const rd_kafka_message_t *m, int64_t now,
 		st = part_seen(k->w->pg, pt.key, &seen, errbuf, errlen);
 		if (st == PW_OK && seen)
 			outcome = "duplicate";
+		else if (st == PW_OK && kind == PW_PAGER_IN_ROLLOUT)
+			st = on_rollout(k, &pt, m->payload, m->len, now, &outcome, errbuf, errlen);
 		else if (st == PW_OK)
 			st = on_part(k, &pt, topic, m->payload, m->len, now, &outcome, errbuf, errlen);
 	}

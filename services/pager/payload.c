@@ -2,8 +2,10 @@
  * payload.c: the artifact-3 alert payload of an incident, as JSON, and the
  * HMAC-SHA256 signed, expiring triage links. See pager.h.
  */
+
 #include "pager.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +137,40 @@ pw_status pw_payload_write(FILE *out, const pw_incident *inc, const pw_route *ro
 	jstr(out, f->trace_before);
 	fputs(",\"trace_after\":", out);
 	jstr(out, f->trace_after);
-	fputs("},\"verdict\":", out);
+	fputs("},\"canary\":", out);
+	if (f->kind == PW_FIND_ROLLBACK) {
+		/* the production canary's evidence (canary.proto RolloutDecision) */
+		const pw_rollback *rb = &f->rollback;
+		fputs("{\"decision\":\"ROLLBACK\",\"rollout_id\":", out);
+		jstr(out, rb->rollout_id);
+		fputs(",\"family\":", out);
+		jstr(out, f->model);
+		fputs(",\"metric\":", out);
+		jstr(out, f->metric);
+		fputs(",\"effect_pct\":", out);
+		jnum(out, f->delta_pct);
+		fputs(",\"lo_pct\":", out);
+		jnum(out, rb->lo_pct);
+		fputs(",\"hi_pct\":", out);
+		jnum(out, rb->hi_pct);
+		fprintf(out, ",\"windows\":%" PRIu32 ",\"family_windows\":%" PRIu32 ",\"decided_window_start_unix_us\":%" PRId64
+		             ",\"release\":", rb->windows, rb->family_windows, rb->decided_window_start_us);
+		jstr(out, f->release_id);
+		fputs(",\"previous_release\":", out);
+		jstr(out, rb->previous_release);
+		fputs(",\"rollback_artifact\":", out);
+		jstr(out, rb->artifact);
+		fputs(",\"alpha\":", out);
+		jnum(out, rb->alpha);
+		fputs(",\"mde_pct\":", out);
+		jnum(out, f->mde_pct);
+		fputs(",\"tolerance_pct\":", out);
+		jnum(out, rb->tolerance_pct);
+		fputs("}", out);
+	} else {
+		fputs("null", out);
+	}
+	fputs(",\"verdict\":", out);
 	if (f->verdict == PW_FV_NONE) {
 		fputs("null", out);
 	} else {

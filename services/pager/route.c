@@ -23,6 +23,10 @@ static const pw_conf_key keys[] = {
 	{.name = "pager.incident_window", .type = PW_CONF_DURATION_MS, .def = "72h", .min = 60000,
 	 .max = 2592000000.0,
 	 .help = "a late correlated finding joins an open incident up to this long after its last part"},
+	{.name = "pager.rollout.max_age", .type = PW_CONF_DURATION_MS, .def = "24h", .min = 60000,
+	 .max = 2592000000.0,
+	 .help = "a canary ROLLBACK consumed later than this after the canary recorded it is stored, not paged "
+	         "(a deployment first reading perf.rollouts.v1 from its start)"},
 	{.name = "pager.route.triage", .type = PW_CONF_STRING, .def = "ml-perf-triage",
 	 .help = "the perf-triage rotation: first touch on every page"},
 	{.name = "pager.route.compiler", .type = PW_CONF_STRING, .def = "xla-compiler",
@@ -59,6 +63,7 @@ void pw_pager_params_default(pw_pager_params *p)
 	p->budget_pressure = 0.6;
 	p->budget_override_spend_pct = 1;
 	p->incident_window_us = 72LL * 3600 * 1000000;
+	p->rollout_max_age_us = 24LL * 3600 * 1000000;
 	copy(p->route_triage, sizeof p->route_triage, "ml-perf-triage");
 	copy(p->route_compiler, sizeof p->route_compiler, "xla-compiler");
 	copy(p->route_model, sizeof p->route_model, "model-owners");
@@ -78,6 +83,7 @@ pw_status pw_pager_params_from_config(const pw_config *cfg, pw_pager_params *p, 
 	p->budget_pressure = pw_config_get_double(cfg, "pager.budget_pressure");
 	p->budget_override_spend_pct = pw_config_get_double(cfg, "pager.budget_override_spend_pct");
 	p->incident_window_us = pw_config_get_duration_ms(cfg, "pager.incident_window") * 1000;
+	p->rollout_max_age_us = pw_config_get_duration_ms(cfg, "pager.rollout.max_age") * 1000;
 	copy(p->route_triage, sizeof p->route_triage, pw_config_get_str(cfg, "pager.route.triage"));
 	copy(p->route_compiler, sizeof p->route_compiler, pw_config_get_str(cfg, "pager.route.compiler"));
 	copy(p->route_model, sizeof p->route_model, pw_config_get_str(cfg, "pager.route.model"));
@@ -212,6 +218,14 @@ void pw_route_decide(const pw_pager_params *p, const pw_finding *f, pw_route *ou
 	memset(out, 0, sizeof *out);
 	out->owner = pw_route_owner(p, f);
 
+	/* the production canary rolled a family back (§8): the serving pointer flipped to N−1
+	 * already; the triage rotation confirms it and routes the fix, at once */
+	if (f->kind == PW_FIND_ROLLBACK) {
+		set(out, PW_ACT_PAGE, PW_SEV_CRITICAL, p->route_triage,
+		    "canary ROLLBACK (%+.2f%%): critical page to the triage rotation", f->delta_pct);
+		return;
+	}
+
 	/* infra health, fleet changes, frozen and quarantined series, and a nightly shift
 	 * the attributor calls infra's: info to infra. An infra owner hint on the gate's
 	 * release verdict does not make it info: the page still goes to the triage
@@ -279,6 +293,11 @@ void pw_route_decide(const pw_pager_params *p, const pw_finding *f, pw_route *ou
 	}
 	set(out, PW_ACT_TICKET, PW_SEV_HIGH, owner_route(p, out->owner),
 	    "top-tier nightly shift (%+.1f%%) below the page threshold: ticket", f->delta_pct);
+}
+
+bool pw_rollback_stale(const pw_pager_params *p, const pw_finding *f, int64_t now_us)
+{
+	return f->kind == PW_FIND_ROLLBACK && f->created_us > 0 && now_us - f->created_us > p->rollout_max_age_us;
 }
 
 double pw_budget_used(const pw_budget_usage *u)

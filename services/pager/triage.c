@@ -2,13 +2,16 @@
  * triage.c: the triage page and the one-click verdict. See triage.h.
  *
  * Runs on the HTTP thread only; every database call goes through t->pg
- * under t->mu. The page is plain HTML with one inline SVG (the series plot)
- * and one form, which needs no script: it carries a verdict token for each
+ * under t->mu. The page is plain HTML with one inline SVG (the series plot;
+ * for a canary rollback, the deciding metric's confidence sequence,
+ * recomputed from the canary's stored windows by the canary's own rule,
+ * services/canary/canary.c over common/pw_stats.c) and one form, which needs no script: it carries a verdict token for each
  * outcome and owner it offers, and the browser posts the chosen pair.
  */
 #include "triage.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,7 @@
 
 #include <openssl/rand.h>
 
+#include "canary.h"
 #include "pager.h"
 #include "perfwatch/v1/page.pb-c.h"
 #include "pw_time.h"
@@ -226,6 +230,117 @@ out:
 	PQclear(rb);
 	PQclear(rp);
 	PQclear(rs);
+}
+
+/*
+ * The canary's evidence of a rollback page: the family's decision as pw-canary
+ * stored it, and the deciding metric's confidence sequence over its windows up
+ * to the decision, recomputed by replaying the family's stored windows in
+ * their order through pw_canary_family_add with the family's stored options
+ * (what pw-canary does after a restart: the same numbers, bit for bit), drawn
+ * by pw_plot_cs_svg. The recomputed decision is checked against the stored one.
+ */
+static void canary_evidence(pager_triage *t, FILE *f, const char *rollout, const char *family)
+{
+	const char *const key[] = {rollout, family};
+	PGresult *rf = NULL, *rw = NULL;
+	pw_plot_cs_point *pts = NULL;
+	pw_canary_family fam;
+	bool fam_ok = false;
+	rf = q(t, "SELECT alpha, mde_pct, tolerance_pct, pilot_windows, horizon_s, decision, coalesce(metric, ''),"
+	          " effect_pct, lo_pct, hi_pct, coalesce(decision_windows, 0), coalesce(rollback_artifact, ''), release,"
+	          " previous_release, family_kind, to_char(decided_at, 'YYYY-MM-DD HH24:MI:SS \"UTC\"')"
+	          " FROM perfwatch.canary_families WHERE rollout_id = $1 AND family = $2",
+	       2, key);
+	if (!rf || PQntuples(rf) != 1) {
+		fputs("<p>(the canary's windows of this rollout are not stored in this database)</p>\n", f);
+		goto out;
+	}
+	pw_canary_metric dm;
+	if (!pw_canary_metric_parse(PQgetvalue(rf, 0, 6), &dm)) {
+		fputs("<p>(the canary recorded no deciding metric)</p>\n", f);
+		goto out;
+	}
+	uint32_t dwin = (uint32_t)strtoul(PQgetvalue(rf, 0, 10), NULL, 10);
+	fputs("<table id=\"canary-evidence\">\n<tr><th>rollout</th><td id=\"canary-rollout\">", f);
+	html(f, rollout);
+	fputs("</td></tr>\n<tr><th>family</th><td id=\"canary-family\">", f);
+	html(f, family);
+	fputs(" (", f);
+	html(f, PQgetvalue(rf, 0, 14));
+	fputs(")</td></tr>\n<tr><th>decision</th><td id=\"canary-decision\">", f);
+	html(f, PQgetvalue(rf, 0, 5));
+	fputs(" at ", f);
+	html(f, PQgetvalue(rf, 0, 15));
+	fputs("</td></tr>\n<tr><th>metric</th><td id=\"canary-metric\">", f);
+	html(f, PQgetvalue(rf, 0, 6));
+	fprintf(f, "</td></tr>\n<tr><th>effect</th><td id=\"canary-effect\">%+.3f%% [%+.3f%%, %+.3f%%]</td></tr>\n"
+	           "<tr><th>windows</th><td id=\"canary-windows\">%u</td></tr>\n<tr><th>release N / N−1</th><td>",
+	        strtod(PQgetvalue(rf, 0, 7), NULL), strtod(PQgetvalue(rf, 0, 8), NULL), strtod(PQgetvalue(rf, 0, 9), NULL),
+	        dwin);
+	html(f, PQgetvalue(rf, 0, 12));
+	fputs(" / ", f);
+	html(f, PQgetvalue(rf, 0, 13));
+	fputs("</td></tr>\n<tr><th>rolled back to</th><td id=\"canary-artifact\">", f);
+	html(f, PQgetvalue(rf, 0, 11));
+	fprintf(f, "</td></tr>\n<tr><th>alpha, MDE, tolerance</th><td>%g, %g%%, %g%%</td></tr>\n</table>\n",
+	        strtod(PQgetvalue(rf, 0, 0), NULL), strtod(PQgetvalue(rf, 0, 1), NULL), strtod(PQgetvalue(rf, 0, 2), NULL));
+
+	if (pw_canary_family_init(&fam, strtod(PQgetvalue(rf, 0, 0), NULL), strtod(PQgetvalue(rf, 0, 1), NULL),
+	                          strtod(PQgetvalue(rf, 0, 2), NULL), strtoul(PQgetvalue(rf, 0, 3), NULL, 10),
+	                          strtoll(PQgetvalue(rf, 0, 4), NULL, 10) * 1000000) != PW_OK) {
+		fputs("<p>(the family's stored options are refused by the confidence sequence)</p>\n", f);
+		goto out;
+	}
+	fam_ok = true;
+	rw = q(t, "SELECT metric, (extract(epoch FROM window_start) * 1e6)::bigint, window_s, canary_value, baseline_value"
+	          " FROM perfwatch.canary_windows WHERE rollout_id = $1 AND family = $2 ORDER BY seq",
+	       2, key);
+	size_t n = rw ? (size_t)PQntuples(rw) : 0, np = 0;
+	if (n == 0 || !(pts = calloc(n, sizeof *pts))) {
+		fputs("<p>(no stored windows)</p>\n", f);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		pw_canary_metric m;
+		if (!pw_canary_metric_parse(PQgetvalue(rw, (int)i, 0), &m) ||
+		    pw_canary_family_add(&fam, m, strtoll(PQgetvalue(rw, (int)i, 1), NULL, 10),
+		                         (uint32_t)strtoul(PQgetvalue(rw, (int)i, 2), NULL, 10),
+		                         strtod(PQgetvalue(rw, (int)i, 3), NULL), strtod(PQgetvalue(rw, (int)i, 4), NULL),
+		                         NULL) != PW_OK)
+			continue; /* pw-canary stored only windows it took: nothing is refused here */
+		const pw_canary_metric_state *ms = &fam.m[dm];
+		if (m != dm || ms->last.n_tested == 0 || (dwin && ms->windows > dwin))
+			continue;
+		pts[np++] = (pw_plot_cs_point){(uint32_t)ms->windows, ms->last.effect_pct, ms->last.lo_pct, ms->last.hi_pct};
+	}
+	bool same = fam.final && fam.metric == dm && np > 0 && pts[np - 1].window == dwin &&
+	            fabs(pts[np - 1].effect_pct - strtod(PQgetvalue(rf, 0, 7), NULL)) < 1e-9 &&
+	            fabs(pts[np - 1].lo_pct - strtod(PQgetvalue(rf, 0, 8), NULL)) < 1e-9 &&
+	            fabs(pts[np - 1].hi_pct - strtod(PQgetvalue(rf, 0, 9), NULL)) < 1e-9;
+	fprintf(f, "<p id=\"canary-recomputed\" data-same=\"%s\">The %s sequence recomputed from %zu stored windows "
+	           "of the family: %zu tested windows up to the decision%s.</p>\n",
+	        same ? "true" : "false", PQgetvalue(rf, 0, 6), n, np,
+	        same ? ", ending on the stored decision's effect and interval" : "; <b>it differs from the stored decision</b>");
+	char title[600], err[256];
+	snprintf(title, sizeof title, "%.200s %s, rollout %.200s: estimate and %g%% confidence sequence per window", family,
+	         PQgetvalue(rf, 0, 6), rollout, 100 * (1 - strtod(PQgetvalue(rf, 0, 0), NULL)));
+	pw_plot_cs c = {.title = title, .points = pts, .npoints = np, .tolerance_pct = fam.tolerance_pct,
+	                .mde_pct = fam.mde_pct, .higher_is_better = pw_canary_metric_direction(dm) == PW_COMPARE_HIGHER_IS_BETTER,
+	                .decided_window = dwin};
+	fputs("<div id=\"canary-plot\">", f);
+	if (pw_plot_cs_svg(f, &c, 900, 340, err, sizeof err) != PW_OK) {
+		fputs("<p>(plot: ", f);
+		html(f, err);
+		fputs(")</p>", f);
+	}
+	fputs("</div>\n", f);
+out:
+	if (fam_ok)
+		pw_canary_family_release(&fam);
+	free(pts);
+	PQclear(rw);
+	PQclear(rf);
 }
 
 static void op_diff(pager_triage *t, FILE *f, const char *page_id)
@@ -459,7 +574,8 @@ static void view(pager_triage *t, FILE *f, const char *page_id, const char *bann
 	                   "  concat_ws('/', p.payload->'series'->>'model', p.payload->'series'->>'hlo_fingerprint',"
 	                   "   p.payload->'series'->>'platform', p.payload->'series'->>'config', p.payload->'series'->>'metric')),"
 	                   " p.resolved_at IS NOT NULL, (SELECT owner FROM perfwatch.pager_incidents i"
-	                   "                              WHERE i.incident_id = p.incident_id)"
+	                   "                              WHERE i.incident_id = p.incident_id),"
+	                   " p.payload->'canary'->>'rollout_id', p.payload->'canary'->>'family'"
 	                   " FROM perfwatch.pages p LEFT JOIN perfwatch.triage_verdicts tv USING (page_id)"
 	                   " WHERE p.page_id = $1",
 	                1, (const char *const[]){page_id});
@@ -503,8 +619,10 @@ static void view(pager_triage *t, FILE *f, const char *page_id, const char *bann
 	}
 	if (!form(t, f, page_id, exp, routed, proposed))
 		fputs("<p>(the verdict form could not be made: no random bytes)</p>\n", f);
-	fputs("<h2>Series</h2>\n", f);
-	if (!PQgetisnull(r, 0, 10))
+	if (!PQgetisnull(r, 0, 13)) {
+		fputs("<h2>Canary evidence</h2>\n", f);
+		canary_evidence(t, f, PQgetvalue(r, 0, 13), PQgetvalue(r, 0, 14));
+	} else if (fputs("<h2>Series</h2>\n", f), !PQgetisnull(r, 0, 10))
 		plot(t, f, PQgetvalue(r, 0, 10));
 	else
 		fputs("<p>(the alert's series is not stored)</p>\n", f);

@@ -4,13 +4,18 @@ nothing but the standard library (a minimal WebSocket client), for the
 triage-page test.
 
   cdp_click.py URL [--click ELEMENT_ID] [--expect-id ID]... [--set ID=VALUE]... [--out FILE]
+                   [--count SELECTOR=N]... [--screenshot ID=FILE.png]
 
 Starts `chromium --headless` with remote debugging on a free port, opens URL,
 checks that every --expect-id element exists, gives each --set form field
 (an input or a select, by id) its value as a user would, optionally clicks the element
 ELEMENT_ID with real mouse events at its centre (Input.dispatchMouseEvent)
 and waits for the page it leads to, then writes the final page's text (and
-its HTTP status in the first line) to --out or stdout. Exit 1 on any failure.
+its HTTP status in the first line) to --out or stdout. Before any click,
+each --count checks that document.querySelectorAll(SELECTOR) finds exactly N
+elements as Chromium rendered them, and --screenshot saves a PNG of the
+element ID as drawn (Page.captureScreenshot clipped to its box). Exit 1 on
+any failure.
 """
 import base64
 import json
@@ -93,7 +98,7 @@ class WS:
 
 def main():
     args = sys.argv[1:]
-    url, click, expect, out, sets = args[0], None, [], None, []
+    url, click, expect, out, sets, counts, shots = args[0], None, [], None, [], [], []
     i = 1
     while i < len(args):
         if args[i] == "--click":
@@ -104,6 +109,10 @@ def main():
             out = args[i + 1]
         elif args[i] == "--set":
             sets.append(args[i + 1].split("=", 1))
+        elif args[i] == "--count":
+            counts.append(args[i + 1].rsplit("=", 1))
+        elif args[i] == "--screenshot":
+            shots.append(args[i + 1].split("=", 1))
         i += 2
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -128,6 +137,7 @@ def main():
         ws = WS(page["webSocketDebuggerUrl"])
         ws.send("Page.enable")
         ws.send("Network.enable")
+        ws.send("Emulation.setDeviceMetricsOverride", width=1280, height=1024, deviceScaleFactor=1, mobile=False)
         ws.send("Page.navigate", url=url)
         ws.wait_event("Page.loadEventFired")
 
@@ -137,6 +147,19 @@ def main():
         for e in expect:
             if not ev("!!document.getElementById(%s)" % json.dumps(e)):
                 raise AssertionError("no element #%s on %s" % (e, url))
+        for sel, n in counts:
+            got = ev("document.querySelectorAll(%s).length" % json.dumps(sel))
+            if got != int(n):
+                raise AssertionError("%s: %s elements on %s, want %s" % (sel, got, url, n))
+        for eid, path in shots:
+            box = ev("(() => { const e = document.getElementById(%s); if (!e) return null; window.scrollTo(0, 0);"
+                     " const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })()"
+                     % json.dumps(eid))
+            if not box or box[2] <= 0 or box[3] <= 0:
+                raise AssertionError("no visible element #%s to screenshot on %s" % (eid, url))
+            png = ws.send("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                          clip={"x": box[0], "y": box[1], "width": box[2], "height": box[3], "scale": 1})["data"]
+            open(path, "wb").write(base64.b64decode(png))
         for fid, value in sets:
             ok = ev("(() => { const e = document.getElementById(%s); if (!e) return false; e.focus(); e.value = %s;"
                     " e.dispatchEvent(new Event('input', {bubbles: true}));"

@@ -6,7 +6,8 @@ deploy/Dockerfile without Docker or Kubernetes (neither exists here):
 
   - every YAML file parses; the k8s manifests are what deploy/k8s/gen.py makes;
   - compose: the infrastructure (kafka in KRaft mode, postgres, redis,
-    prometheus, alertmanager, grafana) and the seven services are there;
+    prometheus, alertmanager, grafana), the seven services, the planner and
+    the canary are there;
     depends_on names services that exist; every mounted host path exists;
     every env file is one deploy/secrets.sh writes; Kafka auto-creation off;
   - kubernetes: a Deployment per service whose selector matches its pod
@@ -39,6 +40,9 @@ import sys
 import yaml
 
 SEVEN = ["ingester", "baseliner", "watcher", "gate", "bisector", "attributor", "pager"]
+# every service the deployment runs: the seven, the test planner (docs/planner.md) and the production canary
+# (docs/canary.md §8), each with its compose service, Deployment, config file and keys checked alike
+SERVICES = SEVEN + ["planner", "canary"]
 # services that must never run twice (docs/operations.md, "Scaling out"): their state is one process's memory
 # (none today: the pager keeps its incidents in PostgreSQL since migration 0040)
 SINGLETONS = []
@@ -171,7 +175,7 @@ def main():
     # ---- compose
     compose = yaml.safe_load(open(os.path.join(deploy, "compose.yaml")))
     svcs = compose.get("services", {})
-    for n in INFRA + SEVEN:
+    for n in INFRA + SERVICES:
         if n not in svcs:
             fail("compose: no service %s" % n)
     kenv = svcs.get("kafka", {}).get("environment", {})
@@ -256,7 +260,7 @@ def main():
         if d.get("kind") == "Job":
             pod_refs("k8s Job %s" % d["metadata"]["name"], d["metadata"].get("namespace"), d["spec"]["template"]["spec"])
 
-    for n in SEVEN:
+    for n in SERVICES:
         dn = "perfwatch-" + n
         d = deployments.get(dn)
         if not d:
@@ -300,7 +304,7 @@ def main():
 
     # ---- keys and binaries, per service
     env_cm = configmaps.get(("perfwatch", "perfwatch-env"), {}).get("data", {})
-    for n in SEVEN:
+    for n in SERVICES:
         own, how = service_keys(a.repo, a.build, n)
         conf = os.path.join(deploy, "config", n + ".conf")
         keys = conf_keys(conf)

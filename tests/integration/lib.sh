@@ -92,6 +92,28 @@ service_joined() {
 # free_port: a TCP port on 127.0.0.1 nobody listens on now
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
+# hook_start: a webhook receiver on a free port of 127.0.0.1 (hook_port) that keeps every POST as a
+# file of $work/hook, in order: {"path", "key" (its Idempotency-Key), "body" (its JSON)}; pid[hook]
+hook_start() {
+  hook_port=$(free_port)
+  mkdir -p "$work/hook"
+  python3 - "$hook_port" "$work/hook" <<'PY' &
+import http.server, json, os, sys
+port, out = int(sys.argv[1]), sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        n = len(os.listdir(out))
+        with open(os.path.join(out, "%04d.json" % n), "w") as f:
+            json.dump({"path": self.path, "key": self.headers.get("Idempotency-Key", ""),
+                       "body": json.loads(body)}, f)
+        self.send_response(200); self.end_headers()
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+PY
+  pid[hook]=$!
+}
+
 # am_start [SED_EXPR...]: a real Alertmanager (Debian's prometheus-alertmanager) on free ports with
 # deploy/dev/alertmanager.yml, each SED_EXPR applied to it first (its receiver's URL, its
 # group_interval), storage and log under $work; sets am (its URL) and pid[am]; fails when it does not start

@@ -13,7 +13,7 @@
 #     versions, a changepoint, two fleet changes of which one concerns the
 #     series' platform, a gate evaluation with a family and two series
 #     results and a pin of the family, two pages triaged true and false, an alert, a bisection, a
-#     dead letter), all in January 2099 so that nothing else falls in the
+#     dead letter, a canary rollout's ROLLBACK and PROMOTE), all in January 2099 so that nothing else falls in the
 #     dashboards' time range: each panel returns exactly the fixture's rows
 #     and the report card's figures (2 pages, 1 false, rate 0.5, 1 validated
 #     win, median time to verdict 2 h).
@@ -34,7 +34,8 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 work=$(mktemp -d)
 
 cleanup() {
-  q "DELETE FROM perfwatch.triage_verdicts WHERE page_id LIKE '$t-%';
+  q "DELETE FROM perfwatch.canary_families WHERE rollout_id = '$t-rollout';
+     DELETE FROM perfwatch.triage_verdicts WHERE page_id LIKE '$t-%';
      DELETE FROM perfwatch.pages WHERE page_id LIKE '$t-%';
      DELETE FROM perfwatch.alerts WHERE alert_id LIKE '$t-%';
      DELETE FROM perfwatch.bisections WHERE bisection_id LIKE '$t-%';
@@ -147,6 +148,16 @@ SELECT '$t-b1', s.series_id, 'cl/1006', 1006, 'cl/1007', 1007, 1, 'ms', 'running
   FROM perfwatch.series s WHERE s.model = '$t-model' AND s.config = 'decode.B64';
 INSERT INTO perfwatch.dead_letters (source_topic, kafka_partition, kafka_offset, reason, detail, service, failed_at)
 VALUES ('perf.runs.v1', 0, 9000000000000 + $$, 'decode_failed', 'fixture', '$t-service', '2099-01-10 00:00Z');
+INSERT INTO perfwatch.canary_families (rollout_id, family, family_kind, release, artifact, previous_release,
+    previous_artifact, alpha, mde_pct, tolerance_pct, pilot_windows, horizon_s, first_window_start, last_window_end,
+    windows, decision, inconclusive, final, metric, effect_pct, lo_pct, hi_pct, decision_windows,
+    decided_window_start, rollback_artifact, decided_at)
+VALUES ('$t-rollout', '$t-fam', 'tpu', 'rc-$t', 'a-$t', 'prod-$t', 'prev-$t', 0.05, 1, 0.5, 12, 172800,
+        '2099-01-16 00:00Z', '2099-01-16 12:00Z', 114, 'ROLLBACK', false, true, 'tpot', 1.113, 0.501, 2.231, 38,
+        '2099-01-16 03:05Z', 'prev-$t', '2099-01-16 03:10Z'),
+       ('$t-rollout', '$t-fam2', 'gpu', 'rc-$t', 'a-$t', 'prod-$t', 'prev2-$t', 0.05, 2, 1, 12, 172800,
+        '2099-01-16 00:00Z', '2099-01-16 12:00Z', 183, 'PROMOTE', false, true, 'ttft', -0.373, -2.634, 1.957, 61,
+        '2099-01-16 05:00Z', NULL, '2099-01-16 05:05Z');
 " >/dev/null && pass "fixture written (January 2099)" || { fail "could not write the fixture"; exit 1; }
 
 cat >"$work/expect.json" <<JSON
@@ -172,7 +183,10 @@ cat >"$work/expect.json" <<JSON
   "(triage verdicts) A": 2,
   "(open alerts) A": {"alert_id": "$t-a1", "verdict": "blocking"},
   "(bisections) A": {"bisection_id": "$t-b1", "status": "running", "age": "02:00:00"},
-  "(dead letters) A": {"service": "$t-service", "reason": "decode_failed", "messages": 1}
+  "(dead letters) A": {"service": "$t-service", "reason": "decode_failed", "messages": 1},
+  "(canary decisions per day) A": 2,
+  "(canary decisions per family) A": {"family": "$t-fam2", "decision": "PROMOTE", "effect %": -0.373, "windows": 61},
+  "(canary effect and interval at the decision) A": 6
 }
 JSON
 

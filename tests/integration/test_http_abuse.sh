@@ -30,7 +30,7 @@ replay_rate=$((552 / (2 * abuse_s + 15)))
 service_harness test_http_abuse ha
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 declare -A port=([ingester]=$(free_port) [pager]=$(free_port))
-pager_topics=(perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 perf.attributions.v1)
+pager_topics=(perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 perf.attributions.v1 perf.rollouts.v1)
 
 "$pw" group to-end "$ns-ingester" perf.runs.v1 >/dev/null &&
   "$pw" group to-end "$ns-pager" "${pager_topics[@]}" >/dev/null || fail "placing the groups at the topics' ends"

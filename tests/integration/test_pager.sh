@@ -80,7 +80,7 @@ q "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
   "$pw" group to-end "$ns-bisector" perf.alerts.v1 >/dev/null &&
   "$pw" group to-end "$ns-attributor" perf.alerts.v1 perf.bisections.v1 >/dev/null &&
   "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
-    perf.attributions.v1 >/dev/null &&
+    perf.attributions.v1 perf.rollouts.v1 >/dev/null &&
   "$pw" group to-end "$ns-answer" perf.bisect.jobs.v1 >/dev/null ||
   fail "placing the groups at the topics' ends"
 for s in ingester baseliner gate bisector attributor pager; do start $s; done

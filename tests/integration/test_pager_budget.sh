@@ -45,7 +45,7 @@ used=$(q "SELECT count(*) - count(*) FILTER (WHERE t.outcome = 'true_regression'
 [ "$used" = 0 ] || fail "a new deployment's group $ns-pager has $used pages already"
 budget=5
 "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
-  perf.attributions.v1 >/dev/null || fail "placing the group"
+  perf.attributions.v1 perf.rollouts.v1 >/dev/null || fail "placing the group"
 PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-pager" PW_PAGER_TRIAGE_KEY="budget-test-key-$ns" \
   PW_PAGER_BUDGET_PER_WEEK=$budget "$PW_BUILD/services/pager/pw-pager" >"$work/pager.log" 2>&1 &
 pid=$!

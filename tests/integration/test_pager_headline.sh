@@ -139,7 +139,7 @@ run() { # NAME ORDER...: one pager of its own group; ORDER: message names and "p
        ('chat-8b.$ns', 0.078, 'top', 'it'), ('rank-moe-110b.$ns', 0.05, 'top', 'it'), ('tail-13b.$ns', 0.01, 'tail', 'it')
      ON CONFLICT (model) DO NOTHING" >/dev/null
   "$pw" group to-end "$group" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
-    perf.attributions.v1 >/dev/null || fail "$name: placing the group"
+    perf.attributions.v1 perf.rollouts.v1 >/dev/null || fail "$name: placing the group"
   hook_port=$(free_port)
   python3 - "$hook_port" "$work/hook.$name.txt" >"$work/hook.$name.log" 2>&1 <<'PY' &
 import http.server, json, sys

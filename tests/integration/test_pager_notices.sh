@@ -21,30 +21,13 @@ need_tools kcat protoc python3 curl prometheus-alertmanager
 need_bins "$PW_BUILD/services/pager/pw-pager" "$PW_BUILD/tools/perfwatch"
 pw=$PW_BUILD/tools/perfwatch
 service_harness test_pager_notices pn
-hook_port=$(free_port)
 
-# the webhook: every POST kept as a file (path, idempotency key, body)
-mkdir -p "$work/hook"
-python3 - "$hook_port" "$work/hook" <<'PY' &
-import http.server, json, os, sys
-port, out = int(sys.argv[1]), sys.argv[2]
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        n = len(os.listdir(out))
-        with open(os.path.join(out, "%04d.json" % n), "w") as f:
-            json.dump({"path": self.path, "key": self.headers.get("Idempotency-Key", ""),
-                       "body": json.loads(body)}, f)
-        self.send_response(200); self.end_headers()
-    def log_message(self, *a): pass
-http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
-PY
-pid[hook]=$!
+hook_start
 am_start "s#http://127.0.0.1:1/unused#http://127.0.0.1:$hook_port/alertmanager#"
 
 pages_before=$(q "SELECT count(*) FROM perfwatch.pages WHERE created_at > now() - interval '7 days'")
 "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
-  perf.attributions.v1 >/dev/null || fail "placing the group"
+  perf.attributions.v1 perf.rollouts.v1 >/dev/null || fail "placing the group"
 PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-pager" PW_PAGER_TRIAGE_KEY="notices-test-key-$ns" \
   PW_PAGER_ALERTMANAGER_URL="$am" PW_PAGER_WEBHOOK_URL="http://127.0.0.1:$hook_port/hook" \
   "$PW_BUILD/services/pager/pw-pager" >"$work/pager.log" 2>&1 &

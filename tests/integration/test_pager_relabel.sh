@@ -23,7 +23,7 @@ am_start
 q "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES ('chat.$ns', 0.05, 'top', 'it')
    ON CONFLICT (model) DO NOTHING" >/dev/null
 "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
-  perf.attributions.v1 >/dev/null || fail "placing the group"
+  perf.attributions.v1 perf.rollouts.v1 >/dev/null || fail "placing the group"
 PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-pager" PW_PAGER_TRIAGE_KEY="relabel-test-key-$ns" PW_PAGER_BUDGET_PER_WEEK=1000 \
   PW_PAGER_ALERTMANAGER_URL="$am" "$PW_BUILD/services/pager/pw-pager" >"$work/pager.log" 2>&1 &
 pid[pager]=$!

@@ -37,23 +37,7 @@ fail() {
   exit 1
 }
 cleanup
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-hook_port=$(free_port)
-mkdir -p "$work/hook"
-python3 - "$hook_port" "$work/hook" <<'PY' &
-import http.server, json, os, sys
-port, out = int(sys.argv[1]), sys.argv[2]
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        n = len(os.listdir(out))
-        with open(os.path.join(out, "%04d.json" % n), "w") as f:
-            json.dump({"key": self.headers.get("Idempotency-Key", ""), "body": json.loads(body)}, f)
-        self.send_response(200); self.end_headers()
-    def log_message(self, *a): pass
-http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
-PY
-pid[hook]=$!
+hook_start
 
 q "INSERT INTO perfwatch.pages (page_id, dedup_key, route, severity, verdict, summary, created_at)
    SELECT 'rv-test-03-' || i, 'k', 'r', 'critical', 'blocking', 's', timestamptz '2002-03-02 00:00+00' + i * interval '1 hour'
@@ -68,7 +52,7 @@ q "INSERT INTO perfwatch.pages (page_id, dedup_key, route, severity, verdict, su
     WHERE page_id LIKE 'rv-test-%';" >/dev/null
 
 "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
-  perf.attributions.v1 >/dev/null || fail "placing the group"
+  perf.attributions.v1 perf.rollouts.v1 >/dev/null || fail "placing the group"
 start_pager() { # BUDGET_PER_WEEK
   PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="$ns-pager" PW_PAGER_TRIAGE_KEY="review-test-key-$ns" PW_PAGER_BUDGET_PER_WEEK="$1" \
     PW_PAGER_REVIEW_INTERVAL=200ms PW_PAGER_WEBHOOK_URL="http://127.0.0.1:$hook_port/hook" \

@@ -54,7 +54,7 @@ PY
   fail "the receiver did not start"
 }
 
-topics="perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 perf.attributions.v1"
+topics="perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 perf.attributions.v1 perf.rollouts.v1"
 settled() { # GROUP: nothing held, pending or claimed for the deployment
   q "SELECT (SELECT count(*) FROM perfwatch.pages WHERE pager_group = '$1' AND (hold_until IS NOT NULL
                OR am_version < version OR webhook_version < version OR claimed_until IS NOT NULL))

@@ -34,7 +34,7 @@ port=$(free_port)
 base=http://127.0.0.1:$port
 
 "$pw" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
-  perf.attributions.v1 >/dev/null || fail "placing the group"
+  perf.attributions.v1 perf.rollouts.v1 >/dev/null || fail "placing the group"
 PW_HTTP_PORT=$port PW_KAFKA_GROUP_ID="$ns-pager" PW_PAGER_TRIAGE_KEY="$key" PW_PAGER_BUDGET_PER_WEEK=1000 \
   PW_PAGER_PAGE_HOLD_MAX=1s "$PW_BUILD/services/pager/pw-pager" >"$work/pager.log" 2>&1 &
 pid[pager]=$!

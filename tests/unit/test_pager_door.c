@@ -1,7 +1,7 @@
 /*
- * test_pager_door.c: the pager's door on its five input topics
+ * test_pager_door.c: the pager's door on its six input topics
  * (perf.alerts.v1, perf.gate.verdicts.v1, perf.changepoints.v1,
- * perf.bisections.v1, perf.attributions.v1), each on a table of hostile
+ * perf.bisections.v1, perf.attributions.v1, perf.rollouts.v1), each on a table of hostile
  * payloads (issue 19) with the DlqReason and a detail substring every refused
  * one must get and, for what must pass, the part key the pager dedups on.
  *
@@ -37,6 +37,7 @@
 #define KEY_CP "changepoint:" GOOD_CP
 #define KEY_BIS "bisection:bs-chat-8b-7841923:done:cl/7841917:1781744400000000"
 #define KEY_ATTR "attribution:" GOOD_ALERT ":1781744400000000"
+#define KEY_ROLLOUT "rollout:rollback-rollout-xla-2026-06-22-chat-8b"
 
 /* ---- the door, and the part key of what it takes ---- */
 
@@ -531,6 +532,78 @@ Test(pager_door, every_hostile_attribution_gets_its_reason)
 	          KEY_ATTR);
 }
 
+/* ================================================= perf.rollouts.v1 */
+
+/* test_canary.sh's chat-8b ROLLBACK (wire_messages.h) */
+static wire_buf pack_rollout(door_edit_fn edit)
+{
+	static Perfwatch__V1__RolloutDecision q;
+	wire_rollback_init(&q);
+	if (edit)
+		edit(&q);
+	return wire_pack(&q.base);
+}
+
+#define REDIT(fn, stmt) DOOR_EDIT(fn, Perfwatch__V1__RolloutDecision *q = p, stmt)
+REDIT(r_no_rollout, q->rollout_id = "")
+REDIT(r_no_family, q->family = "")
+REDIT(r_no_decision, q->decision = PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_UNSPECIFIED)
+REDIT(r_unknown_decision, q->decision = 17)
+REDIT(r_no_artifact, q->rollback_artifact = "")
+REDIT(r_no_metric, q->metric = PERFWATCH__V1__CANARY_METRIC__CANARY_METRIC_UNSPECIFIED)
+REDIT(r_unknown_metric, q->metric = 9)
+REDIT(r_nan_effect, q->effect_pct = NAN)
+REDIT(r_inf_hi, q->hi_pct = INFINITY)
+REDIT(r_above, q->effect_pct = 2.5)
+REDIT(r_swapped, (q->lo_pct = 2.231, q->hi_pct = 0.501))
+REDIT(r_no_windows, q->windows = 0)
+REDIT(r_promote, (q->decision = PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PROMOTE,
+                  q->rollback_artifact = "", q->effect_pct = NAN))
+REDIT(r_hold, (q->decision = PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_HOLD, q->inconclusive = true,
+               q->metric = PERFWATCH__V1__CANARY_METRIC__CANARY_METRIC_UNSPECIFIED, q->windows = 0))
+REDIT(r_long_rollout, q->rollout_id = (char *)wire_letters('r', 256))
+REDIT(r_long_artifact, q->rollback_artifact = (char *)wire_letters('a', 256))
+REDIT(r_sql, q->family = "chat'); DELETE FROM perfwatch.pages;--")
+WIRE_APPEND_STR(r_nul_family, 2, "chat-8b\0")
+WIRE_APPEND_STR(r_ff_artifact, 12, "serving/\377")
+
+#define NOT_ROLLOUT "payload is not a perfwatch.v1.RolloutDecision"
+static const door_case rcases[] = {
+	{"the good rollback", NULL, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	COMMON_CASES(NOT_ROLLOUT),
+	{"truncated at byte 40", NULL, NULL, NULL, 0, 40, R_DECODE, NOT_ROLLOUT, 0, 0, 0},
+	{"no rollout_id", r_no_rollout, NULL, NULL, 0, 0, R_MISSING, "rollout decision has no rollout_id", 0, 0, 0},
+	{"no family", r_no_family, NULL, NULL, 0, 0, R_MISSING, "has no family", 0, 0, 0},
+	{"no decision", r_no_decision, NULL, NULL, 0, 0, R_MISSING, "has no decision", 0, 0, 0},
+	{"a decision this build does not know", r_unknown_decision, NULL, NULL, 0, 0, R_MISSING, "has no decision", 0,
+	 0, 0},
+	{"a rollback naming no artifact", r_no_artifact, NULL, NULL, 0, 0, R_MISSING, "names no rollback_artifact", 0,
+	 0, 0},
+	{"a rollback naming no metric", r_no_metric, NULL, NULL, 0, 0, R_MISSING, "names no metric", 0, 0, 0},
+	{"a metric this build does not know", r_unknown_metric, NULL, NULL, 0, 0, R_MISSING, "names no metric", 0, 0,
+	 0},
+	{"effect NaN", r_nan_effect, NULL, NULL, 0, 0, R_INVALID, "outside its interval", 0, 0, 0},
+	{"interval open above", r_inf_hi, NULL, NULL, 0, 0, R_INVALID, "outside its interval", 0, 0, 0},
+	{"effect above its interval", r_above, NULL, NULL, 0, 0, R_INVALID, "outside its interval", 0, 0, 0},
+	{"interval's ends swapped", r_swapped, NULL, NULL, 0, 0, R_INVALID, "outside its interval", 0, 0, 0},
+	{"no windows", r_no_windows, NULL, NULL, 0, 0, R_INVALID, "no windows", 0, 0, 0},
+	{"a PROMOTE (no artifact, no effect: pages nobody)", r_promote, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"an inconclusive HOLD (no metric, no windows)", r_hold, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a 256-byte rollout_id", r_long_rollout, NULL, NULL, 0, 0, R_INVALID, "rollout_id is 256 bytes", 0, 0, 0},
+	{"a 256-byte artifact", r_long_artifact, NULL, NULL, 0, 0, R_INVALID, "rollback_artifact is 256 bytes", 0, 0,
+	 0},
+	{"SQL metacharacters in family (data)", r_sql, NULL, NULL, 0, 0, R_OK_,
+	 "rollout:rollback-rollout-xla-2026-06-22-chat'); DELETE FROM perfwatch.pages;--", 0, 0, 0},
+	{"NUL at the end of family", NULL, r_nul_family, NULL, 0, 0, R_INVALID, "\"family\" contains a NUL", 0, 0, 0},
+	{"0xff in rollback_artifact", NULL, r_ff_artifact, NULL, 0, 0, R_INVALID,
+	 "\"rollback_artifact\" is not valid UTF-8", 0, 0, 0},
+};
+
+Test(pager_door, every_hostile_rollout_decision_gets_its_reason)
+{
+	run_topic("pager perf.rollouts.v1", PW_PAGER_IN_ROLLOUT, DOOR_TABLE(rcases), pack_rollout, KEY_ROLLOUT);
+}
+
 /* ======================================== what a hostile time becomes */
 
 /*
@@ -584,6 +657,7 @@ Test(pager_door, random_mutations_on_every_topic)
 		{"pager perf.changepoints.v1", PW_PAGER_IN_CHANGEPOINT, pack_cp},
 		{"pager perf.bisections.v1", PW_PAGER_IN_BISECTION, pack_bis},
 		{"pager perf.attributions.v1", PW_PAGER_IN_ATTRIBUTION, pack_attr},
+		{"pager perf.rollouts.v1", PW_PAGER_IN_ROLLOUT, pack_rollout},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		cur_kind = t[i].kind;

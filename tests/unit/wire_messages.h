@@ -3,7 +3,8 @@
  * doors (test_key_limits.c; the alert and point tables of test_attr_door.c,
  * test_bisect_door.c, test_pager_door.c and test_baseliner_door.c, which
  * clear what their service does not read): the B64 TPOT alert of the gate
- * with every before side, and a nightly series point, each as a struct of
+ * with every before side, a nightly series point, and the production
+ * canary's chat-8b ROLLBACK (test_pager_door.c, test_pager_rollback.c), each as a struct of
  * parts that a test edits before packing (wire_build.h's wire_pack).
  *
  * A parts struct holds its sub-messages and a buffer for the series key, so
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "perfwatch/v1/alert.pb-c.h"
+#include "perfwatch/v1/canary.pb-c.h"
 #include "perfwatch/v1/series.pb-c.h"
 #include "wire_build.h"
 
@@ -135,6 +137,32 @@ static inline void wire_point_init(wire_point_parts *q)
 	q->sp.firmware = "tpufw-2026.05.2";
 	q->sp.harness_version = "perfbench-2.31";
 	wire_rekey_point(q);
+}
+
+/*
+ * test_canary.sh's chat-8b decision (docs/canary.md §8): ROLLBACK on TPOT,
+ * +1.113% [+0.501%, +2.231%] after 38 windows, to the N−1 artifact.
+ */
+static inline void wire_rollback_init(Perfwatch__V1__RolloutDecision *q)
+{
+	perfwatch__v1__rollout_decision__init(q);
+	q->rollout_id = "rollout-xla-2026-06-22";
+	q->family = "chat-8b";
+	q->decision = PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_ROLLBACK;
+	q->metric = PERFWATCH__V1__CANARY_METRIC__CANARY_METRIC_TPOT;
+	q->effect_pct = 1.113;
+	q->lo_pct = 0.501;
+	q->hi_pct = 2.231;
+	q->windows = 38;
+	q->decided_window_start_unix_us = 1781870700000000LL;
+	q->release = "xla-rc-2026-06-22";
+	q->previous_release = "xla-rc-2026-06-15";
+	q->rollback_artifact = "serving/chat-8b/xla-rc-2026-06-15.aot";
+	q->decided_unix_us = 1781900000000000LL;
+	q->alpha = 0.05;
+	q->mde_pct = 1;
+	q->tolerance_pct = 0.5;
+	q->family_windows = 114;
 }
 
 #endif
