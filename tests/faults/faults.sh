@@ -216,7 +216,7 @@ groups_topics=(
   "attributor perf.alerts.v1 perf.bisections.v1"
   "bisector perf.alerts.v1 perf.compiler-cls.v1"
   "answer perf.bisect.jobs.v1"
-  "pager perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 perf.attributions.v1"
+  "pager perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 perf.attributions.v1 perf.rollouts.v1"
 )
 
 # run_setup RUN: namespace, groups at the topics' ends, spend table, budget

@@ -22,6 +22,9 @@
 #      after the restart, is the sign that the restarted canary looked).
 #   5. An hour more of chat-8b's windows: no longer pinned, it is decided by
 #      the rule (ROLLBACK, +1% TPOT), once on perf.rollouts.v1.
+# A pw-pager of its own group (a real Alertmanager, a webhook for on-call) reads
+# it all: no page while chat-8b is pinned and the others are promoted, then
+# one page, the rollback's, delivered once.
 set -euo pipefail
 
 . tests/integration/lib.sh
@@ -63,8 +66,21 @@ series "$gpu" v6e-4 decode.B8 5.20 0.0
 "$cli" group to-end "$ns-canary" perf.canary.v1 >/dev/null || fail "placing the canary's group at the topic's end"
 service_start gate PW_GATE_POLL_INTERVAL=200ms PW_GATE_MIN_WAIT=1s
 service_start canary PW_CANARY_PIN_CHECK_INTERVAL=300ms
+"$cli" group to-end "$ns-pager" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
+  perf.attributions.v1 perf.rollouts.v1 >/dev/null || fail "placing the pager's group at the topics' end"
+hook_start
+am_start
+service_start pager PW_PAGER_TRIAGE_KEY="pin-test-key-$ns" PW_PAGER_BUDGET_PER_WEEK=1000 PW_PAGER_TICK=200ms \
+  PW_PAGER_ALERTMANAGER_URL="$am" PW_PAGER_WEBHOOK_URL="http://127.0.0.1:$hook_port/hook"
 service_joined gate
 service_joined canary
+service_joined pager
+# pages: the pages of this run's pager (its group), one line each: page id, delivery, the canary's family and decision
+pages() {
+  q "SELECT page_id || ' ' || delivery_status || ' ' || coalesce(payload -> 'canary' ->> 'family', '-') || ' '
+            || coalesce(payload -> 'canary' ->> 'decision', '-') FROM perfwatch.pages WHERE pager_group = '$ns-pager'
+      ORDER BY page_id"
+}
 
 # ------------------------------------------------------------------ 1. a pin without sign-off
 "$cli" gate request --release "$rel-nosign" --candidate "$rel" --baseline "$base" --family "$chat" \
@@ -131,6 +147,9 @@ grep -qx "$chat HOLD false $wv $base $artifact chat-oncall chat-models-lead" <<<
   fail "$chat is not PINNED (undecided) with its pin"
 grep -q "^$summ PROMOTE true - " <<<"$rows" || fail "$summ was not promoted"
 grep -q "^$gpu PROMOTE true - " <<<"$rows" || fail "$gpu was not promoted"
+sleep 2 # a page of a pinned or promoted family would be raised within the pager's tick
+[ -z "$(pages)" ] || fail "a page while $chat is pinned and the others promoted: $(pages | tr '\n' ';')"
+echo "test_canary_pin: no page while $chat is pinned and the others are promoted"
 
 # rollout_messages ROLLOUT: each RolloutDecision keyed ROLLOUT/... on perf.rollouts.v1, decoded, one file per message
 rollout_messages() {
@@ -250,5 +269,23 @@ until [ "$(rollout_messages "$rollout")" = 5 ]; do
 done
 [ "$(grep -l "decision: ROLLOUT_DECISION_ROLLBACK" "$work"/msg.* | wc -l)" = 1 ] || fail "no single ROLLBACK of $chat after its pin"
 echo "test_canary_pin: after the pin, $chat decided by its windows: ROLLBACK to serving/$chat/$base.aot, once"
+
+# the pager: one page, the rollback's, delivered to on-call once
+deadline=$((SECONDS + 90))
+until [ "$(ls "$work/hook" | wc -l)" -ge 1 ] && grep -q " delivered " <<<"$(pages)"; do
+  [ $SECONDS -lt $deadline ] || fail "the rollback was not paged within 90 s: pages: $(pages | tr '\n' ';')"
+  sleep 0.5
+done
+sleep 2 # a second post or page would come within the pager's tick
+[ "$(pages | wc -l)" = 1 ] && grep -q "^[^ ]* delivered $chat ROLLBACK$" <<<"$(pages)" ||
+  fail "want one page, $chat's ROLLBACK, delivered: $(pages | tr '\n' ';')"
+posts=$(python3 - "$work/hook" <<'PY'
+import glob, json, sys
+print(sorted(set(json.load(open(f))["body"].get("page_id", "-") for f in glob.glob(sys.argv[1] + "/*.json"))),
+      len(glob.glob(sys.argv[1] + "/*.json")))
+PY
+)
+[ "${posts##* }" = 1 ] || fail "on-call's webhook got ${posts##* } posts, want the rollback's page once: $posts"
+echo "test_canary_pin: on-call paged once, after the pin ended: $(pages)"
 
 echo "test_canary_pin: PASS"

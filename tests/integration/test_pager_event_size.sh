@@ -42,7 +42,7 @@ q "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
    ON CONFLICT (model) DO NOTHING" >/dev/null
 group=$ns-pager
 "$PW_BUILD/tools/perfwatch" group to-end "$group" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 \
-  perf.bisections.v1 perf.attributions.v1 >/dev/null || fail "placing the group"
+  perf.bisections.v1 perf.attributions.v1 perf.rollouts.v1 >/dev/null || fail "placing the group"
 # Alertmanager's address answers nothing: the page's delivery is not what is checked, its release is
 : >"$work/pager.log"
 PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID=$group PW_PAGER_TRIAGE_KEY="event-size-key-$ns" PW_PAGER_BUDGET_PER_WEEK=1000 \
