@@ -67,6 +67,8 @@ pw_gate_outcome pw_gate_series_outcome(const pw_gate_policy *policy,
 	case PW_GATE_SERIES_INSUFFICIENT_DATA: return PW_GATE_OUT_INSUFFICIENT_DATA;
 	case PW_GATE_SERIES_UNDER_POWERED: return PW_GATE_OUT_UNDER_POWERED;
 	case PW_GATE_SERIES_REGRESSED: break;
+	case PW_GATE_SERIES_NUMERICS_CHANGED:
+		return f->verdict == PW_GATE_FAMILY_WAIVED ? PW_GATE_OUT_WAIVED : PW_GATE_OUT_BLOCKING;
 	}
 	bool alone = in->tier == PW_GATE_TIER_TOP && r->worse_pct >= policy->blocking_top_pct;
 	bool by_aggregate = f->unwaived == PW_GATE_FAMILY_BLOCKING && f->n_blocking == 0;
@@ -230,7 +232,8 @@ bool pw_gate_waiver_matches(const pw_gate_waiver *w, const pw_gate_key_parts *k,
 
 static bool failing_series(pw_gate_series_verdict v)
 {
-	return v == PW_GATE_SERIES_REGRESSED || v == PW_GATE_SERIES_INSUFFICIENT_DATA ||
+	return v == PW_GATE_SERIES_REGRESSED || v == PW_GATE_SERIES_NUMERICS_CHANGED ||
+	       v == PW_GATE_SERIES_INSUFFICIENT_DATA ||
 	       v == PW_GATE_SERIES_BASELINING;
 }
 
