@@ -17,19 +17,20 @@
 #include <stddef.h>
 
 typedef enum pw_gate_numerics {
-	PW_GATE_NUMERICS_NOT_CHECKED = 0, /* a side has no fingerprint, or a candidate run lacks one
-	                                   * and none of the others differs: no claim either way */
-	PW_GATE_NUMERICS_MATCH,           /* every candidate run's fingerprint is one of the
-	                                   * baseline runs' */
-	PW_GATE_NUMERICS_MISMATCH,        /* a candidate run's fingerprint is none of the
-	                                   * baseline runs': "numerics changed: faster but wrong" */
+	PW_GATE_NUMERICS_NOT_CHECKED = 0, /* no baseline fingerprint (none carried, or a tie),
+	                                   * or a candidate run lacks one and none of the others
+	                                   * differs: no claim either way */
+	PW_GATE_NUMERICS_MATCH,           /* every candidate run carries the baseline's */
+	PW_GATE_NUMERICS_MISMATCH,        /* a candidate run's fingerprint is not the baseline's:
+	                                   * "numerics changed: faster but wrong" */
 } pw_gate_numerics;
 
 typedef struct pw_gate_numerics_result {
 	pw_gate_numerics state;
-	const char *baseline;  /* the baseline's fingerprint (the first a baseline run carries);
-	                        * NULL when none carries one; borrowed from the input */
-	const char *candidate; /* MISMATCH: the first candidate fingerprint the baseline lacks;
+	const char *baseline;  /* the baseline's fingerprint: the one most baseline runs carry
+	                        * (a window may end after the change landed in a nightly);
+	                        * NULL when none carries one or two lead equally; borrowed */
+	const char *candidate; /* MISMATCH: the first candidate fingerprint that differs;
 	                        * else the first a candidate run carries; NULL when none */
 } pw_gate_numerics_result;
 
@@ -39,10 +40,11 @@ const char *pw_gate_numerics_name(pw_gate_numerics n);
 /*
  * Compares the fingerprints of the candidate's runs (cand, n_cand entries)
  * with the baseline's (base, n_base). A NULL array, a NULL entry or "" is a
- * run without a fingerprint. MISMATCH as soon as one candidate fingerprint is
- * not among the baseline's (whatever the other runs carry: that difference is
- * a fact); MATCH only when every candidate run carries a fingerprint found in
- * the baseline; NOT_CHECKED otherwise.
+ * run without a fingerprint. The baseline's fingerprint is the one most of its
+ * runs carry. MISMATCH as soon as one candidate fingerprint differs from it
+ * (whatever the other runs carry: that difference is a fact); MATCH only when
+ * every candidate run carries it; NOT_CHECKED otherwise. O(n_base² + n_cand)
+ * string compares (a baseline holds tens of runs).
  */
 pw_gate_numerics_result pw_gate_numerics_check(const char *const *base, size_t n_base,
                                                const char *const *cand, size_t n_cand);

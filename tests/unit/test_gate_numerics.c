@@ -38,12 +38,23 @@ Test(gate_numerics, one_different_candidate_run_is_a_mismatch)
 	cr_assert_str_eq(pw_gate_numerics_name(r.state), "mismatch");
 }
 
-Test(gate_numerics, a_candidate_fingerprint_among_the_baselines_matches)
+Test(gate_numerics, the_baseline_is_what_most_of_its_runs_compute)
 {
-	/* a baseline window across two builds of equal numerics digest sets */
-	const char *base[] = {FP_B, FP_A};
-	const char *cand[] = {FP_A};
-	cr_assert_eq(pw_gate_numerics_check(base, 2, cand, 1).state, PW_GATE_NUMERICS_MATCH);
+	/* a window that took in two nightlies after the numerics change landed:
+	 * the candidate's new numerics are still not the baseline's */
+	const char *base[] = {FP_A, FP_A, FP_A, FP_B, FP_A, FP_B};
+	const char *cand[] = {FP_B, FP_B};
+	pw_gate_numerics_result r = pw_gate_numerics_check(base, 6, cand, 2);
+	cr_assert_eq(r.state, PW_GATE_NUMERICS_MISMATCH);
+	cr_assert_str_eq(r.baseline, FP_A);
+	cr_assert_str_eq(r.candidate, FP_B);
+	const char *same[] = {FP_A};
+	cr_assert_eq(pw_gate_numerics_check(base, 6, same, 1).state, PW_GATE_NUMERICS_MATCH);
+	/* two fingerprints in equal numbers: the baseline's is not known */
+	const char *tie[] = {FP_A, FP_B, NULL, FP_B, FP_A};
+	r = pw_gate_numerics_check(tie, 5, same, 1);
+	cr_assert_eq(r.state, PW_GATE_NUMERICS_NOT_CHECKED);
+	cr_assert_null(r.baseline);
 }
 
 Test(gate_numerics, missing_fingerprints_are_not_checked)
