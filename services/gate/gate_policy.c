@@ -390,6 +390,11 @@ void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
 			sb_printf(&sb, "%s %s%s (through %s)", named ? ";" : "",
 			          o == PW_GATE_OUT_P1 && overall != PW_GATE_OUT_P1 ? "P1 " : "",
 			          families[j].name, families[j].inherits_from);
+		else if ((o == PW_GATE_OUT_BLOCKING || o == PW_GATE_OUT_P1) && fr[j].n_numerics_changed)
+			/* §9: a win that is not one; its Δ is an improvement, no fleet impact */
+			sb_printf(&sb, "%s %s (%zu series, %.2f%% fleet; %zu series " PW_GATE_NUMERICS_REASON
+			          ")", named ? ";" : "", families[j].name, fr[j].n_regressed,
+			          fr[j].impact_pct, fr[j].n_numerics_changed);
 		else if (o == PW_GATE_OUT_BLOCKING || o == PW_GATE_OUT_P1)
 			sb_printf(&sb, "%s %s%s (%zu series, %.2f%% fleet)", named ? ";" : "",
 			          o == PW_GATE_OUT_P1 && overall != PW_GATE_OUT_P1 ? "P1 " : "",

@@ -97,6 +97,8 @@ tfam = {b["family"][: -len(sfx)]: b["verdict"] for b in blocks if b["kind"] == "
 assert tfam == {"chat-8b": "VERDICT_VALIDATED_WIN", "chat-70b": "VERDICT_PASS",
                 "code-34b": "VERDICT_BLOCKING", "rank-moe-110b": "VERDICT_BLOCKING"}, tfam
 assert top["verdict"] == "VERDICT_BLOCKING", top
+for m in ("code-34b", "rank-moe-110b"):
+    assert f"{m}{sfx} (" in top["summary"] and f"series {reason})" in top["summary"], top["summary"]
 tser = {b["series_key"]: b for b in blocks if b["kind"] == "series"}
 def topic(model):
     k = [s for s in tser if s.startswith(model + sfx + "/") and s.endswith("/tpot_p50_ms")]
