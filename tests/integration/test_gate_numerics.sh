@@ -42,14 +42,7 @@ pipeline_harness test_gate_numerics
 on_exit() { psqlq -c "DELETE FROM perfwatch.spend_weights WHERE model LIKE '%.$ns'" >/dev/null 2>&1 || true; }
 t_start=$SECONDS
 
-count=$("$sim" count "$scn")
-want_samples=$(grep -o '"samples":[0-9]*' <<<"$count" | cut -d: -f2)
-echo "scenario: $count"
-psqlq -c "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
-          ('chat-8b.$ns', 0.078, 'top', 'test_gate_numerics'),
-          ('code-34b.$ns', 0.03, 'top', 'test_gate_numerics'),
-          ('chat-70b.$ns', 0.03, 'top', 'test_gate_numerics'),
-          ('rank-moe-110b.$ns', 0.05, 'top', 'test_gate_numerics')" >/dev/null
+gate_scenario_weights "$scn" test_gate_numerics chat-8b=0.078 code-34b=0.03 chat-70b=0.03 rank-moe-110b=0.05
 
 gate_groups_at_end "gn-$ns" "$it"
 gate_start ingester "$ingester" "gn-$ns" 45s
