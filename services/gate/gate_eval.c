@@ -17,6 +17,7 @@ const char *pw_gate_series_verdict_name(pw_gate_series_verdict v)
 	case PW_GATE_SERIES_TREND: return "TREND";
 	case PW_GATE_SERIES_REGRESSED: return "REGRESSED";
 	case PW_GATE_SERIES_INVESTIGATE: return "INVESTIGATE";
+	case PW_GATE_SERIES_NUMERICS_CHANGED: return "NUMERICS_CHANGED";
 	case PW_GATE_SERIES_VALIDATED_WIN: return "VALIDATED_WIN";
 	case PW_GATE_SERIES_WIN_SHORTFALL: return "WIN_SHORTFALL";
 	case PW_GATE_SERIES_FROZEN: return "FROZEN";
@@ -234,6 +235,8 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 			goto out;
 		}
 		r->tested = true;
+		r->numerics = pw_gate_numerics_check(in->base_numerics, in->n_base, in->cand_numerics,
+		                                     in->n_cand);
 		p[n_tests] = pv;
 		idx[n_tests] = i;
 		n_tests++;
@@ -249,6 +252,11 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 		pw_gate_series_result *r = &series_out[idx[k]];
 		r->q = q[k];
 		r->verdict = series_verdict(policy, &series[idx[k]], r);
+		/* §9: a win is a win only with the baseline's numerics */
+		if ((r->verdict == PW_GATE_SERIES_INVESTIGATE ||
+		     r->verdict == PW_GATE_SERIES_VALIDATED_WIN) &&
+		    r->numerics.state == PW_GATE_NUMERICS_MISMATCH)
+			r->verdict = PW_GATE_SERIES_NUMERICS_CHANGED;
 	}
 
 	/* 3. families: counts and spend-weighted impact (share × mean worse Δ of
@@ -285,6 +293,7 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 			break;
 		case PW_GATE_SERIES_VALIDATED_WIN: f->n_wins++; break;
 		case PW_GATE_SERIES_INVESTIGATE: f->n_investigate++; break;
+		case PW_GATE_SERIES_NUMERICS_CHANGED: f->n_numerics_changed++; break;
 		case PW_GATE_SERIES_UNDER_POWERED: f->n_under_powered++; break;
 		default: break;
 		}
@@ -308,7 +317,7 @@ pw_status pw_gate_evaluate(const pw_gate_policy *policy, const pw_gate_family_in
 		bool aggregate_blocks = f->n_regressed > 0 && f->impact_pct > 0.0 &&
 		                        (aggregate >= policy->blocking_aggregate_pct ||
 		                         f->impact_pct >= policy->blocking_aggregate_pct);
-		if (f->n_blocking > 0 || aggregate_blocks)
+		if (f->n_blocking > 0 || aggregate_blocks || f->n_numerics_changed > 0)
 			v = PW_GATE_FAMILY_BLOCKING;
 		else if (f->n_regressed > 0)
 			v = PW_GATE_FAMILY_P1;

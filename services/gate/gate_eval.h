@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gate_numerics.h"
 #include "pw_stats.h"
 #include "pw_status.h"
 
@@ -52,6 +53,9 @@ typedef enum pw_gate_series_verdict {
 	PW_GATE_SERIES_UNDER_POWERED,    /* nothing significant, but fewer candidate runs than the
 	                                  * series' noise needs to certify its MDE (§4.5): not
 	                                  * "within noise" */
+	PW_GATE_SERIES_NUMERICS_CHANGED, /* would be INVESTIGATE or VALIDATED_WIN, but a candidate
+	                                  * run's numerics fingerprint differs from the baseline's:
+	                                  * "faster but wrong" (§9), blocks the family */
 } pw_gate_series_verdict;
 
 typedef enum pw_gate_family_verdict {
@@ -108,6 +112,9 @@ typedef struct pw_gate_series_input {
 	bool gpu;                  /* GPU-class platform (its baseline says): MDE policy->mde_gpu_pct */
 	size_t required_n;         /* candidate runs its noise needs to certify its MDE (§4.5,
 	                            * pw_gate_required_n); 0 when unknown (no baseline) */
+	const char *const *base_numerics; /* numerics fingerprint of the run of each base[i]
+	                           * (NULL entry or "": none); NULL when no run carries one */
+	const char *const *cand_numerics; /* the same for cand[i] */
 	bool planned;              /* the plan of the candidate's sweep lists its benchmark
 	                            * (docs/planner.md): without candidate runs it is missing,
 	                            * reported as such, not absent from the release */
@@ -135,6 +142,8 @@ typedef struct pw_gate_series_result {
 	double q;                  /* BH q-value of the series' test (NaN when untested) */
 	double worse_pct;          /* Δ in the worse direction: > 0 is a regression */
 	double excess_pct;         /* registered series: observed − expected, percent */
+	pw_gate_numerics_result numerics; /* the faster-but-wrong check of a tested series
+	                           * (pw_gate_numerics_check; NOT_CHECKED when untested) */
 } pw_gate_series_result;
 
 typedef struct pw_gate_family_result {
@@ -142,6 +151,7 @@ typedef struct pw_gate_family_result {
 	pw_gate_family_verdict unwaived; /* what it would be without its waiver */
 	size_t n_series, n_tested, n_regressed, n_blocking, n_wins, n_investigate,
 	       n_untested, n_insufficient, n_under_powered;
+	size_t n_numerics_changed; /* NUMERICS_CHANGED series: each blocks the family */
 	size_t n_planned_missing;  /* planned and without a candidate run: gated series (active
 	                            * or baselining) with none, plus planned_unmeasured */
 	double impact_pct;         /* spend-weighted fleet impact, percent of fleet */

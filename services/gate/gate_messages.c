@@ -166,7 +166,12 @@ static pw_status build_alert(pw_gate_release *r, size_t i, const char *page_rout
 	a->page = pages ? (char *)page_route : "";
 	a->owner_hint = "";
 	a->release_id = (char *)r->release_id;
-	a->summary = o == PW_GATE_OUT_INVESTIGATE
+	a->summary = s->verdict == PW_GATE_SERIES_NUMERICS_CHANGED
+	                 ? fmt(r, "%s %s: " PW_GATE_NUMERICS_REASON " (%+.2f%% on %s, numerics %s, "
+	                          "baseline %s)",
+	                       pw_gate_outcome_name(o), m->key, s->cmp.delta_pct,
+	                       r->candidate_build_id, s->numerics.candidate, s->numerics.baseline)
+	             : o == PW_GATE_OUT_INVESTIGATE
 	                 ? fmt(r, "INVESTIGATE %s: unregistered improvement %+.2f%% on %s (q=%.2g)",
 	                       m->key, s->cmp.delta_pct, r->candidate_build_id, s->q)
 	                 : fmt(r, "%s %s: %+.2f%% on %s, %s, q=%.2g", pw_gate_outcome_name(o), m->key,
@@ -288,6 +293,14 @@ pw_status pw_gate_messages_build(pw_gate_release *r, const char *page_route, pw_
 			g->practical_pct = s->cmp.practical_pct;
 			g->noise_floor_pct = s->cmp.noise_floor_pct;
 			g->threshold_pct = s->cmp.threshold_pct;
+			/* §9 faster-but-wrong check, strings borrowed from the release arena */
+			g->numerics = (char *)pw_gate_numerics_name(s->numerics.state);
+			if (s->numerics.baseline)
+				g->baseline_numerics_fingerprint = (char *)s->numerics.baseline;
+			if (s->numerics.candidate)
+				g->candidate_numerics_fingerprint = (char *)s->numerics.candidate;
+			if (s->verdict == PW_GATE_SERIES_NUMERICS_CHANGED)
+				g->numerics_reason = (char *)PW_GATE_NUMERICS_REASON;
 			g->effect_passed = pw_gate_series_effect_passed(in, s);
 			if (s->q < r->policy.fdr_q) {
 				double worse = in->has_expected

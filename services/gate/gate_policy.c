@@ -67,6 +67,8 @@ pw_gate_outcome pw_gate_series_outcome(const pw_gate_policy *policy,
 	case PW_GATE_SERIES_INSUFFICIENT_DATA: return PW_GATE_OUT_INSUFFICIENT_DATA;
 	case PW_GATE_SERIES_UNDER_POWERED: return PW_GATE_OUT_UNDER_POWERED;
 	case PW_GATE_SERIES_REGRESSED: break;
+	case PW_GATE_SERIES_NUMERICS_CHANGED:
+		return f->verdict == PW_GATE_FAMILY_WAIVED ? PW_GATE_OUT_WAIVED : PW_GATE_OUT_BLOCKING;
 	}
 	bool alone = in->tier == PW_GATE_TIER_TOP && r->worse_pct >= policy->blocking_top_pct;
 	bool by_aggregate = f->unwaived == PW_GATE_FAMILY_BLOCKING && f->n_blocking == 0;
@@ -268,7 +270,8 @@ bool pw_gate_waiver_matches(const pw_gate_waiver *w, const pw_gate_key_parts *k,
 
 static bool failing_series(pw_gate_series_verdict v)
 {
-	return v == PW_GATE_SERIES_REGRESSED || v == PW_GATE_SERIES_INSUFFICIENT_DATA ||
+	return v == PW_GATE_SERIES_REGRESSED || v == PW_GATE_SERIES_NUMERICS_CHANGED ||
+	       v == PW_GATE_SERIES_INSUFFICIENT_DATA ||
 	       v == PW_GATE_SERIES_BASELINING;
 }
 
@@ -425,6 +428,11 @@ void pw_gate_summary(char *buf, size_t len, const pw_gate_policy *policy,
 			sb_printf(&sb, "%s %s%s (through %s)", named ? ";" : "",
 			          o == PW_GATE_OUT_P1 && overall != PW_GATE_OUT_P1 ? "P1 " : "",
 			          families[j].name, families[j].inherits_from);
+		else if ((o == PW_GATE_OUT_BLOCKING || o == PW_GATE_OUT_P1) && fr[j].n_numerics_changed)
+			/* §9: a win that is not one; its Δ is an improvement, no fleet impact */
+			sb_printf(&sb, "%s %s (%zu series, %.2f%% fleet; %zu series " PW_GATE_NUMERICS_REASON
+			          ")", named ? ";" : "", families[j].name, fr[j].n_regressed,
+			          fr[j].impact_pct, fr[j].n_numerics_changed);
 		else if (o == PW_GATE_OUT_BLOCKING || o == PW_GATE_OUT_P1)
 			sb_printf(&sb, "%s %s%s (%zu series, %.2f%% fleet)", named ? ";" : "",
 			          o == PW_GATE_OUT_P1 && overall != PW_GATE_OUT_P1 ? "P1 " : "",

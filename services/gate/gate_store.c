@@ -544,12 +544,17 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 	                "        AND build_id = $3 AND bisect_job_id = '' GROUP BY series_id "
 	                "        HAVING count(*) >= $4::integer) "
 	                "SELECT p.series_id, p.value, CASE WHEN p.build_id = $2 THEN 'c' ELSE 'r' END, "
-	                "       p.measured_at, p.run_id, p.repeat_index "
+	                "       p.measured_at, p.run_id, p.repeat_index, "
+	                /* §9: the numerics fingerprint of the sample's run ('' when none) */
+	                "       (SELECT n.numerics_fingerprint FROM perfwatch.runs n "
+	                "         WHERE n.run_id = p.run_id AND n.repeat_index = p.repeat_index) "
 	                "  FROM perfwatch.samples p WHERE p.series_id = ANY($1::bigint[]) "
 	                "   AND p.bisect_job_id = '' AND (p.build_id = $2 OR (p.build_id = $3 "
 	                "   AND p.series_id IN (SELECT series_id FROM rel))) "
 	                "UNION ALL "
-	                "SELECT p.series_id, p.value, 'w', p.measured_at, p.run_id, p.repeat_index "
+	                "SELECT p.series_id, p.value, 'w', p.measured_at, p.run_id, p.repeat_index, "
+	                "       (SELECT n.numerics_fingerprint FROM perfwatch.runs n "
+	                "         WHERE n.run_id = p.run_id AND n.repeat_index = p.repeat_index) "
 	                "  FROM ids i "
 	                "  JOIN perfwatch.samples p ON p.series_id = i.series_id "
 	                "   AND p.build_kind IN ('nightly', 'release') AND p.bisect_job_id = '' "
@@ -571,12 +576,16 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 			for (size_t i = 0; i < r->n_series; i++) {
 				double *b = pw_gate_release_alloc(r, (nb[i] + 1) * sizeof *b);
 				double *c = pw_gate_release_alloc(r, (nc[i] + 1) * sizeof *c);
-				if (!b || !c) {
+				const char **bn = pw_gate_release_alloc(r, (nb[i] + 1) * sizeof *bn);
+				const char **cn = pw_gate_release_alloc(r, (nc[i] + 1) * sizeof *cn);
+				if (!b || !c || !bn || !cn) {
 					st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory loading samples");
 					goto out;
 				}
 				r->series[i].base = b;
 				r->series[i].cand = c;
+				r->series[i].base_numerics = bn;
+				r->series[i].cand_numerics = cn;
 				r->series[i].n_base = 0;
 				r->series[i].n_cand = 0;
 			}
@@ -596,10 +605,20 @@ static pw_status load_samples(pw_pg *pg, pw_gate_release *r, char *errbuf, size_
 				continue;
 			}
 			double v = pw_pg_double(res, row, 1);
-			if (cand)
+			/* NULL: a sample whose run row is not there; '': a run without one */
+			const char *fp = NULL;
+			if (!PQgetisnull(res, row, 6) && PQgetvalue(res, row, 6)[0] &&
+			    !(fp = pw_gate_release_strdup(r, PQgetvalue(res, row, 6)))) {
+				st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory loading samples");
+				goto out;
+			}
+			if (cand) {
+				((const char **)r->series[i].cand_numerics)[r->series[i].n_cand] = fp;
 				((double *)r->series[i].cand)[r->series[i].n_cand++] = v;
-			else
+			} else {
+				((const char **)r->series[i].base_numerics)[r->series[i].n_base] = fp;
 				((double *)r->series[i].base)[r->series[i].n_base++] = v;
+			}
 		}
 	}
 
@@ -1377,7 +1396,9 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		                      "p, welch_t, welch_p, q, delta_pct, expected_delta_pct, mde_pct, "
 		                      "two_sigma_pct, effect_passed, direction, verdict, waiver_id, "
 		                      "alert_id, effect_pct, excess_pct, practical_pct, noise_floor_pct, "
-		                      "threshold_pct, required_n, tier_mde_pct) FROM STDIN",
+		                      "threshold_pct, required_n, tier_mde_pct, numerics, "
+		                      "baseline_numerics_fingerprint, candidate_numerics_fingerprint, "
+		                      "numerics_reason) FROM STDIN",
 		                      errbuf, errlen);
 		if (st != PW_OK)
 			goto fail;
@@ -1429,7 +1450,12 @@ pw_status pw_gate_store_finish(pw_pg *pg, const pw_gate_release *r, const pw_gat
 		                   effect ? "t" : "f", direction_text(r, i),
 		                   pw_gate_outcome_name(r->series_out[i]), r->series_waiver[i],
 		                   r->series_alert[i], pef, pxs, ppr, pnf, pth,
-		                   in->required_n ? rn : NULL, tm};
+		                   in->required_n ? rn : NULL, tm,
+		                   t ? pw_gate_numerics_name(s->numerics.state) : NULL,
+		                   s->numerics.baseline ? s->numerics.baseline : "",
+		                   s->numerics.candidate ? s->numerics.candidate : "",
+		                   s->verdict == PW_GATE_SERIES_NUMERICS_CHANGED
+		                       ? PW_GATE_NUMERICS_REASON : ""};
 		for (size_t c = 0; c < sizeof q / sizeof q[0]; c++) {
 			if (c)
 				tb_putc(&copy, '\t');

@@ -103,7 +103,7 @@ const char pw_ingest_run_columns[] =
 	"compile_cache_total, allocator_steady_s, load_mode, arrival_rate_rps, trace_mix, seed, "
 	"measure_window_s, started_at, finished_at, wall_step_us, roofline_predicted_step_us, "
 	"achieved_hbm_bw_tb_s, achieved_bw_fraction, hlo_text, trace_uri, hlo_uri, bisect_job_id, "
-	"payload_sha256, kafka_partition, kafka_offset";
+	"payload_sha256, kafka_partition, kafka_offset, numerics_fingerprint";
 
 const char pw_ingest_sample_columns[] =
 	"run_id, repeat_index, metric, series_id, value, unit, measured_at, build_id, build_kind, "
@@ -113,12 +113,12 @@ const char pw_ingest_op_columns[] =
 	"run_id, repeat_index, op_name, category, hlo_kind, exec_unit, calls, us_per_step, "
 	"hbm_bytes_per_step";
 
-/* the run row's 48 fields, in pw_ingest_run_columns order, with each column's binary type */
+/* the run row's 49 fields, in pw_ingest_run_columns order, with each column's binary type */
 void pw_ingest_row_run(pw_copybuf *b, const Perfwatch__V1__RunResult *r, const uint8_t sha[32],
                        int32_t partition, int64_t offset)
 {
 	const Perfwatch__V1__RunKey *k = r->key;
-	pw_copybin_row(b, 48);
+	pw_copybin_row(b, 49);
 	pw_copybin_text(b, r->run_id);
 	pw_copybin_int4(b, (int32_t)r->repeat_index);
 	pw_copybin_text(b, k->model);
@@ -167,6 +167,7 @@ void pw_ingest_row_run(pw_copybuf *b, const Perfwatch__V1__RunResult *r, const u
 	pw_copybin_bytea(b, sha, 32);
 	pw_copybin_int4(b, partition);
 	pw_copybin_int8(b, offset);
+	pw_copybin_text(b, r->numerics_fingerprint);
 }
 
 void pw_ingest_rows_samples(pw_copybuf *b, const Perfwatch__V1__RunResult *r,

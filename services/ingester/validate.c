@@ -194,6 +194,32 @@ static pw_dlq_reason check_text(const char *field, const char *v, size_t cap,
 	return R_OK_;
 }
 
+/*
+ * RunResult.numerics_fingerprint (§9): empty (not computed), or 16 to 64
+ * lower-case hex digits, an even count (8 to 32 bytes of digest). The gate
+ * compares fingerprints as strings, so one digest must have one spelling.
+ */
+static pw_dlq_reason check_numerics_fingerprint(const char *v, char *detail, size_t len)
+{
+	if (!v || !*v)
+		return R_OK_;
+	size_t n = strlen(v);
+	if (n < PW_NUMERICS_FP_MIN || n > PW_NUMERICS_FP_MAX || n % 2)
+		return fail(n > PW_NUMERICS_FP_MAX ? R_OVERSIZE : R_INVALID, detail, len,
+		            "field \"numerics_fingerprint\" is %zu characters, not an even count "
+		            "from %d to %d (lower-case hex digest)",
+		            n, PW_NUMERICS_FP_MIN, PW_NUMERICS_FP_MAX);
+	for (size_t i = 0; i < n; i++)
+		if (!((v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f')))
+			return fail(R_INVALID, detail, len,
+			            "field \"numerics_fingerprint\" has %s at offset %zu: "
+			            "only lower-case hex digits 0-9a-f are allowed",
+			            (unsigned char)v[i] < 0x20 || (unsigned char)v[i] >= 0x7f
+			                ? "a non-printable byte" : "a character outside 0-9a-f",
+			            i);
+	return R_OK_;
+}
+
 static pw_dlq_reason check_num(const char *field, double v, double lo, double hi, char *detail,
                                size_t len)
 {
@@ -378,6 +404,7 @@ pw_dlq_reason pw_ingest_validate(const Perfwatch__V1__RunResult *run, const pw_i
 	CHECK(check_text("trace_uri", run->trace_uri, lim->max_text, lim, detail, len));
 	CHECK(check_text("hlo_uri", run->hlo_uri, lim->max_text, lim, detail, len));
 	CHECK(check_text("hlo_text", run->hlo_text, lim->max_hlo_text, lim, detail, len));
+	CHECK(check_numerics_fingerprint(run->numerics_fingerprint, detail, len));
 
 	/* hygiene */
 	CHECK(check_num("warmup_discarded_s", run->warmup_discarded_s, 0, 86400, detail, len));

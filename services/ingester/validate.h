@@ -31,6 +31,10 @@
 typedef Perfwatch__V1__DlqReason pw_dlq_reason; /* pw_enums.h names it */
 #define PW_DLQ_NONE PERFWATCH__V1__DLQ_REASON__DLQ_REASON_UNSPECIFIED
 
+/* RunResult.numerics_fingerprint: 16 to 64 lower-case hex digits (even), or empty */
+#define PW_NUMERICS_FP_MIN 16
+#define PW_NUMERICS_FP_MAX 64
+
 /* The caps and the clock the checks use; pw_ingest_limits_default() fills the defaults. */
 typedef struct pw_ingest_limits {
 	int64_t now_unix_us;      /* the ingester's clock at the batch */

@@ -80,3 +80,19 @@ gate_series() {
                    '$base', now() FROM perfwatch.series WHERE series_key = '$k' ON CONFLICT DO NOTHING"
   gate_add_samples "$pre" "$k" "$base" release 1 30 "$7" 0 0.004
 }
+
+# gate_scenario_weights SCENARIO SOURCE MODEL=SHARE...: prints the scenario's
+# pw-sim count, sets want_samples to its samples, and gives each MODEL of the
+# replay (MODEL.$ns) top-tier spend weight SHARE, recorded with SOURCE; the
+# caller deletes them at exit (on_exit). Needs $sim and $ns.
+gate_scenario_weights() {
+  local scn=$1 src=$2 count values="" m
+  shift 2
+  count=$("$sim" count "$scn") || fail "pw-sim count $scn failed"
+  want_samples=$(grep -o '"samples":[0-9]*' <<<"$count" | cut -d: -f2)
+  echo "scenario: $count"
+  for m in "$@"; do
+    values+="${values:+, }('${m%%=*}.$ns', ${m#*=}, 'top', '$src')"
+  done
+  psqlq -c "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES $values" >/dev/null
+}

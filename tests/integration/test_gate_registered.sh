@@ -48,14 +48,7 @@ pipeline_harness test_gate_registered
 on_exit() { psqlq -c "DELETE FROM perfwatch.spend_weights WHERE model LIKE '%.$ns'" >/dev/null 2>&1 || true; }
 t_start=$SECONDS
 
-count=$("$sim" count "$scn")
-want_samples=$(grep -o '"samples":[0-9]*' <<<"$count" | cut -d: -f2)
-echo "scenario: $count"
-psqlq -c "INSERT INTO perfwatch.spend_weights (model, spend_share, tier, source) VALUES
-          ('chat-8b.$ns', 0.078, 'top', 'test_gate_registered'),
-          ('rank-moe-110b.$ns', 0.05, 'top', 'test_gate_registered'),
-          ('chat-70b.$ns', 0.03, 'top', 'test_gate_registered'),
-          ('code-34b.$ns', 0.03, 'top', 'test_gate_registered')" >/dev/null
+gate_scenario_weights "$scn" test_gate_registered chat-8b=0.078 rank-moe-110b=0.05 chat-70b=0.03 code-34b=0.03
 
 "$it" start-at-end "gr-ingester-$ns" perf.runs.v1 || fail "placing the ingester group"
 "$it" start-at-end "gr-baseliner-$ns" perf.points.v1 perf.fleet-changes.v1 || fail "placing the baseliner group"

@@ -201,6 +201,16 @@ static void m_hlo_text(fixture *f)
 	f->run.hlo_text = huge;
 }
 static void m_load_mode(fixture *f) { f->run.load_mode = (Perfwatch__V1__LoadMode)7; }
+/* §9 numerics fingerprints: 16 to 64 lower-case hex digits, an even count */
+static void m_numerics_long(fixture *f)
+{
+	f->run.numerics_fingerprint =
+		"3f9a1c0d5e7b2a463f9a1c0d5e7b2a463f9a1c0d5e7b2a463f9a1c0d5e7b2a4600"; /* 66 */
+}
+static void m_numerics_short(fixture *f) { f->run.numerics_fingerprint = "3f9a1c0d"; }
+static void m_numerics_odd(fixture *f) { f->run.numerics_fingerprint = "3f9a1c0d5e7b2a463"; }
+static void m_numerics_upper(fixture *f) { f->run.numerics_fingerprint = "3F9A1C0D5E7B2A46"; }
+static void m_numerics_not_hex(fixture *f) { f->run.numerics_fingerprint = "sha256:3f9a1c0d5e7b"; }
 
 static const struct {
 	const char *what;
@@ -267,6 +277,11 @@ static const struct {
 	{"absurd repeat index", m_repeat, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "repeat_index"},
 	{"hlo text over 1 MiB", m_hlo_text, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE, "hlo_text"},
 	{"unknown load mode", m_load_mode, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "load_mode"},
+	{"numerics fingerprint too long", m_numerics_long, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE, "numerics_fingerprint\" is 66 characters"},
+	{"numerics fingerprint too short", m_numerics_short, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "numerics_fingerprint\" is 8 characters"},
+	{"numerics fingerprint odd", m_numerics_odd, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "even count"},
+	{"numerics fingerprint upper case", m_numerics_upper, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "at offset 1"},
+	{"numerics fingerprint not hex", m_numerics_not_hex, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_INVALID_VALUE, "lower-case hex"},
 };
 
 Test(ingest_validate, the_good_run_passes)

@@ -80,8 +80,32 @@ enum {
 	S_FAMILY, S_PLATFORM, S_CONFIG, S_METRIC, S_KEY, S_BMED, S_BMAD, S_BN, S_CMED, S_CN, S_U,
 	S_P, S_Q, S_DELTA, S_MDE, S_TWOSIG, S_EFFECT, S_VERDICT, S_EXPECTED, S_WAIVER, S_ALERT,
 	S_WELCH_P, S_UNIT, S_EFFECT_PCT, S_EXCESS, S_PRACTICAL, S_NOISE_FLOOR, S_THRESHOLD,
-	S_REQUIRED_N, S_TIER_MDE
+	S_REQUIRED_N, S_TIER_MDE, S_NUMERICS, S_BASE_NUMERICS, S_CAND_NUMERICS, S_NUMERICS_REASON
 };
+
+/*
+ * §9's faster-but-wrong check of a win (or of a series it blocked): the
+ * reason and both fingerprints, a match, or "numerics not checked" when a
+ * run carries no fingerprint (never a guess). Other series: nothing.
+ */
+static void show_numerics_text(PGresult *s, int i)
+{
+	const char *v = PQgetvalue(s, i, S_VERDICT), *n = PQgetvalue(s, i, S_NUMERICS);
+	const char *b = PQgetvalue(s, i, S_BASE_NUMERICS), *c = PQgetvalue(s, i, S_CAND_NUMERICS);
+	if (*PQgetvalue(s, i, S_NUMERICS_REASON))
+		printf("    %s: baseline numerics %s, candidate numerics %s\n",
+		       PQgetvalue(s, i, S_NUMERICS_REASON), b, c);
+	else if (strcmp(v, "investigate") != 0 && strcmp(v, "validated_win") != 0)
+		return;
+	else if (strcmp(n, "match") == 0)
+		printf("    numerics match the baseline's (%s)\n", b);
+	else if (strcmp(n, "mismatch") == 0) /* not reached: a mismatching win is blocked */
+		printf("    numerics differ: baseline %s, candidate %s\n", b, c);
+	else
+		printf("    numerics not checked (%s)\n",
+		       !*b ? "no baseline run carries a numerics fingerprint"
+		           : "a candidate run carries no numerics fingerprint");
+}
 
 static void show_series_text(PGresult *s, int i, double fdr, int tests)
 {
@@ -139,6 +163,7 @@ static void show_series_text(PGresult *s, int i, double fdr, int tests)
 	if (gpu)
 		printf("    GPU: certified at MDE=%g%%, the %g-%g%% band is the production canary's\n", mde,
 		       tier_mde, mde);
+	show_numerics_text(s, i);
 }
 
 static void show_series_json(FILE *out, PGresult *s, int i)
@@ -169,6 +194,10 @@ static void show_series_json(FILE *out, PGresult *s, int i)
 	json_num(out, "threshold_pct", num(s, i, S_THRESHOLD), true);
 	json_num(out, "required_n", num(s, i, S_REQUIRED_N), true);
 	json_num(out, "tier_mde_pct", num(s, i, S_TIER_MDE), true);
+	json_str(out, "numerics", PQgetvalue(s, i, S_NUMERICS), true);
+	json_str(out, "baseline_numerics_fingerprint", PQgetvalue(s, i, S_BASE_NUMERICS), true);
+	json_str(out, "candidate_numerics_fingerprint", PQgetvalue(s, i, S_CAND_NUMERICS), true);
+	json_str(out, "numerics_reason", PQgetvalue(s, i, S_NUMERICS_REASON), true);
 	fprintf(out, ",\"effect_passed\":%s", PQgetvalue(s, i, S_EFFECT)[0] == 't' ? "true" : "false");
 	json_str(out, "verdict", PQgetvalue(s, i, S_VERDICT), true);
 	json_str(out, "waiver_id", PQgetvalue(s, i, S_WAIVER), true);
@@ -267,7 +296,9 @@ static int gate_show(int argc, char **argv)
 	                          "r.candidate_n, r.u, r.p, r.q, r.delta_pct, r.mde_pct, r.two_sigma_pct, "
 	                          "r.effect_passed, r.verdict, r.expected_delta_pct, r.waiver_id, r.alert_id, "
 	                          "r.welch_p, r.unit, r.effect_pct, r.excess_pct, r.practical_pct, "
-	                          "r.noise_floor_pct, r.threshold_pct, r.required_n, r.tier_mde_pct "
+	                          "r.noise_floor_pct, r.threshold_pct, r.required_n, r.tier_mde_pct, "
+	                          "r.numerics, r.baseline_numerics_fingerprint, "
+	                          "r.candidate_numerics_fingerprint, r.numerics_reason "
 	                          "FROM perfwatch.gate_series_results r "
 	                          "JOIN perfwatch.series s USING (series_id) "
 	                          "WHERE r.release_id = $1 AND r.evaluation = $2 "

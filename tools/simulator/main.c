@@ -1008,7 +1008,7 @@ static int cmd_dump(app *a)
 		printf(",\"ops\":{");
 		for (size_t k = 0; k < r->nops; k++)
 			printf("%s\"%s\":%.1f", k ? "," : "", r->ops[k].name, r->ops[k].us_per_step);
-		printf("},\"wall_us\":%.1f}\n", r->wall_us_per_step);
+		printf("},\"wall_us\":%.1f,\"numerics\":\"%s\"}\n", r->wall_us_per_step, r->numerics);
 		runs++;
 	}
 	return 0;

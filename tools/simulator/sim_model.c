@@ -9,6 +9,7 @@
  */
 #include "sim_model.h"
 
+#include <inttypes.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
@@ -974,6 +975,16 @@ static pw_status run_make(const pw_sim *w, size_t si, const pw_sim_model_rev *re
 		metric_f[m] = 1.0;
 	const pw_sim_effect *active[64];
 	size_t nactive = 0;
+	/* the numerics fingerprint: what the model computes, not how fast; two
+	 * halves so that it has 128 bits (32 hex digits) */
+	uint64_t nf[2];
+	for (int k = 0; k < 2; k++) {
+		nf[k] = pw_sim_hash_u64(PW_SIM_HASH_INIT, 0x6e756d65u + (uint64_t)k);
+		nf[k] = pw_sim_hash_str(nf[k], s->model.name);
+		nf[k] = pw_sim_hash_str(nf[k], out->model_rev);
+		nf[k] = pw_sim_hash_str(nf[k], p->name);
+		nf[k] = pw_sim_hash_str(nf[k], c->name);
+	}
 	for (size_t i = 0; i < w->sc->neffects; i++) {
 		const pw_sim_effect *e = &w->sc->effects[i];
 		if (!sel_match(&e->sel, s->model.name, p->name, c))
@@ -985,6 +996,10 @@ static pw_status run_make(const pw_sim *w, size_t si, const pw_sim_model_rev *re
 			all = all && pw_sim_build_contains(b, e->requires[k], -1);
 		if (!all)
 			continue;
+		if (e->numerics)
+			for (int k = 0; k < 2; k++)
+				nf[k] = pw_sim_hash_u64(pw_sim_hash_u64(nf[k], (uint64_t)e->cl),
+				                        (uint64_t)e->upstream);
 		if (e->metric >= 0) {
 			metric_f[e->metric] *= 1.0 + e->pct / 100.0;
 			continue;
@@ -995,6 +1010,7 @@ static pw_status run_make(const pw_sim *w, size_t si, const pw_sim_model_rev *re
 			active[nactive++] = e;
 	}
 	out->effect_pct = (eff_f - 1.0) * 100.0;
+	snprintf(out->numerics, sizeof out->numerics, "%016" PRIx64 "%016" PRIx64, nf[0], nf[1]);
 
 	/* §4.1 noise: run-to-run per phase, host jitter shared, outliers, bimodality */
 	double sr = pw_sim_class_sigma_run(p->cls) * s->sigma_factor;

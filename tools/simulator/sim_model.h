@@ -164,6 +164,8 @@ typedef struct pw_sim_effect {
 	int metric;                               /* -1: the config's step time (every metric follows); else that metric only */
 	double pct;                               /* relative change, percent: + slower (or + on the metric's value) */
 	double bytes_pct;                         /* relative change of HBM bytes moved, percent (hbm_bw_util) */
+	bool numerics;                            /* the CL also changes the model's outputs (§9 "faster
+	                                           * but wrong"): the runs' numerics fingerprint changes */
 } pw_sim_effect;
 
 typedef struct pw_sim_opdef {
@@ -488,6 +490,9 @@ typedef struct pw_sim_run {
 	pw_sim_op ops[PW_SIM_MAX_OPS + PW_SIM_MAX_SPLIT];
 	size_t nops;
 	double wall_us_per_step;            /* the step time the op table belongs to */
+	char numerics[33];                  /* numerics fingerprint (RunResult.numerics_fingerprint):
+	                                       32 hex digits of a hash of model, model rev, platform,
+	                                       config and the numerics-changing effects in the build */
 	/* ground truth, for tests and reports; never published */
 	bool outlier;
 	double effect_pct;                  /* net step-time change from CLs, percent */

@@ -199,6 +199,7 @@ pw_status pw_sim_proto_run(const pw_sim *w, const pw_sim_run *r, uint8_t **out, 
 	snprintf(trace_uri, sizeof trace_uri, "sim://tr/%s/%s/%s", r->build.build_id,
 	         r->fingerprint, r->run_id);
 	rr.trace_uri = trace_uri;
+	rr.numerics_fingerprint = (char *)r->numerics;
 	if (r->rebaseline)
 		rr.rebaseline_job_id = (char *)r->job_id;
 	else

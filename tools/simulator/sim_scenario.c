@@ -410,6 +410,10 @@ static pw_status line_effect(parser *ps, tok *t, int nt)
 		} else if (strcmp(t[i].key, "bytes_pct") == 0) {
 			if ((st = parse_double(ps, "bytes_pct", t[i].value, &e->bytes_pct)) != PW_OK)
 				return st;
+		} else if (strcmp(t[i].key, "numerics") == 0) {
+			if (strcmp(t[i].value, "changed") != 0)
+				PERR(ps, "numerics=%s: the only value is \"changed\"", t[i].value);
+			e->numerics = true;
 		} else {
 			UNKNOWN_KEY(ps, "effect", &t[i]);
 		}
