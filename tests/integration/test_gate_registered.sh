@@ -24,7 +24,11 @@
 #     release) covering nothing;
 #   - chat-8b's v5e-8 series: frozen by the baseliner (open freezes of the
 #     event, exactly those series), reported FROZEN and never tested;
-#   - every other series within noise or trend-only; the release BLOCKING.
+#   - every other series within noise or trend-only; the release BLOCKING;
+#   - the validated win reaches the compiler team as a message: a pw-pager
+#     reading the gate's verdict posts one validated_win notice for chat-8b,
+#     severity info, route xla-compiler, owner compiler, to the webhook (and
+#     pages nobody for the win).
 set -euo pipefail
 
 . tests/integration/lib.sh
@@ -34,7 +38,8 @@ baseliner=$PW_BUILD/services/baseliner/pw-baseliner
 gate=$PW_BUILD/services/gate/pw-gate
 sim=$PW_BUILD/tools/simulator/pw-sim
 it=$PW_BUILD/tests/it_watcher
-need_bins "$ingester" "$baseliner" "$gate" "$sim" "$it"
+pager=$PW_BUILD/services/pager/pw-pager
+need_bins "$ingester" "$baseliner" "$gate" "$sim" "$it" "$pager"
 need_tools kcat protoc psql python3
 
 scn=tools/simulator/scenarios/registered-win.scn
@@ -86,9 +91,33 @@ want_frozen=$(psqlq -c "SELECT count(DISTINCT p.series_id) FROM perfwatch.sample
 [ "$frz" = "$want_frozen $want_frozen 0" ] || fail "freezes of $event (all, open, outside chat-8b v5e-8): \"$frz\", want $want_frozen open"
 echo "frozen by $event: $want_frozen series"
 
+# the pager that tells the compiler team (its notices to a webhook standing in for the receiver)
+"$it" start-at-end "gr-pager-$ns" perf.alerts.v1 perf.gate.verdicts.v1 perf.changepoints.v1 perf.bisections.v1 \
+  perf.attributions.v1 perf.rollouts.v1 || fail "placing the pager group"
+hook_port=$(free_port)
+mkdir -p "$work/hook"
+python3 - "$hook_port" "$work/hook" >"$work/hook.log" 2>&1 <<'PY' &
+import http.server, json, os, sys
+port, out = int(sys.argv[1]), sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with open(os.path.join(out, "%04d.json" % len(os.listdir(out))), "w") as f:
+            json.dump(json.loads(body), f)
+        self.send_response(200); self.end_headers()
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+PY
+pids+=($!)
+PW_HTTP_PORT=0 PW_KAFKA_GROUP_ID="gr-pager-$ns" PW_PAGER_TRIAGE_KEY="registered-test-key-$ns" PW_PAGER_TICK=200ms \
+  PW_PAGER_BUDGET_PER_WEEK=1000 PW_PAGER_ALERTMANAGER_URL="http://127.0.0.1:$(free_port)" \
+  PW_PAGER_WEBHOOK_URL="http://127.0.0.1:$hook_port/hook" "$pager" >"$work/pager.log" 2>&1 &
+pids+=($!)
+
 t1=$SECONDS
 start gate "$gate"
-gate_verdict "$rel" "${pids[2]}" "$work/verdict.txt" 120
+gate_pid=${pids[-1]}
+gate_verdict "$rel" "$gate_pid" "$work/verdict.txt" 120
 echo "verdict on the topic $((SECONDS - t1)) s after the gate started"
 grep '^summary' "$work/verdict.txt" || true
 
@@ -228,7 +257,7 @@ waivers { waiver_id: "%s" model: "code-34b.%s" platform: "v6e-4" config: "decode
     fail "publishing the request for $1"
 }
 gate_request "$rel2" 1 code-34b-serving
-gate_verdict "$rel2" "${pids[2]}" "$work/verdict2.txt" 60
+gate_verdict "$rel2" "$gate_pid" "$work/verdict2.txt" 60
 w2=$(psqlq -c "SELECT string_agg(DISTINCT r.verdict || ' ' || r.waiver_id, ',') FROM perfwatch.gate_series_results r
                 JOIN perfwatch.series s USING (series_id)
                WHERE r.release_id = '$rel2' AND s.platform = 'v6e-4' AND s.config = 'decode.B64.s2048.int8'
@@ -246,4 +275,26 @@ done
 [[ $dl == "conflict: "*"waiver \"$wid\" is already stored for release \"$rel2\" with other content"* ]] ||
   fail "the same waiver id with another owner for $rel2: dead letter \"$dl\""
 echo "the same id with another owner for $rel2 is dead-lettered: $dl"
+# the validated win, as the compiler team receives it from the pager
+deadline=$((SECONDS + 90))
+until [ "$(psqlq -c "SELECT count(*) FROM perfwatch.pager_notices n JOIN perfwatch.pager_incidents i USING (incident_id)
+                      WHERE i.pager_group = 'gr-pager-$ns' AND n.kind = 'validated_win'
+                        AND n.webhook_delivered_at IS NOT NULL")" -ge 1 ]; do
+  [ $SECONDS -lt $deadline ] || fail "no validated_win notice delivered to the webhook within 90 s (pager log: $work/pager.log)"
+  sleep 0.5
+done
+sleep 2 # a second notice of the win, or a page, would be posted within the pager's tick
+python3 - "$work/hook" "$ns" <<'PY' || fail "the validated win's message to the compiler team (see $work/hook)"
+import glob, json, sys
+d, ns = sys.argv[1], sys.argv[2]
+posts = [json.load(open(f)) for f in sorted(glob.glob(d + "/*.json"))]
+wins = [p for p in posts if p.get("kind") == "validated_win"]
+assert len(wins) == 1, f"want one validated_win notice, got {len(wins)}: {[p.get('summary') for p in wins]}"
+w = wins[0]
+assert w["route"] == "xla-compiler" and w["owner"] == "compiler" and w["severity"] == "info", w
+assert "chat-8b." + ns in w["summary"] and "page_id" not in w, w
+pages = [p for p in posts if "page_id" in p and "chat-8b." + ns in p.get("summary", "")]
+assert not pages, f"the win was paged: {[p['summary'] for p in pages]}"
+print("the compiler team's message: [%s to %s, owner %s] %s" % (w["severity"], w["route"], w["owner"], w["summary"]))
+PY
 echo "test_gate_registered: PASS ($((SECONDS - t_start)) s)"
