@@ -8,8 +8,8 @@
  * transaction. A crash anywhere before the commit leaves the rows unpublished
  * for the next round; the only duplicates are rows acknowledged just before a
  * crash. Those are found, not sent again: every message carries the header
- * PW_OUTBOX_HEADER, and a round that may follow such a crash (the handle's
- * first, one after a failed round, or one that claims a stale row) reads
+ * PW_OUTBOX_HEADER, and a round that claims a row that may have been sent
+ * (one older than the handle, one of a failed round, or a stale row) reads
  * the rows' topics from the rows' time onwards for their headers first
  * (find_sent) and marks the rows it finds published without producing them.
  *
@@ -75,8 +75,28 @@ struct pw_outbox {
 	char *brokers;        /* find_sent's; NULL: it does not look */
 	const pw_kv *props;
 	size_t nprops;
-	bool verify_all;      /* look for every claimed row: first call, or after a failed round */
+	/* look for every claimed row with an id up to this: the rows a process before this one
+	 * (or a failed round) may have sent; -1 = not known yet (outbox_verify_init) */
+	int64_t verify_upto;
 };
+
+/*
+ * verify_upto at the start: the service's newest row now. Rows written after
+ * it are this process's, and have not been sent by anyone yet.
+ */
+static pw_status outbox_verify_init(pw_outbox *o, char *errbuf, size_t errlen)
+{
+	const char *const params[] = {o->service};
+	PGresult *res = NULL;
+	pw_status st = pw_pg_exec(o->pg,
+	                          "SELECT coalesce(max(id), 0)::text FROM perfwatch.outbox "
+	                          "WHERE service = $1",
+	                          1, params, &res, errbuf, errlen);
+	if (st == PW_OK)
+		o->verify_upto = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return st;
+}
 
 pw_status pw_outbox_add(pw_pg *pg, const char *service, const char *ref, const char *topic,
                         const char *key, const void *payload, size_t len, char *errbuf,
@@ -141,7 +161,7 @@ pw_status pw_outbox_new(pw_outbox **out, pw_pg *pg, pw_producer *producer, pw_me
 	}
 	b->props = o->props;
 	b->nprops = o->nprops;
-	b->verify_all = true;
+	b->verify_upto = -1;
 	b->pg = pg;
 	b->producer = producer;
 	b->lg = lg;
@@ -188,6 +208,11 @@ pw_status pw_outbox_new(pw_outbox **out, pw_pg *pg, pw_producer *producer, pw_me
 			return st;
 		}
 	}
+	/* now rather than at the first publish, when this process's own first rows exist; a
+	 * failure leaves it to the first publish */
+	char why[256];
+	if (b->brokers && outbox_verify_init(b, why, sizeof why) != PW_OK)
+		b->verify_upto = -1;
 	*out = b;
 	return PW_OK;
 }
@@ -467,8 +492,10 @@ static pw_status publish_round(pw_outbox *o, size_t *n, char *errbuf, size_t err
 	pw_pg_params_text(&p, stale);
 	PGresult *res = NULL;
 	bool *sent = NULL, *want = NULL, *found = NULL;
-	pw_status st = pw_pg_begin(o->pg, errbuf, errlen);
-	if (st != PW_OK)
+	pw_status st = PW_OK;
+	if (o->brokers && o->verify_upto < 0 && (st = outbox_verify_init(o, errbuf, errlen)) != PW_OK)
+		return st;
+	if ((st = pw_pg_begin(o->pg, errbuf, errlen)) != PW_OK)
 		return st;
 	/* binary results: the payload arrives as its bytes; the rest is cast to text first
 	 * (the COL_ columns) */
@@ -496,7 +523,8 @@ static pw_status publish_round(pw_outbox *o, size_t *n, char *errbuf, size_t err
 	bool look = false;
 	for (int i = 0; i < rows; i++) {
 		want[i] = o->brokers &&
-		          (o->verify_all || strcmp(PQgetvalue(res, i, COL_STALE), "true") == 0);
+		          (strtoll(PQgetvalue(res, i, COL_ID), NULL, 10) <= o->verify_upto ||
+		           strcmp(PQgetvalue(res, i, COL_STALE), "true") == 0);
 		look = look || want[i];
 	}
 	if (look && (st = find_sent(o, res, want, found, errbuf, errlen)) != PW_OK)
@@ -575,6 +603,13 @@ fail:
 	if (pw_pg_in_transaction(o->pg))
 		pw_pg_rollback(o->pg, NULL, 0);
 fail_clear:
+	/* the broker may have acknowledged some of the round before it failed: look for its
+	 * rows before sending them again */
+	if (res && PQntuples(res) > 0) {
+		int64_t last = strtoll(PQgetvalue(res, PQntuples(res) - 1, COL_ID), NULL, 10);
+		if (last > o->verify_upto)
+			o->verify_upto = last;
+	}
 	free(sent);
 	free(want);
 	free(found);
@@ -595,8 +630,6 @@ pw_status pw_outbox_publish(pw_outbox *o, size_t *published, char *errbuf, size_
 		st = publish_round(o, &n, errbuf, errlen);
 		total += n;
 	} while (st == PW_OK && n == o->batch);
-	/* a failed round may have been acknowledged before it failed: look before sending again */
-	o->verify_all = st != PW_OK;
 	if (published)
 		*published = total;
 	if (st == PW_OK && o->pending)

@@ -11,9 +11,10 @@
  * starts. A service killed after the acknowledgement but before the mark
  * would send them twice: instead every message carries the header
  * PW_OUTBOX_HEADER (service/id/sends), and a publisher that may be in that
- * case (it just started, its last round failed, or the row is older than a
- * publish takes) first reads the row's topic from the row's time onwards and
- * marks the rows it finds there published without sending them again. So a
+ * case (the row was written before the publisher started, a round of it
+ * failed, or the row is older than a publish takes) first reads the row's
+ * topic from the row's time onwards and marks the rows it finds there
+ * published without sending them again. So a
  * message is on its topic once; pw_outbox_resend is the one way to send it
  * again, on purpose. Consumers still key on the message's natural id: a peer
  * instance that picks up a dead instance's fresh rows, or a publisher without
@@ -99,9 +100,9 @@ pw_status pw_outbox_new(pw_outbox **out, pw_pg *pg, pw_producer *producer, pw_me
 /*
  * Publishes every unpublished row of the service, in rounds of at most
  * `batch` rows: claim (own transaction, FOR UPDATE SKIP LOCKED), look on the
- * topics for the rows that may have gone out already (the header above; the
- * first call of a handle, after a failed round, and rows claimed
- * PW_OUTBOX_STALE_S after they were written), produce the others, wait for
+ * topics for the rows that may have gone out already (the header above:
+ * rows written before the handle was made, rows of a failed round, and rows
+ * claimed PW_OUTBOX_STALE_S after they were written), produce the others, wait for
  * every acknowledgement, mark published, commit. *published (may be
  * NULL) gets the rows that left the outbox. On a delivery failure or timeout
  * the round's rows stay unpublished and the error is returned (retriable);
