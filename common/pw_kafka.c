@@ -19,6 +19,7 @@
 #include "pw_backoff.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -300,7 +301,38 @@ pw_status pw_producer_produce(pw_producer *p, const char *topic, const void *key
                               const void *payload, size_t len, int queue_wait_ms,
                               char *errbuf, size_t errlen)
 {
+	return pw_producer_produce_hdr(p, topic, key, keylen, payload, len, NULL, NULL,
+	                               queue_wait_ms, errbuf, errlen);
+}
+
+/* rd_kafka_produce, or rd_kafka_producev when the message carries a header. */
+static rd_kafka_resp_err_t produce_one(pw_producer *p, rd_kafka_topic_t *rkt, const void *key,
+                                       size_t keylen, const void *payload, size_t len,
+                                       const char *hname, const char *hvalue)
+{
+	void *opaque = (void *)(uintptr_t)p->gen;
+	if (!hname)
+		return rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)payload,
+		                        len, key, keylen, opaque) == 0
+		               ? RD_KAFKA_RESP_ERR_NO_ERROR
+		               : rd_kafka_last_error();
+	return rd_kafka_producev(p->rk, RD_KAFKA_V_RKT(rkt),
+	                         RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+	                         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+	                         RD_KAFKA_V_VALUE((void *)payload, len),
+	                         RD_KAFKA_V_KEY(key, keylen),
+	                         RD_KAFKA_V_HEADER(hname, hvalue, (ssize_t)strlen(hvalue)),
+	                         RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+}
+
+pw_status pw_producer_produce_hdr(pw_producer *p, const char *topic, const void *key,
+                                  size_t keylen, const void *payload, size_t len,
+                                  const char *hname, const char *hvalue, int queue_wait_ms,
+                                  char *errbuf, size_t errlen)
+{
 	pw_status st = PW_OK;
+	if (hname && !hvalue)
+		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "header \"%s\" without a value", hname);
 	if (!topic || (!payload && len > 0))
 		return pw_fail(PW_ERR_INVALID, errbuf, errlen, "produce without topic or payload");
 	rd_kafka_topic_t *rkt = producer_topic(p, topic, errbuf, errlen, &st);
@@ -309,8 +341,8 @@ pw_status pw_producer_produce(pw_producer *p, const char *topic, const void *key
 
 	int64_t deadline = 0;
 	for (;;) {
-		if (rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)payload,
-		                     len, key, keylen, (void *)(uintptr_t)p->gen) == 0) {
+		rd_kafka_resp_err_t err = produce_one(p, rkt, key, keylen, payload, len, hname, hvalue);
+		if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
 			struct gen_slot *slot = &p->slots[p->gen % GEN_SLOTS];
 			if (slot->gen != p->gen)
 				*slot = (struct gen_slot){.gen = p->gen};
@@ -318,7 +350,6 @@ pw_status pw_producer_produce(pw_producer *p, const char *topic, const void *key
 			p->counts.produced++;
 			return PW_OK;
 		}
-		rd_kafka_resp_err_t err = rd_kafka_last_error();
 		if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
 			int64_t now = now_ms();
 			if (deadline == 0)
@@ -1654,6 +1685,56 @@ pw_status pw_reader_start(pw_reader *r, const int64_t *at, char *errbuf, size_t 
 	for (int32_t p = 0; p < r->npart; p++)
 		r->next[p] = r->mark[p] = at && at[p] >= 0 ? at[p] : -1;
 	return reader_assign(r, r->next, errbuf, errlen);
+}
+
+pw_status pw_reader_start_at_time(pw_reader *r, int64_t ts_ms, char *errbuf, size_t errlen)
+{
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(r->npart);
+	int64_t *at = calloc((size_t)r->npart, sizeof *at);
+	pw_status st = PW_OK;
+	if (!l || !at) {
+		st = pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory starting a reader");
+		goto out;
+	}
+	for (int32_t p = 0; p < r->npart; p++)
+		rd_kafka_topic_partition_list_add(l, r->topic, p)->offset = ts_ms;
+	rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(r->rk, l, 10000);
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
+		             "could not find the offsets of %s at %" PRId64 " ms: %s", r->topic, ts_ms,
+		             rd_kafka_err2str(err));
+		goto out;
+	}
+	for (int i = 0; i < l->cnt; i++) {
+		const rd_kafka_topic_partition_t *e = &l->elems[i];
+		if (e->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+			st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
+			             "could not find the offset of %s [%d] at %" PRId64 " ms: %s", r->topic,
+			             (int)e->partition, ts_ms, rd_kafka_err2str(e->err));
+			goto out;
+		}
+		int64_t off = e->offset;
+		if (off < 0) {
+			/* no message at or after ts_ms: start at the partition's end */
+			int64_t lo = 0, hi = 0;
+			err = rd_kafka_query_watermark_offsets(r->rk, r->topic, e->partition, &lo, &hi, 5000);
+			if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+				st = pw_fail(PW_ERR_UNAVAILABLE, errbuf, errlen,
+				             "could not read the end of %s [%d]: %s", r->topic,
+				             (int)e->partition, rd_kafka_err2str(err));
+				goto out;
+			}
+			off = hi;
+		}
+		if (e->partition >= 0 && e->partition < r->npart)
+			at[e->partition] = off;
+	}
+	st = pw_reader_start(r, at, errbuf, errlen);
+out:
+	if (l)
+		rd_kafka_topic_partition_list_destroy(l);
+	free(at);
+	return st;
 }
 
 uint64_t pw_reader_lost(const pw_reader *r)

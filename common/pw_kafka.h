@@ -69,6 +69,15 @@ pw_status pw_producer_produce(pw_producer *p, const char *topic, const void *key
                               char *errbuf, size_t errlen);
 
 /*
+ * pw_producer_produce with one header on the message: hname and hvalue
+ * (text, copied); hname NULL is no header.
+ */
+pw_status pw_producer_produce_hdr(pw_producer *p, const char *topic, const void *key,
+                                  size_t keylen, const void *payload, size_t len,
+                                  const char *hname, const char *hvalue, int queue_wait_ms,
+                                  char *errbuf, size_t errlen);
+
+/*
  * Serves delivery reports and error events for up to timeout_ms (0 = only
  * what is ready). Call it regularly (e.g. every few hundred produces); returns
  * the number of events served.
@@ -385,6 +394,13 @@ pw_status pw_reader_start(pw_reader *r, const int64_t *at, char *errbuf, size_t 
  */
 pw_status pw_reader_catch_up(pw_reader *r, int timeout_ms, pw_reader_fn fn, void *ctx,
                              bool *at_end, char *errbuf, size_t errlen);
+
+/*
+ * Starts every partition at its first message stamped at or after ts_ms
+ * (milliseconds since the epoch; the broker's offsets-for-times), or at its
+ * end when it has none.
+ */
+pw_status pw_reader_start_at_time(pw_reader *r, int64_t ts_ms, char *errbuf, size_t errlen);
 
 /*
  * Messages the broker deleted before the reader reached them: a partition

@@ -8,7 +8,17 @@
  * pw_outbox_publish sends the unpublished rows, waits for the broker's
  * acknowledgements and only then marks them published. A service killed
  * between the commit and the acknowledgement sends the rows again when it
- * starts (at least once; consumers key on the message's natural id).
+ * starts. A service killed after the acknowledgement but before the mark
+ * would send them twice: instead every message carries the header
+ * PW_OUTBOX_HEADER (service/id/sends), and a publisher that may be in that
+ * case (the row was written before the publisher started, a round of it
+ * failed, or the row is older than a publish takes) first reads the row's
+ * topic from the row's time onwards and marks the rows it finds there
+ * published without sending them again. So a
+ * message is on its topic once; pw_outbox_resend is the one way to send it
+ * again, on purpose. Consumers still key on the message's natural id: a peer
+ * instance that picks up a dead instance's fresh rows, or a publisher without
+ * brokers to read (pw_outbox_opts), can still send a row twice.
  *
  * Rows carry the producing service's name, so that one table and one index
  * serve every service and an operator looks in one place for what is stuck
@@ -38,6 +48,9 @@
  */
 #define PW_OUTBOX_DLQ_SOURCE "perfwatch.outbox"
 
+/* The header every outbox message carries: "<service>/<row id>/<sends>". */
+#define PW_OUTBOX_HEADER "perfwatch-outbox"
+
 /*
  * Appends one message to the outbox inside the caller's open transaction on
  * pg. service, ref, topic and key are text (ref may be NULL), payload len
@@ -54,8 +67,8 @@ pw_status pw_outbox_add(pw_pg *pg, const char *service, const char *ref, const c
 
 /*
  * Marks every row of (service, ref) unpublished again, in the caller's
- * transaction, so that the next publish sends them again. *n (may be NULL)
- * gets the rows marked.
+ * transaction, so that the next publish sends them again (a new copy on the
+ * topic: the row's `sends` counts up). *n (may be NULL) gets the rows marked.
  */
 pw_status pw_outbox_resend(pw_pg *pg, const char *service, const char *ref, size_t *n,
                            char *errbuf, size_t errlen);
@@ -67,6 +80,11 @@ typedef struct pw_outbox_opts {
 	size_t batch;          /* rows per publish round; 0 = 512 */
 	int flush_timeout_ms;  /* wait for acknowledgements; 0 = 10000 */
 	int queue_wait_ms;     /* wait for local queue room per message; 0 = 5000 */
+	/* where the publisher looks for rows it sent before (the header above); brokers NULL:
+	 * it does not look, and a row acknowledged just before a crash is sent again */
+	const char *brokers;   /* copied */
+	const pw_kv *props;    /* kafka.* pass-through; borrowed, must outlive the handle */
+	size_t nprops;
 } pw_outbox_opts;
 
 /*
@@ -81,8 +99,11 @@ pw_status pw_outbox_new(pw_outbox **out, pw_pg *pg, pw_producer *producer, pw_me
 
 /*
  * Publishes every unpublished row of the service, in rounds of at most
- * `batch` rows: claim (own transaction, FOR UPDATE SKIP LOCKED), produce,
- * wait for every acknowledgement, mark published, commit. *published (may be
+ * `batch` rows: claim (own transaction, FOR UPDATE SKIP LOCKED), look on the
+ * topics for the rows that may have gone out already (the header above:
+ * rows written before the handle was made, rows of a failed round, and rows
+ * claimed PW_OUTBOX_STALE_S after they were written), produce the others, wait for
+ * every acknowledgement, mark published, commit. *published (may be
  * NULL) gets the rows that left the outbox. On a delivery failure or timeout
  * the round's rows stay unpublished and the error is returned (retriable);
  * rows already marked stay marked. A row that can never be published (over
@@ -96,6 +117,9 @@ pw_status pw_outbox_new(pw_outbox **out, pw_pg *pg, pw_producer *producer, pw_me
  * on pg.
  */
 pw_status pw_outbox_publish(pw_outbox *o, size_t *published, char *errbuf, size_t errlen);
+
+/* A row claimed this long after it was written (or resent) may have been sent already. */
+#define PW_OUTBOX_STALE_S 30
 
 /* Unpublished rows of the service (a count query). */
 pw_status pw_outbox_pending(pw_outbox *o, int64_t *n, char *errbuf, size_t errlen);

@@ -327,7 +327,13 @@ static pw_status thread_open(pw_service *svc, svc_thread *t, char *err, size_t e
 	                          sizeof what)) != PW_OK)
 		return pw_fail(st, err, errlen, "kafka producer: %s", what);
 	if (def->outbox) {
-		pw_outbox_opts oo = {.service = def->name, .flush_timeout_ms = svc->flush_ms};
+		size_t nprops = 0;
+		const pw_kv *props = pw_config_kafka_props(cfg, &nprops);
+		pw_outbox_opts oo = {.service = def->name,
+		                     .flush_timeout_ms = svc->flush_ms,
+		                     .brokers = pw_config_get_str(cfg, "kafka.bootstrap.servers"),
+		                     .props = props,
+		                     .nprops = nprops};
 		if ((st = pw_outbox_new(&t->w.outbox, t->w.pg, t->w.producer, svc->metrics, &oo,
 		                        &svc->lg, what, sizeof what)) != PW_OK)
 			return pw_fail(st, err, errlen, "outbox: %s", what);

@@ -21,7 +21,13 @@
  *     already stored (a 3,000,834-byte follow-up) and one the producer
  *     refuses as too large are dead-lettered (perfwatch.dead_letters,
  *     reason oversize, source perfwatch.outbox at the row's id) and marked,
- *     and the rows behind them are published.
+ *     and the rows behind them are published;
+ *   - once on the topic: rows the broker acknowledged but that a kill left
+ *     unmarked (published_at set back to NULL, as a kill -9 between the
+ *     acknowledgement and the commit leaves them) are found on the topic by
+ *     a new publisher, marked and not sent again; likewise a stale row
+ *     claimed by a publisher already running; pw_outbox_resend still sends
+ *     a row again on purpose; perfwatch_outbox_found_sent_total counts.
  * Prints "sent KEY" for each message it expects on the topic, in order, and
  * one "ok:" line per check; exit 0 = pass. Its rows are deleted at the end.
  */
@@ -101,7 +107,7 @@ int main(void)
 	pw_log_init(&lg, "it_outbox", PW_LOG_WARN);
 	pw_pg *pg = NULL, *other = NULL;
 	pw_producer *prod = NULL, *dead = NULL, *small = NULL;
-	pw_outbox *ob = NULL, *ob_dead = NULL, *ob_small = NULL;
+	pw_outbox *ob = NULL, *ob_dead = NULL, *ob_small = NULL, *ob_find = NULL, *ob_find2 = NULL;
 	pw_metrics *reg = pw_metrics_new();
 	int rc = 1;
 	if (!reg || pw_pg_new(&pg, dsn, NULL, &lg, err, sizeof err) != PW_OK ||
@@ -125,7 +131,9 @@ int main(void)
 	pw_outbox_opts od = {.service = service, .flush_timeout_ms = 1500, .queue_wait_ms = 500};
 	if (pw_outbox_new(&ob, pg, prod, reg, &oo, &lg, err, sizeof err) != PW_OK ||
 	    pw_outbox_new(&ob_dead, pg, dead, reg, &od, &lg, err, sizeof err) != PW_OK ||
-	    pw_outbox_new(&ob_small, pg, small, reg, &oo, &lg, err, sizeof err) != PW_OK) {
+	    pw_outbox_new(&ob_small, pg, small, reg, &oo, &lg, err, sizeof err) != PW_OK ||
+	    pw_outbox_new(&ob_find, pg, prod, reg, &(pw_outbox_opts){.service = service, .brokers = brokers},
+	                  &lg, err, sizeof err) != PW_OK) {
 		fprintf(stderr, "it_outbox: set-up: %s\n", err);
 		goto out;
 	}
@@ -283,14 +291,71 @@ int main(void)
 	CHECK(pw_metrics_render(reg, &text, &len) == PW_OK && text && strstr(text, want), "metrics: %s", want);
 	free(text);
 
+	/* 9. once on the topic: a kill between the acknowledgement and the mark */
+	pw_producer_counts c0, c1;
+	st = add_rows(pg, "r10", 12, 15, true);
+	st = st == PW_OK ? pw_outbox_publish(ob_find, &n, err, sizeof err) : st;
+	CHECK(st == PW_OK && n == 3, "a publisher that looks first sent 3 new rows (%zu): %s", n,
+	      st == PW_OK ? "" : err);
+	const char *const r10_param[] = {service, "r10"};
+	st = pw_pg_exec(pg, "UPDATE perfwatch.outbox SET published_at = NULL WHERE service = $1 AND ref = $2",
+	                2, r10_param, NULL, err, sizeof err);
+	pw_producer_counts_get(prod, &c0);
+	if (st == PW_OK)
+		st = pw_outbox_new(&ob_find2, pg, prod, reg, &(pw_outbox_opts){.service = service, .brokers = brokers},
+		                   &lg, err, sizeof err);
+	st = st == PW_OK ? pw_outbox_publish(ob_find2, &n, err, sizeof err) : st;
+	pw_producer_counts_get(prod, &c1);
+	CHECK(st == PW_OK && n == 3 && pending(ob) == 0 && c1.produced == c0.produced,
+	      "after a kill between acknowledgement and mark, a new publisher found the 3 rows on the topic and "
+	      "sent %" PRIu64 " (want 0; %zu rows left the outbox): %s",
+	      c1.produced - c0.produced, n, st == PW_OK ? "" : err);
+	/* a stale row: a running publisher that does not look at fresh rows looks at this one */
+	st = add_rows(pg, "r11", 15, 16, true);
+	pw_producer_counts_get(prod, &c0);
+	st = st == PW_OK ? pw_outbox_publish(ob_find, &n, err, sizeof err) : st;
+	pw_producer_counts_get(prod, &c1);
+	CHECK(st == PW_OK && n == 1 && c1.produced == c0.produced + 1, "a fresh row is sent (%zu)", n);
+	const char *const r11_param[] = {service, "r11"};
+	st = pw_pg_exec(pg,
+	                "UPDATE perfwatch.outbox SET published_at = NULL, created_at = now() - interval '1 minute' "
+	                "WHERE service = $1 AND ref = $2",
+	                2, r11_param, NULL, err, sizeof err);
+	pw_producer_counts_get(prod, &c0);
+	st = st == PW_OK ? pw_outbox_publish(ob_find, &n, err, sizeof err) : st;
+	pw_producer_counts_get(prod, &c1);
+	CHECK(st == PW_OK && n == 1 && c1.produced == c0.produced,
+	      "a stale row already on the topic is marked, not sent again (%" PRIu64 " sent): %s",
+	      c1.produced - c0.produced, st == PW_OK ? "" : err);
+	/* a resend is on purpose: the new copies go out */
+	marked = 0;
+	st = pw_pg_begin(pg, err, sizeof err);
+	if (st == PW_OK)
+		st = pw_outbox_resend(pg, service, "r10", &marked, err, sizeof err);
+	if (st == PW_OK)
+		st = pw_pg_commit(pg, err, sizeof err);
+	pw_producer_counts_get(prod, &c0);
+	st = st == PW_OK ? pw_outbox_publish(ob_find2, &n, err, sizeof err) : st;
+	pw_producer_counts_get(prod, &c1);
+	CHECK(st == PW_OK && marked == 3 && n == 3 && c1.produced == c0.produced + 3,
+	      "a resend through a publisher that looks still sends the 3 rows again (%" PRIu64 ")",
+	      c1.produced - c0.produced);
+	for (int i = 12; i < 15; i++)
+		printf("sent %s-%d\n", service, i);
+	snprintf(want, sizeof want, "perfwatch_outbox_found_sent_total{service=\"%s\",topic=\"%s\"} 4",
+	         service, IT_TOPIC);
+	text = NULL;
+	CHECK(pw_metrics_render(reg, &text, &len) == PW_OK && text && strstr(text, want), "metrics: %s", want);
+	free(text);
+
 	/* the rows of this run, published in id order */
 	PGresult *res = NULL;
 	if (pw_pg_exec(pg,
 	               "SELECT count(*) FILTER (WHERE published_at IS NULL), count(*) FROM perfwatch.outbox "
 	               "WHERE service = $1",
 	               1, svc_param, &res, err, sizeof err) == PW_OK) {
-		CHECK(strcmp(PQgetvalue(res, 0, 0), "0") == 0 && strcmp(PQgetvalue(res, 0, 1), "14") == 0,
-		      "14 rows stored, none unpublished (%s, %s)", PQgetvalue(res, 0, 1),
+		CHECK(strcmp(PQgetvalue(res, 0, 0), "0") == 0 && strcmp(PQgetvalue(res, 0, 1), "18") == 0,
+		      "18 rows stored, none unpublished (%s, %s)", PQgetvalue(res, 0, 1),
 		      PQgetvalue(res, 0, 0));
 		PQclear(res);
 	}
@@ -303,6 +368,8 @@ out:
 	pw_outbox_free(ob);
 	pw_outbox_free(ob_dead);
 	pw_outbox_free(ob_small);
+	pw_outbox_free(ob_find);
+	pw_outbox_free(ob_find2);
 	pw_producer_free(dead);
 	pw_producer_free(small);
 	pw_producer_free(prod);
