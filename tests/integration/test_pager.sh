@@ -5,7 +5,7 @@
 # attributor attributes; pw-pager consumes all five topics. Exactly ONE page
 # for the event, whose payload matches artifact 3 (series, delta, the
 # culprit cl/7841917 once the bisection arrived, owner hint compiler);
-# Alertmanager (Debian's prometheus-alertmanager on 127.0.0.1:29193) shows
+# Alertmanager (Debian's prometheus-alertmanager on a free port) shows
 # one group for it. The pager is killed -9 between grouping and delivery
 # (the page is stored, Alertmanager and the webhook are not up yet):
 # restarted, it delivers the page once — not 0 and not 2 times — and a
@@ -27,10 +27,11 @@ pw=${bins[7]}
 sim=${bins[6]}
 scn=tools/simulator/scenarios/worked-example.scn
 service_harness test_pager pg
-am_port=${PW_TEST_PAGER_AM_PORT:-29193}
-am_cluster=${PW_TEST_PAGER_AM_CLUSTER_PORT:-29194}
-am=http://127.0.0.1:$am_port
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# free ports, not fixed ones: a second stack's test_pager (another checkout's tests, a CI run
+# beside a developer's) must not find its Alertmanager answering for it
+am_port=${PW_TEST_PAGER_AM_PORT:-$(free_port)}
+am=http://127.0.0.1:$am_port
 hook_port=$(free_port)
 pager_port=$(free_port) # fixed across restarts: the stored triage links name it
 start() { # NAME: the pager on its fixed port (the stored triage links name it)
@@ -44,7 +45,7 @@ start() { # NAME: the pager on its fixed port (the stored triage links name it)
 joined() { service_joined "$1"; }
 start_am() {
   prometheus-alertmanager --config.file=deploy/dev/alertmanager.yml --storage.path="$work/am" \
-    --web.listen-address=127.0.0.1:$am_port --cluster.listen-address=127.0.0.1:$am_cluster \
+    --web.listen-address=127.0.0.1:$am_port --cluster.listen-address= \
     --log.level=warn >"$work/am.log" 2>&1 &
   pid[am]=$!
   for _ in $(seq 100); do curl -fsS "$am/-/ready" >/dev/null 2>&1 && return 0; sleep 0.1; done

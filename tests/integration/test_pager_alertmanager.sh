@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_pager_alertmanager.sh: the pager's Alertmanager v2 alerts against a
 # real Alertmanager (Debian's prometheus-alertmanager, deploy/dev/alertmanager.yml)
-# on 127.0.0.1:29093 (cluster 29094): the worked example's incident posted
+# on a free port (no cluster): the worked example's incident posted
 # three times (a redelivery after a crash, and its earlier high-severity
 # form) is one alert in one group, the high one inhibited by the critical
 # one; the resolved form resolves it.
@@ -13,8 +13,7 @@ set -euo pipefail
 need_env PW_BUILD
 need_bins "$PW_BUILD/tests/it_pager_am"
 need_tools prometheus-alertmanager curl python3
-am_port=${PW_TEST_AM_PORT:-29093}
-am_cluster=${PW_TEST_AM_CLUSTER_PORT:-29094}
+am_port=${PW_TEST_AM_PORT:-$(free_port)} # free, not fixed: another stack's tests may run beside
 am=http://127.0.0.1:$am_port
 
 dir=$(mktemp -d)
@@ -26,7 +25,7 @@ cleanup() {
 trap cleanup EXIT
 
 prometheus-alertmanager --config.file=deploy/dev/alertmanager.yml --storage.path="$dir" \
-  --web.listen-address=127.0.0.1:$am_port --cluster.listen-address=127.0.0.1:$am_cluster \
+  --web.listen-address=127.0.0.1:$am_port --cluster.listen-address= \
   --log.level=warn >"$dir/am.log" 2>&1 &
 am_pid=$!
 for _ in $(seq 100); do curl -fsS "$am/-/ready" >/dev/null 2>&1 && break; sleep 0.1; done
