@@ -162,13 +162,14 @@ round() {
     sleep 0.5
   done
   echo "$name: replay ${t_replay}s..$SECONDS s: settled $((SECONDS - t_replay)) s after the replay (round $((SECONDS - t0)) s)"
+  # only this round's bisections and jobs: an instance also resumes what an earlier test on the stack left active
   for s in "${services[@]}"; do
     local g=$ns-$s
     for ((i = 0; i < n; i++)); do
       local log=$work/$s.$g.$i.log what
       case $s in
         gate) what="$(grep -c '"msg":"gate evaluation #[0-9]* done' "$log" || true) evaluations stored, $(grep -c 'finished elsewhere' "$log" || true) finished elsewhere" ;;
-        bisector) what="$(grep -c '"msg":"alert .*: event .*, bisection' "$log" || true) alerts taken, $(grep -c '"msg":"bisection .*: step ' "$log" || true) steps judged, $(grep -c '"msg":"confirm job .*: alert ' "$log" || true) confirmations decided" ;;
+        bisector) what="$(grep -c '"msg":"alert .*: event .*, bisection' "$log" || true) alerts taken, $(grep -c "\"msg\":\"bisection bs-[^ ]*\\.$ns-[0-9]*: step " "$log" || true) steps judged, $(grep -c "\"msg\":\"confirm job cf-$ns-[^ ]*: alert " "$log" || true) confirmations decided" ;;
         attributor) what="$(grep -c '"msg":"attributed ' "$log" || true) attributions written" ;;
       esac
       echo "$name: $s#$i: $what"
