@@ -172,6 +172,13 @@ static int topics_await_leaders(rd_kafka_t *rk, const pw_topic_spec *table, size
 					rd_kafka_query_watermark_offsets(rk, table[i].name, p, &lo, &hi, 2000);
 				if (!err)
 					break;
+				if (err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+				    err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC) {
+					/* the client's metadata predates the topic: ask the broker again, or
+					 * librdkafka answers from that cache until its next periodic refresh */
+					char why[256];
+					(void)topic_partitions(rk, table[i].name, 2000, why, sizeof why);
+				}
 				if (waited >= timeout_ms) {
 					fprintf(stderr, "pw-topics: %s [%d] has no leader answering: %s\n",
 					        table[i].name, p, rd_kafka_err2str(err));
