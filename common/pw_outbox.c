@@ -93,7 +93,7 @@ static pw_status outbox_verify_init(pw_outbox *o, char *errbuf, size_t errlen)
 	                          "WHERE service = $1",
 	                          1, params, &res, errbuf, errlen);
 	if (st == PW_OK)
-		o->verify_upto = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		o->verify_upto = pw_pg_int(res, 0, 0);
 	PQclear(res);
 	return st;
 }
@@ -244,10 +244,8 @@ static void row_header(const pw_outbox *o, PGresult *res, int i, char *buf, size
 
 /* What find_sent looks for on one topic: the rows of the round (want[i]) not found yet. */
 struct outbox_scan {
-	const pw_outbox *o;
-	PGresult *res;
-	const char *topic;
-	const bool *want;
+	const char **hdr; /* hdr[i]: wanted row i's header value on this topic, else NULL */
+	int rows;
 	bool *found;
 	size_t left; /* wanted rows of the topic not found yet */
 };
@@ -265,12 +263,10 @@ static pw_status scan_message(void *ctx, const rd_kafka_message_t *m, char *errb
 	    rd_kafka_header_get_last(h, PW_OUTBOX_HEADER, &v, &vlen) != RD_KAFKA_RESP_ERR_NO_ERROR ||
 	    !v)
 		return PW_OK;
-	for (int i = 0; i < PQntuples(sc->res); i++) {
-		if (!sc->want[i] || sc->found[i] || strcmp(PQgetvalue(sc->res, i, COL_TOPIC), sc->topic))
+	for (int i = 0; i < sc->rows; i++) {
+		if (!sc->hdr[i] || sc->found[i])
 			continue;
-		char hdr[OUTBOX_HEADER_MAX];
-		row_header(sc->o, sc->res, i, hdr, sizeof hdr);
-		if (strlen(hdr) == vlen && memcmp(hdr, v, vlen) == 0) {
+		if (strlen(sc->hdr[i]) == vlen && memcmp(sc->hdr[i], v, vlen) == 0) {
 			sc->found[i] = true;
 			sc->left--;
 			break;
@@ -291,21 +287,33 @@ static pw_status find_sent(pw_outbox *o, PGresult *res, const bool *want, bool *
 {
 	int rows = PQntuples(res);
 	bool *done = calloc((size_t)rows, sizeof *done); /* rows whose topic was read */
-	if (!done)
+	char(*hdrs)[OUTBOX_HEADER_MAX] = calloc((size_t)rows, sizeof *hdrs);
+	const char **hdr = calloc((size_t)rows, sizeof *hdr);
+	if (!done || !hdrs || !hdr) {
+		free(done);
+		free(hdrs);
+		free(hdr);
 		return pw_fail(PW_ERR_NOMEM, errbuf, errlen, "out of memory publishing the outbox");
+	}
+	for (int i = 0; i < rows; i++)
+		if (want[i])
+			row_header(o, res, i, hdrs[i], sizeof hdrs[i]);
 	pw_status st = PW_OK;
 	for (int i = 0; i < rows && st == PW_OK; i++) {
 		if (!want[i] || done[i])
 			continue;
 		const char *topic = PQgetvalue(res, i, COL_TOPIC);
-		struct outbox_scan sc = {.o = o, .res = res, .topic = topic, .want = want, .found = found};
+		struct outbox_scan sc = {.hdr = hdr, .rows = rows, .found = found};
 		int64_t since = INT64_MAX;
+		for (int j = 0; j < rows; j++)
+			hdr[j] = NULL;
 		for (int j = i; j < rows; j++) {
 			if (!want[j] || strcmp(PQgetvalue(res, j, COL_TOPIC), topic))
 				continue;
 			done[j] = true;
+			hdr[j] = hdrs[j];
 			sc.left++;
-			int64_t t = strtoll(PQgetvalue(res, j, COL_SINCE_MS), NULL, 10);
+			int64_t t = pw_pg_int(res, j, COL_SINCE_MS);
 			if (t < since)
 				since = t;
 		}
@@ -335,6 +343,8 @@ static pw_status find_sent(pw_outbox *o, PGresult *res, const bool *want, bool *
 		}
 	}
 	free(done);
+	free(hdrs);
+	free(hdr);
 	return st;
 }
 
@@ -523,7 +533,7 @@ static pw_status publish_round(pw_outbox *o, size_t *n, char *errbuf, size_t err
 	bool look = false;
 	for (int i = 0; i < rows; i++) {
 		want[i] = o->brokers &&
-		          (strtoll(PQgetvalue(res, i, COL_ID), NULL, 10) <= o->verify_upto ||
+		          (pw_pg_int(res, i, COL_ID) <= o->verify_upto ||
 		           strcmp(PQgetvalue(res, i, COL_STALE), "true") == 0);
 		look = look || want[i];
 	}
@@ -606,7 +616,7 @@ fail_clear:
 	/* the broker may have acknowledged some of the round before it failed: look for its
 	 * rows before sending them again */
 	if (res && PQntuples(res) > 0) {
-		int64_t last = strtoll(PQgetvalue(res, PQntuples(res) - 1, COL_ID), NULL, 10);
+		int64_t last = pw_pg_int(res, PQntuples(res) - 1, COL_ID);
 		if (last > o->verify_upto)
 			o->verify_upto = last;
 	}
@@ -649,7 +659,7 @@ pw_status pw_outbox_pending(pw_outbox *o, int64_t *n, char *errbuf, size_t errle
 	                                 "WHERE service = $1 AND published_at IS NULL",
 	                                 &p, 0, &res, errbuf, errlen);
 	if (st == PW_OK) {
-		*n = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		*n = pw_pg_int(res, 0, 0);
 		if (o->pending)
 			pw_metric_set(o->pending, (const char *const[]){o->service}, (double)*n);
 	}
