@@ -696,7 +696,7 @@ step_pinned() {
 check_pinned() {
   [ "$(q "SELECT verdict FROM perfwatch.gate_family_results WHERE release_id = '$rel' AND evaluation = 1
            AND family = 'chat-8b.$ns'")" = blocking ] &&
-    "$build/tools/perfwatch" gate show "$rel" | grep -qF "pin: chat-8b.$ns PINNED to N-1 " &&
+    "$build/tools/perfwatch" gate show "$rel" | grep -F "pin: chat-8b.$ns PINNED to N-1 " >/dev/null &&
     [ "$(q "SELECT string_agg(family || ' ' || CASE WHEN pinned_at IS NOT NULL AND NOT final THEN 'PINNED ' || pin_owner
               || ' ' || pin_signed_off_by || ' ' || pinned_artifact ELSE decision END, ', ' ORDER BY family)
             FROM perfwatch.canary_families WHERE rollout_id = '$pinned_rollout'")" = \

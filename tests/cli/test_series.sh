@@ -20,5 +20,5 @@ expect 2 "two series" -- "$pw" series show a/b/c/d/e f/g/h/i/j
 expect 2 "no PW_PG_DSN" -- env -u PW_PG_DSN "$pw" series show a/b/c/d/e
 # a server that is not there: a failure, not a usage error, and quickly
 expect 1 "postgresql unreachable" -- env PW_PG_DSN="host=127.0.0.1 port=1 dbname=x connect_timeout=1" PW_REDIS_ADDR= "$pw" series show a/b/c/d/e
-"$pw" --help | grep -q "series show" && echo "PASS: listed in --help" || { echo "FAIL: not in --help"; fails=$((fails + 1)); }
+"$pw" --help | grep "series show" >/dev/null && echo "PASS: listed in --help" || { echo "FAIL: not in --help"; fails=$((fails + 1)); }
 [ $fails -eq 0 ]

@@ -195,7 +195,7 @@ kill -9 "${pid[canary]}"
 wait "${pid[canary]}" 2>/dev/null || true
 # the hour passing: the pin's expiry is now (the gate stored it; nothing else is changed)
 q "UPDATE perfwatch.waivers SET expires_at = now() - interval '1 second' WHERE release_id = '$rel' AND waiver_id = '$wv'" >/dev/null
-"$cli" gate show "$rel" | grep -F "pin: $chat PINNED" | grep -q "(EXPIRED)$" || fail "gate show does not say the pin expired"
+"$cli" gate show "$rel" | grep -F "pin: $chat PINNED" | grep "(EXPIRED)$" >/dev/null || fail "gate show does not say the pin expired"
 service_start canary PW_CANARY_PIN_CHECK_INTERVAL=300ms
 deadline=$((SECONDS + 90))
 until [ "$(q "SELECT count(*) FROM perfwatch.pin_expiries WHERE release_id = '$rel' AND waiver_id = '$wv'")" = 1 ]; do
@@ -246,7 +246,7 @@ n=$(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.rollouts.v1 -o beginning -e
 [ "$n" = 1 ] || fail "the second pin's PIN_EXPIRED (no rollout) is on perf.rollouts.v1 $n times"
 [ "$(q "SELECT pin_expired_at IS NOT NULL FROM perfwatch.canary_families WHERE rollout_id = '$rollout' AND family = '$chat'")" = t ] ||
   fail "$chat's PINNED did not end"
-"$cli" gate show "$rel" | grep -F "pin: $chat PINNED" | grep -q "EXPIRED, reported" || fail "gate show does not say the expiry was reported"
+"$cli" gate show "$rel" | grep -F "pin: $chat PINNED" | grep "EXPIRED, reported" >/dev/null || fail "gate show does not say the expiry was reported"
 echo "test_canary_pin: $chat's pin expired and was reported once (across two kill -9), PIN_EXPIRED on perf.rollouts.v1 once"
 
 # ------------------------------------------------------------------ 5. unpinned, the family takes N: the rule decides again

@@ -148,5 +148,5 @@ awk -v x="$b64_delta" 'BEGIN { exit !(x >= 7.6 && x <= 8.8) }' || fail "decode B
 gate_verdict "$rel" "${pids[2]}" "$work/verdict.txt" 60
 grep -q '^evaluation: 2' "$work/verdict.txt" && grep -q '^verdict: VERDICT_BLOCKING' "$work/verdict.txt" ||
   fail "the newest GateVerdict of $rel on the topic is not evaluation 2 BLOCKING (see $work/verdict.txt)"
-"$cli" gate show "$rel" --evaluation 2 | grep -E '^(\[gate-eval|release verdict|summary)' | head -5
+"$cli" gate show "$rel" --evaluation 2 | grep -E '^(\[gate-eval|release verdict|summary)' | sed -n 1,5p
 echo "test_gate_stall: PASS: gate show said \"$said\" while the ingester was stopped and \"$said2\" before the baselines; evaluation 2 $verdict, B64 ${b64_delta}%"

@@ -217,7 +217,7 @@ grep -q "fusion.1423" "$work/click.txt" || fail "the triage page has no op diff"
   fail "no false_regression verdict in PostgreSQL"
 [ "$(vlog)" = 1 ] || fail "$(vlog) verdicts logged, want 1"
 deadline=$((SECONDS + 30))
-until kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.triage.v1 -o beginning -e -q -f '%k\n' 2>/dev/null | grep -qxF "$page"; do
+until kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.triage.v1 -o beginning -e -q -f '%k\n' 2>/dev/null | grep -xF "$page" >/dev/null; do
   [ $SECONDS -lt $deadline ] || fail "no TriageVerdict for $page on perf.triage.v1"
   sleep 0.5
 done

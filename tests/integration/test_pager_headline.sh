@@ -216,7 +216,7 @@ PY
               WHERE d.attempted_at >= '$t0' AND p.pager_group <> '$group'")
   [ "${other%% *}" = 0 ] || fail "$name: the pager posted $other pages of other deployments"
   [ -s "$work/hook.$name.txt" ] || fail "$name: the webhook received nothing"
-  if grep -v "^$(q "SELECT page_id FROM perfwatch.pages WHERE pager_group = '$group'") " "$work/hook.$name.txt" | grep -q .; then
+  if grep -v "^$(q "SELECT page_id FROM perfwatch.pages WHERE pager_group = '$group'") " "$work/hook.$name.txt" | grep . >/dev/null; then
     fail "$name: the webhook received another deployment's page: $(sort -u "$work/hook.$name.txt" | head -5)"
   fi
   echo "test_pager_headline: run $name: one page; $(wc -l <"$work/hook.$name.txt") webhook posts, all of it; no post of another deployment's pages"

@@ -87,7 +87,7 @@ round() {
       [ "$lag" = 0 ] && echo "$name: $role#$i perfwatch_kafka_consumer_lag on $topic: 0" ||
         fail "$name: $role#$i reports lag ${lag:-none} on $topic after its group caught up"
       if [ "$n" -gt 1 ]; then
-        grep '"msg":"kafka partitions assigned' "$log" | grep -qv '"protocol":"COOPERATIVE"' &&
+        grep '"msg":"kafka partitions assigned' "$log" | grep -v '"protocol":"COOPERATIVE"' >/dev/null &&
           fail "$name: $role#$i had an assignment that was not cooperative"
       fi
     done
@@ -96,7 +96,7 @@ round() {
     local first=$work/ingester.$gi.0.log
     local kept
     kept=$(so_held_topic "$first" perf.runs.v1 | tr ',' '\n' | grep -c . || true)
-    if grep '"msg":"kafka partitions revoked' "$first" | head -n 1 | grep -q '"partitions":"12"'; then
+    if grep -m 1 '"msg":"kafka partitions revoked' "$first" | grep '"partitions":"12"' >/dev/null; then
       fail "$name: the first ingester gave up all 12 partitions when the second joined (an eager rebalance)"
     else
       echo "$name: cooperative rebalance: the first ingester kept $kept of 12 partitions through the join"
