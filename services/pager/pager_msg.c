@@ -119,7 +119,9 @@ static const char *canary_metric_name(Perfwatch__V1__CanaryMetric m)
 pw_status pw_finding_from_rollout(const Perfwatch__V1__RolloutDecision *d, pw_finding *f)
 {
 	memset(f, 0, sizeof *f);
-	if (!d->rollout_id || !d->rollout_id[0] || !d->family || !d->family[0])
+	bool pin_expired = d->decision == PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PIN_EXPIRED;
+	/* a pin's expiry names no rollout when the canary never saw the family */
+	if (!d->rollout_id || (!d->rollout_id[0] && !pin_expired) || !d->family || !d->family[0])
 		return PW_ERR_INVALID;
 	pw_rollback *rb = &f->rollback;
 	switch (d->decision) {
@@ -132,6 +134,12 @@ pw_status pw_finding_from_rollout(const Perfwatch__V1__RolloutDecision *d, pw_fi
 		break;
 	case PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_HOLD:
 		copy(rb->decision, sizeof rb->decision, "HOLD");
+		break;
+	case PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PINNED:
+		copy(rb->decision, sizeof rb->decision, "PINNED");
+		break;
+	case PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PIN_EXPIRED:
+		copy(rb->decision, sizeof rb->decision, "PIN_EXPIRED");
 		break;
 	default:
 		return PW_ERR_INVALID;
@@ -577,12 +585,15 @@ pw_status pw_pager_part_decode(pw_pager_in k, const void *buf, size_t len, pw_pa
 			return pw_fail(PW_ERR_INVALID, why, whylen, "payload is not a perfwatch.v1.RolloutDecision");
 		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
 		bool rollback = m->decision == PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_ROLLBACK;
-		if (!m->rollout_id || !m->rollout_id[0])
+		bool pin_expired = m->decision == PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PIN_EXPIRED;
+		if (!m->rollout_id || (!m->rollout_id[0] && !pin_expired))
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "rollout decision has no rollout_id");
 		else if (!m->family || !m->family[0])
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "rollout decision \"%.100s\" has no family", m->rollout_id);
 		else if (m->decision != PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PROMOTE &&
-		         m->decision != PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_HOLD && !rollback)
+		         m->decision != PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_HOLD &&
+		         m->decision != PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PINNED && !pin_expired &&
+		         !rollback)
 			st = pw_fail(PW_ERR_INVALID, why, whylen,
 			             "rollout decision \"%.100s/%.100s\" has no decision this build knows (%d)", m->rollout_id,
 			             m->family, (int)m->decision);

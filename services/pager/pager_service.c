@@ -1439,13 +1439,19 @@ static pw_status on_gate(worker *k, const Perfwatch__V1__GateVerdict *v, int64_t
  * the false-page budget's queue (the serving pointer flipped already: on-call
  * must know; the page still counts in the week's budget and says when it is
  * under pressure). Its part is stored, so a redelivery finds it and pages
- * nothing (on_message checks the key first). PROMOTE and HOLD page nobody.
+ * nothing (on_message checks the key first). PROMOTE, HOLD, PINNED and
+ * PIN_EXPIRED page nobody (a pin is a signed-off waiver; its expiry has its
+ * own alert, PerfwatchCanaryPinExpired).
  */
 static pw_status on_rollout(worker *k, const pw_pager_part *pt, const void *raw, size_t rawlen, int64_t now,
                             const char **outcome, char *errbuf, size_t errlen)
 {
 	if (pt->f.kind != PW_FIND_ROLLBACK) {
-		*outcome = strcmp(pt->f.rollback.decision, "PROMOTE") == 0 ? "promote" : "hold";
+		const char *d = pt->f.rollback.decision;
+		*outcome = strcmp(d, "PROMOTE") == 0   ? "promote"
+		           : strcmp(d, "PINNED") == 0  ? "pinned"
+		           : strcmp(d, "PIN_EXPIRED") == 0 ? "pin_expired"
+		                                      : "hold";
 		return PW_OK;
 	}
 	pw_incident *inc = calloc(1, sizeof *inc);

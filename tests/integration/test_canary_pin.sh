@@ -249,6 +249,26 @@ n=$(kcat -C -b "$PW_KAFKA_BOOTSTRAP_SERVERS" -t perf.rollouts.v1 -o beginning -e
 "$cli" gate show "$rel" | grep -F "pin: $chat PINNED" | grep "EXPIRED, reported" >/dev/null || fail "gate show does not say the expiry was reported"
 echo "test_canary_pin: $chat's pin expired and was reported once (across two kill -9), PIN_EXPIRED on perf.rollouts.v1 once"
 
+# the pager takes PINNED and PIN_EXPIRED (with and without a rollout) as decisions that page nobody, and
+# dead-letters none of them (it refused both as unknown decisions before)
+pager_port=$(grep -o '"msg":"serving /healthz /readyz /metrics on 127.0.0.1:[0-9]*' "$work/pager.log" | grep -o '[0-9]*$' | sed -n 1p)
+rollout_outcome() {
+  curl -sf "http://127.0.0.1:$pager_port/metrics" |
+    sed -n "s/^perfwatch_pager_findings_total{topic=\"perf.rollouts.v1\",outcome=\"$1\"} \([0-9]*\)$/\1/p"
+}
+deadline=$((SECONDS + 30))
+until [ "$(rollout_outcome pinned)" = 1 ] && [ "$(rollout_outcome pin_expired)" = 2 ]; do
+  [ $SECONDS -lt $deadline ] ||
+    fail "the pager counted $(rollout_outcome pinned) PINNED and $(rollout_outcome pin_expired) PIN_EXPIRED, want 1 and 2"
+  sleep 0.3
+done
+dl=$(q "SELECT coalesce(string_agg(reason || ': ' || left(detail, 160), '; '), '') FROM perfwatch.dead_letters
+         WHERE service = 'pager' AND source_topic = 'perf.rollouts.v1'
+           AND position(convert_to('$sfx', 'UTF8') IN coalesce(original_key, ''::bytea)) > 0")
+[ -z "$dl" ] || fail "the pager dead-lettered a pin decision: $dl"
+[ -z "$(pages)" ] || fail "a page for a pin or its expiry: $(pages | tr '\n' ';')"
+echo "test_canary_pin: the pager took 1 PINNED and 2 PIN_EXPIRED (one with no rollout), paged nobody, dead-lettered nothing"
+
 # ------------------------------------------------------------------ 5. unpinned, the family takes N: the rule decides again
 # an hour more of the canary, the next morning: chat-8b's windows (+1% TPOT) now decide it (ROLLBACK, recorded
 # once), the promoted families keep their decisions

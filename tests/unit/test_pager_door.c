@@ -561,6 +561,14 @@ REDIT(r_promote, (q->decision = PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DE
                   q->rollback_artifact = "", q->effect_pct = NAN))
 REDIT(r_hold, (q->decision = PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_HOLD, q->inconclusive = true,
                q->metric = PERFWATCH__V1__CANARY_METRIC__CANARY_METRIC_UNSPECIFIED, q->windows = 0))
+REDIT(r_pinned, (q->decision = PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PINNED,
+                 q->rollback_artifact = "", q->pinned_release = "xla-2026-06-10",
+                 q->pinned_artifact = "serving/chat-8b/xla-2026-06-10.aot", q->pin_owner = "chat-serving-oncall",
+                 q->pin_signed_off_by = "chat-models-lead"))
+REDIT(r_pin_expired_no_rollout, (q->decision = PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PIN_EXPIRED,
+                                 q->rollout_id = "", q->rollback_artifact = ""))
+REDIT(r_pinned_no_rollout, (q->decision = PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PINNED,
+                            q->rollout_id = ""))
 REDIT(r_long_rollout, q->rollout_id = (char *)wire_letters('r', 256))
 REDIT(r_long_artifact, q->rollback_artifact = (char *)wire_letters('a', 256))
 REDIT(r_sql, q->family = "chat'); DELETE FROM perfwatch.pages;--")
@@ -589,6 +597,13 @@ static const door_case rcases[] = {
 	{"no windows", r_no_windows, NULL, NULL, 0, 0, R_INVALID, "no windows", 0, 0, 0},
 	{"a PROMOTE (no artifact, no effect: pages nobody)", r_promote, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
 	{"an inconclusive HOLD (no metric, no windows)", r_hold, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	/* the canary publishes both for a gate waiver's pin (docs/canary.md "Pins"); the demo's
+	 * pinned release had its PINNED dead-lettered as a decision the pager did not know */
+	{"a PINNED (pages nobody)", r_pinned, NULL, NULL, 0, 0, R_OK_, NULL, 0, 0, 0},
+	{"a PIN_EXPIRED of a family no rollout saw (no rollout_id)", r_pin_expired_no_rollout, NULL, NULL, 0, 0, R_OK_,
+	 "rollout:rollback--chat-8b", 0, 0, 0},
+	{"a PINNED with no rollout_id", r_pinned_no_rollout, NULL, NULL, 0, 0, R_MISSING,
+	 "rollout decision has no rollout_id", 0, 0, 0},
 	{"a 256-byte rollout_id", r_long_rollout, NULL, NULL, 0, 0, R_INVALID, "rollout_id is 256 bytes", 0, 0, 0},
 	{"a 256-byte artifact", r_long_artifact, NULL, NULL, 0, 0, R_INVALID, "rollback_artifact is 256 bytes", 0, 0,
 	 0},
