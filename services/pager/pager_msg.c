@@ -116,34 +116,59 @@ static const char *canary_metric_name(Perfwatch__V1__CanaryMetric m)
 	}
 }
 
+/*
+ * The canary's decisions this build knows: the name kept with the finding,
+ * the outcome the pager counts, and whether the decision must name its
+ * rollout (a PIN_EXPIRED for a family the canary never saw names none).
+ */
+typedef struct {
+	Perfwatch__V1__RolloutDecisionKind kind;
+	const char *name;
+	const char *outcome;
+	bool names_rollout;
+} rollout_kind;
+
+#define ROLLOUT_KIND(k, outcome, names_rollout) \
+	{PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_##k, #k, outcome, names_rollout}
+static const rollout_kind rollout_kinds[] = {
+	ROLLOUT_KIND(ROLLBACK, "rollback", true), ROLLOUT_KIND(PROMOTE, "promote", true),
+	ROLLOUT_KIND(HOLD, "hold", true),         ROLLOUT_KIND(PINNED, "pinned", true),
+	ROLLOUT_KIND(PIN_EXPIRED, "pin_expired", false),
+};
+
+/* The known decision k, or NULL. */
+static const rollout_kind *rollout_kind_of(Perfwatch__V1__RolloutDecisionKind k)
+{
+	for (size_t i = 0; i < sizeof rollout_kinds / sizeof rollout_kinds[0]; i++)
+		if (rollout_kinds[i].kind == k)
+			return &rollout_kinds[i];
+	return NULL;
+}
+
+const char *pw_rollout_outcome(const char *decision)
+{
+	for (size_t i = 0; i < sizeof rollout_kinds / sizeof rollout_kinds[0]; i++)
+		if (strcmp(rollout_kinds[i].name, decision) == 0)
+			return rollout_kinds[i].outcome;
+	return "unknown";
+}
+
+/* Whether d names its rollout as its decision (kind, NULL when unknown) requires. */
+static bool rollout_named(const Perfwatch__V1__RolloutDecision *d, const rollout_kind *kind)
+{
+	return d->rollout_id && (d->rollout_id[0] || (kind && !kind->names_rollout));
+}
+
 pw_status pw_finding_from_rollout(const Perfwatch__V1__RolloutDecision *d, pw_finding *f)
 {
 	memset(f, 0, sizeof *f);
-	bool pin_expired = d->decision == PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PIN_EXPIRED;
-	/* a pin's expiry names no rollout when the canary never saw the family */
-	if (!d->rollout_id || (!d->rollout_id[0] && !pin_expired) || !d->family || !d->family[0])
+	const rollout_kind *kind = rollout_kind_of(d->decision);
+	if (!kind || !rollout_named(d, kind) || !d->family || !d->family[0])
 		return PW_ERR_INVALID;
 	pw_rollback *rb = &f->rollback;
-	switch (d->decision) {
-	case PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_ROLLBACK:
+	if (d->decision == PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_ROLLBACK)
 		f->kind = PW_FIND_ROLLBACK;
-		copy(rb->decision, sizeof rb->decision, "ROLLBACK");
-		break;
-	case PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PROMOTE:
-		copy(rb->decision, sizeof rb->decision, "PROMOTE");
-		break;
-	case PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_HOLD:
-		copy(rb->decision, sizeof rb->decision, "HOLD");
-		break;
-	case PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PINNED:
-		copy(rb->decision, sizeof rb->decision, "PINNED");
-		break;
-	case PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PIN_EXPIRED:
-		copy(rb->decision, sizeof rb->decision, "PIN_EXPIRED");
-		break;
-	default:
-		return PW_ERR_INVALID;
-	}
+	copy(rb->decision, sizeof rb->decision, kind->name);
 	rb->inconclusive = d->inconclusive;
 	copy(rb->rollout_id, sizeof rb->rollout_id, d->rollout_id);
 	copy(rb->family, sizeof rb->family, d->family);
@@ -585,15 +610,12 @@ pw_status pw_pager_part_decode(pw_pager_in k, const void *buf, size_t len, pw_pa
 			return pw_fail(PW_ERR_INVALID, why, whylen, "payload is not a perfwatch.v1.RolloutDecision");
 		*reason = PERFWATCH__V1__DLQ_REASON__DLQ_REASON_MISSING_FIELD;
 		bool rollback = m->decision == PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_ROLLBACK;
-		bool pin_expired = m->decision == PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PIN_EXPIRED;
-		if (!m->rollout_id || (!m->rollout_id[0] && !pin_expired))
+		const rollout_kind *kind = rollout_kind_of(m->decision);
+		if (!rollout_named(m, kind))
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "rollout decision has no rollout_id");
 		else if (!m->family || !m->family[0])
 			st = pw_fail(PW_ERR_INVALID, why, whylen, "rollout decision \"%.100s\" has no family", m->rollout_id);
-		else if (m->decision != PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PROMOTE &&
-		         m->decision != PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_HOLD &&
-		         m->decision != PERFWATCH__V1__ROLLOUT_DECISION_KIND__ROLLOUT_DECISION_PINNED && !pin_expired &&
-		         !rollback)
+		else if (!kind)
 			st = pw_fail(PW_ERR_INVALID, why, whylen,
 			             "rollout decision \"%.100s/%.100s\" has no decision this build knows (%d)", m->rollout_id,
 			             m->family, (int)m->decision);

@@ -53,11 +53,19 @@ pw_status pw_finding_from_attribution(const Perfwatch__V1__Attribution *a, pw_fi
  * Fills *f from the canary's decision d (borrowed): the family as model, the
  * deciding metric, the effect as delta_pct, its interval, windows, releases,
  * the rollback artifact, alpha, MDE and tolerance in f->rollback. Kind
- * PW_FIND_ROLLBACK for a ROLLBACK; a PROMOTE or HOLD is filled alike with
- * rollback.decision naming it (it pages nobody). PW_ERR_INVALID when d names
- * no rollout, family or decision.
+ * PW_FIND_ROLLBACK for a ROLLBACK; a PROMOTE, HOLD, PINNED or PIN_EXPIRED is
+ * filled alike with rollback.decision naming it (it pages nobody).
+ * PW_ERR_INVALID when d names no family or no decision this build knows, or
+ * no rollout where its decision needs one (all but PIN_EXPIRED).
  */
 pw_status pw_finding_from_rollout(const Perfwatch__V1__RolloutDecision *d, pw_finding *f);
+
+/*
+ * The outcome the pager counts for a rollout decision's name
+ * (rollback.decision: "PROMOTE" -> "promote", "PIN_EXPIRED" ->
+ * "pin_expired", ...); "unknown" for a name it does not know.
+ */
+const char *pw_rollout_outcome(const char *decision);
 
 /* Lower-case text of a BisectionStatus ("running", "done", ...). */
 const char *pw_bisection_status_name(Perfwatch__V1__BisectionStatus s);

@@ -1447,11 +1447,7 @@ static pw_status on_rollout(worker *k, const pw_pager_part *pt, const void *raw,
                             const char **outcome, char *errbuf, size_t errlen)
 {
 	if (pt->f.kind != PW_FIND_ROLLBACK) {
-		const char *d = pt->f.rollback.decision;
-		*outcome = strcmp(d, "PROMOTE") == 0   ? "promote"
-		           : strcmp(d, "PINNED") == 0  ? "pinned"
-		           : strcmp(d, "PIN_EXPIRED") == 0 ? "pin_expired"
-		                                      : "hold";
+		*outcome = pw_rollout_outcome(pt->f.rollback.decision);
 		return PW_OK;
 	}
 	pw_incident *inc = calloc(1, sizeof *inc);

@@ -739,3 +739,16 @@ Test(pager_door, its_five_topics_and_no_other)
 	cr_expect_eq(pt.key[0], 0);
 	free(b.p);
 }
+
+/* Each decision the door takes is counted under its own outcome; the names are
+ * the ones docs/pager.md gives for perfwatch_pager_findings_total. */
+Test(pager_door, each_rollout_decision_has_its_outcome)
+{
+	cr_expect_str_eq(pw_rollout_outcome("ROLLBACK"), "rollback");
+	cr_expect_str_eq(pw_rollout_outcome("PROMOTE"), "promote");
+	cr_expect_str_eq(pw_rollout_outcome("HOLD"), "hold");
+	cr_expect_str_eq(pw_rollout_outcome("PINNED"), "pinned");
+	cr_expect_str_eq(pw_rollout_outcome("PIN_EXPIRED"), "pin_expired");
+	cr_expect_str_eq(pw_rollout_outcome("pinned"), "unknown");
+	cr_expect_str_eq(pw_rollout_outcome(""), "unknown");
+}
