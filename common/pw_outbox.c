@@ -368,7 +368,7 @@ static pw_status dead_letter_row(pw_outbox *o, PGresult *res, int i, const char 
 	const char *type = t && t->payload ? t->payload : "";
 	const char *reason = pw_dlq_reason_text(PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE);
 	pw_dlq_source src = {.service = o->service, .payload_type = type, .topic = PW_OUTBOX_DLQ_SOURCE,
-	                     .partition = 0, .offset = strtoll(id, NULL, 10),
+	                     .partition = 0, .offset = pw_pg_int(res, i, 0),
 	                     .key = PQgetvalue(res, i, 2), .keylen = (size_t)PQgetlength(res, i, 2),
 	                     .payload = PQgetvalue(res, i, 3), .len = (size_t)PQgetlength(res, i, 3)};
 	pw_status st = pw_dlq_record(o->pg, o->producer, &src, PERFWATCH__V1__DLQ_REASON__DLQ_REASON_OVERSIZE,
